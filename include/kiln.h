@@ -1,0 +1,323 @@
+/*
+ * kiln.h: the whole public API of kiln, a GPU compute runtime over Vulkan.
+ *
+ * Shape of the API:
+ * - Every object is a small struct holding a 64-bit {slot, gen} id. A zero id
+ *   is null. A stale, destroyed or foreign handle makes a call return
+ *   KILN_ERR_HANDLE; it never crashes.
+ * - Calls that make objects take a desc struct whose zero-initialized fields
+ *   mean "the default" (see the *_defaults() queries for the filled-in
+ *   values). Every string and array a desc points to is copied during the
+ *   call: the caller keeps ownership and may free it as soon as the call
+ *   returns. Nothing kiln returns points into kiln's memory, so every call can
+ *   travel as a plain record to a kiln server in another process.
+ * - Calls return kiln_result: KILN_OK (0) or a negative error. The text of the
+ *   last error on the calling thread is kiln_last_error().
+ * - Calls on one context may come from any thread; a context serializes them.
+ */
+#ifndef KILN_H
+#define KILN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KILN_NODISCARD __attribute__((warn_unused_result))
+#else
+#define KILN_NODISCARD
+#endif
+
+#define KILN_VERSION_MAJOR 0
+#define KILN_VERSION_MINOR 1
+
+/* ---- results ------------------------------------------------------------ */
+
+typedef enum kiln_result {
+    KILN_OK = 0,
+    KILN_ERR_INVALID = -1,     /* a bad argument or desc field; the message names it */
+    KILN_ERR_HANDLE = -2,      /* null, stale, destroyed or foreign handle */
+    KILN_ERR_NO_DEVICE = -3,   /* no Vulkan device fits; the message lists those seen */
+    KILN_ERR_DEVICE = -4,      /* the Vulkan driver returned an error */
+    KILN_ERR_NO_MEMORY = -5,   /* host or device memory exhausted */
+    KILN_ERR_COMPILE = -6,     /* a program failed to compile (see kiln_program_log) */
+    KILN_ERR_PENDING = -7,     /* a program is still compiling */
+    KILN_ERR_LAYOUT = -8,      /* bindings do not match a program's interface */
+    KILN_ERR_BUSY = -9,        /* the object is still used by another object */
+    KILN_ERR_LIMIT = -10,      /* a device or kiln limit was exceeded; the message names it */
+    KILN_ERR_TIMEOUT = -11,    /* a wait ran out of time */
+    KILN_ERR_IO = -12,         /* a file could not be read or written */
+} kiln_result;
+
+/* A constant name for a result, such as "KILN_ERR_HANDLE". */
+const char *kiln_result_name(kiln_result r);
+
+/* The message of the last failed call on this thread ("" if none). The text
+ * stays valid until the next kiln call on the same thread. */
+const char *kiln_last_error(void);
+
+/* ---- handles ------------------------------------------------------------ */
+
+typedef struct kiln_context { uint64_t id; } kiln_context;
+typedef struct kiln_buffer { uint64_t id; } kiln_buffer;
+typedef struct kiln_program { uint64_t id; } kiln_program;
+typedef struct kiln_scheme { uint64_t id; } kiln_scheme;
+typedef struct kiln_node { uint64_t id; } kiln_node;
+/* A submit's ticket: wait on it with kiln_ticket_wait. 0 is "nothing". */
+typedef struct kiln_ticket { uint64_t value; } kiln_ticket;
+
+/* ---- context and device --------------------------------------------------- */
+
+typedef enum kiln_backend_kind {
+    KILN_BACKEND_DEFAULT = 0, /* Vulkan */
+    KILN_BACKEND_VULKAN = 1,
+    KILN_BACKEND_MOCK = 2,    /* runs nothing; counts calls; for tests of kiln's own logic */
+} kiln_backend_kind;
+
+typedef enum kiln_device_type {
+    KILN_DEVICE_OTHER = 0,
+    KILN_DEVICE_INTEGRATED_GPU = 1,
+    KILN_DEVICE_DISCRETE_GPU = 2,
+    KILN_DEVICE_VIRTUAL_GPU = 3,
+    KILN_DEVICE_CPU = 4,
+} kiln_device_type;
+
+typedef struct kiln_context_desc {
+    kiln_backend_kind backend;
+    /* Device choice, same syntax as KILN_DEVICE (which wins over it): an
+     * index into kiln_devices() ("1") or a case-insensitive substring of the
+     * device name ("llvmpipe"). NULL: the first discrete or integrated GPU,
+     * else a CPU device (lavapipe). Copied. */
+    const char *device;
+    /* Validation layer: 1 on, -1 off, 0 = KILN_VALIDATION decides (default off). */
+    int validation;
+} kiln_context_desc;
+
+typedef struct kiln_caps {
+    char device_name[256];
+    char driver_name[256];
+    char driver_info[256];
+    kiln_device_type device_type;
+    uint32_t vendor_id, device_id;
+    uint32_t api_version;          /* VK_MAKE_API_VERSION form */
+    uint32_t driver_version;
+    uint32_t subgroup_size;
+    uint32_t max_workgroup_count[3];
+    uint32_t max_workgroup_size[3];
+    uint32_t max_workgroup_invocations;
+    uint32_t max_storage_buffer_range;
+    uint32_t max_uniform_buffer_range;
+    uint32_t max_push_constants_size;
+    uint64_t min_storage_buffer_offset_alignment;
+    uint64_t min_uniform_buffer_offset_alignment;
+    uint8_t pipeline_cache_uuid[16];
+    int unified_memory;            /* 1: buffers are host-visible device memory */
+    int validation;                /* 1: the validation layer is on */
+    kiln_backend_kind backend;
+} kiln_caps;
+
+/* Creates a context on one device. On KILN_ERR_NO_DEVICE the message lists
+ * every device seen. */
+KILN_NODISCARD kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out);
+/* Waits for all submitted work, destroys every object of the context, logs
+ * the context's summary line. */
+kiln_result kiln_context_destroy(kiln_context ctx);
+KILN_NODISCARD kiln_result kiln_context_caps(kiln_context ctx, kiln_caps *out);
+/* Waits until every submit of the context has finished. */
+KILN_NODISCARD kiln_result kiln_context_wait_idle(kiln_context ctx);
+
+typedef struct kiln_context_stats {
+    uint64_t buffers, programs, schemes, nodes;     /* live objects */
+    uint64_t submits;                               /* all schemes */
+    uint64_t programs_compiled, programs_failed;
+    uint64_t pipelines_created;
+    uint64_t validation_errors;                     /* messages of error severity */
+    uint64_t validation_warnings;
+} kiln_context_stats;
+KILN_NODISCARD kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out);
+
+/* Devices visible to kiln's Vulkan backend, in kiln_context_desc index order.
+ * Fills up to cap entries; *count receives the number of devices. */
+typedef struct kiln_device_info {
+    char name[256];
+    kiln_device_type type;
+    uint32_t api_version;
+    uint32_t vendor_id, device_id;
+} kiln_device_info;
+KILN_NODISCARD kiln_result kiln_devices(kiln_device_info *out, uint32_t cap, uint32_t *count);
+
+/* ---- buffers --------------------------------------------------------------- */
+
+typedef enum kiln_buffer_usage {
+    KILN_BUFFER_STORAGE = 1u << 0,  /* bindable as a storage buffer (default) */
+    KILN_BUFFER_UNIFORM = 1u << 1,  /* bindable as a uniform buffer */
+} kiln_buffer_usage;
+
+typedef struct kiln_buffer_desc {
+    uint64_t size;        /* bytes; required, > 0 */
+    uint32_t usage;       /* kiln_buffer_usage bits; 0 = KILN_BUFFER_STORAGE */
+    const char *label;    /* for messages; copied; NULL = "buffer" */
+} kiln_buffer_desc;
+
+KILN_NODISCARD kiln_result kiln_buffer_create(kiln_context ctx, const kiln_buffer_desc *desc, kiln_buffer *out);
+/* KILN_ERR_BUSY while a scheme node binds it. Waits for submitted work. */
+kiln_result kiln_buffer_destroy(kiln_context ctx, kiln_buffer buf);
+/* Copies size bytes from data into the buffer at offset. Ordered after every
+ * earlier submit of the context (it waits for them). */
+KILN_NODISCARD kiln_result kiln_buffer_upload(kiln_context ctx, kiln_buffer buf, uint64_t offset,
+                                              const void *data, uint64_t size);
+/* Copies size bytes at offset into data, after every earlier submit finished. */
+KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer buf, uint64_t offset,
+                                                void *data, uint64_t size);
+
+/* ---- programs -------------------------------------------------------------- */
+
+/*
+ * A program is one GLSL compute entry point. kiln injects a prelude after the
+ * source's #version/#extension header: a push-constant block of 8 u32 param
+ * words, and for each slot n (0..7) the macro KILN_SPEC_<ENTRY>_UWn, which
+ * reads word n unless the source or a define already gives it a value. Read
+ * params in shaders through the accessor:
+ *
+ *     uint radius = kiln_param(0);          // word 0, as a uint
+ *     float gain  = uintBitsToFloat(kiln_param(1));
+ *
+ * Defining KILN_SPEC_<ENTRY>_UW0 to a literal ("10u") bakes the word: the
+ * compiler sees a constant. All 8 words stay declared whatever is baked, so
+ * a baked program binds exactly like the universal one. <ENTRY> is the entry
+ * name in upper case. The entry names a `void NAME()` function of the source;
+ * kiln compiles it as GLSL's main. Line numbers in messages are the source's.
+ */
+#define KILN_PARAM_WORDS 8
+#define KILN_MAX_BINDINGS 16
+#define KILN_MAX_DEFINES 32
+#define KILN_MAX_INCLUDE_DIRS 8
+
+typedef struct kiln_define { const char *name; const char *value; /* NULL = "1" */ } kiln_define;
+
+typedef struct kiln_program_desc {
+    const char *source;           /* GLSL compute source; required; copied */
+    size_t source_len;            /* 0 = strlen(source) */
+    const char *name;             /* file name used in messages; NULL = "program.comp" */
+    const char *entry;            /* NULL = "main" */
+    const kiln_define *defines;   /* up to KILN_MAX_DEFINES */
+    uint32_t define_count;
+    const char *const *include_dirs; /* searched for #include "x" after the including file's folder */
+    uint32_t include_dir_count;
+    int optimize;                 /* 1: optimize for speed (default), -1: none */
+} kiln_program_desc;
+
+typedef enum kiln_program_state {
+    KILN_PROGRAM_PENDING = 0,
+    KILN_PROGRAM_READY = 1,
+    KILN_PROGRAM_FAILED = 2,
+} kiln_program_state;
+
+/* Starts the program's compile and returns its handle. A compile error is
+ * not an error of this call: the program's state becomes FAILED and its log
+ * holds the compiler's messages (file:line: error: ...). */
+KILN_NODISCARD kiln_result kiln_program_create(kiln_context ctx, const kiln_program_desc *desc, kiln_program *out);
+/* KILN_ERR_BUSY while a scheme node uses it. */
+kiln_result kiln_program_destroy(kiln_context ctx, kiln_program prog);
+KILN_NODISCARD kiln_result kiln_program_status(kiln_context ctx, kiln_program prog, kiln_program_state *out);
+/* Waits until the program is READY (KILN_OK) or FAILED (KILN_ERR_COMPILE). */
+KILN_NODISCARD kiln_result kiln_program_wait(kiln_context ctx, kiln_program prog);
+/* Copies the compile log (NUL-terminated, truncated to cap) into buf; *len
+ * (optional) receives the full length without the NUL. */
+KILN_NODISCARD kiln_result kiln_program_log(kiln_context ctx, kiln_program prog, char *buf, size_t cap, size_t *len);
+
+typedef enum kiln_binding_kind {
+    KILN_BINDING_STORAGE_BUFFER = 1,
+    KILN_BINDING_UNIFORM_BUFFER = 2,
+} kiln_binding_kind;
+
+typedef enum kiln_access {
+    KILN_ACCESS_READ = 1u << 0,
+    KILN_ACCESS_WRITE = 1u << 1,
+} kiln_access;
+
+typedef struct kiln_binding_info {
+    uint32_t set, binding;
+    kiln_binding_kind kind;
+    uint32_t access;              /* kiln_access bits, as the source declares them */
+    uint64_t min_size;            /* bytes of the block's fixed part */
+    char name[64];
+} kiln_binding_info;
+
+typedef struct kiln_program_interface {
+    uint32_t binding_count;
+    kiln_binding_info bindings[KILN_MAX_BINDINGS];  /* sorted by (set, binding) */
+    uint32_t push_constant_size;  /* bytes; kiln's prelude declares 32 */
+    uint32_t workgroup_size[3];
+    uint32_t spirv_words;
+    char entry[64];
+} kiln_program_interface;
+
+/* The program's interface, read from its SPIR-V. KILN_ERR_PENDING while
+ * compiling, KILN_ERR_COMPILE if it failed. */
+KILN_NODISCARD kiln_result kiln_program_interface_get(kiln_context ctx, kiln_program prog, kiln_program_interface *out);
+
+/* ---- schemes ----------------------------------------------------------------- */
+
+typedef struct kiln_scheme_desc {
+    const char *label;    /* copied; NULL = "scheme" */
+} kiln_scheme_desc;
+
+typedef struct kiln_binding {
+    uint32_t binding;     /* binding number in set 0 */
+    kiln_buffer buffer;
+    uint64_t offset;      /* bytes */
+    uint64_t size;        /* bytes; 0 = to the end of the buffer */
+} kiln_binding;
+
+typedef struct kiln_node_desc {
+    kiln_program program;
+    const kiln_binding *bindings;  /* one per binding of the program; copied */
+    uint32_t binding_count;
+    uint32_t groups[3];            /* workgroups; 0 in y or z means 1; x is required */
+    uint32_t params[KILN_PARAM_WORDS];
+    const char *label;             /* copied; NULL = "node<N>" */
+} kiln_node_desc;
+
+typedef struct kiln_scheme_stats {
+    uint64_t submits;
+    uint64_t records_full;         /* structural records: topology and barriers rebuilt */
+    uint64_t records_params;       /* params-only records: same topology, new words or pipelines */
+    uint64_t replays;              /* submits that reused the recorded commands as they were */
+    uint64_t nodes;
+    uint64_t barriers;             /* barriers in the current recording */
+    uint64_t command_buffers;      /* retained command buffers */
+} kiln_scheme_stats;
+
+KILN_NODISCARD kiln_result kiln_scheme_create(kiln_context ctx, const kiln_scheme_desc *desc, kiln_scheme *out);
+/* Waits for the scheme's submits; destroys its nodes. */
+kiln_result kiln_scheme_destroy(kiln_context ctx, kiln_scheme scheme);
+/* Appends a node (structural change). Bindings are checked against the
+ * program's interface as soon as the program is ready. */
+KILN_NODISCARD kiln_result kiln_scheme_add_node(kiln_context ctx, kiln_scheme scheme, const kiln_node_desc *desc,
+                                                kiln_node *out);
+/* Removes a node (structural change). */
+kiln_result kiln_node_remove(kiln_context ctx, kiln_node node);
+/* Sets param word `slot` (0..7) of a node. Params-only change. */
+KILN_NODISCARD kiln_result kiln_node_set_param(kiln_context ctx, kiln_node node, uint32_t slot, uint32_t word);
+/* Replaces a node's program with one of the same interface (same bindings,
+ * kinds and access); otherwise KILN_ERR_LAYOUT naming the difference.
+ * Params-only change. */
+KILN_NODISCARD kiln_result kiln_node_set_program(kiln_context ctx, kiln_node node, kiln_program prog);
+KILN_NODISCARD kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node, uint32_t out[KILN_PARAM_WORDS]);
+/* Records the scheme if it changed (else replays its recorded commands) and
+ * submits it. Barriers between nodes follow the bindings' read/write sets.
+ * *ticket (optional) is the submit's ticket. */
+KILN_NODISCARD kiln_result kiln_scheme_submit(kiln_context ctx, kiln_scheme scheme, kiln_ticket *ticket);
+KILN_NODISCARD kiln_result kiln_scheme_stats_get(kiln_context ctx, kiln_scheme scheme, kiln_scheme_stats *out);
+
+/* Waits for a ticket. timeout_ns = UINT64_MAX waits forever. */
+KILN_NODISCARD kiln_result kiln_ticket_wait(kiln_context ctx, kiln_ticket ticket, uint64_t timeout_ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,238 @@
+/*
+ * api.c: kiln's public entry points.
+ *
+ * Each call resolves its context handle in the process-wide context pool,
+ * takes that context's lock, and dispatches through the context's rt_ops
+ * table (local today; a remote client's table later). Desc defaults are
+ * applied by the table's functions, once.
+ *
+ * Lock order: contexts_lock, then the context's own lock. contexts_lock is
+ * held only while a handle is resolved and the context lock taken, so that
+ * kiln_context_destroy cannot free a context another thread is entering.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "base/pool.h"
+#include "context/context.h"
+
+static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool contexts;        /* protected by contexts_lock */
+static uint32_t context_serial;     /* protected by contexts_lock */
+
+static kiln_result enter(kiln_context h, struct kctx **out)
+{
+    err_clear();
+    pthread_mutex_lock(&contexts_lock);
+    struct kctx *c = contexts.tag ? pool_get(&contexts, h.id) : NULL;
+    if (!c) {
+        const char *why = contexts.tag ? pool_why(&contexts, h.id) : "no context was ever created";
+        pthread_mutex_unlock(&contexts_lock);
+        return KILN_RAISE(KILN_ERR_HANDLE, "context 0x%016llx: %s", (unsigned long long)h.id, why);
+    }
+    pthread_mutex_lock(&c->lock);
+    pthread_mutex_unlock(&contexts_lock);
+    *out = c;
+    return KILN_OK;
+}
+
+static kiln_result leave(struct kctx *c, kiln_result r)
+{
+    pthread_mutex_unlock(&c->lock);
+    return r;
+}
+
+#define CALL(h, op, ...)                                                                           \
+    do {                                                                                           \
+        struct kctx *c_;                                                                           \
+        KILN_TRY(enter((h), &c_));                                                                 \
+        return leave(c_, c_->ops->op(c_, __VA_ARGS__));                                            \
+    } while (0)
+
+#define NEED(ptr, what)                                                                            \
+    do {                                                                                           \
+        if (!(ptr))                                                                                \
+            return KILN_RAISE(KILN_ERR_INVALID, "%s is NULL", what);                               \
+    } while (0)
+
+kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out)
+{
+    err_clear();
+    NEED(out, "out");
+    out->id = 0;
+    kiln_context_desc d = desc ? *desc : (kiln_context_desc){0};
+    pthread_mutex_lock(&contexts_lock);
+    if (!contexts.tag)
+        pool_init(&contexts, POOL_CONTEXT, 0);
+    uint32_t serial = ++context_serial;
+    pthread_mutex_unlock(&contexts_lock);
+
+    struct kctx *c;
+    KILN_TRY(ctx_create(&d, serial, &c));
+    pthread_mutex_lock(&contexts_lock);
+    uint64_t id = pool_add(&contexts, c);
+    pthread_mutex_unlock(&contexts_lock);
+    if (!id) {
+        c->ops->destroy(c);
+        return KILN_RAISE(KILN_ERR_LIMIT, "no context handles left");
+    }
+    out->id = id;
+    return KILN_OK;
+}
+
+kiln_result kiln_context_destroy(kiln_context h)
+{
+    err_clear();
+    pthread_mutex_lock(&contexts_lock);
+    struct kctx *c = contexts.tag ? pool_remove(&contexts, h.id) : NULL;
+    if (!c) {
+        const char *why = contexts.tag ? pool_why(&contexts, h.id) : "no context was ever created";
+        pthread_mutex_unlock(&contexts_lock);
+        return KILN_RAISE(KILN_ERR_HANDLE, "context 0x%016llx: %s", (unsigned long long)h.id, why);
+    }
+    /* Wait for a call already inside this context to leave it. */
+    pthread_mutex_lock(&c->lock);
+    pthread_mutex_unlock(&contexts_lock);
+    pthread_mutex_unlock(&c->lock);
+    c->ops->destroy(c);
+    return KILN_OK;
+}
+
+kiln_result kiln_context_caps(kiln_context ctx, kiln_caps *out)
+{
+    NEED(out, "out");
+    CALL(ctx, caps, out);
+}
+
+kiln_result kiln_context_wait_idle(kiln_context ctx)
+{
+    struct kctx *c;
+    KILN_TRY(enter(ctx, &c));
+    return leave(c, c->ops->wait_idle(c));
+}
+
+kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out)
+{
+    NEED(out, "out");
+    CALL(ctx, stats, out);
+}
+
+kiln_result kiln_devices(kiln_device_info *out, uint32_t cap, uint32_t *count)
+{
+    err_clear();
+    NEED(count, "count");
+    if (cap)
+        NEED(out, "out");
+    return vkb_enumerate(out, cap, count);
+}
+
+kiln_result kiln_buffer_create(kiln_context ctx, const kiln_buffer_desc *desc, kiln_buffer *out)
+{
+    NEED(desc, "buffer desc");
+    NEED(out, "out");
+    out->id = 0;
+    CALL(ctx, buffer_create, desc, out);
+}
+
+kiln_result kiln_buffer_destroy(kiln_context ctx, kiln_buffer buf) { CALL(ctx, buffer_destroy, buf); }
+
+kiln_result kiln_buffer_upload(kiln_context ctx, kiln_buffer buf, uint64_t offset, const void *data, uint64_t size)
+{
+    CALL(ctx, buffer_upload, buf, offset, data, size);
+}
+
+kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer buf, uint64_t offset, void *data, uint64_t size)
+{
+    CALL(ctx, buffer_readback, buf, offset, data, size);
+}
+
+kiln_result kiln_program_create(kiln_context ctx, const kiln_program_desc *desc, kiln_program *out)
+{
+    NEED(desc, "program desc");
+    NEED(out, "out");
+    out->id = 0;
+    CALL(ctx, program_create, desc, out);
+}
+
+kiln_result kiln_program_destroy(kiln_context ctx, kiln_program prog) { CALL(ctx, program_destroy, prog); }
+
+kiln_result kiln_program_status(kiln_context ctx, kiln_program prog, kiln_program_state *out)
+{
+    NEED(out, "out");
+    CALL(ctx, program_status, prog, out);
+}
+
+kiln_result kiln_program_wait(kiln_context ctx, kiln_program prog) { CALL(ctx, program_wait, prog); }
+
+kiln_result kiln_program_log(kiln_context ctx, kiln_program prog, char *buf, size_t cap, size_t *len)
+{
+    CALL(ctx, program_log, prog, buf, cap, len);
+}
+
+kiln_result kiln_program_interface_get(kiln_context ctx, kiln_program prog, kiln_program_interface *out)
+{
+    NEED(out, "out");
+    CALL(ctx, program_interface, prog, out);
+}
+
+kiln_result kiln_scheme_create(kiln_context ctx, const kiln_scheme_desc *desc, kiln_scheme *out)
+{
+    NEED(out, "out");
+    out->id = 0;
+    kiln_scheme_desc d = desc ? *desc : (kiln_scheme_desc){0};
+    CALL(ctx, scheme_create, &d, out);
+}
+
+kiln_result kiln_scheme_destroy(kiln_context ctx, kiln_scheme scheme) { CALL(ctx, scheme_destroy, scheme); }
+
+kiln_result kiln_scheme_add_node(kiln_context ctx, kiln_scheme scheme, const kiln_node_desc *desc, kiln_node *out)
+{
+    NEED(desc, "node desc");
+    NEED(out, "out");
+    out->id = 0;
+    CALL(ctx, scheme_add_node, scheme, desc, out);
+}
+
+kiln_result kiln_node_remove(kiln_context ctx, kiln_node node) { CALL(ctx, node_remove, node); }
+
+kiln_result kiln_node_set_param(kiln_context ctx, kiln_node node, uint32_t slot, uint32_t word)
+{
+    CALL(ctx, node_set_param, node, slot, word);
+}
+
+kiln_result kiln_node_set_program(kiln_context ctx, kiln_node node, kiln_program prog)
+{
+    CALL(ctx, node_set_program, node, prog);
+}
+
+kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node, uint32_t out[KILN_PARAM_WORDS])
+{
+    NEED(out, "out");
+    CALL(ctx, node_get_params, node, out);
+}
+
+kiln_result kiln_scheme_submit(kiln_context ctx, kiln_scheme scheme, kiln_ticket *ticket)
+{
+    CALL(ctx, scheme_submit, scheme, ticket);
+}
+
+kiln_result kiln_scheme_stats_get(kiln_context ctx, kiln_scheme scheme, kiln_scheme_stats *out)
+{
+    NEED(out, "out");
+    CALL(ctx, scheme_stats, scheme, out);
+}
+
+kiln_result kiln_ticket_wait(kiln_context ctx, kiln_ticket ticket, uint64_t timeout_ns)
+{
+    CALL(ctx, ticket_wait, ticket, timeout_ns);
+}
+
+/* For kiln's own tests and tools: the context behind a handle, unlocked. */
+struct kctx *api_context_peek(kiln_context h)
+{
+    pthread_mutex_lock(&contexts_lock);
+    struct kctx *c = contexts.tag ? pool_get(&contexts, h.id) : NULL;
+    pthread_mutex_unlock(&contexts_lock);
+    return c;
+}

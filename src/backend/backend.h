@@ -1,0 +1,133 @@
+/*
+ * backend: the device ops table. A backend (vk/ for Vulkan, mock/ for tests
+ * of kiln's own logic) implements struct backend_ops; every other module
+ * calls it through the kb_* wrappers below, which are also where fault
+ * injection will hook in.
+ *
+ * Objects are opaque to callers except for struct kb_buffer's base fields.
+ * A backend is not thread-safe: its device belongs to the context lock's
+ * holder (see context.h), except kb_ticket_wait, which may be called
+ * without it.
+ *
+ * Tickets: each submit signals the next value of a monotonic counter; a
+ * ticket is done when the counter reaches it.
+ */
+#ifndef KILN_BACKEND_H
+#define KILN_BACKEND_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+struct kb_layout;
+struct kb_pipeline;
+struct kb_bindset;
+struct kb_cmd;
+
+struct kb_device {
+    const struct backend_ops *ops;
+    kiln_caps caps;
+    _Atomic uint64_t validation_errors;    /* the validation layer's errors, counted by its callback */
+    _Atomic uint64_t validation_warnings;
+};
+
+/* A buffer: backends embed this as their buffer's first member. */
+struct kb_buffer {
+    uint64_t size;
+    uint32_t usage;        /* kiln_buffer_usage bits */
+    /* Owned by the context (under its lock): */
+    uint64_t id;
+    uint32_t bind_refs;    /* nodes binding it */
+    char label[64];
+};
+
+struct kb_binding {
+    uint32_t binding;
+    kiln_binding_kind kind;
+    struct kb_buffer *buffer;
+    uint64_t offset, size;
+};
+
+enum kb_step_kind { KB_STEP_DISPATCH = 1, KB_STEP_BARRIER = 2 };
+
+/* One step of a recording: a dispatch, or a compute-to-compute barrier
+ * making every earlier write visible to later reads and writes. */
+struct kb_step {
+    enum kb_step_kind kind;
+    struct kb_pipeline *pipeline;
+    struct kb_layout *layout;
+    struct kb_bindset *bindset;
+    uint32_t params[KILN_PARAM_WORDS];
+    uint32_t groups[3];
+};
+
+struct backend_ops {
+    const char *name;
+    /* Capability: the pipeline layout follows the program's signature, so a
+     * variant of a program can run under a node recorded for another. */
+    bool layout_follows_signature;
+    void (*destroy)(struct kb_device *dev);
+    kiln_result (*buffer_create)(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out);
+    void (*buffer_destroy)(struct kb_device *dev, struct kb_buffer *buf);
+    kiln_result (*buffer_write)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
+                                uint64_t size);
+    kiln_result (*buffer_read)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data, uint64_t size);
+    kiln_result (*layout_create)(struct kb_device *dev, const kiln_program_interface *iface, struct kb_layout **out);
+    void (*layout_destroy)(struct kb_device *dev, struct kb_layout *layout);
+    kiln_result (*pipeline_create)(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
+                                   size_t words, struct kb_pipeline **out);
+    void (*pipeline_destroy)(struct kb_device *dev, struct kb_pipeline *pipe);
+    kiln_result (*bindset_create)(struct kb_device *dev, struct kb_layout *layout, const struct kb_binding *b,
+                                  uint32_t n, struct kb_bindset **out);
+    void (*bindset_destroy)(struct kb_device *dev, struct kb_bindset *set);
+    kiln_result (*cmd_create)(struct kb_device *dev, struct kb_cmd **out);
+    void (*cmd_destroy)(struct kb_device *dev, struct kb_cmd *cmd);
+    /* Records steps into cmd, replacing what it held. The caller guarantees
+     * cmd is not in flight. */
+    kiln_result (*cmd_record)(struct kb_device *dev, struct kb_cmd *cmd, const struct kb_step *steps, uint32_t n);
+    kiln_result (*submit)(struct kb_device *dev, struct kb_cmd *cmd, uint64_t *ticket);
+    /* The highest ticket known done. */
+    uint64_t (*ticket_done)(struct kb_device *dev);
+    kiln_result (*ticket_wait)(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns);
+};
+
+/* Backends' constructors. */
+KILN_NODISCARD kiln_result vkb_create(const char *selector, int validation, struct kb_device **out);
+KILN_NODISCARD kiln_result vkb_enumerate(kiln_device_info *out, uint32_t cap, uint32_t *count);
+KILN_NODISCARD kiln_result mockb_create(struct kb_device **out);
+
+/* ---- wrappers: the one way other modules call a backend ---- */
+
+static inline void kb_destroy(struct kb_device *d) { d->ops->destroy(d); }
+static inline kiln_result kb_buffer_create(struct kb_device *d, uint64_t size, uint32_t usage, struct kb_buffer **o)
+{ return d->ops->buffer_create(d, size, usage, o); }
+static inline void kb_buffer_destroy(struct kb_device *d, struct kb_buffer *b) { d->ops->buffer_destroy(d, b); }
+static inline kiln_result kb_buffer_write(struct kb_device *d, struct kb_buffer *b, uint64_t off, const void *p,
+                                          uint64_t n)
+{ return d->ops->buffer_write(d, b, off, p, n); }
+static inline kiln_result kb_buffer_read(struct kb_device *d, struct kb_buffer *b, uint64_t off, void *p, uint64_t n)
+{ return d->ops->buffer_read(d, b, off, p, n); }
+static inline kiln_result kb_layout_create(struct kb_device *d, const kiln_program_interface *i, struct kb_layout **o)
+{ return d->ops->layout_create(d, i, o); }
+static inline void kb_layout_destroy(struct kb_device *d, struct kb_layout *l) { d->ops->layout_destroy(d, l); }
+static inline kiln_result kb_pipeline_create(struct kb_device *d, struct kb_layout *l, const uint32_t *spirv,
+                                             size_t words, struct kb_pipeline **o)
+{ return d->ops->pipeline_create(d, l, spirv, words, o); }
+static inline void kb_pipeline_destroy(struct kb_device *d, struct kb_pipeline *p) { d->ops->pipeline_destroy(d, p); }
+static inline kiln_result kb_bindset_create(struct kb_device *d, struct kb_layout *l, const struct kb_binding *b,
+                                            uint32_t n, struct kb_bindset **o)
+{ return d->ops->bindset_create(d, l, b, n, o); }
+static inline void kb_bindset_destroy(struct kb_device *d, struct kb_bindset *s) { d->ops->bindset_destroy(d, s); }
+static inline kiln_result kb_cmd_create(struct kb_device *d, struct kb_cmd **o) { return d->ops->cmd_create(d, o); }
+static inline void kb_cmd_destroy(struct kb_device *d, struct kb_cmd *c) { d->ops->cmd_destroy(d, c); }
+static inline kiln_result kb_cmd_record(struct kb_device *d, struct kb_cmd *c, const struct kb_step *s, uint32_t n)
+{ return d->ops->cmd_record(d, c, s, n); }
+static inline kiln_result kb_submit(struct kb_device *d, struct kb_cmd *c, uint64_t *t)
+{ return d->ops->submit(d, c, t); }
+static inline uint64_t kb_ticket_done(struct kb_device *d) { return d->ops->ticket_done(d); }
+static inline kiln_result kb_ticket_wait(struct kb_device *d, uint64_t t, uint64_t timeout_ns)
+{ return d->ops->ticket_wait(d, t, timeout_ns); }
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * mock.c: the deterministic backend (see mock.h).
+ */
+#include "mock.h"
+
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+struct mock_buffer {
+    struct kb_buffer base;
+    uint8_t *bytes;
+};
+struct kb_layout { int unused; };
+struct kb_pipeline { int unused; };
+struct kb_bindset { int unused; };
+struct kb_cmd {
+    struct kb_step *steps;
+    uint32_t n, cap;
+};
+
+struct mock_device {
+    struct kb_device base;
+    struct mock_counts counts;
+    uint64_t next_ticket, done_ticket;
+    bool hold;
+    struct kb_cmd *last_submitted;
+};
+
+static const struct backend_ops mock_ops;
+static struct mock_device *md(struct kb_device *d) { return (struct mock_device *)d; }
+
+bool mockb_is(struct kb_device *dev) { return dev->ops == &mock_ops; }
+struct mock_counts mockb_counts(struct kb_device *dev) { return md(dev)->counts; }
+void mockb_hold(struct kb_device *dev, bool hold) { md(dev)->hold = hold; }
+void mockb_release(struct kb_device *dev) { md(dev)->done_ticket = md(dev)->next_ticket; }
+
+bool mockb_last_dispatch(struct kb_device *dev, uint32_t i, struct kb_step *out)
+{
+    struct kb_cmd *c = md(dev)->last_submitted;
+    for (uint32_t k = 0; c && k < c->n; k++)
+        if (c->steps[k].kind == KB_STEP_DISPATCH && i-- == 0) {
+            *out = c->steps[k];
+            return true;
+        }
+    return false;
+}
+
+static void *counted(struct mock_device *d, size_t size)
+{
+    void *p = calloc(1, size);
+    if (p)
+        d->counts.live_objects++;
+    return p;
+}
+static void uncounted(struct mock_device *d, void *p)
+{
+    if (p)
+        d->counts.live_objects--;
+    free(p);
+}
+
+static void mock_destroy(struct kb_device *dev) { free(dev); }
+
+static kiln_result mock_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out)
+{
+    struct mock_device *d = md(dev);
+    struct mock_buffer *b = counted(d, sizeof *b);
+    if (!b || !(b->bytes = calloc(1, size))) {
+        uncounted(d, b);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a %llu-byte buffer",
+                          (unsigned long long)size);
+    }
+    b->base.size = size;
+    b->base.usage = usage;
+    d->counts.buffers_created++;
+    *out = &b->base;
+    return KILN_OK;
+}
+
+static void mock_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf)
+{
+    free(((struct mock_buffer *)buf)->bytes);
+    uncounted(md(dev), buf);
+}
+
+static kiln_result mock_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
+                                     uint64_t size)
+{
+    (void)dev;
+    memcpy(((struct mock_buffer *)buf)->bytes + off, data, size);
+    return KILN_OK;
+}
+
+static kiln_result mock_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data,
+                                    uint64_t size)
+{
+    (void)dev;
+    memcpy(data, ((struct mock_buffer *)buf)->bytes + off, size);
+    return KILN_OK;
+}
+
+static kiln_result mock_layout_create(struct kb_device *dev, const kiln_program_interface *iface,
+                                      struct kb_layout **out)
+{
+    (void)iface;
+    struct mock_device *d = md(dev);
+    if (!(*out = counted(d, sizeof **out)))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+    d->counts.layouts_created++;
+    return KILN_OK;
+}
+static void mock_layout_destroy(struct kb_device *dev, struct kb_layout *l) { uncounted(md(dev), l); }
+
+static kiln_result mock_pipeline_create(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
+                                        size_t words, struct kb_pipeline **out)
+{
+    (void)layout;
+    struct mock_device *d = md(dev);
+    if (!spirv || words < 5 || spirv[0] != 0x07230203u)
+        return KILN_RAISE(KILN_ERR_DEVICE, "mock: pipeline from %zu words that are not SPIR-V", words);
+    if (!(*out = counted(d, sizeof **out)))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+    d->counts.pipelines_created++;
+    return KILN_OK;
+}
+static void mock_pipeline_destroy(struct kb_device *dev, struct kb_pipeline *p) { uncounted(md(dev), p); }
+
+static kiln_result mock_bindset_create(struct kb_device *dev, struct kb_layout *layout, const struct kb_binding *b,
+                                       uint32_t n, struct kb_bindset **out)
+{
+    (void)layout, (void)b, (void)n;
+    struct mock_device *d = md(dev);
+    if (!(*out = counted(d, sizeof **out)))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+    d->counts.bindsets_created++;
+    return KILN_OK;
+}
+static void mock_bindset_destroy(struct kb_device *dev, struct kb_bindset *s) { uncounted(md(dev), s); }
+
+static kiln_result mock_cmd_create(struct kb_device *dev, struct kb_cmd **out)
+{
+    struct mock_device *d = md(dev);
+    if (!(*out = counted(d, sizeof **out)))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+    d->counts.cmds_created++;
+    return KILN_OK;
+}
+
+static void mock_cmd_destroy(struct kb_device *dev, struct kb_cmd *c)
+{
+    struct mock_device *d = md(dev);
+    if (d->last_submitted == c)
+        d->last_submitted = NULL;
+    free(c->steps);
+    uncounted(d, c);
+}
+
+static kiln_result mock_cmd_record(struct kb_device *dev, struct kb_cmd *c, const struct kb_step *steps, uint32_t n)
+{
+    struct mock_device *d = md(dev);
+    if (!vec_reserve((void **)&c->steps, &c->cap, n, sizeof *steps))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+    if (n)
+        memcpy(c->steps, steps, n * sizeof *steps);
+    c->n = n;
+    d->counts.records++;
+    for (uint32_t i = 0; i < n; i++) {
+        if (steps[i].kind == KB_STEP_DISPATCH)
+            d->counts.dispatches_recorded++;
+        else
+            d->counts.barriers_recorded++;
+    }
+    return KILN_OK;
+}
+
+static kiln_result mock_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t *ticket)
+{
+    struct mock_device *d = md(dev);
+    *ticket = ++d->next_ticket;
+    if (!d->hold)
+        d->done_ticket = d->next_ticket;
+    d->last_submitted = c;
+    d->counts.submits++;
+    return KILN_OK;
+}
+
+static uint64_t mock_ticket_done(struct kb_device *dev) { return md(dev)->done_ticket; }
+
+static kiln_result mock_ticket_wait(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns)
+{
+    struct mock_device *d = md(dev);
+    (void)timeout_ns;
+    d->counts.waits++;
+    if (ticket > d->next_ticket)
+        return KILN_RAISE(KILN_ERR_INVALID, "mock: ticket %llu was never issued", (unsigned long long)ticket);
+    if (d->done_ticket < ticket)
+        d->done_ticket = ticket;   /* waiting "runs" the work up to the ticket */
+    return KILN_OK;
+}
+
+static const struct backend_ops mock_ops = {
+    .name = "mock",
+    .layout_follows_signature = true,
+    .destroy = mock_destroy,
+    .buffer_create = mock_buffer_create,
+    .buffer_destroy = mock_buffer_destroy,
+    .buffer_write = mock_buffer_write,
+    .buffer_read = mock_buffer_read,
+    .layout_create = mock_layout_create,
+    .layout_destroy = mock_layout_destroy,
+    .pipeline_create = mock_pipeline_create,
+    .pipeline_destroy = mock_pipeline_destroy,
+    .bindset_create = mock_bindset_create,
+    .bindset_destroy = mock_bindset_destroy,
+    .cmd_create = mock_cmd_create,
+    .cmd_destroy = mock_cmd_destroy,
+    .cmd_record = mock_cmd_record,
+    .submit = mock_submit,
+    .ticket_done = mock_ticket_done,
+    .ticket_wait = mock_ticket_wait,
+};
+
+kiln_result mockb_create(struct kb_device **out)
+{
+    struct mock_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    d->base.ops = &mock_ops;
+    kiln_caps *c = &d->base.caps;
+    snprintf(c->device_name, sizeof c->device_name, "kiln mock device");
+    snprintf(c->driver_name, sizeof c->driver_name, "kiln mock");
+    c->device_type = KILN_DEVICE_OTHER;
+    c->api_version = (1u << 22) | (2u << 12);
+    c->subgroup_size = 32;
+    for (int i = 0; i < 3; i++) {
+        c->max_workgroup_count[i] = 65535;
+        c->max_workgroup_size[i] = 1024;
+    }
+    c->max_workgroup_invocations = 1024;
+    c->max_storage_buffer_range = 1u << 30;
+    c->max_uniform_buffer_range = 65536;
+    c->max_push_constants_size = 128;
+    c->min_storage_buffer_offset_alignment = 16;
+    c->min_uniform_buffer_offset_alignment = 16;
+    c->unified_memory = 1;
+    c->backend = KILN_BACKEND_MOCK;
+    *out = &d->base;
+    return KILN_OK;
+}

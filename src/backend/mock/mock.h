@@ -1,0 +1,31 @@
+/*
+ * mock: a backend that runs nothing. It keeps buffers in host memory (so
+ * uploads read back), counts every call, and completes work
+ * deterministically: a submit's ticket is done at once, unless the test holds
+ * completion (mockb_hold), in which case tickets stay in flight until
+ * mockb_release or a wait on them. Tests of kiln's own logic (recording,
+ * scheduling, prediction) use it; it is no substitute for Vulkan.
+ */
+#ifndef KILN_MOCK_H
+#define KILN_MOCK_H
+
+#include "backend/backend.h"
+
+struct mock_counts {
+    uint64_t buffers_created, layouts_created, pipelines_created, bindsets_created;
+    uint64_t cmds_created, records, dispatches_recorded, barriers_recorded;
+    uint64_t submits, waits;
+    uint64_t live_objects;   /* everything created and not destroyed */
+};
+
+bool mockb_is(struct kb_device *dev);
+struct mock_counts mockb_counts(struct kb_device *dev);
+/* While held, tickets stay in flight until released (or waited on). */
+void mockb_hold(struct kb_device *dev, bool hold);
+/* Completes every ticket submitted so far. */
+void mockb_release(struct kb_device *dev);
+/* The params of dispatch i of the last recording of the last submitted
+ * command buffer, for checks of what would have run. */
+bool mockb_last_dispatch(struct kb_device *dev, uint32_t i, struct kb_step *out);
+
+#endif

@@ -1,0 +1,904 @@
+/*
+ * vk.c: kiln's Vulkan backend.
+ *
+ * One instance, one physical device, one queue of a compute-capable family.
+ * Tickets are values of one timeline semaphore (Vulkan 1.2 core): submit N
+ * signals N, a wait on N is vkWaitSemaphores.
+ *
+ * Memory: where the device's memory is the host's (integrated GPUs, CPU
+ * devices such as lavapipe) a buffer is DEVICE_LOCAL | HOST_VISIBLE |
+ * HOST_COHERENT memory mapped once; elsewhere it is DEVICE_LOCAL memory and
+ * upload/readback go through a staging buffer and a transfer command.
+ *
+ * Recordings begin with a barrier making earlier submits' shader and
+ * transfer writes visible to this one's shaders and end with one making its
+ * shader writes visible to the host and to transfers: "vkQueueSubmit ...
+ * does not imply a memory dependency between batches" (Vulkan spec, 7.4
+ * Queue Submission), so kiln states it.
+ *
+ * With validation on, VK_LAYER_KHRONOS_validation runs with synchronization
+ * validation, and its messages go to kiln's log and the device's counters.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vulkan/vulkan.h>
+
+#include "backend/backend.h"
+
+struct vk_buffer {
+    struct kb_buffer base;
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map;               /* mapped pointer where memory is host-visible */
+};
+
+struct kb_layout {
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    uint32_t storage_count, uniform_count;
+};
+
+struct kb_pipeline {
+    VkPipeline pipe;
+};
+
+struct kb_bindset {
+    VkDescriptorPool pool;
+    VkDescriptorSet set;
+};
+
+struct kb_cmd {
+    VkCommandBuffer cb;
+};
+
+struct vk_device {
+    struct kb_device base;
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    VkCommandPool cmd_pool;
+    VkCommandBuffer xfer_cb;         /* staging copies, one at a time */
+    VkSemaphore timeline;
+    uint64_t next_ticket;            /* the last value submitted */
+    uint32_t mem_device;             /* memory type of buffers */
+    uint32_t mem_staging;            /* host-visible coherent type for staging */
+    bool unified;
+    VkPhysicalDeviceMemoryProperties memprops;
+};
+
+static kiln_result vk_fail(VkResult vr, const char *file, int line, const char *what)
+{
+    kiln_result code = (vr == VK_ERROR_OUT_OF_HOST_MEMORY || vr == VK_ERROR_OUT_OF_DEVICE_MEMORY)
+                           ? KILN_ERR_NO_MEMORY
+                           : KILN_ERR_DEVICE;
+    return err_raise(code, file, line, "%s failed: VkResult %d", what, (int)vr);
+}
+#define VK_CHECK(expr, what)                                                                       \
+    do {                                                                                           \
+        VkResult vk_r_ = (expr);                                                                   \
+        if (vk_r_ != VK_SUCCESS)                                                                   \
+            return vk_fail(vk_r_, __FILE__, __LINE__, what);                                       \
+    } while (0)
+
+static struct vk_device *vkd(struct kb_device *d) { return (struct vk_device *)d; }
+
+/* ---- instance and device choice ----------------------------------------------- */
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
+                                                    VkDebugUtilsMessageTypeFlagsEXT type,
+                                                    const VkDebugUtilsMessengerCallbackDataEXT *data, void *ud)
+{
+    struct kb_device *dev = ud;
+    (void)type;
+    if (sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
+        atomic_fetch_add(&dev->validation_errors, 1);
+        log_error("validation: %s", data->pMessage);
+    } else if (sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+        atomic_fetch_add(&dev->validation_warnings, 1);
+        log_warn("validation: %s", data->pMessage);
+    }
+    return VK_FALSE;
+}
+
+static bool has_layer(const char *name)
+{
+    uint32_t n = 0;
+    vkEnumerateInstanceLayerProperties(&n, NULL);
+    VkLayerProperties *props = calloc(n ? n : 1, sizeof *props);
+    if (!props)
+        return false;
+    vkEnumerateInstanceLayerProperties(&n, props);
+    bool found = false;
+    for (uint32_t i = 0; i < n; i++)
+        found |= !strcmp(props[i].layerName, name);
+    free(props);
+    return found;
+}
+
+static kiln_result make_instance(struct vk_device *d, bool validation)
+{
+    VkApplicationInfo app = {
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+        .pApplicationName = "kiln",
+        .pEngineName = "kiln",
+        .engineVersion = VK_MAKE_API_VERSION(0, KILN_VERSION_MAJOR, KILN_VERSION_MINOR, 0),
+        .apiVersion = VK_API_VERSION_1_2,
+    };
+    const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
+    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT features = {
+        .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+        .enabledValidationFeatureCount = 1,
+        .pEnabledValidationFeatures = enables,
+    };
+    VkDebugUtilsMessengerCreateInfoEXT mci = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .pNext = &features,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = on_validation,
+        .pUserData = &d->base,
+    };
+    if (validation && !has_layer(layers[0])) {
+        log_warn("validation asked for, but %s is not installed (Debian: vulkan-validationlayers); running without it",
+                 layers[0]);
+        validation = false;
+    }
+    VkInstanceCreateInfo ici = {
+        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+        .pNext = validation ? &mci : NULL,
+        .pApplicationInfo = &app,
+        .enabledLayerCount = validation ? 1 : 0,
+        .ppEnabledLayerNames = layers,
+        .enabledExtensionCount = validation ? 1 : 0,
+        .ppEnabledExtensionNames = exts,
+    };
+    VkResult vr = vkCreateInstance(&ici, NULL, &d->instance);
+    if (vr == VK_ERROR_INCOMPATIBLE_DRIVER)
+        return KILN_RAISE(KILN_ERR_NO_DEVICE, "no Vulkan driver is installed (Debian: mesa-vulkan-drivers gives lavapipe)");
+    VK_CHECK(vr, "vkCreateInstance");
+    if (validation) {
+        PFN_vkCreateDebugUtilsMessengerEXT create =
+            (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(d->instance, "vkCreateDebugUtilsMessengerEXT");
+        mci.pNext = NULL;
+        if (create)
+            VK_CHECK(create(d->instance, &mci, NULL, &d->messenger), "vkCreateDebugUtilsMessengerEXT");
+        d->base.caps.validation = 1;
+    }
+    return KILN_OK;
+}
+
+static kiln_device_type map_type(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return KILN_DEVICE_INTEGRATED_GPU;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return KILN_DEVICE_DISCRETE_GPU;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return KILN_DEVICE_VIRTUAL_GPU;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return KILN_DEVICE_CPU;
+    default: return KILN_DEVICE_OTHER;
+    }
+}
+
+static const char *type_name(VkPhysicalDeviceType t)
+{
+    static const char *names[] = {"other", "integrated GPU", "discrete GPU", "virtual GPU", "CPU"};
+    return (unsigned)t < 5 ? names[t] : "other";
+}
+
+static int compute_family(VkPhysicalDevice p)
+{
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(p, &n, NULL);
+    VkQueueFamilyProperties props[32];
+    n = KILN_MIN(n, 32u);
+    vkGetPhysicalDeviceQueueFamilyProperties(p, &n, props);
+    for (uint32_t i = 0; i < n; i++)
+        if (props[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            return (int)i;
+    return -1;
+}
+
+/* Why a device cannot serve kiln, or NULL. */
+static const char *unfit(VkPhysicalDevice p)
+{
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(p, &props);
+    if (props.apiVersion < VK_API_VERSION_1_2)
+        return "Vulkan 1.2 needed";
+    if (compute_family(p) < 0)
+        return "no compute queue";
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
+    vkGetPhysicalDeviceFeatures2(p, &f);
+    if (!f12.timelineSemaphore)
+        return "no timeline semaphores";
+    return NULL;
+}
+
+static kiln_result pick_device(struct vk_device *d, const char *selector)
+{
+    uint32_t n = 0;
+    VK_CHECK(vkEnumeratePhysicalDevices(d->instance, &n, NULL), "vkEnumeratePhysicalDevices");
+    VkPhysicalDevice devs[16];
+    n = KILN_MIN(n, 16u);
+    VkResult vr = vkEnumeratePhysicalDevices(d->instance, &n, devs);
+    if (vr != VK_SUCCESS && vr != VK_INCOMPLETE)
+        VK_CHECK(vr, "vkEnumeratePhysicalDevices");
+
+    char seen[2048] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(devs[i], &p);
+        const char *why = unfit(devs[i]);
+        used += (size_t)snprintf(seen + used, used < sizeof seen ? sizeof seen - used : 0, "%s%u: %s (%s, Vulkan %u.%u%s%s)",
+                                 i ? "; " : "", i, p.deviceName, type_name(p.deviceType),
+                                 VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion),
+                                 why ? ", unfit: " : "", why ? why : "");
+        if (used >= sizeof seen)
+            used = sizeof seen - 1;
+    }
+    if (!n)
+        return KILN_RAISE(KILN_ERR_NO_DEVICE, "no Vulkan device found (is a driver installed? Debian: mesa-vulkan-drivers)");
+
+    int pick = -1;
+    if (selector && *selector) {
+        char *end;
+        long idx = strtol(selector, &end, 10);
+        if (!*end) {
+            if (idx < 0 || idx >= (long)n)
+                return KILN_RAISE(KILN_ERR_NO_DEVICE, "device index %s is out of range; devices seen: %s", selector,
+                                  seen);
+            pick = (int)idx;
+        } else {
+            for (uint32_t i = 0; i < n && pick < 0; i++) {
+                VkPhysicalDeviceProperties p;
+                vkGetPhysicalDeviceProperties(devs[i], &p);
+                if (str_icontains(p.deviceName, selector))
+                    pick = (int)i;
+            }
+            if (pick < 0)
+                return KILN_RAISE(KILN_ERR_NO_DEVICE, "no device name contains '%s'; devices seen: %s", selector, seen);
+        }
+        const char *why = unfit(devs[pick]);
+        if (why)
+            return KILN_RAISE(KILN_ERR_NO_DEVICE, "device %d cannot serve kiln (%s); devices seen: %s", pick, why, seen);
+    } else {
+        static const VkPhysicalDeviceType order[] = {
+            VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU,
+            VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU, VK_PHYSICAL_DEVICE_TYPE_CPU, VK_PHYSICAL_DEVICE_TYPE_OTHER};
+        for (size_t o = 0; o < KILN_ARRAY_LEN(order) && pick < 0; o++)
+            for (uint32_t i = 0; i < n && pick < 0; i++) {
+                VkPhysicalDeviceProperties p;
+                vkGetPhysicalDeviceProperties(devs[i], &p);
+                if (p.deviceType == order[o] && !unfit(devs[i]))
+                    pick = (int)i;
+            }
+        if (pick < 0)
+            return KILN_RAISE(KILN_ERR_NO_DEVICE, "no Vulkan device can serve kiln; devices seen: %s", seen);
+    }
+    d->phys = devs[pick];
+    d->queue_family = (uint32_t)compute_family(d->phys);
+    return KILN_OK;
+}
+
+static void fill_caps(struct vk_device *d)
+{
+    kiln_caps *c = &d->base.caps;
+    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                              .pNext = &drv};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
+    vkGetPhysicalDeviceProperties2(d->phys, &p2);
+    const VkPhysicalDeviceProperties *p = &p2.properties;
+    snprintf(c->device_name, sizeof c->device_name, "%s", p->deviceName);
+    snprintf(c->driver_name, sizeof c->driver_name, "%s", drv.driverName);
+    snprintf(c->driver_info, sizeof c->driver_info, "%s", drv.driverInfo);
+    c->device_type = map_type(p->deviceType);
+    c->vendor_id = p->vendorID;
+    c->device_id = p->deviceID;
+    c->api_version = p->apiVersion;
+    c->driver_version = p->driverVersion;
+    c->subgroup_size = sub.subgroupSize;
+    for (int i = 0; i < 3; i++) {
+        c->max_workgroup_count[i] = p->limits.maxComputeWorkGroupCount[i];
+        c->max_workgroup_size[i] = p->limits.maxComputeWorkGroupSize[i];
+    }
+    c->max_workgroup_invocations = p->limits.maxComputeWorkGroupInvocations;
+    c->max_storage_buffer_range = p->limits.maxStorageBufferRange;
+    c->max_uniform_buffer_range = p->limits.maxUniformBufferRange;
+    c->max_push_constants_size = p->limits.maxPushConstantsSize;
+    c->min_storage_buffer_offset_alignment = p->limits.minStorageBufferOffsetAlignment;
+    c->min_uniform_buffer_offset_alignment = p->limits.minUniformBufferOffsetAlignment;
+    memcpy(c->pipeline_cache_uuid, p->pipelineCacheUUID, 16);
+    c->backend = KILN_BACKEND_VULKAN;
+}
+
+static int find_memory(const VkPhysicalDeviceMemoryProperties *mp, uint32_t type_bits, VkMemoryPropertyFlags want)
+{
+    for (uint32_t i = 0; i < mp->memoryTypeCount; i++)
+        if ((type_bits & (1u << i)) && (mp->memoryTypes[i].propertyFlags & want) == want)
+            return (int)i;
+    return -1;
+}
+
+static const struct backend_ops vk_ops;
+
+static void vk_destroy(struct kb_device *dev)
+{
+    struct vk_device *d = vkd(dev);
+    if (d->device) {
+        vkDeviceWaitIdle(d->device);
+        if (d->timeline)
+            vkDestroySemaphore(d->device, d->timeline, NULL);
+        if (d->cmd_pool)
+            vkDestroyCommandPool(d->device, d->cmd_pool, NULL);
+        vkDestroyDevice(d->device, NULL);
+    }
+    if (d->messenger) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy =
+            (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(d->instance, "vkDestroyDebugUtilsMessengerEXT");
+        if (destroy)
+            destroy(d->instance, d->messenger, NULL);
+    }
+    if (d->instance)
+        vkDestroyInstance(d->instance, NULL);
+    free(d);
+}
+
+kiln_result vkb_create(const char *selector, int validation, struct kb_device **out)
+{
+    struct vk_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    d->base.ops = &vk_ops;
+    kiln_result r = make_instance(d, validation);
+    if (r == KILN_OK)
+        r = pick_device(d, selector);
+    if (r < 0) {
+        vk_destroy(&d->base);
+        return r;
+    }
+    fill_caps(d);
+
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = d->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &prio,
+    };
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                            .timelineSemaphore = VK_TRUE};
+    VkDeviceCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = &f12,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &qci,
+    };
+    VkResult vr = vkCreateDevice(d->phys, &dci, NULL, &d->device);
+    if (vr != VK_SUCCESS) {
+        vk_destroy(&d->base);
+        return vk_fail(vr, __FILE__, __LINE__, "vkCreateDevice");
+    }
+    vkGetDeviceQueue(d->device, d->queue_family, 0, &d->queue);
+    VkCommandPoolCreateInfo pci = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = d->queue_family,
+    };
+    VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+    if ((vr = vkCreateCommandPool(d->device, &pci, NULL, &d->cmd_pool)) != VK_SUCCESS ||
+        (vr = vkCreateSemaphore(d->device, &sci, NULL, &d->timeline)) != VK_SUCCESS ||
+        (cai.commandPool = d->cmd_pool, vr = vkAllocateCommandBuffers(d->device, &cai, &d->xfer_cb)) != VK_SUCCESS) {
+        vk_destroy(&d->base);
+        return vk_fail(vr, __FILE__, __LINE__, "creating the queue's command pool and timeline");
+    }
+
+    vkGetPhysicalDeviceMemoryProperties(d->phys, &d->memprops);
+    const VkMemoryPropertyFlags unified = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                          VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    int mem_unified = find_memory(&d->memprops, ~0u, unified);
+    kiln_device_type t = d->base.caps.device_type;
+    d->unified = mem_unified >= 0 && (t == KILN_DEVICE_CPU || t == KILN_DEVICE_INTEGRATED_GPU);
+    d->base.caps.unified_memory = d->unified;
+    log_info("device: %s (%s), %s memory", d->base.caps.device_name, d->base.caps.driver_name,
+             d->unified ? "unified" : "separate (staged)");
+    *out = &d->base;
+    return KILN_OK;
+}
+
+kiln_result vkb_enumerate(kiln_device_info *out, uint32_t cap, uint32_t *count)
+{
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    VkInstance inst;
+    VkResult vr = vkCreateInstance(&ici, NULL, &inst);
+    if (vr == VK_ERROR_INCOMPATIBLE_DRIVER) {
+        *count = 0;
+        return KILN_OK;
+    }
+    VK_CHECK(vr, "vkCreateInstance");
+    uint32_t n = 0;
+    vkEnumeratePhysicalDevices(inst, &n, NULL);
+    VkPhysicalDevice devs[16];
+    n = KILN_MIN(n, 16u);
+    vkEnumeratePhysicalDevices(inst, &n, devs);
+    for (uint32_t i = 0; i < n && i < cap; i++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(devs[i], &p);
+        out[i] = (kiln_device_info){.type = map_type(p.deviceType),
+                                    .api_version = p.apiVersion,
+                                    .vendor_id = p.vendorID,
+                                    .device_id = p.deviceID};
+        snprintf(out[i].name, sizeof out[i].name, "%s", p.deviceName);
+    }
+    *count = n;
+    vkDestroyInstance(inst, NULL);
+    return KILN_OK;
+}
+
+/* ---- buffers ------------------------------------------------------------------- */
+
+static kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    b->base.size = size;
+    b->base.usage = usage;
+    VkBufferCreateInfo bci = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = size,
+        .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                 ((usage & KILN_BUFFER_STORAGE) ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0) |
+                 ((usage & KILN_BUFFER_UNIFORM) ? VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT : 0),
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+    };
+    VkResult vr = vkCreateBuffer(d->device, &bci, NULL, &b->buf);
+    if (vr != VK_SUCCESS) {
+        free(b);
+        return vk_fail(vr, __FILE__, __LINE__, "vkCreateBuffer");
+    }
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(d->device, b->buf, &req);
+    VkMemoryPropertyFlags want = d->unified ? (VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                               VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
+                                            : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    int type = find_memory(&d->memprops, req.memoryTypeBits, want);
+    if (type < 0) {
+        vkDestroyBuffer(d->device, b->buf, NULL);
+        free(b);
+        return KILN_RAISE(KILN_ERR_DEVICE, "no memory type fits a buffer of %llu bytes", (unsigned long long)size);
+    }
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .allocationSize = req.size,
+                                .memoryTypeIndex = (uint32_t)type};
+    vr = vkAllocateMemory(d->device, &mai, NULL, &b->mem);
+    if (vr == VK_SUCCESS)
+        vr = vkBindBufferMemory(d->device, b->buf, b->mem, 0);
+    if (vr == VK_SUCCESS && d->unified)
+        vr = vkMapMemory(d->device, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map);
+    if (vr != VK_SUCCESS) {
+        if (b->mem)
+            vkFreeMemory(d->device, b->mem, NULL);
+        vkDestroyBuffer(d->device, b->buf, NULL);
+        free(b);
+        return vk_fail(vr, __FILE__, __LINE__, "allocating buffer memory");
+    }
+    *out = &b->base;
+    return KILN_OK;
+}
+
+static void vk_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_buffer *b = (struct vk_buffer *)buf;
+    vkDestroyBuffer(d->device, b->buf, NULL);
+    vkFreeMemory(d->device, b->mem, NULL);
+    free(b);
+}
+
+static kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t timeout_ns)
+{
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                              .semaphoreCount = 1,
+                              .pSemaphores = &d->timeline,
+                              .pValues = &value};
+    VkResult vr = vkWaitSemaphores(d->device, &wi, timeout_ns);
+    if (vr == VK_TIMEOUT)
+        return KILN_RAISE(KILN_ERR_TIMEOUT, "ticket %llu not done within %llu ns", (unsigned long long)value,
+                          (unsigned long long)timeout_ns);
+    VK_CHECK(vr, "vkWaitSemaphores");
+    return KILN_OK;
+}
+
+/* Copies between a buffer and a staging buffer with one transfer submit,
+ * ordered after every earlier submit, and waits for it. */
+static kiln_result staged_copy(struct vk_device *d, struct vk_buffer *b, uint64_t off, void *host, uint64_t size,
+                               bool upload)
+{
+    const uint64_t chunk_max = 64ull << 20;
+    uint64_t chunk = KILN_MIN(size, chunk_max);
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .size = chunk,
+                              .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+    VkBuffer sbuf;
+    VK_CHECK(vkCreateBuffer(d->device, &bci, NULL, &sbuf), "vkCreateBuffer (staging)");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(d->device, sbuf, &req);
+    int type = find_memory(&d->memprops, req.memoryTypeBits,
+                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    VkDeviceMemory smem = VK_NULL_HANDLE;
+    void *map = NULL;
+    VkResult vr = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    if (type >= 0) {
+        VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                    .allocationSize = req.size,
+                                    .memoryTypeIndex = (uint32_t)type};
+        vr = vkAllocateMemory(d->device, &mai, NULL, &smem);
+        if (vr == VK_SUCCESS)
+            vr = vkBindBufferMemory(d->device, sbuf, smem, 0);
+        if (vr == VK_SUCCESS)
+            vr = vkMapMemory(d->device, smem, 0, VK_WHOLE_SIZE, 0, &map);
+    }
+    kiln_result r = vr == VK_SUCCESS ? KILN_OK : vk_fail(vr, __FILE__, __LINE__, "allocating staging memory");
+    for (uint64_t done = 0; r == KILN_OK && done < size; done += chunk) {
+        uint64_t n = KILN_MIN(chunk, size - done);
+        if (upload)
+            memcpy(map, (char *)host + done, n);
+        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+        vkBeginCommandBuffer(d->xfer_cb, &bi);
+        VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                                  .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                                   VK_ACCESS_TRANSFER_WRITE_BIT,
+                                  .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+        vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
+        VkBufferCopy region = {.srcOffset = upload ? 0 : off + done, .dstOffset = upload ? off + done : 0, .size = n};
+        vkCmdCopyBuffer(d->xfer_cb, upload ? sbuf : b->buf, upload ? b->buf : sbuf, 1, &region);
+        VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                                 .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                 .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                                  VK_ACCESS_SHADER_WRITE_BIT};
+        vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL,
+                             0, NULL);
+        vr = vkEndCommandBuffer(d->xfer_cb);
+        uint64_t value = ++d->next_ticket;
+        VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                            .signalSemaphoreValueCount = 1,
+                                            .pSignalSemaphoreValues = &value};
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .pNext = &ts,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &d->xfer_cb,
+                           .signalSemaphoreCount = 1,
+                           .pSignalSemaphores = &d->timeline};
+        if (vr == VK_SUCCESS)
+            vr = vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE);
+        if (vr != VK_SUCCESS) {
+            d->next_ticket--;
+            r = vk_fail(vr, __FILE__, __LINE__, "submitting a staging copy");
+            break;
+        }
+        r = vk_wait_value(d, value, UINT64_MAX);
+        if (r == KILN_OK && !upload)
+            memcpy((char *)host + done, map, n);
+    }
+    if (smem)
+        vkFreeMemory(d->device, smem, NULL);
+    vkDestroyBuffer(d->device, sbuf, NULL);
+    return r;
+}
+
+static kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
+                                   uint64_t size)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_buffer *b = (struct vk_buffer *)buf;
+    KILN_TRY(vk_wait_value(d, d->next_ticket, UINT64_MAX));
+    if (b->map) {
+        memcpy((char *)b->map + off, data, size);
+        return KILN_OK;
+    }
+    return staged_copy(d, b, off, (void *)data, size, true);
+}
+
+static kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data,
+                                  uint64_t size)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_buffer *b = (struct vk_buffer *)buf;
+    KILN_TRY(vk_wait_value(d, d->next_ticket, UINT64_MAX));
+    if (b->map) {
+        memcpy(data, (char *)b->map + off, size);
+        return KILN_OK;
+    }
+    return staged_copy(d, b, off, data, size, false);
+}
+
+/* ---- layouts, pipelines, binding sets ------------------------------------------- */
+
+static kiln_result vk_layout_create(struct kb_device *dev, const kiln_program_interface *iface, struct kb_layout **out)
+{
+    struct vk_device *d = vkd(dev);
+    struct kb_layout *l = calloc(1, sizeof *l);
+    if (!l)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    VkDescriptorSetLayoutBinding b[KILN_MAX_BINDINGS];
+    for (uint32_t i = 0; i < iface->binding_count; i++) {
+        bool uniform = iface->bindings[i].kind == KILN_BINDING_UNIFORM_BUFFER;
+        b[i] = (VkDescriptorSetLayoutBinding){
+            .binding = iface->bindings[i].binding,
+            .descriptorType = uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        };
+        if (uniform)
+            l->uniform_count++;
+        else
+            l->storage_count++;
+    }
+    VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = iface->binding_count,
+                                           .pBindings = b};
+    VkResult vr = vkCreateDescriptorSetLayout(d->device, &dci, NULL, &l->set_layout);
+    /* kiln's param ABI: 8 u32 words, always, whatever the program reads. */
+    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 4 * KILN_PARAM_WORDS};
+    VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                      .setLayoutCount = 1,
+                                      .pSetLayouts = &l->set_layout,
+                                      .pushConstantRangeCount = 1,
+                                      .pPushConstantRanges = &pcr};
+    if (vr == VK_SUCCESS)
+        vr = vkCreatePipelineLayout(d->device, &pci, NULL, &l->layout);
+    if (vr != VK_SUCCESS) {
+        if (l->set_layout)
+            vkDestroyDescriptorSetLayout(d->device, l->set_layout, NULL);
+        free(l);
+        return vk_fail(vr, __FILE__, __LINE__, "creating a pipeline layout");
+    }
+    *out = l;
+    return KILN_OK;
+}
+
+static void vk_layout_destroy(struct kb_device *dev, struct kb_layout *l)
+{
+    struct vk_device *d = vkd(dev);
+    vkDestroyPipelineLayout(d->device, l->layout, NULL);
+    vkDestroyDescriptorSetLayout(d->device, l->set_layout, NULL);
+    free(l);
+}
+
+static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
+                                      size_t words, struct kb_pipeline **out)
+{
+    struct vk_device *d = vkd(dev);
+    VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                     .codeSize = words * 4,
+                                     .pCode = spirv};
+    VkShaderModule mod;
+    VK_CHECK(vkCreateShaderModule(d->device, &smci, NULL, &mod), "vkCreateShaderModule");
+    VkComputePipelineCreateInfo cpci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = mod,
+                  .pName = "main"},
+        .layout = layout->layout,
+    };
+    VkPipeline pipe;
+    VkResult vr = vkCreateComputePipelines(d->device, VK_NULL_HANDLE, 1, &cpci, NULL, &pipe);
+    vkDestroyShaderModule(d->device, mod, NULL);
+    if (vr != VK_SUCCESS)
+        return vk_fail(vr, __FILE__, __LINE__, "vkCreateComputePipelines");
+    struct kb_pipeline *p = calloc(1, sizeof *p);
+    if (!p) {
+        vkDestroyPipeline(d->device, pipe, NULL);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    }
+    p->pipe = pipe;
+    *out = p;
+    return KILN_OK;
+}
+
+static void vk_pipeline_destroy(struct kb_device *dev, struct kb_pipeline *p)
+{
+    vkDestroyPipeline(vkd(dev)->device, p->pipe, NULL);
+    free(p);
+}
+
+static kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *layout, const struct kb_binding *b,
+                                     uint32_t n, struct kb_bindset **out)
+{
+    struct vk_device *d = vkd(dev);
+    struct kb_bindset *s = calloc(1, sizeof *s);
+    if (!s)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    VkDescriptorPoolSize sizes[2];
+    uint32_t ns = 0;
+    if (layout->storage_count)
+        sizes[ns++] = (VkDescriptorPoolSize){VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, layout->storage_count};
+    if (layout->uniform_count)
+        sizes[ns++] = (VkDescriptorPoolSize){VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, layout->uniform_count};
+    VkDescriptorPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                      .maxSets = 1,
+                                      .poolSizeCount = ns,
+                                      .pPoolSizes = sizes};
+    VkResult vr = vkCreateDescriptorPool(d->device, &pci, NULL, &s->pool);
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = s->pool,
+                                      .descriptorSetCount = 1,
+                                      .pSetLayouts = &layout->set_layout};
+    if (vr == VK_SUCCESS)
+        vr = vkAllocateDescriptorSets(d->device, &ai, &s->set);
+    if (vr != VK_SUCCESS) {
+        if (s->pool)
+            vkDestroyDescriptorPool(d->device, s->pool, NULL);
+        free(s);
+        return vk_fail(vr, __FILE__, __LINE__, "allocating a descriptor set");
+    }
+    VkDescriptorBufferInfo infos[KILN_MAX_BINDINGS];
+    VkWriteDescriptorSet writes[KILN_MAX_BINDINGS];
+    for (uint32_t i = 0; i < n; i++) {
+        infos[i] = (VkDescriptorBufferInfo){((struct vk_buffer *)b[i].buffer)->buf, b[i].offset, b[i].size};
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstSet = s->set,
+            .dstBinding = b[i].binding,
+            .descriptorCount = 1,
+            .descriptorType = b[i].kind == KILN_BINDING_UNIFORM_BUFFER ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                                                                       : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &infos[i],
+        };
+    }
+    vkUpdateDescriptorSets(d->device, n, writes, 0, NULL);
+    *out = s;
+    return KILN_OK;
+}
+
+static void vk_bindset_destroy(struct kb_device *dev, struct kb_bindset *s)
+{
+    vkDestroyDescriptorPool(vkd(dev)->device, s->pool, NULL);
+    free(s);
+}
+
+/* ---- commands and submits --------------------------------------------------------- */
+
+static kiln_result vk_cmd_create(struct kb_device *dev, struct kb_cmd **out)
+{
+    struct vk_device *d = vkd(dev);
+    struct kb_cmd *c = calloc(1, sizeof *c);
+    if (!c)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = d->cmd_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VkResult vr = vkAllocateCommandBuffers(d->device, &ai, &c->cb);
+    if (vr != VK_SUCCESS) {
+        free(c);
+        return vk_fail(vr, __FILE__, __LINE__, "vkAllocateCommandBuffers");
+    }
+    *out = c;
+    return KILN_OK;
+}
+
+static void vk_cmd_destroy(struct kb_device *dev, struct kb_cmd *c)
+{
+    struct vk_device *d = vkd(dev);
+    vkFreeCommandBuffers(d->device, d->cmd_pool, 1, &c->cb);
+    free(c);
+}
+
+static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_access, VkPipelineStageFlags dst,
+                    VkAccessFlags dst_access)
+{
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access,
+                          .dstAccessMask = dst_access};
+    vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+static kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const struct kb_step *steps, uint32_t n)
+{
+    (void)dev;
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
+    VK_CHECK(vkBeginCommandBuffer(c->cb, &bi), "vkBeginCommandBuffer");
+    const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    barrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rw);
+    VkPipeline bound = VK_NULL_HANDLE;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct kb_step *s = &steps[i];
+        if (s->kind == KB_STEP_BARRIER) {
+            barrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rw);
+            continue;
+        }
+        if (s->pipeline->pipe != bound) {
+            vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline->pipe);
+            bound = s->pipeline->pipe;
+        }
+        vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout->layout, 0, 1, &s->bindset->set, 0,
+                                NULL);
+        vkCmdPushConstants(c->cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof s->params, s->params);
+        vkCmdDispatch(c->cb, s->groups[0], s->groups[1], s->groups[2]);
+    }
+    barrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    VK_CHECK(vkEndCommandBuffer(c->cb), "vkEndCommandBuffer");
+    return KILN_OK;
+}
+
+static kiln_result vk_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t *ticket)
+{
+    struct vk_device *d = vkd(dev);
+    uint64_t value = d->next_ticket + 1;
+    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .signalSemaphoreValueCount = 1,
+                                        .pSignalSemaphoreValues = &value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .pNext = &ts,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &c->cb,
+                       .signalSemaphoreCount = 1,
+                       .pSignalSemaphores = &d->timeline};
+    VK_CHECK(vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
+    d->next_ticket = value;
+    *ticket = value;
+    return KILN_OK;
+}
+
+static uint64_t vk_ticket_done(struct kb_device *dev)
+{
+    struct vk_device *d = vkd(dev);
+    uint64_t v = 0;
+    if (vkGetSemaphoreCounterValue(d->device, d->timeline, &v) != VK_SUCCESS)
+        return 0;
+    return v;
+}
+
+static kiln_result vk_ticket_wait(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns)
+{
+    return vk_wait_value(vkd(dev), ticket, timeout_ns);
+}
+
+static const struct backend_ops vk_ops = {
+    .name = "vulkan",
+    .layout_follows_signature = true,
+    .destroy = vk_destroy,
+    .buffer_create = vk_buffer_create,
+    .buffer_destroy = vk_buffer_destroy,
+    .buffer_write = vk_buffer_write,
+    .buffer_read = vk_buffer_read,
+    .layout_create = vk_layout_create,
+    .layout_destroy = vk_layout_destroy,
+    .pipeline_create = vk_pipeline_create,
+    .pipeline_destroy = vk_pipeline_destroy,
+    .bindset_create = vk_bindset_create,
+    .bindset_destroy = vk_bindset_destroy,
+    .cmd_create = vk_cmd_create,
+    .cmd_destroy = vk_cmd_destroy,
+    .cmd_record = vk_cmd_record,
+    .submit = vk_submit,
+    .ticket_done = vk_ticket_done,
+    .ticket_wait = vk_ticket_wait,
+};

@@ -1,0 +1,164 @@
+/*
+ * base.c: logging, errors, environment switches, strings, time.
+ *
+ * The last error is thread-local: a call's message stays readable until the
+ * next failing call on the same thread. Log output goes to stderr, one line a
+ * message, prefixed "kiln: <level>: ".
+ */
+#define _GNU_SOURCE
+#include "base.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static _Thread_local char last_error[1024];
+
+static enum log_level parse_level(const char *v)
+{
+    if (!v || !*v)
+        return LOG_WARN;
+    if (!strcasecmp(v, "error"))
+        return LOG_ERROR;
+    if (!strcasecmp(v, "warn") || !strcasecmp(v, "warning"))
+        return LOG_WARN;
+    if (!strcasecmp(v, "info"))
+        return LOG_INFO;
+    if (!strcasecmp(v, "debug"))
+        return LOG_DEBUG;
+    fprintf(stderr, "kiln: warn: KILN_LOG=%s is not one of error, warn, info, debug; using warn\n", v);
+    return LOG_WARN;
+}
+
+enum log_level log_threshold(void)
+{
+    /* Benign race: every thread computes the same value from the same
+     * environment; the worst case is parsing it twice. */
+    static int level = -1;
+    if (level < 0)
+        level = (int)parse_level(getenv("KILN_LOG"));
+    return (enum log_level)level;
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+    static const char *names[] = {"error", "warn", "info", "debug"};
+    if (level > log_threshold())
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "kiln: %s: %s\n", names[level], line);
+}
+
+kiln_result err_raise(kiln_result code, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    log_debug("%s:%d: %s: %s", file, line, kiln_result_name(code), last_error);
+    return code;
+}
+
+void err_clear(void) { last_error[0] = 0; }
+const char *err_last(void) { return last_error; }
+
+int env_flag(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    if (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on"))
+        return 1;
+    if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off"))
+        return 0;
+    log_warn("%s=%s is not a switch (1/true/yes/on or 0/false/no/off); using %d", name, v, dflt);
+    return dflt;
+}
+
+uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 0);
+    if (*end || v[0] == '-') {
+        log_warn("%s=%s is not an unsigned number; using %llu", name, v, (unsigned long long)dflt);
+        return dflt;
+    }
+    return x;
+}
+
+char *str_dup(const char *s) { return s ? str_ndup(s, strlen(s)) : NULL; }
+
+char *str_ndup(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+bool str_icontains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (!n)
+        return true;
+    for (; *hay; hay++)
+        if (!strncasecmp(hay, needle, n))
+            return true;
+    return false;
+}
+
+bool vec_reserve(void **buf, uint32_t *cap, uint32_t need, size_t sz)
+{
+    if (need <= *cap)
+        return true;
+    uint32_t c = *cap ? *cap : 8;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(*buf, (size_t)c * sz);
+    if (!p)
+        return false;
+    *buf = p;
+    *cap = c;
+    return true;
+}
+
+uint64_t time_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *kiln_result_name(kiln_result r)
+{
+    switch (r) {
+    case KILN_OK: return "KILN_OK";
+    case KILN_ERR_INVALID: return "KILN_ERR_INVALID";
+    case KILN_ERR_HANDLE: return "KILN_ERR_HANDLE";
+    case KILN_ERR_NO_DEVICE: return "KILN_ERR_NO_DEVICE";
+    case KILN_ERR_DEVICE: return "KILN_ERR_DEVICE";
+    case KILN_ERR_NO_MEMORY: return "KILN_ERR_NO_MEMORY";
+    case KILN_ERR_COMPILE: return "KILN_ERR_COMPILE";
+    case KILN_ERR_PENDING: return "KILN_ERR_PENDING";
+    case KILN_ERR_LAYOUT: return "KILN_ERR_LAYOUT";
+    case KILN_ERR_BUSY: return "KILN_ERR_BUSY";
+    case KILN_ERR_LIMIT: return "KILN_ERR_LIMIT";
+    case KILN_ERR_TIMEOUT: return "KILN_ERR_TIMEOUT";
+    case KILN_ERR_IO: return "KILN_ERR_IO";
+    }
+    return "KILN_ERR_UNKNOWN";
+}
+
+const char *kiln_last_error(void) { return last_error; }

@@ -1,0 +1,65 @@
+/*
+ * base: what every module of kiln stands on. Logging with levels, raising
+ * errors with file and line (the message becomes the thread's last error),
+ * environment switches, and small allocation helpers.
+ *
+ * Errors: a failing function returns a negative kiln_result made by
+ * KILN_RAISE(code, fmt, ...), which logs at debug level with file:line and
+ * stores the message for kiln_last_error(). KILN_TRY(expr) forwards one.
+ */
+#ifndef KILN_BASE_H
+#define KILN_BASE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln.h"
+
+#define KILN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define KILN_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define KILN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define KILN_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+
+/* Level from KILN_LOG (error|warn|info|debug), read once; default warn. */
+enum log_level log_threshold(void);
+void log_msg(enum log_level level, const char *fmt, ...) KILN_PRINTF(2, 3);
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+/* Stores the message as the thread's last error and returns code. */
+kiln_result err_raise(kiln_result code, const char *file, int line, const char *fmt, ...) KILN_PRINTF(4, 5);
+#define KILN_RAISE(code, ...) err_raise((code), __FILE__, __LINE__, __VA_ARGS__)
+#define KILN_TRY(expr)                                                                             \
+    do {                                                                                           \
+        kiln_result try_r_ = (expr);                                                               \
+        if (try_r_ < 0)                                                                            \
+            return try_r_;                                                                         \
+    } while (0)
+void err_clear(void);
+const char *err_last(void);
+
+/* Environment switches. env_flag: 1 for 1/true/yes/on, 0 for 0/false/no/off,
+ * dflt when unset or empty; a value that is neither is warned about once. */
+int env_flag(const char *name, int dflt);
+/* Unsigned integer; dflt when unset; a malformed value is warned about. */
+uint64_t env_u64(const char *name, uint64_t dflt);
+
+/* Allocation that aborts with a message on exhaustion of host memory is not
+ * kiln's way: these return NULL and callers raise KILN_ERR_NO_MEMORY. */
+char *str_dup(const char *s);
+char *str_ndup(const char *s, size_t n);
+/* Case-insensitive substring search. */
+bool str_icontains(const char *hay, const char *needle);
+/* Grows *buf to hold at least need elements of size sz; false on failure. */
+bool vec_reserve(void **buf, uint32_t *cap, uint32_t need, size_t sz);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t time_now_ns(void);
+
+#endif

@@ -1,0 +1,127 @@
+/*
+ * pool.c: generation-checked handle pools (see pool.h for the id layout).
+ *
+ * Free slots form a singly linked list through next_free. A freed slot's
+ * generation is bumped at once, so its old id goes stale immediately; at the
+ * top generation the slot is retired instead of being linked back.
+ */
+#include "pool.h"
+
+#include <stdlib.h>
+
+void pool_init(struct pool *p, enum pool_type type, uint32_t serial)
+{
+    *p = (struct pool){.tag = ((uint32_t)type & 0xf) | ((serial & 0xff) << 4)};
+}
+
+void pool_finish(struct pool *p)
+{
+    free(p->e);
+    *p = (struct pool){0};
+}
+
+static uint64_t make_id(const struct pool *p, uint32_t slot, uint32_t gen)
+{
+    return ((uint64_t)gen << 32) | ((uint64_t)p->tag << POOL_SLOT_BITS) | slot;
+}
+
+uint64_t pool_add(struct pool *p, void *obj)
+{
+    uint32_t slot;
+    if (p->free_head) {
+        slot = p->free_head - 1;
+        p->free_head = p->e[slot].next_free;
+    } else {
+        if (p->len >= POOL_MAX_SLOTS)
+            return 0;
+        if (p->len == p->cap) {
+            uint32_t cap = p->cap ? p->cap * 2 : 16;
+            struct pool_entry *e = realloc(p->e, (size_t)cap * sizeof *e);
+            if (!e)
+                return 0;
+            p->e = e;
+            p->cap = cap;
+        }
+        slot = p->len++;
+        p->e[slot] = (struct pool_entry){.gen = 1};
+    }
+    struct pool_entry *e = &p->e[slot];
+    e->live = true;
+    e->obj = obj;
+    p->live++;
+    return make_id(p, slot, e->gen);
+}
+
+static struct pool_entry *lookup(const struct pool *p, uint64_t id)
+{
+    if (!id || ((id >> POOL_SLOT_BITS) & 0xfff) != p->tag)
+        return NULL;
+    uint32_t slot = pool_id_slot(id);
+    if (slot >= p->len)
+        return NULL;
+    struct pool_entry *e = &p->e[slot];
+    if (!e->live || e->gen != pool_id_gen(id))
+        return NULL;
+    return e;
+}
+
+void *pool_get(const struct pool *p, uint64_t id)
+{
+    struct pool_entry *e = lookup(p, id);
+    return e ? e->obj : NULL;
+}
+
+const char *pool_why(const struct pool *p, uint64_t id)
+{
+    if (!id)
+        return "null handle";
+    uint32_t tag = (uint32_t)(id >> POOL_SLOT_BITS) & 0xfff;
+    if ((tag & 0xf) != (p->tag & 0xf))
+        return "handle of another object type";
+    if (tag != p->tag)
+        return "handle of another context";
+    uint32_t slot = pool_id_slot(id);
+    if (slot >= p->len)
+        return "handle never issued";
+    if (!p->e[slot].live || p->e[slot].gen != pool_id_gen(id))
+        return "stale handle (object destroyed)";
+    return "live handle";
+}
+
+void *pool_remove(struct pool *p, uint64_t id)
+{
+    struct pool_entry *e = lookup(p, id);
+    if (!e)
+        return NULL;
+    void *obj = e->obj;
+    e->obj = NULL;
+    e->live = false;
+    p->live--;
+    if (e->gen == UINT32_MAX) {
+        p->retired++;   /* the next generation would wrap to an id already issued */
+        return obj;
+    }
+    e->gen++;
+    e->next_free = p->free_head;
+    p->free_head = (uint32_t)(e - p->e) + 1;
+    return obj;
+}
+
+void *pool_next(const struct pool *p, uint32_t *cursor, uint64_t *id)
+{
+    while (*cursor < p->len) {
+        uint32_t s = (*cursor)++;
+        if (p->e[s].live) {
+            if (id)
+                *id = make_id(p, s, p->e[s].gen);
+            return p->e[s].obj;
+        }
+    }
+    return NULL;
+}
+
+void pool_test_set_gen(struct pool *p, uint32_t slot, uint32_t gen)
+{
+    if (slot < p->len && !p->e[slot].live && gen)
+        p->e[slot].gen = gen;
+}

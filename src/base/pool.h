@@ -1,0 +1,56 @@
+/*
+ * pool: generation-checked handle pools. Every kiln object is named by a
+ * 64-bit id: bits 0-19 the slot, bits 20-31 the pool's tag (object type and
+ * a per-pool serial, so a handle of another type or, with high probability,
+ * of another context is refused), bits 32-63 the slot's generation (>= 1,
+ * so no live id is 0). Freeing a slot bumps its generation, so stale ids no
+ * longer resolve; a slot whose generation would wrap is retired for good.
+ *
+ * Not thread-safe: a pool belongs to one lock's holder (see context.h).
+ */
+#ifndef KILN_POOL_H
+#define KILN_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define POOL_SLOT_BITS 20
+#define POOL_MAX_SLOTS ((1u << POOL_SLOT_BITS) - 1)
+
+enum pool_type { POOL_CONTEXT = 1, POOL_BUFFER = 2, POOL_PROGRAM = 3, POOL_SCHEME = 4, POOL_NODE = 5 };
+
+struct pool_entry {
+    uint32_t gen;     /* current generation; the live id carries it */
+    bool live;
+    uint32_t next_free;
+    void *obj;
+};
+
+struct pool {
+    uint32_t tag;          /* 12 bits: type in the low 4, serial above */
+    struct pool_entry *e;
+    uint32_t len, cap;     /* slots used so far / allocated */
+    uint32_t free_head;    /* 1-based index of the first free slot, 0 = none */
+    uint32_t live;         /* live objects */
+    uint32_t retired;      /* slots retired at generation wrap */
+};
+
+void pool_init(struct pool *p, enum pool_type type, uint32_t serial);
+void pool_finish(struct pool *p);
+/* Stores obj and returns its id, or 0 when the pool is full or memory ran out. */
+uint64_t pool_add(struct pool *p, void *obj);
+/* The object of a live id, else NULL (null, stale, foreign or wrong type). */
+void *pool_get(const struct pool *p, uint64_t id);
+/* Why pool_get refused an id: a short phrase for messages. */
+const char *pool_why(const struct pool *p, uint64_t id);
+/* Frees a live id's slot; returns its object (NULL if the id is not live). */
+void *pool_remove(struct pool *p, uint64_t id);
+/* Iteration over live objects: start with *cursor = 0; NULL at the end. */
+void *pool_next(const struct pool *p, uint32_t *cursor, uint64_t *id);
+/* Test hook: set the generation a slot will have next. */
+void pool_test_set_gen(struct pool *p, uint32_t slot, uint32_t gen);
+
+static inline uint32_t pool_id_slot(uint64_t id) { return (uint32_t)(id & POOL_MAX_SLOTS); }
+static inline uint32_t pool_id_gen(uint64_t id) { return (uint32_t)(id >> 32); }
+
+#endif

@@ -1,0 +1,421 @@
+/*
+ * context.c: the local runtime: every public call as it runs in-process.
+ *
+ * Handles are resolved here, through the context's pools, and every refusal
+ * names the object and why (pool_why). Destroying an object another object
+ * still uses (a buffer bound by a node, a program run by a node) is
+ * KILN_ERR_BUSY: nothing is freed under a recorded scheme.
+ */
+#include "context.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "program/program.h"
+#include "scheme/scheme.h"
+
+#define GET(pool, type, what, h, out)                                                              \
+    do {                                                                                           \
+        (out) = pool_get(&c->pool, (h).id);                                                        \
+        if (!(out))                                                                                \
+            return KILN_RAISE(KILN_ERR_HANDLE, "%s 0x%016llx: %s", what, (unsigned long long)(h).id, \
+                              pool_why(&c->pool, (h).id));                                         \
+    } while (0)
+
+struct kb_device *ctx_device(struct kctx *c) { return c->dev; }
+
+/* ---- context ------------------------------------------------------------------------ */
+
+static kiln_result l_caps(struct kctx *c, kiln_caps *out)
+{
+    *out = c->dev->caps;
+    return KILN_OK;
+}
+
+static kiln_result l_wait_idle(struct kctx *c)
+{
+    return c->last_ticket ? kb_ticket_wait(c->dev, c->last_ticket, UINT64_MAX) : KILN_OK;
+}
+
+static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
+{
+    c->stats.buffers = c->buffers.live;
+    c->stats.programs = c->programs.live;
+    c->stats.schemes = c->schemes.live;
+    c->stats.nodes = c->nodes.live;
+    c->stats.validation_errors = atomic_load(&c->dev->validation_errors);
+    c->stats.validation_warnings = atomic_load(&c->dev->validation_warnings);
+    *out = c->stats;
+    return KILN_OK;
+}
+
+/* ---- buffers ------------------------------------------------------------------------ */
+
+static kiln_result l_buffer_create(struct kctx *c, const kiln_buffer_desc *d, kiln_buffer *out)
+{
+    if (!d->size)
+        return KILN_RAISE(KILN_ERR_INVALID, "buffer desc: size is 0; a buffer holds at least 1 byte");
+    uint32_t usage = d->usage ? d->usage : KILN_BUFFER_STORAGE;
+    if (usage & ~(uint32_t)(KILN_BUFFER_STORAGE | KILN_BUFFER_UNIFORM))
+        return KILN_RAISE(KILN_ERR_INVALID, "buffer desc: unknown usage bits 0x%x", usage);
+    struct kb_buffer *b;
+    KILN_TRY(kb_buffer_create(c->dev, d->size, usage, &b));
+    snprintf(b->label, sizeof b->label, "%s", d->label ? d->label : "buffer");
+    b->id = pool_add(&c->buffers, b);
+    if (!b->id) {
+        kb_buffer_destroy(c->dev, b);
+        return KILN_RAISE(KILN_ERR_LIMIT, "no buffer handles left");
+    }
+    out->id = b->id;
+    return KILN_OK;
+}
+
+static kiln_result l_buffer_destroy(struct kctx *c, kiln_buffer h)
+{
+    struct kb_buffer *b;
+    GET(buffers, struct kb_buffer, "buffer", h, b);
+    if (b->bind_refs)
+        return KILN_RAISE(KILN_ERR_BUSY, "buffer '%s' is bound by %u node%s; remove them first", b->label, b->bind_refs,
+                          b->bind_refs == 1 ? "" : "s");
+    KILN_TRY(l_wait_idle(c));
+    pool_remove(&c->buffers, h.id);
+    kb_buffer_destroy(c->dev, b);
+    return KILN_OK;
+}
+
+static kiln_result check_range(const struct kb_buffer *b, uint64_t off, const void *data, uint64_t size)
+{
+    if (!data && size)
+        return KILN_RAISE(KILN_ERR_INVALID, "buffer '%s': data pointer is NULL", b->label);
+    if (off > b->size || size > b->size - off)
+        return KILN_RAISE(KILN_ERR_INVALID, "buffer '%s': range [%llu, +%llu) runs past its %llu bytes", b->label,
+                          (unsigned long long)off, (unsigned long long)size, (unsigned long long)b->size);
+    return KILN_OK;
+}
+
+static kiln_result l_buffer_upload(struct kctx *c, kiln_buffer h, uint64_t off, const void *data, uint64_t size)
+{
+    struct kb_buffer *b;
+    GET(buffers, struct kb_buffer, "buffer", h, b);
+    KILN_TRY(check_range(b, off, data, size));
+    return size ? kb_buffer_write(c->dev, b, off, data, size) : KILN_OK;
+}
+
+static kiln_result l_buffer_readback(struct kctx *c, kiln_buffer h, uint64_t off, void *data, uint64_t size)
+{
+    struct kb_buffer *b;
+    GET(buffers, struct kb_buffer, "buffer", h, b);
+    KILN_TRY(check_range(b, off, data, size));
+    return size ? kb_buffer_read(c->dev, b, off, data, size) : KILN_OK;
+}
+
+/* ---- programs ----------------------------------------------------------------------- */
+
+static kiln_result l_program_create(struct kctx *c, const kiln_program_desc *d, kiln_program *out)
+{
+    struct prog *p;
+    KILN_TRY(prog_create(c->dev, d, &p));
+    p->id = pool_add(&c->programs, p);
+    if (!p->id) {
+        prog_destroy(c->dev, p);
+        return KILN_RAISE(KILN_ERR_LIMIT, "no program handles left");
+    }
+    if (p->state == KILN_PROGRAM_READY) {
+        c->stats.programs_compiled++;
+        c->stats.pipelines_created++;
+    } else {
+        c->stats.programs_failed++;
+    }
+    out->id = p->id;
+    return KILN_OK;
+}
+
+static kiln_result l_program_destroy(struct kctx *c, kiln_program h)
+{
+    struct prog *p;
+    GET(programs, struct prog, "program", h, p);
+    if (p->node_refs)
+        return KILN_RAISE(KILN_ERR_BUSY, "program %s is run by %u node%s; remove them or set another program first",
+                          p->src.name, p->node_refs, p->node_refs == 1 ? "" : "s");
+    KILN_TRY(l_wait_idle(c));
+    pool_remove(&c->programs, h.id);
+    prog_destroy(c->dev, p);
+    return KILN_OK;
+}
+
+static kiln_result l_program_status(struct kctx *c, kiln_program h, kiln_program_state *out)
+{
+    struct prog *p;
+    GET(programs, struct prog, "program", h, p);
+    *out = p->state;
+    return KILN_OK;
+}
+
+static kiln_result failed(const struct prog *p)
+{
+    char first[512];
+    prog_log_first_error(p->out.log, first, sizeof first);
+    return KILN_RAISE(KILN_ERR_COMPILE, "program %s failed to compile: %s", p->src.name, first);
+}
+
+static kiln_result l_program_wait(struct kctx *c, kiln_program h)
+{
+    struct prog *p;
+    GET(programs, struct prog, "program", h, p);
+    /* Compiles finish inside kiln_program_create for now, so nothing here
+     * is ever pending. */
+    return p->state == KILN_PROGRAM_FAILED ? failed(p) : KILN_OK;
+}
+
+static kiln_result l_program_log(struct kctx *c, kiln_program h, char *buf, size_t cap, size_t *len)
+{
+    struct prog *p;
+    GET(programs, struct prog, "program", h, p);
+    const char *log = p->out.log ? p->out.log : "";
+    if (buf && cap)
+        snprintf(buf, cap, "%s", log);
+    if (len)
+        *len = strlen(log);
+    return KILN_OK;
+}
+
+static kiln_result l_program_interface(struct kctx *c, kiln_program h, kiln_program_interface *out)
+{
+    struct prog *p;
+    GET(programs, struct prog, "program", h, p);
+    if (p->state == KILN_PROGRAM_FAILED)
+        return failed(p);
+    if (p->state == KILN_PROGRAM_PENDING)
+        return KILN_RAISE(KILN_ERR_PENDING, "program %s is still compiling", p->src.name);
+    *out = p->out.iface;
+    return KILN_OK;
+}
+
+/* ---- schemes and nodes ------------------------------------------------------------------ */
+
+static kiln_result l_scheme_create(struct kctx *c, const kiln_scheme_desc *d, kiln_scheme *out)
+{
+    struct scheme *s;
+    KILN_TRY(scheme_create(c->dev, d->label, &s));
+    s->id = pool_add(&c->schemes, s);
+    if (!s->id) {
+        scheme_destroy(s);
+        return KILN_RAISE(KILN_ERR_LIMIT, "no scheme handles left");
+    }
+    out->id = s->id;
+    return KILN_OK;
+}
+
+static void scheme_account(struct kctx *c, struct scheme *s)
+{
+    c->records_full += s->stats.records_full;
+    c->records_params += s->stats.records_params;
+    c->replays += s->stats.replays;
+}
+
+static kiln_result l_scheme_destroy(struct kctx *c, kiln_scheme h)
+{
+    struct scheme *s;
+    GET(schemes, struct scheme, "scheme", h, s);
+    for (uint32_t i = 0; i < s->node_count; i++)
+        pool_remove(&c->nodes, s->nodes[i]->id);
+    pool_remove(&c->schemes, h.id);
+    scheme_account(c, s);
+    scheme_destroy(s);
+    return KILN_OK;
+}
+
+static kiln_result l_scheme_add_node(struct kctx *c, kiln_scheme h, const kiln_node_desc *d, kiln_node *out)
+{
+    struct scheme *s;
+    GET(schemes, struct scheme, "scheme", h, s);
+    struct node_init init = {.binding_count = d->binding_count, .label = d->label};
+    GET(programs, struct prog, "node desc: program", d->program, init.prog);
+    if (d->binding_count > KILN_MAX_BINDINGS)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u bindings, at most %d", d->binding_count, KILN_MAX_BINDINGS);
+    if (d->binding_count && !d->bindings)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: binding_count is %u but bindings is NULL", d->binding_count);
+    for (uint32_t i = 0; i < d->binding_count; i++) {
+        struct kb_buffer *b = pool_get(&c->buffers, d->bindings[i].buffer.id);
+        if (!b)
+            return KILN_RAISE(KILN_ERR_HANDLE, "node desc: binding %u: buffer 0x%016llx: %s", d->bindings[i].binding,
+                              (unsigned long long)d->bindings[i].buffer.id, pool_why(&c->buffers, d->bindings[i].buffer.id));
+        uint64_t off = d->bindings[i].offset;
+        uint64_t size = d->bindings[i].size ? d->bindings[i].size : (off < b->size ? b->size - off : 0);
+        init.bindings[i] = (struct node_binding){d->bindings[i].binding, b, off, size, 0, 0};
+    }
+    memcpy(init.groups, d->groups, sizeof init.groups);
+    memcpy(init.params, d->params, sizeof init.params);
+    struct node *n;
+    KILN_TRY(scheme_node_add(s, &init, &n));
+    n->id = pool_add(&c->nodes, n);
+    if (!n->id) {
+        scheme_node_remove(n);
+        return KILN_RAISE(KILN_ERR_LIMIT, "no node handles left");
+    }
+    out->id = n->id;
+    return KILN_OK;
+}
+
+static kiln_result l_scheme_submit(struct kctx *c, kiln_scheme h, kiln_ticket *out)
+{
+    struct scheme *s;
+    GET(schemes, struct scheme, "scheme", h, s);
+    uint64_t t;
+    KILN_TRY(scheme_submit(s, &t));
+    c->last_ticket = t;
+    c->stats.submits++;
+    if (out)
+        out->value = t;
+    return KILN_OK;
+}
+
+static kiln_result l_scheme_stats(struct kctx *c, kiln_scheme h, kiln_scheme_stats *out)
+{
+    struct scheme *s;
+    GET(schemes, struct scheme, "scheme", h, s);
+    *out = s->stats;
+    return KILN_OK;
+}
+
+static kiln_result l_node_remove(struct kctx *c, kiln_node h)
+{
+    struct node *n;
+    GET(nodes, struct node, "node", h, n);
+    pool_remove(&c->nodes, h.id);
+    scheme_node_remove(n);
+    return KILN_OK;
+}
+
+static kiln_result l_node_set_param(struct kctx *c, kiln_node h, uint32_t slot, uint32_t word)
+{
+    struct node *n;
+    GET(nodes, struct node, "node", h, n);
+    return node_set_param(n, slot, word);
+}
+
+static kiln_result l_node_set_program(struct kctx *c, kiln_node h, kiln_program ph)
+{
+    struct node *n;
+    struct prog *p;
+    GET(nodes, struct node, "node", h, n);
+    GET(programs, struct prog, "program", ph, p);
+    return node_set_program(n, p);
+}
+
+static kiln_result l_node_get_params(struct kctx *c, kiln_node h, uint32_t out[KILN_PARAM_WORDS])
+{
+    struct node *n;
+    GET(nodes, struct node, "node", h, n);
+    memcpy(out, n->params, sizeof n->params);
+    return KILN_OK;
+}
+
+static kiln_result l_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout_ns)
+{
+    if (t.value > c->last_ticket)
+        return KILN_RAISE(KILN_ERR_INVALID, "ticket %llu was never issued by this context (newest: %llu)",
+                          (unsigned long long)t.value, (unsigned long long)c->last_ticket);
+    return t.value ? kb_ticket_wait(c->dev, t.value, timeout_ns) : KILN_OK;
+}
+
+/* ---- create and destroy -------------------------------------------------------------------- */
+
+static void l_destroy(struct kctx *c)
+{
+    if (c->dev) {
+        (void)l_wait_idle(c);
+        uint32_t cur = 0;
+        uint64_t id;
+        struct scheme *s;
+        while ((s = pool_next(&c->schemes, &cur, &id)))
+            (void)l_scheme_destroy(c, (kiln_scheme){id});
+        cur = 0;
+        struct prog *p;
+        while ((p = pool_next(&c->programs, &cur, &id))) {
+            pool_remove(&c->programs, id);
+            prog_destroy(c->dev, p);
+        }
+        cur = 0;
+        struct kb_buffer *b;
+        while ((b = pool_next(&c->buffers, &cur, &id))) {
+            pool_remove(&c->buffers, id);
+            kb_buffer_destroy(c->dev, b);
+        }
+        uint64_t verr = atomic_load(&c->dev->validation_errors);
+        log_info("context closed: %llu submits (%llu full records, %llu params-only records, %llu replays); "
+                 "programs: %llu compiled, %llu failed; validation: %s, %llu errors",
+                 (unsigned long long)c->stats.submits, (unsigned long long)c->records_full,
+                 (unsigned long long)c->records_params, (unsigned long long)c->replays,
+                 (unsigned long long)c->stats.programs_compiled, (unsigned long long)c->stats.programs_failed,
+                 c->dev->caps.validation ? "on" : "off", (unsigned long long)verr);
+        kb_destroy(c->dev);
+    }
+    pool_finish(&c->buffers);
+    pool_finish(&c->programs);
+    pool_finish(&c->schemes);
+    pool_finish(&c->nodes);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+const struct rt_ops ctx_local_ops = {
+    .caps = l_caps,
+    .wait_idle = l_wait_idle,
+    .stats = l_stats,
+    .buffer_create = l_buffer_create,
+    .buffer_destroy = l_buffer_destroy,
+    .buffer_upload = l_buffer_upload,
+    .buffer_readback = l_buffer_readback,
+    .program_create = l_program_create,
+    .program_destroy = l_program_destroy,
+    .program_status = l_program_status,
+    .program_wait = l_program_wait,
+    .program_log = l_program_log,
+    .program_interface = l_program_interface,
+    .scheme_create = l_scheme_create,
+    .scheme_destroy = l_scheme_destroy,
+    .scheme_add_node = l_scheme_add_node,
+    .scheme_submit = l_scheme_submit,
+    .scheme_stats = l_scheme_stats,
+    .node_remove = l_node_remove,
+    .node_set_param = l_node_set_param,
+    .node_set_program = l_node_set_program,
+    .node_get_params = l_node_get_params,
+    .ticket_wait = l_ticket_wait,
+    .destroy = l_destroy,
+};
+
+kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
+{
+    struct kctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    c->ops = &ctx_local_ops;
+    c->serial = serial;
+    pthread_mutex_init(&c->lock, NULL);
+    pool_init(&c->buffers, POOL_BUFFER, serial);
+    pool_init(&c->programs, POOL_PROGRAM, serial);
+    pool_init(&c->schemes, POOL_SCHEME, serial);
+    pool_init(&c->nodes, POOL_NODE, serial);
+    kiln_result r;
+    if (desc->backend == KILN_BACKEND_MOCK) {
+        r = mockb_create(&c->dev);
+    } else if (desc->backend == KILN_BACKEND_DEFAULT || desc->backend == KILN_BACKEND_VULKAN) {
+        const char *sel = getenv("KILN_DEVICE");
+        if (!sel || !*sel)
+            sel = desc->device;
+        int validation = desc->validation > 0 ? 1 : desc->validation < 0 ? 0 : env_flag("KILN_VALIDATION", 0);
+        r = vkb_create(sel, validation, &c->dev);
+    } else {
+        r = KILN_RAISE(KILN_ERR_INVALID, "context desc: unknown backend %d", (int)desc->backend);
+    }
+    if (r < 0) {
+        c->dev = NULL;
+        l_destroy(c);
+        return r;
+    }
+    *out = c;
+    return KILN_OK;
+}

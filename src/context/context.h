@@ -1,0 +1,73 @@
+/*
+ * context: the local runtime. A context owns one backend device and every
+ * object made on it (buffers, programs, schemes, nodes), each named by a
+ * handle from the context's pools.
+ *
+ * struct rt_ops is the runtime's call table: one entry per public call,
+ * taking plain data and handles. api/ dispatches every public call through
+ * it; ctx_local_ops runs them here, and a remote client will implement the
+ * same table by encoding each call as a record.
+ *
+ * Locking: api/ holds ctx->lock around every call into the table, so the
+ * functions here run one at a time per context. Lock order: the api's
+ * context-pool lock, then ctx->lock.
+ */
+#ifndef KILN_CONTEXT_H
+#define KILN_CONTEXT_H
+
+#include <pthread.h>
+
+#include "backend/backend.h"
+#include "base/base.h"
+#include "base/pool.h"
+
+struct kctx;
+
+struct rt_ops {
+    kiln_result (*caps)(struct kctx *c, kiln_caps *out);
+    kiln_result (*wait_idle)(struct kctx *c);
+    kiln_result (*stats)(struct kctx *c, kiln_context_stats *out);
+    kiln_result (*buffer_create)(struct kctx *c, const kiln_buffer_desc *d, kiln_buffer *out);
+    kiln_result (*buffer_destroy)(struct kctx *c, kiln_buffer b);
+    kiln_result (*buffer_upload)(struct kctx *c, kiln_buffer b, uint64_t off, const void *data, uint64_t size);
+    kiln_result (*buffer_readback)(struct kctx *c, kiln_buffer b, uint64_t off, void *data, uint64_t size);
+    kiln_result (*program_create)(struct kctx *c, const kiln_program_desc *d, kiln_program *out);
+    kiln_result (*program_destroy)(struct kctx *c, kiln_program p);
+    kiln_result (*program_status)(struct kctx *c, kiln_program p, kiln_program_state *out);
+    kiln_result (*program_wait)(struct kctx *c, kiln_program p);
+    kiln_result (*program_log)(struct kctx *c, kiln_program p, char *buf, size_t cap, size_t *len);
+    kiln_result (*program_interface)(struct kctx *c, kiln_program p, kiln_program_interface *out);
+    kiln_result (*scheme_create)(struct kctx *c, const kiln_scheme_desc *d, kiln_scheme *out);
+    kiln_result (*scheme_destroy)(struct kctx *c, kiln_scheme s);
+    kiln_result (*scheme_add_node)(struct kctx *c, kiln_scheme s, const kiln_node_desc *d, kiln_node *out);
+    kiln_result (*scheme_submit)(struct kctx *c, kiln_scheme s, kiln_ticket *out);
+    kiln_result (*scheme_stats)(struct kctx *c, kiln_scheme s, kiln_scheme_stats *out);
+    kiln_result (*node_remove)(struct kctx *c, kiln_node n);
+    kiln_result (*node_set_param)(struct kctx *c, kiln_node n, uint32_t slot, uint32_t word);
+    kiln_result (*node_set_program)(struct kctx *c, kiln_node n, kiln_program p);
+    kiln_result (*node_get_params)(struct kctx *c, kiln_node n, uint32_t out[KILN_PARAM_WORDS]);
+    kiln_result (*ticket_wait)(struct kctx *c, kiln_ticket t, uint64_t timeout_ns);
+    void (*destroy)(struct kctx *c);
+};
+
+struct kctx {
+    const struct rt_ops *ops;
+    pthread_mutex_t lock;       /* serializes calls on this context (taken by api/) */
+    uint32_t serial;            /* tags this context's handles */
+    /* Below: touched only with lock held. */
+    struct kb_device *dev;
+    struct pool buffers, programs, schemes, nodes;
+    uint64_t last_ticket;       /* the newest ticket issued */
+    kiln_context_stats stats;
+    uint64_t records_full, records_params, replays;   /* over every scheme, for the close line */
+};
+
+extern const struct rt_ops ctx_local_ops;
+
+/* Makes a local context on the device the desc and KILN_DEVICE choose. */
+KILN_NODISCARD kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out);
+
+/* The device of a context, for kiln's own tests and tools. */
+struct kb_device *ctx_device(struct kctx *c);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * object.c: the program object: compile, then the backend layout and
+ * pipeline. A failure anywhere after the desc was accepted leaves the
+ * program FAILED with the reason in its log, so the caller reads one story.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "program.h"
+
+static void fail_with(struct prog *p, const char *what)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s: error: %s: %s\n", p->src.name, what, kiln_last_error());
+    free(p->out.log);
+    p->out.log = str_dup(buf);
+    p->state = KILN_PROGRAM_FAILED;
+}
+
+kiln_result prog_create(struct kb_device *dev, const kiln_program_desc *desc, struct prog **out)
+{
+    struct prog *p = calloc(1, sizeof *p);
+    if (!p)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    kiln_result r = prog_source_init(&p->src, desc);
+    if (r < 0) {
+        free(p);
+        return r;
+    }
+    p->state = KILN_PROGRAM_PENDING;
+    r = prog_compile(&p->src, &p->out);
+    if (r == KILN_ERR_NO_MEMORY && !p->out.log) {
+        prog_destroy(dev, p);
+        return r;
+    }
+    if (r < 0) {
+        p->state = KILN_PROGRAM_FAILED;
+        log_info("program %s failed to compile", p->src.name);
+    } else if (kb_layout_create(dev, &p->out.iface, &p->layout) < 0) {
+        fail_with(p, "the device refused its pipeline layout");
+    } else if (kb_pipeline_create(dev, p->layout, p->out.spirv, p->out.words, &p->pipeline) < 0) {
+        fail_with(p, "the device refused its pipeline");
+    } else {
+        p->state = KILN_PROGRAM_READY;
+    }
+    err_clear();
+    *out = p;
+    return KILN_OK;
+}
+
+void prog_destroy(struct kb_device *dev, struct prog *p)
+{
+    if (p->pipeline)
+        kb_pipeline_destroy(dev, p->pipeline);
+    if (p->layout)
+        kb_layout_destroy(dev, p->layout);
+    prog_output_finish(&p->out);
+    prog_source_finish(&p->src);
+    free(p);
+}

@@ -1,0 +1,421 @@
+/*
+ * program.c: provenance, the param prelude, and the shaderc compile.
+ *
+ * shaderc is used through its C API. One shaderc compiler object per compile
+ * keeps compiles independent, so later compile workers need no lock here.
+ * #include "x" is resolved against the including file's folder first, then
+ * the program's include folders in order; #include <x> only against the
+ * include folders.
+ */
+#define _GNU_SOURCE
+#include "program.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <shaderc/shaderc.h>
+
+static bool is_ident(const char *s)
+{
+    if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return false;
+    return true;
+}
+
+kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d)
+{
+    *src = (struct prog_source){0};
+    if (!d)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc is NULL");
+    if (!d->source)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: source is NULL");
+    const char *entry = d->entry ? d->entry : "main";
+    if (!is_ident(entry) || strlen(entry) >= 64)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: entry '%s' is not a GLSL identifier of under 64 characters",
+                          entry);
+    if (d->define_count > KILN_MAX_DEFINES)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u defines, at most %d", d->define_count,
+                          KILN_MAX_DEFINES);
+    if (d->define_count && !d->defines)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: define_count is %u but defines is NULL", d->define_count);
+    for (uint32_t i = 0; i < d->define_count; i++)
+        if (!is_ident(d->defines[i].name))
+            return KILN_RAISE(KILN_ERR_INVALID, "program desc: define %u name '%s' is not an identifier", i,
+                              d->defines[i].name ? d->defines[i].name : "(null)");
+    if (d->include_dir_count > KILN_MAX_INCLUDE_DIRS)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u include folders, at most %d", d->include_dir_count,
+                          KILN_MAX_INCLUDE_DIRS);
+    if (d->include_dir_count && !d->include_dirs)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: include_dir_count is %u but include_dirs is NULL",
+                          d->include_dir_count);
+    for (uint32_t i = 0; i < d->include_dir_count; i++)
+        if (!d->include_dirs[i])
+            return KILN_RAISE(KILN_ERR_INVALID, "program desc: include folder %u is NULL", i);
+
+    size_t len = d->source_len ? d->source_len : strlen(d->source);
+    if (memchr(d->source, 0, len))
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: source holds a NUL byte within source_len");
+    src->source = str_ndup(d->source, len);
+    src->source_len = len;
+    src->name = str_dup(d->name ? d->name : "program.comp");
+    src->entry = str_dup(entry);
+    src->optimize = d->optimize < 0 ? -1 : 1;
+    src->defines = calloc(d->define_count + 1, sizeof *src->defines);
+    src->include_dirs = calloc(d->include_dir_count + 1, sizeof *src->include_dirs);
+    bool ok = src->source && src->name && src->entry && src->defines && src->include_dirs;
+    for (uint32_t i = 0; ok && i < d->define_count; i++) {
+        src->defines[i].name = str_dup(d->defines[i].name);
+        src->defines[i].value = str_dup(d->defines[i].value ? d->defines[i].value : "1");
+        src->define_count = i + 1;
+        ok = src->defines[i].name && src->defines[i].value;
+    }
+    for (uint32_t i = 0; ok && i < d->include_dir_count; i++) {
+        src->include_dirs[i] = str_dup(d->include_dirs[i]);
+        src->include_dir_count = i + 1;
+        ok = src->include_dirs[i] != NULL;
+    }
+    if (!ok) {
+        prog_source_finish(src);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory copying a program desc");
+    }
+    return KILN_OK;
+}
+
+void prog_source_finish(struct prog_source *src)
+{
+    free(src->source);
+    free(src->name);
+    free(src->entry);
+    for (uint32_t i = 0; i < src->define_count; i++) {
+        free(src->defines[i].name);
+        free(src->defines[i].value);
+    }
+    free(src->defines);
+    for (uint32_t i = 0; i < src->include_dir_count; i++)
+        free(src->include_dirs[i]);
+    free(src->include_dirs);
+    *src = (struct prog_source){0};
+}
+
+/* ---- the prelude ---------------------------------------------------------- */
+
+struct strbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+};
+
+static void sb_put(struct strbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void sb_printf(struct strbuf *b, const char *fmt, ...) KILN_PRINTF(2, 3);
+static void sb_printf(struct strbuf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    sb_put(b, tmp, (size_t)KILN_MIN(n, (int)sizeof tmp - 1));
+}
+
+/* Length of the header the prelude goes after: blank lines, comments and
+ * #version/#extension/#pragma lines at the top. *lines receives how many
+ * lines it spans and *has_version whether it declares #version. */
+static size_t header_len(const char *s, size_t len, unsigned *lines, bool *has_version)
+{
+    size_t pos = 0, end = 0;
+    unsigned n = 0, end_lines = 0;
+    bool in_comment = false;
+    *has_version = false;
+    while (pos < len) {
+        const char *nl = memchr(s + pos, '\n', len - pos);
+        size_t next = nl ? (size_t)(nl - s) + 1 : len;
+        const char *l = s + pos, *le = s + next;
+        while (l < le && (*l == ' ' || *l == '\t' || *l == '\r'))
+            l++;
+        bool header = false;
+        if (in_comment) {
+            header = true;
+        } else if (l >= le || *l == '\n' || (le - l >= 2 && l[0] == '/' && l[1] == '/')) {
+            header = true;
+        } else if (le - l >= 2 && l[0] == '/' && l[1] == '*') {
+            header = true;
+            in_comment = true;
+            l += 2;
+        } else if (*l == '#') {
+            const char *d = l + 1;
+            while (d < le && (*d == ' ' || *d == '\t'))
+                d++;
+            size_t rest = (size_t)(le - d);
+            if (rest >= 7 && !strncmp(d, "version", 7)) {
+                header = true;
+                *has_version = true;
+            } else if ((rest >= 9 && !strncmp(d, "extension", 9)) || (rest >= 6 && !strncmp(d, "pragma", 6)))
+                header = true;
+        }
+        if (!header)
+            break;
+        if (in_comment) {
+            for (const char *c = l; c + 1 < le; c++)
+                if (c[0] == '*' && c[1] == '/') {
+                    in_comment = false;
+                    break;
+                }
+        }
+        pos = next;
+        n++;
+        if (!in_comment) {
+            end = pos;
+            end_lines = n;
+        }
+    }
+    *lines = end_lines;
+    return end;
+}
+
+char *prog_preprocess(const struct prog_source *src, size_t *len)
+{
+    struct strbuf b = {0};
+    unsigned lines;
+    bool has_version;
+    size_t head = header_len(src->source, src->source_len, &lines, &has_version);
+    char entry_uc[64];
+    size_t i = 0;
+    for (; src->entry[i] && i < sizeof entry_uc - 1; i++)
+        entry_uc[i] = (char)toupper((unsigned char)src->entry[i]);
+    entry_uc[i] = 0;
+
+    if (!has_version)
+        sb_put(&b, "#version 450\n", 13);
+    sb_put(&b, src->source, head);
+    if (head && src->source[head - 1] != '\n')
+        sb_put(&b, "\n", 1);
+    static const char block[] = "layout(push_constant) uniform kiln_params_block {\n"
+                                "    uint uw0; uint uw1; uint uw2; uint uw3; uint uw4; uint uw5; uint uw6; uint uw7;\n"
+                                "} kiln_pc;\n";
+    sb_put(&b, block, sizeof block - 1);
+    for (int n = 0; n < KILN_PARAM_WORDS; n++)
+        sb_printf(&b, "#ifndef KILN_SPEC_%s_UW%d\n#define KILN_SPEC_%s_UW%d kiln_pc.uw%d\n#endif\n", entry_uc, n,
+                  entry_uc, n, n);
+    sb_printf(&b, "#define kiln_param(n) KILN_SPEC_%s_UW##n\n", entry_uc);
+    sb_put(&b, "#define kiln_paramf(n) uintBitsToFloat(kiln_param(n))\n", 54);
+    sb_put(&b, "#define kiln_parami(n) int(kiln_param(n))\n", 42);
+    if (strcmp(src->entry, "main"))
+        sb_printf(&b, "#define %s main\n", src->entry);
+    sb_printf(&b, "#line %u\n", lines + 1);
+    sb_put(&b, src->source + head, src->source_len - head);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.len;
+    return b.p;
+}
+
+/* ---- includes --------------------------------------------------------------- */
+
+struct includer {
+    const struct prog_source *src;
+};
+
+struct include_result {
+    shaderc_include_result r;
+    char *name;
+    char *content;
+};
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct strbuf b = {0};
+    char tmp[8192];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        sb_put(&b, tmp, n);
+    bool err = ferror(f);
+    fclose(f);
+    if (err || b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    if (!b.p)
+        b.p = str_dup("");
+    *len = b.len;
+    return b.p;
+}
+
+static shaderc_include_result *include_resolve(void *ud, const char *req, int type, const char *from, size_t depth)
+{
+    struct includer *inc = ud;
+    struct include_result *res = calloc(1, sizeof *res);
+    if (!res)
+        return NULL;
+    (void)depth;
+    char path[PATH_MAX];
+    size_t len = 0;
+    char *content = NULL;
+    if (type == shaderc_include_type_relative) {
+        const char *slash = strrchr(from, '/');
+        int dir = slash ? (int)(slash - from) : 0;
+        if (slash)
+            snprintf(path, sizeof path, "%.*s/%s", dir, from, req);
+        else
+            snprintf(path, sizeof path, "%s", req);
+        content = read_file(path, &len);
+    }
+    for (uint32_t i = 0; !content && i < inc->src->include_dir_count; i++) {
+        snprintf(path, sizeof path, "%s/%s", inc->src->include_dirs[i], req);
+        content = read_file(path, &len);
+    }
+    if (content) {
+        res->name = str_dup(path);
+        res->content = content;
+        res->r.content_length = len;
+    } else {
+        /* shaderc reports an empty source_name as "cannot find or open". */
+        char msg[PATH_MAX + 64];
+        snprintf(msg, sizeof msg, "cannot open include '%s' (searched %s%u include folder%s)", req,
+                 type == shaderc_include_type_relative ? "the including file's folder and " : "",
+                 inc->src->include_dir_count, inc->src->include_dir_count == 1 ? "" : "s");
+        res->name = str_dup("");
+        res->content = str_dup(msg);
+        res->r.content_length = res->content ? strlen(res->content) : 0;
+    }
+    res->r.source_name = res->name ? res->name : "";
+    res->r.source_name_length = res->name ? strlen(res->name) : 0;
+    res->r.content = res->content ? res->content : "";
+    res->r.user_data = res;
+    return &res->r;
+}
+
+static void include_release(void *ud, shaderc_include_result *r)
+{
+    (void)ud;
+    struct include_result *res = r->user_data;
+    free(res->name);
+    free(res->content);
+    free(res);
+}
+
+/* ---- compile ----------------------------------------------------------------- */
+
+kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
+{
+    *out = (struct prog_output){0};
+    uint64_t t0 = time_now_ns();
+    size_t len;
+    char *text = prog_preprocess(src, &len);
+    shaderc_compiler_t compiler = shaderc_compiler_initialize();
+    shaderc_compile_options_t opts = shaderc_compile_options_initialize();
+    if (!text || !compiler || !opts) {
+        free(text);
+        shaderc_compile_options_release(opts);
+        shaderc_compiler_release(compiler);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory starting a compile of %s", src->name);
+    }
+    shaderc_compile_options_set_source_language(opts, shaderc_source_language_glsl);
+    shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
+    shaderc_compile_options_set_optimization_level(
+        opts, src->optimize > 0 ? shaderc_optimization_level_performance : shaderc_optimization_level_zero);
+    for (uint32_t i = 0; i < src->define_count; i++)
+        shaderc_compile_options_add_macro_definition(opts, src->defines[i].name, strlen(src->defines[i].name),
+                                                     src->defines[i].value, strlen(src->defines[i].value));
+    struct includer inc = {.src = src};
+    shaderc_compile_options_set_include_callbacks(opts, include_resolve, include_release, &inc);
+
+    shaderc_compilation_result_t res =
+        shaderc_compile_into_spv(compiler, text, len, shaderc_compute_shader, src->name, "main", opts);
+    free(text);
+    kiln_result r = KILN_OK;
+    const char *msg = res ? shaderc_result_get_error_message(res) : "shaderc returned no result";
+    out->log = str_dup(msg ? msg : "");
+    if (!res || shaderc_result_get_compilation_status(res) != shaderc_compilation_status_success) {
+        char first[256];
+        prog_log_first_error(out->log, first, sizeof first);
+        r = KILN_RAISE(KILN_ERR_COMPILE, "%s failed to compile: %s", src->name, first);
+    } else {
+        size_t bytes = shaderc_result_get_length(res);
+        out->words = bytes / 4;
+        out->spirv = malloc(bytes ? bytes : 4);
+        if (!out->spirv) {
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory keeping the SPIR-V of %s", src->name);
+        } else {
+            memcpy(out->spirv, shaderc_result_get_bytes(res), bytes);
+            r = prog_reflect(out->spirv, out->words, &out->iface);
+            if (r < 0) {
+                /* An interface kiln cannot bind is a failure of this program. */
+                char buf[1024];
+                snprintf(buf, sizeof buf, "%s: error: %s\n", src->name, kiln_last_error());
+                free(out->log);
+                out->log = str_dup(buf);
+                free(out->spirv);
+                out->spirv = NULL;
+                out->words = 0;
+                r = KILN_RAISE(KILN_ERR_COMPILE, "%s: %s", src->name, buf);
+            } else {
+                snprintf(out->iface.entry, sizeof out->iface.entry, "%s", src->entry);
+            }
+        }
+    }
+    if (res)
+        shaderc_result_release(res);
+    shaderc_compile_options_release(opts);
+    shaderc_compiler_release(compiler);
+    if (!out->log) {
+        prog_output_finish(out);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory keeping the log of %s", src->name);
+    }
+    out->seconds = (double)(time_now_ns() - t0) / 1e9;
+    return r;
+}
+
+void prog_output_finish(struct prog_output *out)
+{
+    free(out->spirv);
+    free(out->log);
+    *out = (struct prog_output){0};
+}
+
+void prog_log_first_error(const char *log, char *buf, size_t cap)
+{
+    const char *line = log, *pick = NULL;
+    while (line && *line) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        if (!pick && n && memmem(line, n, "error", 5))
+            pick = line;
+        line = nl ? nl + 1 : NULL;
+    }
+    if (!pick)
+        pick = log ? log : "";
+    const char *nl = strchr(pick, '\n');
+    size_t n = nl ? (size_t)(nl - pick) : strlen(pick);
+    snprintf(buf, cap, "%.*s", (int)n, pick);
+}

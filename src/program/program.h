@@ -1,0 +1,97 @@
+/*
+ * program: a compute program's provenance (GLSL source, entry, defines,
+ * include folders) turned into SPIR-V with shaderc, and the SPIR-V's
+ * interface read back with SPIRV-Cross.
+ *
+ * The prelude: kiln inserts, after the source's header (#version,
+ * #extension, #pragma lines, comments), a push-constant block of 8 u32
+ * words and the macros KILN_SPEC_<ENTRY>_UW0..7, each defaulting to its word
+ * unless already defined, plus the accessors kiln_param(n), kiln_paramf(n)
+ * and kiln_parami(n). A #line directive puts the source's own line numbers
+ * back, so compiler messages point at the author's lines.
+ *
+ * The pipeline layout of a program follows its interface (its signature),
+ * never what one variant happens to read: every variant of a program binds
+ * exactly like it.
+ */
+#ifndef KILN_PROGRAM_H
+#define KILN_PROGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "base/base.h"
+
+/* A program's provenance, owned (deep copy of a kiln_program_desc). */
+struct prog_source {
+    char *source;
+    size_t source_len;
+    char *name;
+    char *entry;
+    uint32_t define_count;
+    struct prog_define { char *name, *value; } *defines;
+    uint32_t include_dir_count;
+    char **include_dirs;
+    int optimize;              /* 1 or -1 */
+};
+
+/* What a compile produced. On failure spirv is NULL and log holds the
+ * compiler's messages; on success log may hold warnings. */
+struct prog_output {
+    uint32_t *spirv;
+    size_t words;
+    char *log;
+    kiln_program_interface iface;
+    double seconds;
+};
+
+/* Validates a desc and deep-copies it. */
+KILN_NODISCARD kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *desc);
+void prog_source_finish(struct prog_source *src);
+
+/* The source text the compiler sees: prelude inserted, #line restored.
+ * Returns a malloc'd string (NULL on exhaustion); *len receives its length. */
+char *prog_preprocess(const struct prog_source *src, size_t *len);
+
+/* Compiles to SPIR-V and reflects it. KILN_OK when it compiled; a compile
+ * error is KILN_ERR_COMPILE with out->log filled. Thread-safe. */
+kiln_result prog_compile(const struct prog_source *src, struct prog_output *out);
+void prog_output_finish(struct prog_output *out);
+
+/* Reads the interface of a SPIR-V compute module. On an unsupported
+ * resource (an image, a second descriptor set) returns KILN_ERR_LAYOUT. */
+kiln_result prog_reflect(const uint32_t *spirv, size_t words, kiln_program_interface *out);
+
+/* True when a node bound for `a` can run `b` unchanged: the same bindings
+ * with the same kinds and access. Otherwise writes the first difference. */
+bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_interface *b, char *why,
+                           size_t cap);
+
+/* The first line of a compile log that says "error", for one-line messages. */
+void prog_log_first_error(const char *log, char *buf, size_t cap);
+
+/* ---- the program object ------------------------------------------------------ */
+
+/*
+ * A program as the runtime holds it: provenance, state, compiled output,
+ * and the backend objects made from it. The pipeline layout comes from the
+ * interface (the signature), so any variant of the program can run under a
+ * node recorded for it.
+ */
+struct prog {
+    uint64_t id;                 /* its handle, for messages */
+    struct prog_source src;
+    kiln_program_state state;
+    struct prog_output out;      /* spirv, log, interface */
+    struct kb_layout *layout;
+    struct kb_pipeline *pipeline;
+    uint32_t node_refs;          /* nodes running it */
+};
+
+/* Makes a program and compiles it: front end, reflection, pipeline. A
+ * compile failure is not an error here: the program is FAILED with a log. */
+KILN_NODISCARD kiln_result prog_create(struct kb_device *dev, const kiln_program_desc *desc, struct prog **out);
+void prog_destroy(struct kb_device *dev, struct prog *p);
+
+#endif

@@ -1,0 +1,393 @@
+/*
+ * scheme.c: nodes, binding checks, barriers, recording and submit (see
+ * scheme.h for the model).
+ */
+#include "scheme.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+kiln_result scheme_create(struct kb_device *dev, const char *label, struct scheme **out)
+{
+    struct scheme *s = calloc(1, sizeof *s);
+    if (!s)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    s->dev = dev;
+    s->current = -1;
+    s->dirty = SCHEME_STRUCT;
+    snprintf(s->label, sizeof s->label, "%s", label ? label : "scheme");
+    *out = s;
+    return KILN_OK;
+}
+
+static void node_free(struct scheme *s, struct node *n)
+{
+    if (n->bindset)
+        kb_bindset_destroy(s->dev, n->bindset);
+    for (uint32_t i = 0; i < n->binding_count; i++)
+        n->bindings[i].buffer->bind_refs--;
+    n->prog->node_refs--;
+    free(n);
+}
+
+void scheme_destroy(struct scheme *s)
+{
+    if (s->last_ticket)
+        (void)kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX);
+    for (uint32_t i = 0; i < s->node_count; i++)
+        node_free(s, s->nodes[i]);
+    for (uint32_t i = 0; i < s->garbage_count; i++)
+        kb_bindset_destroy(s->dev, s->garbage[i].bindset);
+    for (uint32_t i = 0; i < s->cmd_count; i++)
+        kb_cmd_destroy(s->dev, s->cmds[i].cmd);
+    free(s->garbage);
+    free(s->steps);
+    free(s->nodes);
+    free(s);
+}
+
+/* ---- nodes ------------------------------------------------------------------------ */
+
+static kiln_result check_groups(const struct scheme *s, const char *label, const uint32_t g[3])
+{
+    const kiln_caps *c = &s->dev->caps;
+    static const char axis[] = "xyz";
+    for (int i = 0; i < 3; i++) {
+        if (g[i] == 0)
+            return KILN_RAISE(KILN_ERR_INVALID, "node '%s': a grid of 0 workgroups in %c runs nothing; give at least 1",
+                              label, axis[i]);
+        if (g[i] > c->max_workgroup_count[i])
+            return KILN_RAISE(KILN_ERR_LIMIT, "node '%s': %u workgroups in %c, the device allows at most %u", label,
+                              g[i], axis[i], c->max_workgroup_count[i]);
+    }
+    return KILN_OK;
+}
+
+/* Checks a node's bindings against its (ready) program's interface and
+ * makes its binding set. */
+static kiln_result node_bind(struct scheme *s, struct node *n)
+{
+    const kiln_program_interface *iface = &n->prog->out.iface;
+    const kiln_caps *caps = &s->dev->caps;
+    struct kb_binding kb[KILN_MAX_BINDINGS];
+    for (uint32_t i = 0; i < n->binding_count; i++) {
+        bool found = false;
+        for (uint32_t k = 0; k < iface->binding_count; k++)
+            found |= iface->bindings[k].binding == n->bindings[i].binding;
+        if (!found)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': binding %u is not declared by program %s", n->label,
+                              n->bindings[i].binding, n->prog->src.name);
+    }
+    for (uint32_t k = 0; k < iface->binding_count; k++) {
+        const kiln_binding_info *want = &iface->bindings[k];
+        struct node_binding *b = NULL;
+        for (uint32_t i = 0; i < n->binding_count; i++)
+            if (n->bindings[i].binding == want->binding)
+                b = &n->bindings[i];
+        if (!b)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': program %s declares binding %u ('%s') but nothing is bound to it",
+                              n->label, n->prog->src.name, want->binding, want->name);
+        bool uniform = want->kind == KILN_BINDING_UNIFORM_BUFFER;
+        uint32_t need = uniform ? KILN_BUFFER_UNIFORM : KILN_BUFFER_STORAGE;
+        if (!(b->buffer->usage & need))
+            return KILN_RAISE(KILN_ERR_LAYOUT,
+                              "node '%s': binding %u is a %s buffer in %s, but buffer '%s' was created without %s",
+                              n->label, want->binding, uniform ? "uniform" : "storage", n->prog->src.name,
+                              b->buffer->label, uniform ? "KILN_BUFFER_UNIFORM" : "KILN_BUFFER_STORAGE");
+        uint64_t align = uniform ? caps->min_uniform_buffer_offset_alignment : caps->min_storage_buffer_offset_alignment;
+        if (align && b->offset % align)
+            return KILN_RAISE(KILN_ERR_INVALID, "node '%s': binding %u offset %llu is not a multiple of %llu", n->label,
+                              want->binding, (unsigned long long)b->offset, (unsigned long long)align);
+        uint64_t range = uniform ? caps->max_uniform_buffer_range : caps->max_storage_buffer_range;
+        if (b->size > range)
+            return KILN_RAISE(KILN_ERR_LIMIT, "node '%s': binding %u range of %llu bytes, the device allows %llu",
+                              n->label, want->binding, (unsigned long long)b->size, (unsigned long long)range);
+        if (b->size < want->min_size)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': binding %u ('%s') needs at least %llu bytes, %llu are bound",
+                              n->label, want->binding, want->name, (unsigned long long)want->min_size,
+                              (unsigned long long)b->size);
+        b->access = want->access;
+        b->kind = want->kind;
+    }
+    for (uint32_t i = 0; i < n->binding_count; i++)
+        kb[i] = (struct kb_binding){n->bindings[i].binding, n->bindings[i].kind, n->bindings[i].buffer,
+                                    n->bindings[i].offset, n->bindings[i].size};
+    return kb_bindset_create(s->dev, n->prog->layout, kb, n->binding_count, &n->bindset);
+}
+
+kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, struct node **out)
+{
+    char label[64];
+    snprintf(label, sizeof label, "%s", init->label ? init->label : "");
+    if (!label[0])
+        snprintf(label, sizeof label, "node%u", s->node_count);
+    uint32_t groups[3] = {init->groups[0], init->groups[1] ? init->groups[1] : 1, init->groups[2] ? init->groups[2] : 1};
+    KILN_TRY(check_groups(s, label, groups));
+    if (init->binding_count > KILN_MAX_BINDINGS)
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %u bindings, at most %d", label, init->binding_count,
+                          KILN_MAX_BINDINGS);
+    for (uint32_t i = 0; i < init->binding_count; i++) {
+        const struct node_binding *b = &init->bindings[i];
+        for (uint32_t k = 0; k < i; k++)
+            if (init->bindings[k].binding == b->binding)
+                return KILN_RAISE(KILN_ERR_INVALID, "node '%s': binding %u is given twice", label, b->binding);
+        if (b->offset > b->buffer->size || b->size > b->buffer->size - b->offset)
+            return KILN_RAISE(KILN_ERR_INVALID,
+                              "node '%s': binding %u range [%llu, +%llu) runs past the end of buffer '%s' (%llu bytes)",
+                              label, b->binding, (unsigned long long)b->offset, (unsigned long long)b->size,
+                              b->buffer->label, (unsigned long long)b->buffer->size);
+        if (b->size == 0)
+            return KILN_RAISE(KILN_ERR_INVALID, "node '%s': binding %u has an empty range", label, b->binding);
+    }
+    if (!vec_reserve((void **)&s->nodes, &s->node_cap, s->node_count + 1, sizeof *s->nodes))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    struct node *n = calloc(1, sizeof *n);
+    if (!n)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    n->scheme = s;
+    n->prog = init->prog;
+    memcpy(n->bindings, init->bindings, init->binding_count * sizeof n->bindings[0]);
+    n->binding_count = init->binding_count;
+    memcpy(n->groups, groups, sizeof groups);
+    memcpy(n->params, init->params, sizeof n->params);
+    memcpy(n->label, label, sizeof label);
+    if (n->prog->state == KILN_PROGRAM_READY) {
+        kiln_result r = node_bind(s, n);
+        if (r < 0) {
+            free(n);
+            return r;
+        }
+    }
+    n->prog->node_refs++;
+    for (uint32_t i = 0; i < n->binding_count; i++)
+        n->bindings[i].buffer->bind_refs++;
+    n->index = s->node_count;
+    s->nodes[s->node_count++] = n;
+    s->dirty = SCHEME_STRUCT;
+    s->stats.nodes = s->node_count;
+    *out = n;
+    return KILN_OK;
+}
+
+static void retire_bindset(struct scheme *s, struct kb_bindset *b)
+{
+    if (!b)
+        return;
+    if (kb_ticket_done(s->dev) >= s->last_ticket ||
+        !vec_reserve((void **)&s->garbage, &s->garbage_cap, s->garbage_count + 1, sizeof *s->garbage)) {
+        /* Done already, or no room to defer: the device must finish first. */
+        (void)kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX);
+        kb_bindset_destroy(s->dev, b);
+        return;
+    }
+    s->garbage[s->garbage_count++] = (struct scheme_garbage){b, s->last_ticket};
+}
+
+void scheme_node_remove(struct node *n)
+{
+    struct scheme *s = n->scheme;
+    retire_bindset(s, n->bindset);
+    n->bindset = NULL;
+    for (uint32_t i = n->index + 1; i < s->node_count; i++) {
+        s->nodes[i - 1] = s->nodes[i];
+        s->nodes[i - 1]->index = i - 1;
+    }
+    s->node_count--;
+    s->dirty = SCHEME_STRUCT;
+    s->stats.nodes = s->node_count;
+    node_free(s, n);
+}
+
+static void mark_params_dirty(struct scheme *s)
+{
+    if (s->dirty == SCHEME_CLEAN)
+        s->dirty = SCHEME_PARAMS;
+}
+
+kiln_result node_set_param(struct node *n, uint32_t slot, uint32_t word)
+{
+    if (slot >= KILN_PARAM_WORDS)
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': param slot %u, slots are 0..%d", n->label, slot,
+                          KILN_PARAM_WORDS - 1);
+    if (n->params[slot] != word) {
+        n->params[slot] = word;
+        mark_params_dirty(n->scheme);
+    }
+    return KILN_OK;
+}
+
+kiln_result node_set_program(struct node *n, struct prog *p)
+{
+    if (p == n->prog)
+        return KILN_OK;
+    if (p->state == KILN_PROGRAM_FAILED)
+        return KILN_RAISE(KILN_ERR_COMPILE, "node '%s': program %s failed to compile", n->label, p->src.name);
+    if (p->state != KILN_PROGRAM_READY || n->prog->state != KILN_PROGRAM_READY)
+        return KILN_RAISE(KILN_ERR_PENDING, "node '%s': program %s is still compiling; wait for it first", n->label,
+                          p->state != KILN_PROGRAM_READY ? p->src.name : n->prog->src.name);
+    char why[256];
+    if (!prog_iface_compatible(&n->prog->out.iface, &p->out.iface, why, sizeof why))
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': program %s does not bind like %s: %s", n->label, p->src.name,
+                          n->prog->src.name, why);
+    n->prog->node_refs--;
+    p->node_refs++;
+    n->prog = p;
+    mark_params_dirty(n->scheme);
+    return KILN_OK;
+}
+
+/* ---- recording ------------------------------------------------------------------------ */
+
+struct pending_access {
+    struct kb_buffer *buffer;
+    uint64_t offset, size;
+    uint32_t access;
+};
+
+static bool conflicts(const struct pending_access *p, const struct node_binding *b)
+{
+    if (p->buffer != b->buffer || p->offset >= b->offset + b->size || b->offset >= p->offset + p->size)
+        return false;
+    return ((p->access | b->access) & KILN_ACCESS_WRITE) != 0;
+}
+
+static kiln_result place_barriers(struct scheme *s)
+{
+    struct pending_access *pend = NULL;
+    uint32_t np = 0, cap = 0;
+    uint64_t barriers = 0;
+    for (uint32_t i = 0; i < s->node_count; i++) {
+        struct node *n = s->nodes[i];
+        bool need = false;
+        for (uint32_t b = 0; b < n->binding_count && !need; b++)
+            for (uint32_t k = 0; k < np && !need; k++)
+                need = conflicts(&pend[k], &n->bindings[b]);
+        n->barrier_before = need;
+        if (need) {
+            np = 0;
+            barriers++;
+        }
+        if (!vec_reserve((void **)&pend, &cap, np + n->binding_count, sizeof *pend)) {
+            free(pend);
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        }
+        for (uint32_t b = 0; b < n->binding_count; b++)
+            pend[np++] = (struct pending_access){n->bindings[b].buffer, n->bindings[b].offset, n->bindings[b].size,
+                                                 n->bindings[b].access};
+    }
+    free(pend);
+    s->stats.barriers = barriers;
+    return KILN_OK;
+}
+
+/* Every node's program ready and bound, or the error naming the node. */
+static kiln_result ready_nodes(struct scheme *s)
+{
+    for (uint32_t i = 0; i < s->node_count; i++) {
+        struct node *n = s->nodes[i];
+        if (n->prog->state == KILN_PROGRAM_FAILED) {
+            char first[512];
+            prog_log_first_error(n->prog->out.log, first, sizeof first);
+            return KILN_RAISE(KILN_ERR_COMPILE, "scheme '%s' node '%s': program %s failed to compile: %s", s->label,
+                              n->label, n->prog->src.name, first);
+        }
+        if (n->prog->state != KILN_PROGRAM_READY)
+            return KILN_RAISE(KILN_ERR_PENDING, "scheme '%s' node '%s': program %s is still compiling", s->label,
+                              n->label, n->prog->src.name);
+        if (!n->bindset) {
+            KILN_TRY(node_bind(s, n));
+            s->dirty = SCHEME_STRUCT;   /* its access sets are known only now */
+        }
+    }
+    return KILN_OK;
+}
+
+static void collect_garbage(struct scheme *s)
+{
+    if (!s->garbage_count)
+        return;
+    uint64_t done = kb_ticket_done(s->dev);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < s->garbage_count; i++) {
+        if (s->garbage[i].ticket <= done)
+            kb_bindset_destroy(s->dev, s->garbage[i].bindset);
+        else
+            s->garbage[kept++] = s->garbage[i];
+    }
+    s->garbage_count = kept;
+}
+
+/* A retained command buffer the device is done with, made or waited for. */
+static kiln_result free_cmd(struct scheme *s, int *out)
+{
+    uint64_t done = kb_ticket_done(s->dev);
+    int oldest = -1;
+    for (uint32_t i = 0; i < s->cmd_count; i++) {
+        if (s->cmds[i].ticket <= done) {
+            *out = (int)i;
+            return KILN_OK;
+        }
+        if (oldest < 0 || s->cmds[i].ticket < s->cmds[oldest].ticket)
+            oldest = (int)i;
+    }
+    if (s->cmd_count < SCHEME_MAX_CMDS) {
+        KILN_TRY(kb_cmd_create(s->dev, &s->cmds[s->cmd_count].cmd));
+        s->cmds[s->cmd_count].ticket = 0;
+        *out = (int)s->cmd_count++;
+        s->stats.command_buffers = s->cmd_count;
+        return KILN_OK;
+    }
+    KILN_TRY(kb_ticket_wait(s->dev, s->cmds[oldest].ticket, UINT64_MAX));
+    *out = oldest;
+    return KILN_OK;
+}
+
+static kiln_result record(struct scheme *s)
+{
+    KILN_TRY(ready_nodes(s));
+    bool structural = s->dirty == SCHEME_STRUCT || s->current < 0;
+    if (structural)
+        KILN_TRY(place_barriers(s));
+    if (!vec_reserve((void **)&s->steps, &s->step_cap, 2 * s->node_count + 1, sizeof *s->steps))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->node_count; i++) {
+        struct node *nd = s->nodes[i];
+        if (nd->barrier_before)
+            s->steps[n++] = (struct kb_step){.kind = KB_STEP_BARRIER};
+        struct kb_step *st = &s->steps[n++];
+        *st = (struct kb_step){.kind = KB_STEP_DISPATCH,
+                               .pipeline = nd->prog->pipeline,
+                               .layout = nd->prog->layout,
+                               .bindset = nd->bindset};
+        memcpy(st->params, nd->params, sizeof st->params);
+        memcpy(st->groups, nd->groups, sizeof st->groups);
+    }
+    int slot;
+    KILN_TRY(free_cmd(s, &slot));
+    KILN_TRY(kb_cmd_record(s->dev, s->cmds[slot].cmd, s->steps, n));
+    s->current = slot;
+    if (structural)
+        s->stats.records_full++;
+    else
+        s->stats.records_params++;
+    s->dirty = SCHEME_CLEAN;
+    return KILN_OK;
+}
+
+kiln_result scheme_submit(struct scheme *s, uint64_t *ticket)
+{
+    collect_garbage(s);
+    if (s->dirty != SCHEME_CLEAN || s->current < 0)
+        KILN_TRY(record(s));
+    else
+        s->stats.replays++;
+    uint64_t t;
+    KILN_TRY(kb_submit(s->dev, s->cmds[s->current].cmd, &t));
+    s->cmds[s->current].ticket = t;
+    s->last_ticket = t;
+    s->stats.submits++;
+    *ticket = t;
+    return KILN_OK;
+}

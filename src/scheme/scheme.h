@@ -1,0 +1,102 @@
+/*
+ * scheme: retained graphs of dispatch nodes.
+ *
+ * A scheme records its nodes into a command buffer once and replays it
+ * while nothing changed. Changes come in two kinds:
+ * - structural (a node added or removed): barriers are derived again from
+ *   the nodes' read/write sets and the commands re-recorded;
+ * - params-only (kiln_node_set_param, kiln_node_set_program): the same
+ *   topology and barriers, re-recorded with new words or pipelines.
+ * A command buffer still in flight is never re-recorded: the scheme keeps a
+ * small ring of them and records into one the device is done with.
+ *
+ * Barriers: walking the nodes in order, a node that reads or writes a
+ * buffer range an earlier node wrote since the last barrier (read-after-
+ * write, write-after-write), or writes a range one read (write-after-read),
+ * gets a barrier before it.
+ *
+ * Not thread-safe: schemes belong to the context lock's holder.
+ */
+#ifndef KILN_SCHEME_H
+#define KILN_SCHEME_H
+
+#include "backend/backend.h"
+#include "base/base.h"
+#include "program/program.h"
+
+#define SCHEME_MAX_CMDS 4   /* retained command buffers; past it a record waits for the oldest */
+
+struct node_binding {
+    uint32_t binding;
+    struct kb_buffer *buffer;
+    uint64_t offset, size;
+    uint32_t access;         /* from the program's interface, once checked */
+    kiln_binding_kind kind;
+};
+
+struct node {
+    uint64_t id;
+    struct scheme *scheme;
+    uint32_t index;          /* position in scheme->nodes */
+    struct prog *prog;
+    struct node_binding bindings[KILN_MAX_BINDINGS];
+    uint32_t binding_count;
+    uint32_t groups[3];
+    uint32_t params[KILN_PARAM_WORDS];
+    char label[64];
+    struct kb_bindset *bindset;  /* made once the program is ready and the bindings fit it */
+    bool barrier_before;
+};
+
+enum scheme_dirty { SCHEME_CLEAN = 0, SCHEME_PARAMS = 1, SCHEME_STRUCT = 2 };
+
+struct scheme_cmd {
+    struct kb_cmd *cmd;
+    uint64_t ticket;         /* its last submit; done when the device passed it */
+};
+
+struct scheme_garbage {
+    struct kb_bindset *bindset;
+    uint64_t ticket;         /* free once this ticket is done */
+};
+
+struct scheme {
+    uint64_t id;
+    struct kb_device *dev;
+    char label[64];
+    struct node **nodes;
+    uint32_t node_count, node_cap;
+    enum scheme_dirty dirty;
+    struct scheme_cmd cmds[SCHEME_MAX_CMDS];
+    uint32_t cmd_count;
+    int current;             /* index of the cmd holding the valid recording, -1 none */
+    struct kb_step *steps;
+    uint32_t step_cap;
+    struct scheme_garbage *garbage;
+    uint32_t garbage_count, garbage_cap;
+    uint64_t last_ticket;
+    kiln_scheme_stats stats;
+};
+
+KILN_NODISCARD kiln_result scheme_create(struct kb_device *dev, const char *label, struct scheme **out);
+/* Waits for the scheme's submits, then frees it and its nodes (their
+ * handles must already be gone from the caller's pool). */
+void scheme_destroy(struct scheme *s);
+
+/* What a node is made from: bindings resolved to buffers by the caller. */
+struct node_init {
+    struct prog *prog;
+    struct node_binding bindings[KILN_MAX_BINDINGS];
+    uint32_t binding_count;
+    uint32_t groups[3];
+    uint32_t params[KILN_PARAM_WORDS];
+    const char *label;
+};
+
+KILN_NODISCARD kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, struct node **out);
+void scheme_node_remove(struct node *n);
+KILN_NODISCARD kiln_result node_set_param(struct node *n, uint32_t slot, uint32_t word);
+KILN_NODISCARD kiln_result node_set_program(struct node *n, struct prog *p);
+KILN_NODISCARD kiln_result scheme_submit(struct scheme *s, uint64_t *ticket);
+
+#endif
