@@ -1,0 +1,125 @@
+/*
+ * test.h: kiln's small test runner. A test file defines TEST(name) functions
+ * and a main that runs them with RUN(name); CHECK(cond) and CHECK_OK(call)
+ * record failures with file:line and go on; REQUIRE_OK stops the test.
+ * The program prints "N passed, N failed" and exits non-zero on failure.
+ *
+ * Vulkan tests: test_context() makes a context with validation on (CTest
+ * sets KILN_VALIDATION=1) and test_context_done() fails the test when the
+ * validation layer reported any error.
+ */
+#ifndef KILN_TEST_H
+#define KILN_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln.h"
+
+static int test_failures_, test_passed_, test_failed_;
+static const char *test_name_;
+
+#define TEST(name) static void name(void)
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__, test_name_, #cond); \
+        }                                                                                          \
+    } while (0)
+#define CHECK_EQ(a, b)                                                                             \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_) {                                                                            \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: %s: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__,     \
+                    test_name_, #a, a_, #b, b_);                                                   \
+        }                                                                                          \
+    } while (0)
+#define CHECK_RESULT(call, want)                                                                   \
+    do {                                                                                           \
+        kiln_result r_ = (call);                                                                   \
+        if (r_ != (want)) {                                                                        \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: %s: %s returned %s, expected %s (%s)\n", __FILE__, __LINE__,    \
+                    test_name_, #call, kiln_result_name(r_), kiln_result_name(want), kiln_last_error()); \
+        }                                                                                          \
+    } while (0)
+#define CHECK_OK(call) CHECK_RESULT(call, KILN_OK)
+#define REQUIRE_OK(call)                                                                           \
+    do {                                                                                           \
+        kiln_result r_ = (call);                                                                   \
+        if (r_ != KILN_OK) {                                                                       \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: %s: %s returned %s: %s\n", __FILE__, __LINE__, test_name_,      \
+                    #call, kiln_result_name(r_), kiln_last_error());                               \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+#define REQUIRE(cond)                                                                              \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: %s: REQUIRE(%s) failed\n", __FILE__, __LINE__, test_name_, #cond); \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+/* The last error's message mentions `needle`. */
+#define CHECK_MSG(needle)                                                                          \
+    do {                                                                                           \
+        if (!strstr(kiln_last_error(), (needle))) {                                                \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: %s: message '%s' lacks '%s'\n", __FILE__, __LINE__, test_name_, \
+                    kiln_last_error(), (needle));                                                  \
+        }                                                                                          \
+    } while (0)
+
+#define RUN(name)                                                                                  \
+    do {                                                                                           \
+        test_name_ = #name;                                                                        \
+        int before_ = test_failures_;                                                              \
+        name();                                                                                    \
+        if (test_failures_ == before_) {                                                           \
+            test_passed_++;                                                                        \
+            printf("ok   %s\n", #name);                                                            \
+        } else {                                                                                   \
+            test_failed_++;                                                                        \
+            printf("FAIL %s\n", #name);                                                            \
+        }                                                                                          \
+        fflush(stdout);                                                                            \
+    } while (0)
+
+#define TEST_SUMMARY()                                                                             \
+    (printf("%d passed, %d failed\n", test_passed_, test_failed_), test_failed_ ? 1 : 0)
+
+/* A context on the default Vulkan device, validation as KILN_VALIDATION says. */
+static inline kiln_result test_context(kiln_context *ctx)
+{
+    return kiln_context_create(&(kiln_context_desc){0}, ctx);
+}
+
+/* Destroys ctx; fails the running test when validation was asked for but is
+ * off, or reported errors. */
+#define test_context_done(ctx)                                                                     \
+    do {                                                                                           \
+        kiln_context_stats st_;                                                                    \
+        kiln_caps caps_;                                                                           \
+        if (kiln_context_stats_get((ctx), &st_) == KILN_OK &&                                      \
+            kiln_context_caps((ctx), &caps_) == KILN_OK) {                                         \
+            const char *v_ = getenv("KILN_VALIDATION");                                            \
+            if (caps_.backend == KILN_BACKEND_VULKAN && v_ && !strcmp(v_, "1") && !caps_.validation) { \
+                test_failures_++;                                                                  \
+                fprintf(stderr, "%s:%d: %s: KILN_VALIDATION=1 but validation is off\n", __FILE__,  \
+                        __LINE__, test_name_);                                                     \
+            }                                                                                      \
+            if (st_.validation_errors) {                                                           \
+                test_failures_++;                                                                  \
+                fprintf(stderr, "%s:%d: %s: %llu validation errors\n", __FILE__, __LINE__,         \
+                        test_name_, (unsigned long long)st_.validation_errors);                    \
+            }                                                                                      \
+        }                                                                                          \
+        kiln_context_destroy(ctx);                                                                 \
+    } while (0)
+
+#endif
