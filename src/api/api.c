@@ -15,6 +15,7 @@
 
 #include "base/base.h"
 #include "base/pool.h"
+#include "api/api.h"
 #include "context/context.h"
 
 static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -414,6 +414,10 @@ kiln_result vkb_create(const char *selector, int validation, struct kb_device **
     int mem_unified = find_memory(&d->memprops, ~0u, unified);
     kiln_device_type t = d->base.caps.device_type;
     d->unified = mem_unified >= 0 && (t == KILN_DEVICE_CPU || t == KILN_DEVICE_INTEGRATED_GPU);
+    if (d->unified && env_flag("KILN_FORCE_STAGING", 0)) {
+        d->unified = false;   /* tests of the separate-memory path on a unified device */
+        log_info("KILN_FORCE_STAGING: buffers go through staging copies");
+    }
     d->base.caps.unified_memory = d->unified;
     log_info("device: %s (%s), %s memory", d->base.caps.device_name, d->base.caps.driver_name,
              d->unified ? "unified" : "separate (staged)");

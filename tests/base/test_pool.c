@@ -1,0 +1,130 @@
+/*
+ * test_pool.c: handle pools: ids are never 0, stale and foreign ids are
+ * refused with a reason, a slot whose generation would wrap is retired.
+ */
+#include "base/pool.h"
+#include "test.h"
+
+TEST(ids_are_nonzero_and_resolve)
+{
+    struct pool p;
+    pool_init(&p, POOL_BUFFER, 7);
+    int a, b;
+    uint64_t ia = pool_add(&p, &a), ib = pool_add(&p, &b);
+    CHECK(ia != 0 && ib != 0 && ia != ib);
+    CHECK(pool_get(&p, ia) == &a);
+    CHECK(pool_get(&p, ib) == &b);
+    CHECK(pool_get(&p, 0) == NULL);
+    CHECK(!strcmp(pool_why(&p, 0), "null handle"));
+    CHECK_EQ(p.live, 2);
+    pool_finish(&p);
+}
+
+TEST(stale_ids_are_refused_after_reuse)
+{
+    struct pool p;
+    pool_init(&p, POOL_PROGRAM, 1);
+    int a, b;
+    uint64_t ia = pool_add(&p, &a);
+    CHECK(pool_remove(&p, ia) == &a);
+    CHECK(pool_get(&p, ia) == NULL);
+    CHECK(pool_remove(&p, ia) == NULL);
+    uint64_t ib = pool_add(&p, &b);
+    CHECK_EQ(pool_id_slot(ib), pool_id_slot(ia));   /* the slot is reused ... */
+    CHECK(ib != ia);                               /* ... under a new generation */
+    CHECK(pool_get(&p, ia) == NULL);
+    CHECK(strstr(pool_why(&p, ia), "stale") != NULL);
+    CHECK(pool_get(&p, ib) == &b);
+    pool_finish(&p);
+}
+
+TEST(foreign_and_wrong_type_ids_are_refused)
+{
+    struct pool bufs1, bufs2, progs1;
+    pool_init(&bufs1, POOL_BUFFER, 1);
+    pool_init(&bufs2, POOL_BUFFER, 2);
+    pool_init(&progs1, POOL_PROGRAM, 1);
+    int a, b, c;
+    uint64_t ia = pool_add(&bufs1, &a);
+    pool_add(&bufs2, &b);
+    pool_add(&progs1, &c);
+    CHECK(pool_get(&bufs2, ia) == NULL);   /* same slot and gen, other context */
+    CHECK(strstr(pool_why(&bufs2, ia), "another context") != NULL);
+    CHECK(pool_get(&progs1, ia) == NULL);  /* same context, other type */
+    CHECK(strstr(pool_why(&progs1, ia), "another object type") != NULL);
+    CHECK(pool_get(&bufs1, ia + 5) == NULL);
+    pool_finish(&bufs1);
+    pool_finish(&bufs2);
+    pool_finish(&progs1);
+}
+
+TEST(generation_wrap_retires_the_slot)
+{
+    struct pool p;
+    pool_init(&p, POOL_NODE, 3);
+    int a;
+    uint64_t id = pool_add(&p, &a);
+    uint32_t slot = pool_id_slot(id);
+    pool_remove(&p, id);
+    pool_test_set_gen(&p, slot, UINT32_MAX);
+    uint64_t last = pool_add(&p, &a);
+    CHECK_EQ(pool_id_slot(last), slot);
+    CHECK_EQ(pool_id_gen(last), UINT32_MAX);
+    pool_remove(&p, last);
+    CHECK_EQ(p.retired, 1);
+    uint64_t next = pool_add(&p, &a);
+    CHECK(pool_id_slot(next) != slot);     /* the wrapped slot is never handed out again */
+    CHECK(pool_get(&p, last) == NULL);
+    pool_finish(&p);
+}
+
+TEST(iteration_visits_live_objects)
+{
+    struct pool p;
+    pool_init(&p, POOL_SCHEME, 1);
+    int v[5];
+    uint64_t ids[5];
+    for (int i = 0; i < 5; i++)
+        ids[i] = pool_add(&p, &v[i]);
+    pool_remove(&p, ids[1]);
+    pool_remove(&p, ids[3]);
+    uint32_t cur = 0;
+    uint64_t id;
+    int seen = 0;
+    void *o;
+    while ((o = pool_next(&p, &cur, &id))) {
+        CHECK(pool_get(&p, id) == o);
+        seen++;
+    }
+    CHECK_EQ(seen, 3);
+    pool_finish(&p);
+}
+
+TEST(many_objects)
+{
+    struct pool p;
+    pool_init(&p, POOL_BUFFER, 9);
+    static int v[5000];
+    static uint64_t ids[5000];
+    for (int i = 0; i < 5000; i++)
+        ids[i] = pool_add(&p, &v[i]);
+    for (int i = 0; i < 5000; i += 2)
+        pool_remove(&p, ids[i]);
+    int ok = 1;
+    for (int i = 0; i < 5000; i++)
+        ok &= pool_get(&p, ids[i]) == ((i % 2) ? &v[i] : NULL);
+    CHECK(ok);
+    CHECK_EQ(p.live, 2500);
+    pool_finish(&p);
+}
+
+int main(void)
+{
+    RUN(ids_are_nonzero_and_resolve);
+    RUN(stale_ids_are_refused_after_reuse);
+    RUN(foreign_and_wrong_type_ids_are_refused);
+    RUN(generation_wrap_retires_the_slot);
+    RUN(iteration_visits_live_objects);
+    RUN(many_objects);
+    return TEST_SUMMARY();
+}
