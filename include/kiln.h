@@ -190,6 +190,11 @@ KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer bu
  * a baked program binds exactly like the universal one. <ENTRY> is the entry
  * name in upper case. The entry names a `void NAME()` function of the source;
  * kiln compiles it as GLSL's main. Line numbers in messages are the source's.
+ *
+ * A baked program computes what the universal one computes for the same
+ * words. For floating point, bit-identical results need `precise` on the
+ * values involved: without it a driver may contract a*b+c into one fused
+ * operation in one variant and not the other (a last-bit difference).
  */
 #define KILN_PARAM_WORDS 8
 #define KILN_MAX_BINDINGS 16
