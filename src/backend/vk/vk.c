@@ -20,6 +20,7 @@
  * validation, and its messages go to kiln's log and the device's counters.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,13 @@ static kiln_result make_instance(struct vk_device *d, bool validation)
                  layers[0]);
         validation = false;
     }
+#if defined(__SANITIZE_ADDRESS__)
+    /* LeakSanitizer can name (and tests/lsan.supp suppress) the validation
+     * layer's own leaks only while the layer stays mapped after the loader
+     * closes it: keep it loaded in sanitizer builds. */
+    if (validation)
+        (void)dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_NODELETE);
+#endif
     VkInstanceCreateInfo ici = {
         .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
         .pNext = validation ? &mci : NULL,
