@@ -1,33 +1,37 @@
 #!/usr/bin/env bash
-# Sets up (Debian packages, builds) and runs every test twice: in a
-# warnings-as-errors build and in an ASan+UBSan build. Ends with one
-# "N passed, N failed" line over both; exits non-zero on any failure.
+# Sets up (Debian packages, builds) and runs every test in a warnings-as-
+# errors build and again in an ASan+UBSan build, then the threaded tests
+# (label "threads") in a ThreadSanitizer build. Ends with one
+# "N passed, N failed" line over all three; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 
-run_suite() {   # name, build dir, cmake flags...
-  local name=$1 dir=$2
-  shift 2
+run_suite() {   # name, build dir, ctest filter (or ""), cmake flags...
+  local name=$1 dir=$2 filter=$3
+  shift 3
   echo "== $name build ($dir)"
+  rm -f "$dir/ctest.log"
   cmake -S . -B "$dir" "$@" >/dev/null || return 1
   cmake --build "$dir" -j2 || return 1
-  (cd "$dir" && ctest --output-on-failure -j2) | tee "$dir/ctest.log"
+  (cd "$dir" && ctest --output-on-failure -j2 $filter) | tee "$dir/ctest.log"
   return "${PIPESTATUS[0]}"
 }
 
 status=0
-run_suite release build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_WERROR=ON || status=1
+run_suite release build-test "" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_WERROR=ON || status=1
 # LeakSanitizer: leaks inside the Vulkan driver and loader are not kiln's
 # (see tests/lsan.supp); everything else is reported.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-run_suite sanitizer build-asan -DCMAKE_BUILD_TYPE=Debug -DKILN_WERROR=ON -DKILN_SANITIZE=address,undefined || status=1
+run_suite sanitizer build-asan "" -DCMAKE_BUILD_TYPE=Debug -DKILN_WERROR=ON -DKILN_SANITIZE=address,undefined || status=1
+export TSAN_OPTIONS="halt_on_error=1"
+run_suite thread-sanitizer build-tsan "-L threads" -DCMAKE_BUILD_TYPE=Debug -DKILN_WERROR=ON -DKILN_SANITIZE=thread || status=1
 
 passed=0
 failed=0
-for log in build-test/ctest.log build-asan/ctest.log; do
+for log in build-test/ctest.log build-asan/ctest.log build-tsan/ctest.log; do
   line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" 2>/dev/null | tail -1)
   if [ -z "$line" ]; then
     failed=$((failed + 1))   # a suite that did not get to run counts as one failure

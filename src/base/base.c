@@ -9,6 +9,7 @@
 #include "base.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +36,15 @@ static enum log_level parse_level(const char *v)
 
 enum log_level log_threshold(void)
 {
-    /* Benign race: every thread computes the same value from the same
-     * environment; the worst case is parsing it twice. */
-    static int level = -1;
-    if (level < 0)
-        level = (int)parse_level(getenv("KILN_LOG"));
-    return (enum log_level)level;
+    /* Every thread computes the same value from the same environment; the
+     * worst case is parsing it twice. */
+    static _Atomic int level = -1;
+    int l = atomic_load_explicit(&level, memory_order_relaxed);
+    if (l < 0) {
+        l = (int)parse_level(getenv("KILN_LOG"));
+        atomic_store_explicit(&level, l, memory_order_relaxed);
+    }
+    return (enum log_level)l;
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)
