@@ -55,8 +55,9 @@ typedef enum kiln_result {
 /* A constant name for a result, such as "KILN_ERR_HANDLE". */
 const char *kiln_result_name(kiln_result r);
 
-/* The message of the last failed call on this thread ("" if none). The text
- * stays valid until the next kiln call on the same thread. */
+/* The message of the last call on this thread, if it failed ("" if it
+ * succeeded: every call clears it when it starts). The text stays valid
+ * until the next kiln call on the same thread. */
 const char *kiln_last_error(void);
 
 /* ---- handles ------------------------------------------------------------ */
