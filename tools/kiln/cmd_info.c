@@ -1,3 +1,189 @@
-/* placeholder */
+/*
+ * cmd_info.c: `kiln info`: the Vulkan devices kiln sees and the capabilities
+ * of the one a context picks.
+ *
+ * Two parts, both on stdout: the device list from kiln_devices() (index,
+ * name, type, Vulkan version), then the kiln_caps of a context made the way
+ * any program makes one, with a zero desc, so KILN_DEVICE and
+ * KILN_VALIDATION choose as they would for the user's own code. The context
+ * is the authority on what runs: a device listed but unfit for kiln shows up
+ * here as a context error (which names every device seen), exit 1.
+ *
+ * Version words: API versions use Vulkan's VK_MAKE_API_VERSION packing.
+ * Driver versions are vendor-defined; NVIDIA's packing (10.8.8.6 bits) is
+ * decoded as NVIDIA does, every other vendor as a Vulkan version, and the raw
+ * word is always printed beside the decoding.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
-int cmd_info(int argc, char **argv) { (void)argc; (void)argv; return 1; }
+
+#define VENDOR_NVIDIA 0x10DEu
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: kiln info\n"
+               "\n"
+               "Lists the Vulkan devices kiln sees, then creates a context on the default\n"
+               "device and prints its capabilities: driver, versions, subgroup size, limits,\n"
+               "alignments, pipeline-cache UUID, memory model, validation.\n"
+               "\n"
+               "environment:\n"
+               "  KILN_DEVICE=SEL      pick a device by index (\"1\") or name substring (\"llvmpipe\")\n"
+               "  KILN_VALIDATION=1    turn the Vulkan validation layer on\n");
+}
+
+static const char *type_name(kiln_device_type t)
+{
+    switch (t) {
+    case KILN_DEVICE_INTEGRATED_GPU: return "integrated GPU";
+    case KILN_DEVICE_DISCRETE_GPU: return "discrete GPU";
+    case KILN_DEVICE_VIRTUAL_GPU: return "virtual GPU";
+    case KILN_DEVICE_CPU: return "CPU";
+    default: return "other";
+    }
+}
+
+static const char *backend_name(kiln_backend_kind b)
+{
+    switch (b) {
+    case KILN_BACKEND_VULKAN: return "vulkan";
+    case KILN_BACKEND_MOCK: return "mock";
+    default: return "default";
+    }
+}
+
+/* Writes a VK_MAKE_API_VERSION word as "major.minor.patch". */
+static void api_version_str(uint32_t v, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%u.%u.%u", (v >> 22) & 0x7Fu, (v >> 12) & 0x3FFu, v & 0xFFFu);
+}
+
+static void driver_version_str(uint32_t vendor, uint32_t v, char *buf, size_t cap)
+{
+    if (vendor == VENDOR_NVIDIA)
+        snprintf(buf, cap, "%u.%u.%u.%u (0x%08" PRIx32 ")", (v >> 22) & 0x3FFu, (v >> 14) & 0xFFu, (v >> 6) & 0xFFu,
+                 v & 0x3Fu, v);
+    else
+        snprintf(buf, cap, "%u.%u.%u (0x%08" PRIx32 ")", (v >> 22) & 0x7Fu, (v >> 12) & 0x3FFu, v & 0xFFFu, v);
+}
+
+/* Prints every device kiln_devices() reports; false when it failed. */
+static bool print_devices(void)
+{
+    uint32_t count = 0;
+    kiln_result r = kiln_devices(NULL, 0, &count);
+    if (r < 0) {
+        cli_fail("listing Vulkan devices", r);
+        return false;
+    }
+    kiln_device_info *devs = count ? calloc(count, sizeof *devs) : NULL;
+    if (count && !devs) {
+        fprintf(stderr, "kiln: out of host memory listing %u devices\n", count);
+        return false;
+    }
+    uint32_t got = count;
+    r = count ? kiln_devices(devs, count, &got) : KILN_OK;
+    if (r < 0) {
+        free(devs);
+        cli_fail("listing Vulkan devices", r);
+        return false;
+    }
+    if (got < count)
+        count = got;   /* a device went away between the two calls */
+    printf("devices: %u\n", count);
+    for (uint32_t i = 0; i < count; i++) {
+        char ver[32];
+        api_version_str(devs[i].api_version, ver, sizeof ver);
+        printf("  %u: %s (%s, Vulkan %s, vendor 0x%04" PRIx32 " device 0x%04" PRIx32 ")\n", i, devs[i].name,
+               type_name(devs[i].type), ver, devs[i].vendor_id, devs[i].device_id);
+    }
+    free(devs);
+    return true;
+}
+
+/* One "  label: value" line of the caps table, values in one column. */
+static void field(const char *label, const char *fmt, ...) CLI_PRINTF(2, 3);
+static void field(const char *label, const char *fmt, ...)
+{
+    printf("  %-38s", label);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+static void print_caps(const kiln_caps *c)
+{
+    char api[32], drv[48], uuid[33];
+    api_version_str(c->api_version, api, sizeof api);
+    driver_version_str(c->vendor_id, c->driver_version, drv, sizeof drv);
+    for (int i = 0; i < 16; i++)
+        snprintf(uuid + 2 * i, 3, "%02x", c->pipeline_cache_uuid[i]);
+    const char *sel = getenv("KILN_DEVICE");
+    printf("\ncontext device (%s%s):\n", sel && *sel ? "KILN_DEVICE=" : "default choice", sel && *sel ? sel : "");
+    field("device name:", "%s", c->device_name);
+    field("device type:", "%s (vendor 0x%04" PRIx32 ", device 0x%04" PRIx32 ")", type_name(c->device_type),
+          c->vendor_id, c->device_id);
+    field("driver name:", "%s", c->driver_name);
+    field("driver info:", "%s", c->driver_info);
+    field("api version:", "%s", api);
+    field("driver version:", "%s", drv);
+    field("subgroup size:", "%u", c->subgroup_size);
+    field("max workgroup count:", "%u x %u x %u", c->max_workgroup_count[0], c->max_workgroup_count[1],
+          c->max_workgroup_count[2]);
+    field("max workgroup size:", "%u x %u x %u", c->max_workgroup_size[0], c->max_workgroup_size[1],
+          c->max_workgroup_size[2]);
+    field("max workgroup invocations:", "%u", c->max_workgroup_invocations);
+    field("max storage buffer range:", "%u bytes", c->max_storage_buffer_range);
+    field("max uniform buffer range:", "%u bytes", c->max_uniform_buffer_range);
+    field("max push constants:", "%u bytes", c->max_push_constants_size);
+    field("min storage buffer offset alignment:", "%" PRIu64 " bytes", c->min_storage_buffer_offset_alignment);
+    field("min uniform buffer offset alignment:", "%" PRIu64 " bytes", c->min_uniform_buffer_offset_alignment);
+    field("pipeline cache uuid:", "%s", uuid);
+    field("unified memory:", "%s", c->unified_memory ? "yes" : "no");
+    field("validation:", "%s", c->validation ? "on" : "off");
+    field("backend:", "%s", backend_name(c->backend));
+}
+
+/* Exit status: 0 printed everything, 1 no device or context, 2 bad usage. */
+int cmd_info(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "kiln info: unexpected argument '%s'\n", argv[i]);
+        usage(stderr);
+        return 2;
+    }
+    if (!print_devices())
+        return 1;
+    fflush(stdout);
+    kiln_context ctx;
+    kiln_result r = kiln_context_create(&(kiln_context_desc){0}, &ctx);
+    if (r < 0)
+        return cli_fail("creating a context on the default device", r);
+    kiln_caps caps;
+    r = kiln_context_caps(ctx, &caps);
+    if (r < 0) {
+        cli_fail("reading the context's capabilities", r);
+        kiln_context_destroy(ctx);
+        return 1;
+    }
+    print_caps(&caps);
+    kiln_context_destroy(ctx);
+    return 0;
+}

@@ -1,3 +1,675 @@
-/* placeholder */
+/*
+ * cmd_run.c: `kiln run`: compile one GLSL compute shader and run it on
+ * buffers given as files, for trying a shader without writing a host program.
+ *
+ * The run is a one-node scheme: the node's program is the shader, its
+ * bindings the --buffer arguments, its grid --groups and its param words
+ * --param. The scheme is submitted --frames times over the same buffers;
+ * kiln orders submits of a context, so frame k+1 reads what frame k wrote.
+ * After the last frame the --out buffers are read back whole into files.
+ *
+ * Decisions:
+ * - All argument checking happens before any Vulkan work, input files
+ *   included (a missing file is a bad argument): exit 2 with a line naming
+ *   the argument, then a one-line usage. The only exception is --groups over
+ *   the device's limit, which needs the device's caps: it is refused with the
+ *   same exit status once the context exists.
+ * - Exit 1 is everything the shader or the device caused: a compile error
+ *   (the compiler's log is printed whole: its lines read file:line, since the
+ *   program is named after the shader's path), a binding the shader declares
+ *   but no --buffer gives (kiln names it at kiln_scheme_add_node; we add the
+ *   shader's declared bindings), a device error, or a Vulkan validation
+ *   error reported during the run.
+ * - Buffers are created after the compile so their usage follows the
+ *   program's interface: a binding the shader declares uniform gets a
+ *   KILN_BUFFER_UNIFORM buffer, every other one a storage buffer.
+ * - A `size:BYTES` buffer is always written before the run: kiln does not
+ *   promise new buffers are zeroed. `:fill:WORD` repeats the word's 4
+ *   little-endian bytes; when BYTES is not a multiple of 4 the last 1..3
+ *   bytes are the word's low-order bytes (the pattern simply stops), so any
+ *   size is accepted. Fills and --out copies go through a bounded host
+ *   buffer in chunks, so a large buffer needs no host copy of its own size.
+ * - The shader's folder is passed as an include folder, so both
+ *   #include "x" and #include <x> find files next to the shader.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "cli.h"
-int cmd_run(int argc, char **argv) { (void)argc; (void)argv; return 1; }
+
+#if defined(__GNUC__)
+#define RUN_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define RUN_PRINTF(f, a)
+#endif
+
+#define CHUNK (1u << 20)   /* bytes per fill upload and per readback */
+
+/* One --buffer argument, and the buffer made for it. */
+struct buf_arg {
+    uint32_t binding;
+    const char *arg;       /* the argument's value as given, for messages; borrowed from argv */
+    char *data;            /* a FILE's bytes (owned); NULL for size: */
+    uint64_t size;
+    uint32_t fill;         /* size: pattern; 0 = zeroed */
+    const char *out;       /* --out FILE for this binding, NULL if none; borrowed from argv */
+    kiln_buffer buf;
+};
+
+struct run_args {
+    const char *shader;    /* borrowed from argv */
+    char *source;          /* owned */
+    size_t source_len;
+    const char *entry;     /* NULL = main */
+    kiln_define defines[KILN_MAX_DEFINES];
+    char *define_text[KILN_MAX_DEFINES];   /* owned copies of K=V, split in place */
+    uint32_t define_count;
+    uint32_t groups[3];
+    const char *groups_arg;
+    uint32_t params[KILN_PARAM_WORDS];
+    struct buf_arg bufs[KILN_MAX_BINDINGS];
+    uint32_t buf_count;
+    uint64_t frames;
+    bool quiet;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kiln run SHADER.comp [options]\n"
+            "\n"
+            "Compiles one GLSL compute shader, binds files as its buffers, runs it as a\n"
+            "one-node scheme and writes buffers back to files.\n"
+            "\n"
+            "options:\n"
+            "  --entry NAME          entry point: a `void NAME()` of the source (default main)\n"
+            "  --define K[=V]        preprocessor define; K alone means K=1 (repeatable)\n"
+            "  --groups X[,Y[,Z]]    workgroups to dispatch (default 1,1,1)\n"
+            "  --param N=WORD        node param word N (0..7); shaders read it as kiln_param(N)\n"
+            "  --buffer B=FILE       the bytes of FILE as the buffer at binding B\n"
+            "  --buffer B=size:BYTES[:fill:WORD]\n"
+            "                        a new buffer of BYTES bytes, zeroed or filled with WORD\n"
+            "  --out B=FILE          after the run, write the whole buffer at binding B to FILE\n"
+            "                        (B must be given by --buffer; FILE may be its input file)\n"
+            "  --frames N            submit N times over the same buffers (default 1); each\n"
+            "                        frame sees the previous frame's results\n"
+            "  -q, --quiet           no summary line on stderr\n"
+            "  -h, --help            this text\n"
+            "\n"
+            "A WORD is decimal (42, -5), 0x hex (0xff) or a float with an f suffix (1.5f:\n"
+            "its IEEE-754 bits). A fill WORD repeats as its 4 little-endian bytes; if BYTES\n"
+            "is not a multiple of 4 the pattern stops short (the last bytes are the word's\n"
+            "low bytes). Name a file that starts with 'size:' as ./size:... Bindings the\n"
+            "shader declares uniform get uniform buffers. The shader's folder is searched\n"
+            "by #include. Options also take the --name=value form.\n"
+            "\n"
+            "exit status: 0 ran; 1 the shader failed to compile or the run failed; 2 bad\n"
+            "arguments.\n");
+}
+
+/* Names a bad argument and why, then the short usage; returns 2. */
+static int bad(const char *fmt, ...) RUN_PRINTF(1, 2);
+static int bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "kiln run: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nusage: kiln run SHADER.comp [options]   ('kiln run --help' lists them)\n");
+    return 2;
+}
+
+static bool is_ident(const char *s, size_t n)
+{
+    if (!n || !((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '_'))
+            return false;
+    return true;
+}
+
+/* Splits "B=REST" into a binding number and REST (borrowed). */
+static bool split_binding(const char *v, uint32_t *binding, const char **rest)
+{
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v)
+        return false;
+    char num[32];
+    size_t n = (size_t)(eq - v);
+    if (n >= sizeof num)
+        return false;
+    memcpy(num, v, n);
+    num[n] = 0;
+    uint64_t b;
+    if (!cli_parse_u64(num, &b) || b > UINT32_MAX)
+        return false;
+    *binding = (uint32_t)b;
+    *rest = eq + 1;
+    return true;
+}
+
+static struct buf_arg *find_buf(struct run_args *a, uint32_t binding)
+{
+    for (uint32_t i = 0; i < a->buf_count; i++)
+        if (a->bufs[i].binding == binding)
+            return &a->bufs[i];
+    return NULL;
+}
+
+static int parse_groups(struct run_args *a, const char *v)
+{
+    a->groups_arg = v;
+    uint32_t g[3] = {1, 1, 1};
+    const char *p = v;
+    for (int d = 0;; d++) {
+        if (d == 3)
+            return bad("--groups %s: at most 3 counts (X,Y,Z)", v);
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        char num[32];
+        uint64_t x;
+        if (n == 0 || n >= sizeof num)
+            return bad("--groups %s: expected X[,Y[,Z]] with counts of at least 1", v);
+        memcpy(num, p, n);
+        num[n] = 0;
+        if (!cli_parse_u64(num, &x) || x > UINT32_MAX)
+            return bad("--groups %s: '%s' is not a workgroup count", v, num);
+        if (x == 0)
+            return bad("--groups %s: a count of 0 workgroups runs nothing; each count must be at least 1", v);
+        g[d] = (uint32_t)x;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    memcpy(a->groups, g, sizeof g);
+    return 0;
+}
+
+static int parse_param(struct run_args *a, const char *v, bool seen[KILN_PARAM_WORDS])
+{
+    uint32_t n, word;
+    const char *w;
+    if (!split_binding(v, &n, &w))
+        return bad("--param %s: expected N=WORD with N in 0..%d", v, KILN_PARAM_WORDS - 1);
+    if (n >= KILN_PARAM_WORDS)
+        return bad("--param %s: param word %" PRIu32 " does not exist; N is 0..%d", v, n, KILN_PARAM_WORDS - 1);
+    if (!cli_parse_word(w, &word))
+        return bad("--param %s: '%s' is not a WORD (decimal, 0x hex, or a float like 1.5f)", v, w);
+    if (seen[n])
+        return bad("--param %s: param word %" PRIu32 " is given twice", v, n);
+    seen[n] = true;
+    a->params[n] = word;
+    return 0;
+}
+
+static int parse_define(struct run_args *a, const char *v)
+{
+    if (a->define_count == KILN_MAX_DEFINES)
+        return bad("--define %s: at most %d defines", v, KILN_MAX_DEFINES);
+    const char *eq = strchr(v, '=');
+    size_t n = eq ? (size_t)(eq - v) : strlen(v);
+    if (!is_ident(v, n))
+        return bad("--define %s: '%.*s' is not an identifier", v, (int)n, v);
+    for (uint32_t i = 0; i < a->define_count; i++)
+        if (strlen(a->defines[i].name) == n && !strncmp(a->defines[i].name, v, n))
+            return bad("--define %s: %.*s is defined twice", v, (int)n, v);
+    char *t = strdup(v);
+    if (!t)
+        return bad("--define %s: out of host memory", v);
+    a->define_text[a->define_count] = t;
+    kiln_define *d = &a->defines[a->define_count++];
+    d->name = t;
+    d->value = NULL;   /* "1" */
+    if (eq) {
+        t[n] = 0;
+        d->value = t + n + 1;
+    }
+    return 0;
+}
+
+static int parse_buffer(struct run_args *a, const char *v)
+{
+    uint32_t binding;
+    const char *rest;
+    if (!split_binding(v, &binding, &rest) || !*rest)
+        return bad("--buffer %s: expected BINDING=FILE or BINDING=size:BYTES[:fill:WORD]", v);
+    if (find_buf(a, binding))
+        return bad("--buffer %s: binding %" PRIu32 " is given twice", v, binding);
+    if (a->buf_count == KILN_MAX_BINDINGS)
+        return bad("--buffer %s: at most %d buffers", v, KILN_MAX_BINDINGS);
+    struct buf_arg b = {.binding = binding, .arg = v};
+    if (!strncmp(rest, "size:", 5)) {
+        const char *num = rest + 5;
+        const char *fill = strstr(num, ":fill:");
+        char bytes[32];
+        size_t n = fill ? (size_t)(fill - num) : strlen(num);
+        if (n == 0 || n >= sizeof bytes)
+            return bad("--buffer %s: expected size:BYTES[:fill:WORD]", v);
+        memcpy(bytes, num, n);
+        bytes[n] = 0;
+        if (!cli_parse_u64(bytes, &b.size))
+            return bad("--buffer %s: '%s' is not a byte count", v, bytes);
+        if (b.size == 0)
+            return bad("--buffer %s: a buffer holds at least 1 byte", v);
+        if (fill && !cli_parse_word(fill + 6, &b.fill))
+            return bad("--buffer %s: fill '%s' is not a WORD (decimal, 0x hex, or a float like 1.5f)", v, fill + 6);
+    } else {
+        size_t len;
+        b.data = cli_read_file(rest, &len);
+        if (!b.data)
+            return bad("--buffer %s: cannot read '%s': %s", v, rest, strerror(errno));
+        if (len == 0) {
+            free(b.data);
+            return bad("--buffer %s: '%s' is empty; a buffer holds at least 1 byte", v, rest);
+        }
+        b.size = len;
+    }
+    a->bufs[a->buf_count++] = b;
+    return 0;
+}
+
+/* Records an --out; checked against the buffers once every argument is in. */
+struct out_arg {
+    uint32_t binding;
+    const char *file, *arg;
+};
+
+/* Parses argv into *a. Returns 0 to run, -1 after printing --help, or 2
+ * after naming a bad argument. */
+static int parse_args(int argc, char **argv, struct run_args *a)
+{
+    struct out_arg outs[KILN_MAX_BINDINGS];
+    uint32_t out_count = 0;
+    bool param_seen[KILN_PARAM_WORDS] = {false};
+    bool options_done = false;
+    a->groups[0] = a->groups[1] = a->groups[2] = 1;
+    a->frames = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (options_done || arg[0] != '-' || !arg[1]) {
+            if (a->shader)
+                return bad("unexpected argument '%s': one SHADER.comp is run at a time", arg);
+            a->shader = arg;
+            continue;
+        }
+        if (!strcmp(arg, "--")) {
+            options_done = true;
+            continue;
+        }
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            usage(stdout);
+            return -1;
+        }
+        if (!strcmp(arg, "-q") || !strcmp(arg, "--quiet")) {
+            a->quiet = true;
+            continue;
+        }
+        /* Options with a value: --name VALUE or --name=VALUE. */
+        static const char *const with_value[] = {"--entry", "--define", "--groups", "--param",
+                                                 "--buffer", "--out", "--frames"};
+        const char *eq = strchr(arg, '=');
+        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const char *name = NULL;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            if (strlen(with_value[k]) == name_len && !strncmp(arg, with_value[k], name_len))
+                name = with_value[k];
+        if (!name) {
+            if (eq && ((name_len == 7 && !strncmp(arg, "--quiet", 7)) || (name_len == 6 && !strncmp(arg, "--help", 6))))
+                return bad("%s: %.*s takes no value", arg, (int)name_len, arg);
+            return bad("unknown option '%s'", arg);
+        }
+        const char *v;
+        if (eq) {
+            v = eq + 1;
+        } else if (i + 1 < argc) {
+            v = argv[++i];
+        } else {
+            return bad("%s needs a value", name);
+        }
+        int r = 0;
+        if (!strcmp(name, "--entry")) {
+            if (!is_ident(v, strlen(v)))
+                return bad("--entry %s: the entry must name a function (an identifier)", v);
+            a->entry = v;
+        } else if (!strcmp(name, "--define")) {
+            r = parse_define(a, v);
+        } else if (!strcmp(name, "--groups")) {
+            r = parse_groups(a, v);
+        } else if (!strcmp(name, "--param")) {
+            r = parse_param(a, v, param_seen);
+        } else if (!strcmp(name, "--buffer")) {
+            r = parse_buffer(a, v);
+        } else if (!strcmp(name, "--out")) {
+            struct out_arg o = {.arg = v};
+            if (!split_binding(v, &o.binding, &o.file) || !*o.file)
+                return bad("--out %s: expected BINDING=FILE", v);
+            for (uint32_t k = 0; k < out_count; k++)
+                if (outs[k].binding == o.binding)
+                    return bad("--out %s: binding %" PRIu32 " is written out twice", v, o.binding);
+            if (out_count == KILN_MAX_BINDINGS)
+                return bad("--out %s: at most %d outputs", v, KILN_MAX_BINDINGS);
+            outs[out_count++] = o;
+        } else {   /* --frames */
+            if (!cli_parse_u64(v, &a->frames) || a->frames == 0 || a->frames > UINT32_MAX)
+                return bad("--frames %s: expected a frame count from 1 to %" PRIu32, v, UINT32_MAX);
+        }
+        if (r)
+            return r;
+    }
+    if (!a->shader)
+        return bad("no SHADER.comp given");
+    for (uint32_t k = 0; k < out_count; k++) {
+        struct buf_arg *b = find_buf(a, outs[k].binding);
+        if (!b)
+            return bad("--out %s: binding %" PRIu32 " has no --buffer; give it with --buffer %" PRIu32
+                       "=FILE or --buffer %" PRIu32 "=size:BYTES",
+                       outs[k].arg, outs[k].binding, outs[k].binding, outs[k].binding);
+        b->out = outs[k].file;
+    }
+    a->source = cli_read_file(a->shader, &a->source_len);
+    if (!a->source)
+        return bad("%s: cannot read the shader: %s", a->shader, strerror(errno));
+    return 0;
+}
+
+static void run_args_finish(struct run_args *a)
+{
+    free(a->source);
+    for (uint32_t i = 0; i < a->define_count; i++)
+        free(a->define_text[i]);
+    for (uint32_t i = 0; i < a->buf_count; i++)
+        free(a->bufs[i].data);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The folder part of path ("." when it has none); malloc'd, NULL on exhaustion. */
+static char *folder_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, path, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+/* Prints the program's compile log to stderr, newline-terminated. */
+static void print_log(kiln_context ctx, kiln_program prog)
+{
+    size_t len = 0;
+    if (kiln_program_log(ctx, prog, NULL, 0, &len) < 0 || !len)
+        return;
+    char *log = malloc(len + 1);
+    if (!log)
+        return;
+    if (kiln_program_log(ctx, prog, log, len + 1, NULL) == KILN_OK)
+        fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+    free(log);
+}
+
+/* Writes a buffer's bytes, in the --fill pattern, chunk by chunk. */
+static kiln_result fill_buffer(kiln_context ctx, const struct buf_arg *b, uint8_t *chunk)
+{
+    for (uint32_t i = 0; i < CHUNK; i += 4)
+        memcpy(chunk + i, (const uint8_t[4]){(uint8_t)b->fill, (uint8_t)(b->fill >> 8), (uint8_t)(b->fill >> 16),
+                                             (uint8_t)(b->fill >> 24)},
+               4);
+    for (uint64_t off = 0; off < b->size; off += CHUNK) {
+        uint64_t n = b->size - off < CHUNK ? b->size - off : CHUNK;
+        kiln_result r = kiln_buffer_upload(ctx, b->buf, off, chunk, n);
+        if (r < 0)
+            return r;
+    }
+    return KILN_OK;
+}
+
+/* Reads a whole buffer into file b->out. 0, or 1 after printing why. */
+static int write_out(kiln_context ctx, const struct buf_arg *b, uint8_t *chunk)
+{
+    FILE *f = fopen(b->out, "wb");
+    if (!f) {
+        fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: cannot open: %s\n", b->binding, b->out, strerror(errno));
+        return 1;
+    }
+    for (uint64_t off = 0; off < b->size; off += CHUNK) {
+        uint64_t n = b->size - off < CHUNK ? b->size - off : CHUNK;
+        kiln_result r = kiln_buffer_readback(ctx, b->buf, off, chunk, n);
+        if (r < 0) {
+            fclose(f);
+            char what[64];
+            snprintf(what, sizeof what, "reading back binding %" PRIu32, b->binding);
+            return cli_fail(what, r);
+        }
+        if (fwrite(chunk, 1, n, f) != n) {
+            fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: write failed: %s\n", b->binding, b->out,
+                    strerror(errno));
+            fclose(f);
+            return 1;
+        }
+    }
+    if (fclose(f)) {
+        fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: write failed: %s\n", b->binding, b->out, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static const char *access_name(uint32_t access)
+{
+    switch (access & (KILN_ACCESS_READ | KILN_ACCESS_WRITE)) {
+    case KILN_ACCESS_READ: return "read-only";
+    case KILN_ACCESS_WRITE: return "write-only";
+    default: return "read-write";
+    }
+}
+
+/* After a binding mismatch: what the shader declares and what was given. */
+static void print_bindings(const struct run_args *a, const kiln_program_interface *iface)
+{
+    fprintf(stderr, "kiln run: %s declares:", a->shader);
+    if (!iface->binding_count)
+        fprintf(stderr, " no bindings");
+    for (uint32_t i = 0; i < iface->binding_count; i++) {
+        const kiln_binding_info *bi = &iface->bindings[i];
+        fprintf(stderr, "%s binding %" PRIu32 " '%s' (%s %s", i ? ";" : "", bi->binding, bi->name,
+                bi->kind == KILN_BINDING_UNIFORM_BUFFER ? "uniform" : "storage", access_name(bi->access));
+        if (bi->min_size)
+            fprintf(stderr, ", at least %" PRIu64 " bytes", bi->min_size);
+        fprintf(stderr, ")");
+    }
+    fprintf(stderr, "\nkiln run: given by --buffer:");
+    if (!a->buf_count)
+        fprintf(stderr, " none");
+    for (uint32_t i = 0; i < a->buf_count; i++)
+        fprintf(stderr, "%s %" PRIu32 " (%" PRIu64 " bytes)", i ? "," : "", a->bufs[i].binding, a->bufs[i].size);
+    fprintf(stderr, "\n");
+}
+
+/* Compiles the shader; 0 with *prog ready, or 1 after printing the log. */
+static int compile(kiln_context ctx, const struct run_args *a, kiln_program *prog)
+{
+    char *folder = folder_of(a->shader);
+    if (!folder) {
+        fprintf(stderr, "kiln run: out of host memory\n");
+        return 1;
+    }
+    const char *dirs[1] = {folder};
+    kiln_program_desc pd = {
+        .source = a->source,
+        .source_len = a->source_len,
+        .name = a->shader,
+        .entry = a->entry,
+        .defines = a->defines,
+        .define_count = a->define_count,
+        .include_dirs = dirs,
+        .include_dir_count = 1,
+    };
+    kiln_result r = kiln_program_create(ctx, &pd, prog);
+    free(folder);
+    if (r < 0)
+        return cli_fail("creating the program", r);
+    r = kiln_program_wait(ctx, *prog);
+    if (r == KILN_ERR_COMPILE) {
+        print_log(ctx, *prog);
+        fprintf(stderr, "kiln run: %s failed to compile\n", a->shader);
+        return 1;
+    }
+    if (r < 0)
+        return cli_fail("compiling the shader", r);
+    if (!a->quiet)
+        print_log(ctx, *prog);   /* warnings */
+    return 0;
+}
+
+/* Everything after argument parsing. Exit status as cmd_run's. */
+static int run(struct run_args *a)
+{
+    kiln_context ctx;
+    kiln_result r = kiln_context_create(&(kiln_context_desc){0}, &ctx);
+    if (r < 0)
+        return cli_fail("creating a context", r);
+    int rc = 1;
+    uint8_t *chunk = NULL;
+    kiln_caps caps;
+    if ((r = kiln_context_caps(ctx, &caps)) < 0) {
+        cli_fail("reading the device's capabilities", r);
+        goto done;
+    }
+    for (int d = 0; d < 3; d++)
+        if (a->groups[d] > caps.max_workgroup_count[d]) {
+            rc = bad("--groups %s: %" PRIu32 " workgroups in %c, the device (%s) allows at most %" PRIu32,
+                     a->groups_arg, a->groups[d], "xyz"[d], caps.device_name, caps.max_workgroup_count[d]);
+            goto done;
+        }
+
+    double t0 = now_ms();
+    kiln_program prog;
+    if (compile(ctx, a, &prog))
+        goto done;
+    double compile_ms = now_ms() - t0;
+    kiln_program_interface iface;
+    if ((r = kiln_program_interface_get(ctx, prog, &iface)) < 0) {
+        cli_fail("reading the program's interface", r);
+        goto done;
+    }
+
+    chunk = malloc(CHUNK);
+    if (!chunk) {
+        fprintf(stderr, "kiln run: out of host memory\n");
+        goto done;
+    }
+    kiln_binding bindings[KILN_MAX_BINDINGS];
+    for (uint32_t i = 0; i < a->buf_count; i++) {
+        struct buf_arg *b = &a->bufs[i];
+        uint32_t usage = KILN_BUFFER_STORAGE;
+        for (uint32_t k = 0; k < iface.binding_count; k++)
+            if (iface.bindings[k].binding == b->binding && iface.bindings[k].kind == KILN_BINDING_UNIFORM_BUFFER)
+                usage = KILN_BUFFER_UNIFORM;
+        char what[64];
+        snprintf(what, sizeof what, "--buffer %" PRIu32, b->binding);
+        r = kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = b->size, .usage = usage, .label = what}, &b->buf);
+        if (r < 0) {
+            fprintf(stderr, "kiln run: --buffer %s: ", b->arg);
+            cli_fail("creating the buffer", r);
+            goto done;
+        }
+        r = b->data ? kiln_buffer_upload(ctx, b->buf, 0, b->data, b->size) : fill_buffer(ctx, b, chunk);
+        if (r < 0) {
+            fprintf(stderr, "kiln run: --buffer %s: ", b->arg);
+            cli_fail("writing the buffer", r);
+            goto done;
+        }
+        free(b->data);
+        b->data = NULL;
+        bindings[i] = (kiln_binding){.binding = b->binding, .buffer = b->buf};
+    }
+
+    kiln_scheme scheme;
+    if ((r = kiln_scheme_create(ctx, &(kiln_scheme_desc){.label = a->shader}, &scheme)) < 0) {
+        cli_fail("creating the scheme", r);
+        goto done;
+    }
+    kiln_node_desc nd = {
+        .program = prog,
+        .bindings = bindings,
+        .binding_count = a->buf_count,
+        .groups = {a->groups[0], a->groups[1], a->groups[2]},
+        .label = "run",
+    };
+    memcpy(nd.params, a->params, sizeof nd.params);
+    kiln_node node;
+    if ((r = kiln_scheme_add_node(ctx, scheme, &nd, &node)) < 0) {
+        cli_fail("binding the shader's buffers", r);
+        if (r == KILN_ERR_LAYOUT || r == KILN_ERR_INVALID)
+            print_bindings(a, &iface);
+        goto done;
+    }
+
+    t0 = now_ms();
+    for (uint64_t f = 0; f < a->frames; f++)
+        if ((r = kiln_scheme_submit(ctx, scheme, NULL)) < 0) {
+            char what[64];
+            snprintf(what, sizeof what, "submitting frame %" PRIu64, f + 1);
+            cli_fail(what, r);
+            goto done;
+        }
+    if ((r = kiln_context_wait_idle(ctx)) < 0) {
+        cli_fail("waiting for the run", r);
+        goto done;
+    }
+    double run_ms = now_ms() - t0;
+
+    rc = 0;
+    for (uint32_t i = 0; i < a->buf_count && !rc; i++)
+        if (a->bufs[i].out)
+            rc = write_out(ctx, &a->bufs[i], chunk);
+
+    kiln_context_stats st;
+    if (kiln_context_stats_get(ctx, &st) == KILN_OK && st.validation_errors) {
+        fprintf(stderr, "kiln run: the Vulkan validation layer reported %" PRIu64 " error%s (above)\n",
+                st.validation_errors, st.validation_errors == 1 ? "" : "s");
+        rc = 1;
+    }
+    if (!rc && !a->quiet)
+        fprintf(stderr,
+                "kiln: ran %s: %" PRIu64 " frame%s, %" PRIu32 "x%" PRIu32 "x%" PRIu32 " groups, %.1f ms"
+                " (compile %.1f ms)\n",
+                a->shader, a->frames, a->frames == 1 ? "" : "s", a->groups[0], a->groups[1], a->groups[2], run_ms,
+                compile_ms);
+done:
+    free(chunk);
+    kiln_context_destroy(ctx);
+    return rc;
+}
+
+/* Exit status: 0 ran, 1 compile or run failure, 2 bad arguments. */
+int cmd_run(int argc, char **argv)
+{
+    struct run_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc == 0)
+        rc = run(&a);
+    else if (rc < 0)
+        rc = 0;
+    run_args_finish(&a);
+    return rc;
+}

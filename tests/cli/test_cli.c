@@ -1,0 +1,1004 @@
+/*
+ * test_cli.c: tests of the kiln command-line tool as a user runs it.
+ *
+ * Each test writes GLSL shaders and raw input files into a fresh temporary
+ * folder, runs the kiln binary (argv[1], from CMake) as a child process with
+ * its stdout and stderr sent to files, and reads the output files back.
+ * Results are compared with values computed here on the CPU: a prefix sum,
+ * a histogram made with atomics, a matrix product, accumulation over frames,
+ * float words; never just "it exited 0". Error tests check the exit status
+ * (1: shader or run failed, 2: bad arguments) and that the message names
+ * what was wrong.
+ *
+ * Every run inherits CTest's KILN_VALIDATION=1, and every run's stderr is
+ * searched for validation errors, which fail the test that ran it. The info
+ * test checks that validation really is on. Further arguments after the
+ * binary name run only the tests so named. The temporary folder is removed
+ * when everything passed and kept (its path printed) otherwise.
+ */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+
+extern char **environ;
+
+static const char *kiln_bin;
+static char tmp_dir[256];
+
+/* ---- files --------------------------------------------------------------------------- */
+
+/* A path in the test folder. The result is one of a small ring of static
+ * buffers: valid until 16 more calls of P (copy it to keep it longer). */
+static const char *P(const char *name)
+{
+    static char ring[16][512];
+    static unsigned next;
+    char *p = ring[next++ % 16];
+    snprintf(p, sizeof ring[0], "%s/%s", tmp_dir, name);
+    return p;
+}
+
+static void write_file(const char *name, const void *data, size_t len)
+{
+    FILE *f = fopen(P(name), "wb");
+    if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
+        fprintf(stderr, "test_cli: cannot write %s\n", P(name));
+        exit(1);
+    }
+}
+
+static void write_text(const char *name, const char *text) { write_file(name, text, strlen(text)); }
+
+/* The whole file, NUL-terminated, malloc'd; NULL if it cannot be read. */
+static char *read_path(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)(n > 0 ? n : 0) + 1);
+    if (buf && n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n > 0 ? n : 0] = 0;
+        if (len)
+            *len = (size_t)(n > 0 ? n : 0);
+    }
+    return buf;
+}
+
+/* Reads an output file of exactly `want` bytes into a malloc'd buffer;
+ * NULL (and a failure) otherwise. */
+#define READ_OUT(name, want) read_out_(__FILE__, __LINE__, (name), (want))
+static void *read_out_(const char *file, int line, const char *name, size_t want)
+{
+    size_t len = 0;
+    char *buf = read_path(P(name), &len);
+    if (!buf || len != want) {
+        test_failures_++;
+        fprintf(stderr, "%s:%d: %s: output %s: %s%zu bytes, expected %zu\n", file, line, test_name_, name,
+                buf ? "" : "missing; ", len, want);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* ---- running kiln ------------------------------------------------------------------------ */
+
+struct run {
+    int status;     /* exit status, or -1 when it died of a signal or did not start */
+    char *out;      /* its stdout */
+    char *err;      /* its stderr */
+    char cmd[1024]; /* the command line, for failure messages */
+};
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+/* Runs `kiln ARGS...` (argv NULL-terminated) with env entries "K=V" added
+ * (NULL-terminated; may be NULL) over the inherited environment. Fails the
+ * running test when its stderr shows a Vulkan validation error. */
+#define KILN(r, env, ...) kiln_run_(__FILE__, __LINE__, (r), (env), (const char *const[]){__VA_ARGS__, NULL})
+static void kiln_run_(const char *file, int line, struct run *r, const char *const *env, const char *const *args)
+{
+    memset(r, 0, sizeof *r);
+    r->status = -1;
+    const char *argv[64];
+    int argc = 0;
+    argv[argc++] = kiln_bin;
+    size_t used = (size_t)snprintf(r->cmd, sizeof r->cmd, "kiln");
+    for (int i = 0; args[i] && argc < 63; i++) {
+        argv[argc++] = args[i];
+        if (used < sizeof r->cmd)
+            used += (size_t)snprintf(r->cmd + used, sizeof r->cmd - used, " %s", args[i]);
+    }
+    argv[argc] = NULL;
+
+    const char *envp[256];
+    int envc = 0;
+    for (int i = 0; env && env[i] && envc < 128; i++)
+        envp[envc++] = env[i];
+    for (char **e = environ; *e && envc < 255; e++) {
+        bool overridden = false;
+        for (int i = 0; env && env[i]; i++) {
+            size_t n = strcspn(env[i], "=") + 1;
+            overridden |= !strncmp(*e, env[i], n);
+        }
+        if (!overridden)
+            envp[envc++] = *e;
+    }
+    envp[envc] = NULL;
+
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/stdout.txt", tmp_dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr.txt", tmp_dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int e = posix_spawn(&pid, kiln_bin, &fa, NULL, (char *const *)argv, (char *const *)envp);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e) {
+        test_failures_++;
+        fprintf(stderr, "%s:%d: %s: cannot start %s: %s\n", file, line, test_name_, kiln_bin, strerror(e));
+        return;
+    }
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        ;
+    r->out = read_path(out_path, NULL);
+    r->err = read_path(err_path, NULL);
+    if (!r->out)
+        r->out = calloc(1, 1);
+    if (!r->err)
+        r->err = calloc(1, 1);
+    if (WIFEXITED(ws)) {
+        r->status = WEXITSTATUS(ws);
+    } else {
+        test_failures_++;
+        fprintf(stderr, "%s:%d: %s: `%s` died of signal %d; stderr:\n%s\n", file, line, test_name_, r->cmd,
+                WIFSIGNALED(ws) ? WTERMSIG(ws) : 0, r->err);
+    }
+    if (strstr(r->err, "error: validation") || strstr(r->err, "validation layer reported")) {
+        test_failures_++;
+        fprintf(stderr, "%s:%d: %s: `%s` reported Vulkan validation errors:\n%s\n", file, line, test_name_, r->cmd,
+                r->err);
+    }
+}
+
+/* The run exited with `want`; otherwise a failure showing its stderr. */
+#define CHECK_STATUS(r, want)                                                                      \
+    do {                                                                                           \
+        if ((r).status != (want)) {                                                                \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: %s: `%s` exited %d, expected %d; stderr:\n%s\n", __FILE__, __LINE__, \
+                    test_name_, (r).cmd, (r).status, (want), (r).err);                             \
+        }                                                                                          \
+    } while (0)
+
+/* The run's text (err or out) contains needle. */
+#define CHECK_HAS(r, stream, needle)                                                               \
+    do {                                                                                           \
+        if (!strstr((r).stream, (needle))) {                                                       \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: %s: `%s`: %s lacks '%s'; it was:\n%s\n", __FILE__, __LINE__,  \
+                    test_name_, (r).cmd, #stream, (needle), (r).stream);                           \
+        }                                                                                          \
+    } while (0)
+
+/* ---- data ------------------------------------------------------------------------------ */
+
+static uint32_t rng_state = 0x9E3779B9u;
+
+static uint32_t rnd(void)
+{
+    uint32_t x = rng_state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return rng_state = x;
+}
+
+static uint32_t f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* ---- computing things ------------------------------------------------------------------- */
+
+/* A single-workgroup inclusive scan: 256 threads, 4 elements each, a
+ * Hillis-Steele scan of the per-thread sums in shared memory. n (param 0)
+ * may be less than 1024; dst past n is left alone. */
+static const char prefix_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 256) in;\n"
+    "layout(binding = 0) readonly buffer In { uint src[]; };\n"
+    "layout(binding = 1) writeonly buffer Out { uint dst[]; };\n"
+    "shared uint partial[256];\n"
+    "void main() {\n"
+    "    uint n = kiln_param(0);\n"
+    "    uint t = gl_LocalInvocationID.x;\n"
+    "    uint v[4];\n"
+    "    uint run = 0u;\n"
+    "    for (uint k = 0u; k < 4u; k++) {\n"
+    "        uint i = t * 4u + k;\n"
+    "        run += i < n ? src[i] : 0u;\n"
+    "        v[k] = run;\n"
+    "    }\n"
+    "    partial[t] = run;\n"
+    "    barrier();\n"
+    "    for (uint off = 1u; off < 256u; off <<= 1) {\n"
+    "        uint add = t >= off ? partial[t - off] : 0u;\n"
+    "        barrier();\n"
+    "        partial[t] += add;\n"
+    "        barrier();\n"
+    "    }\n"
+    "    uint before = t > 0u ? partial[t - 1u] : 0u;\n"
+    "    for (uint k = 0u; k < 4u; k++) {\n"
+    "        uint i = t * 4u + k;\n"
+    "        if (i < n) dst[i] = v[k] + before;\n"
+    "    }\n"
+    "}\n";
+
+TEST(run_prefix_sum)
+{
+    enum { N = 1000, CAP = 1024 };
+    uint32_t in[N], want[N];
+    uint32_t acc = 0;
+    for (int i = 0; i < N; i++) {
+        in[i] = rnd();   /* full 32-bit words: the sums wrap, on both sides */
+        acc += in[i];
+        want[i] = acc;
+    }
+    write_text("prefix.comp", prefix_src);
+    write_file("prefix_in.bin", in, sizeof in);
+    struct run r;
+    char nparam[32], outbuf[64];
+    snprintf(nparam, sizeof nparam, "0=%d", N);
+    snprintf(outbuf, sizeof outbuf, "1=size:%d:fill:0xdeadbeef", CAP * 4);
+    char in_arg[600], out_arg[600];
+    snprintf(in_arg, sizeof in_arg, "0=%s", P("prefix_in.bin"));
+    snprintf(out_arg, sizeof out_arg, "1=%s", P("prefix_out.bin"));
+    KILN(&r, NULL, "run", P("prefix.comp"), "--param", nparam, "--buffer", in_arg, "--buffer", outbuf, "--out",
+         out_arg);
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "kiln: ran ");
+    CHECK_HAS(r, err, "1 frame, 1x1x1 groups");
+    uint32_t *got = READ_OUT("prefix_out.bin", CAP * 4);
+    if (got) {
+        int bad = 0;
+        for (int i = 0; i < N; i++)
+            bad += got[i] != want[i];
+        for (int i = N; i < CAP; i++)
+            bad += got[i] != 0xdeadbeefu;   /* the fill, untouched past n */
+        CHECK_EQ(bad, 0);
+        if (bad)
+            fprintf(stderr, "  e.g. [0] %u want %u, [%d] %u want %u\n", got[0], want[0], N - 1, got[N - 1],
+                    want[N - 1]);
+    }
+    free(got);
+    run_free(&r);
+}
+
+/* 64 KiB of bytes into 256 bins: per-workgroup bins in shared memory with
+ * atomicAdd, then one atomicAdd per bin into the global histogram. */
+static const char histogram_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 256) in;\n"
+    "layout(binding = 0) readonly buffer Bytes { uint words[]; };\n"
+    "layout(binding = 1) buffer Bins { uint bins[256]; };\n"
+    "shared uint local_bins[256];\n"
+    "void main() {\n"
+    "    uint t = gl_LocalInvocationID.x;\n"
+    "    local_bins[t] = 0u;\n"
+    "    barrier();\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    if (i < words.length()) {\n"
+    "        uint w = words[i];\n"
+    "        for (uint k = 0u; k < 4u; k++)\n"
+    "            atomicAdd(local_bins[(w >> (8u * k)) & 255u], 1u);\n"
+    "    }\n"
+    "    barrier();\n"
+    "    if (local_bins[t] != 0u)\n"
+    "        atomicAdd(bins[t], local_bins[t]);\n"
+    "}\n";
+
+TEST(run_histogram)
+{
+    enum { BYTES = 65536 };
+    uint8_t *data = malloc(BYTES);
+    uint32_t want[256] = {0};
+    REQUIRE(data);
+    for (int i = 0; i < BYTES; i++) {
+        /* skewed, so that a bin mix-up shows: small values are likelier */
+        uint32_t a = rnd() & 255, b = rnd() & 255;
+        data[i] = (uint8_t)(a < b ? a : b);
+        want[data[i]]++;
+    }
+    write_text("histogram.comp", histogram_src);
+    write_file("bytes.bin", data, BYTES);
+    free(data);
+    char in_arg[600], out_arg[600];
+    snprintf(in_arg, sizeof in_arg, "0=%s", P("bytes.bin"));
+    snprintf(out_arg, sizeof out_arg, "1=%s", P("bins.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("histogram.comp"), "--groups", "64", "--buffer", in_arg, "--buffer", "1=size:1024",
+         "--out", out_arg);
+    CHECK_STATUS(r, 0);
+    uint32_t *got = READ_OUT("bins.bin", 1024);
+    if (got) {
+        uint32_t total = 0;
+        int bad = 0;
+        for (int i = 0; i < 256; i++) {
+            total += got[i];
+            bad += got[i] != want[i];
+        }
+        CHECK_EQ(total, BYTES);
+        CHECK_EQ(bad, 0);
+    }
+    free(got);
+    run_free(&r);
+
+    /* Bins that start filled: the counts land on top of the fill. */
+    KILN(&r, NULL, "run", P("histogram.comp"), "--groups=64", "--buffer", in_arg, "--buffer=1=size:1024:fill:1000",
+         "--out", out_arg, "--quiet");
+    CHECK_STATUS(r, 0);
+    CHECK_EQ(strlen(r.err), 0);   /* --quiet */
+    got = READ_OUT("bins.bin", 1024);
+    if (got) {
+        int bad = 0;
+        for (int i = 0; i < 256; i++)
+            bad += got[i] != want[i] + 1000;
+        CHECK_EQ(bad, 0);
+    }
+    free(got);
+    run_free(&r);
+}
+
+/* C = alpha * A * B with row-major A (M x K) and B (K x N); M, N, K and
+ * alpha (a float word) are params. One invocation per element of C. */
+static const char matmul_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 8, local_size_y = 8) in;\n"
+    "layout(binding = 0) readonly buffer A { float a[]; };\n"
+    "layout(binding = 1) readonly buffer B { float b[]; };\n"
+    "layout(binding = 2) writeonly buffer C { float c[]; };\n"
+    "void main() {\n"
+    "    uint m = kiln_param(0), n = kiln_param(1), k = kiln_param(2);\n"
+    "    float alpha = kiln_paramf(3);\n"
+    "    uint col = gl_GlobalInvocationID.x, row = gl_GlobalInvocationID.y;\n"
+    "    if (row >= m || col >= n) return;\n"
+    "    float sum = 0.0;\n"
+    "    for (uint i = 0u; i < k; i++)\n"
+    "        sum += a[row * k + i] * b[i * n + col];\n"
+    "    c[row * n + col] = alpha * sum;\n"
+    "}\n";
+
+TEST(run_matrix_product)
+{
+    enum { M = 64, K = 48, N = 32 };
+    static float a[M * K], b[K * N], want[M * N], bound[M * N];
+    const float alpha = 0.5f;
+    for (int i = 0; i < M * K; i++)
+        a[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+    for (int i = 0; i < K * N; i++)
+        b[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+    for (int r = 0; r < M; r++)
+        for (int c = 0; c < N; c++) {
+            double s = 0, abs_s = 0;
+            for (int i = 0; i < K; i++) {
+                s += (double)a[r * K + i] * b[i * N + c];
+                abs_s += fabs((double)a[r * K + i] * b[i * N + c]);
+            }
+            want[r * N + c] = (float)(alpha * s);
+            bound[r * N + c] = (float)(alpha * abs_s);
+        }
+    write_text("matmul.comp", matmul_src);
+    write_file("a.bin", a, sizeof a);
+    write_file("b.bin", b, sizeof b);
+    char a_arg[600], b_arg[600], c_arg[600], p0[16], p1[16], p2[16];
+    snprintf(a_arg, sizeof a_arg, "0=%s", P("a.bin"));
+    snprintf(b_arg, sizeof b_arg, "1=%s", P("b.bin"));
+    snprintf(c_arg, sizeof c_arg, "2=%s", P("c.bin"));
+    snprintf(p0, sizeof p0, "0=%d", M);
+    snprintf(p1, sizeof p1, "1=%d", N);
+    snprintf(p2, sizeof p2, "2=%d", K);
+    char groups[32], csize[32];
+    snprintf(groups, sizeof groups, "%d,%d", N / 8, M / 8);
+    snprintf(csize, sizeof csize, "2=size:%d", M * N * 4);
+    struct run r;
+    KILN(&r, NULL, "run", P("matmul.comp"), "--groups", groups, "--param", p0, "--param", p1, "--param", p2,
+         "--param", "3=0.5f", "--buffer", a_arg, "--buffer", b_arg, "--buffer", csize, "--out", c_arg);
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "4x8x1 groups");
+    float *got = READ_OUT("c.bin", M * N * 4);
+    if (got) {
+        int bad = 0;
+        for (int i = 0; i < M * N; i++) {
+            /* float sums in another order: relative to the sum of |terms| */
+            float tol = 1e-5f * bound[i] + 1e-6f;
+            if (!(fabsf(got[i] - want[i]) <= tol)) {
+                if (!bad)
+                    fprintf(stderr, "  c[%d] = %g, expected %g\n", i, got[i], want[i]);
+                bad++;
+            }
+        }
+        CHECK_EQ(bad, 0);
+    }
+    free(got);
+    run_free(&r);
+}
+
+/* Each frame reads what the previous one wrote: d = 2d + p0 is not
+ * commutative across frames, so lost or reordered frames show. */
+static const char frames_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(binding = 0) buffer Counts { uint count[]; };\n"
+    "layout(binding = 1) buffer Doubling { uint d[]; };\n"
+    "void main() {\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    if (i < count.length()) count[i] += 1u;\n"
+    "    if (i < d.length()) d[i] = 2u * d[i] + kiln_param(0);\n"
+    "}\n";
+
+TEST(run_frames_accumulate)
+{
+    enum { N = 1000 };
+    uint32_t d0[N];
+    for (int i = 0; i < N; i++)
+        d0[i] = (uint32_t)i;
+    write_text("frames.comp", frames_src);
+    write_file("d.bin", d0, sizeof d0);
+    char count_out[600], d_arg[600];
+    snprintf(count_out, sizeof count_out, "0=%s", P("count.bin"));
+    snprintf(d_arg, sizeof d_arg, "1=%s", P("d.bin"));
+    struct run r;
+    /* d.bin is read and then written over: input and output may be one file */
+    KILN(&r, NULL, "run", P("frames.comp"), "--groups", "16", "--frames", "5", "--param", "0=3", "--buffer",
+         "0=size:4000", "--buffer", d_arg, "--out", count_out, "--out", d_arg);
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "5 frames");
+    uint32_t *count = READ_OUT("count.bin", N * 4);
+    uint32_t *d = READ_OUT("d.bin", N * 4);
+    if (count && d) {
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            uint32_t want = (uint32_t)i;
+            for (int f = 0; f < 5; f++)
+                want = 2 * want + 3;
+            bad += count[i] != 5 || d[i] != want;
+        }
+        CHECK_EQ(bad, 0);
+        if (bad)
+            fprintf(stderr, "  count[1] = %u, d[1] = %u (want 5, 125)\n", count[1], d[1]);
+    }
+    free(count);
+    free(d);
+    run_free(&r);
+}
+
+/* Param words: raw words as given, and float math on float words. */
+static const char words_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 8) in;\n"
+    "layout(binding = 0) readonly buffer In { float x[]; };\n"
+    "layout(binding = 1) writeonly buffer Out { uint raw[8]; float y[]; };\n"
+    "void main() {\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    if (i == 0u) {\n"
+    "        raw[0] = kiln_param(0); raw[1] = kiln_param(1); raw[2] = kiln_param(2);\n"
+    "        raw[3] = kiln_param(3); raw[4] = kiln_param(4); raw[5] = kiln_param(5);\n"
+    "        raw[6] = kiln_param(6); raw[7] = kiln_param(7);\n"
+    "    }\n"
+    "    if (i < x.length()) y[i] = x[i] * kiln_paramf(0) + float(kiln_parami(1));\n"
+    "}\n";
+
+TEST(run_float_words)
+{
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = (float)i - 4.0f;
+    write_text("words.comp", words_src);
+    write_file("x.bin", x, sizeof x);
+    char x_arg[600], out_arg[600];
+    snprintf(x_arg, sizeof x_arg, "0=%s", P("x.bin"));
+    snprintf(out_arg, sizeof out_arg, "1=%s", P("words_out.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("words.comp"), "--groups", "2", "--param", "0=1.5f", "--param", "1=-2", "--param",
+         "2=0x10", "--param", "3=-0.25f", "--param", "7=4294967295", "--buffer", x_arg, "--buffer",
+         "1=size:96:fill:0xffffffff", "--out", out_arg);
+    CHECK_STATUS(r, 0);
+    uint32_t *got = READ_OUT("words_out.bin", 96);
+    if (got) {
+        CHECK_EQ(got[0], f2u(1.5f));
+        CHECK_EQ(got[1], 0xfffffffeu);
+        CHECK_EQ(got[2], 16);
+        CHECK_EQ(got[3], f2u(-0.25f));
+        CHECK_EQ(got[4], 0);   /* words not given are 0 */
+        CHECK_EQ(got[7], 0xffffffffu);
+        for (int i = 0; i < 16; i++)
+            CHECK_EQ(got[8 + i], f2u(x[i] * 1.5f - 2.0f));   /* exact in float */
+    }
+    free(got);
+    run_free(&r);
+}
+
+/* --entry, --define K=V and bare --define K (= 1), and #include of files
+ * next to the shader, both <x> (include folders only) and "x". */
+static const char entry_src[] =
+    "#version 450\n"
+    "#extension GL_GOOGLE_include_directive : require\n"
+    "#include <helpers.glsl>\n"
+    "#include \"sub/more.glsl\"\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(binding = 0) buffer Data { int d[]; };\n"
+    "void scale() {\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    if (i >= d.length()) return;\n"
+    "#if NEGATE == 1\n"
+    "    d[i] = -plus_one(twice(d[i]) * FACTOR);\n"
+    "#else\n"
+    "    d[i] = plus_one(twice(d[i]) * FACTOR);\n"
+    "#endif\n"
+    "}\n";
+
+TEST(run_entry_defines_includes)
+{
+    write_text("entry.comp", entry_src);
+    write_text("helpers.glsl", "int twice(int v) { return 2 * v; }\n");
+    if (mkdir(P("sub"), 0755) && errno != EEXIST)
+        REQUIRE(!"mkdir sub");
+    write_text("sub/more.glsl", "int plus_one(int v) { return v + 1; }\n");
+    int32_t d[100];
+    for (int i = 0; i < 100; i++)
+        d[i] = i - 50;
+    write_file("ints.bin", d, sizeof d);
+    char d_arg[600], out_arg[600];
+    snprintf(d_arg, sizeof d_arg, "0=%s", P("ints.bin"));
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("ints_out.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("entry.comp"), "--entry", "scale", "--groups", "2", "--define", "FACTOR=3", "--define",
+         "NEGATE", "--buffer", d_arg, "--out", out_arg);
+    CHECK_STATUS(r, 0);
+    int32_t *got = READ_OUT("ints_out.bin", sizeof d);
+    if (got) {
+        int bad = 0;
+        for (int i = 0; i < 100; i++)
+            bad += got[i] != -(2 * d[i] * 3 + 1);
+        CHECK_EQ(bad, 0);
+    }
+    free(got);
+    run_free(&r);
+    KILN(&r, NULL, "run", P("entry.comp"), "--entry=scale", "--groups", "2", "--define=FACTOR=5", "--define",
+         "NEGATE=0", "--buffer", d_arg, "--out", out_arg, "-q");
+    CHECK_STATUS(r, 0);
+    got = READ_OUT("ints_out.bin", sizeof d);
+    if (got) {
+        int bad = 0;
+        for (int i = 0; i < 100; i++)
+            bad += got[i] != 2 * d[i] * 5 + 1;
+        CHECK_EQ(bad, 0);
+    }
+    free(got);
+    run_free(&r);
+}
+
+/* A binding declared uniform gets a uniform buffer. */
+static const char uniform_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(binding = 0) buffer Data { uint d[]; };\n"
+    "layout(binding = 1) uniform Coeffs { uint mul; uint add; } u;\n"
+    "void main() {\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    if (i < d.length()) d[i] = d[i] * u.mul + u.add;\n"
+    "}\n";
+
+TEST(run_uniform_buffer)
+{
+    uint32_t d[64], coeffs[4] = {7, 11, 0, 0};
+    for (int i = 0; i < 64; i++)
+        d[i] = (uint32_t)i * 3;
+    write_text("uniform.comp", uniform_src);
+    write_file("ud.bin", d, sizeof d);
+    write_file("coeffs.bin", coeffs, sizeof coeffs);
+    char d_arg[600], u_arg[600], out_arg[600];
+    snprintf(d_arg, sizeof d_arg, "0=%s", P("ud.bin"));
+    snprintf(u_arg, sizeof u_arg, "1=%s", P("coeffs.bin"));
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("ud_out.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("uniform.comp"), "--buffer", d_arg, "--buffer", u_arg, "--out", out_arg);
+    CHECK_STATUS(r, 0);
+    uint32_t *got = READ_OUT("ud_out.bin", sizeof d);
+    if (got) {
+        int bad = 0;
+        for (int i = 0; i < 64; i++)
+            bad += got[i] != d[i] * 7 + 11;
+        CHECK_EQ(bad, 0);
+    }
+    free(got);
+    run_free(&r);
+}
+
+/* size:BYTES with a fill and BYTES not a multiple of 4: the word's byte
+ * pattern repeats and stops short; --out writes every byte. */
+static const char tail_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 1) in;\n"
+    "layout(binding = 0) buffer Data { uint d[]; };\n"
+    "void main() { d[1] = d[0] + 1u; }\n";
+
+TEST(run_fill_odd_size)
+{
+    write_text("tail.comp", tail_src);
+    char out_arg[600];
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("tail.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("tail.comp"), "--buffer", "0=size:10:fill:0x11223344", "--out", out_arg);
+    CHECK_STATUS(r, 0);
+    uint8_t *got = READ_OUT("tail.bin", 10);
+    if (got) {
+        const uint8_t want[10] = {0x44, 0x33, 0x22, 0x11, 0x45, 0x33, 0x22, 0x11, 0x44, 0x33};
+        CHECK(!memcmp(got, want, 10));
+    }
+    free(got);
+    run_free(&r);
+}
+
+/* ---- errors --------------------------------------------------------------------------------- */
+
+TEST(run_compile_error_names_line)
+{
+    /* line 6: an undeclared name; line 8: a syntax error in a second shader */
+    write_text("undeclared.comp", "#version 450\n"
+                                  "layout(local_size_x = 1) in;\n"
+                                  "layout(binding = 0) buffer Data { uint d[]; };\n"
+                                  "void main() {\n"
+                                  "    uint i = 0u;\n"
+                                  "    d[i] = no_such_name;\n"
+                                  "}\n");
+    write_text("syntax.comp", "// a comment first\n"
+                              "#version 450\n"
+                              "layout(local_size_x = 1) in;\n"
+                              "layout(binding = 0) buffer Data { uint d[]; };\n"
+                              "\n"
+                              "void main() {\n"
+                              "    uint x = 1u;\n"
+                              "    d[0] = x x;\n"
+                              "}\n");
+    struct run r;
+    char where[600];
+    KILN(&r, NULL, "run", P("undeclared.comp"), "--buffer", "0=size:4");
+    CHECK_STATUS(r, 1);
+    snprintf(where, sizeof where, "%s:6:", P("undeclared.comp"));
+    CHECK_HAS(r, err, where);
+    CHECK_HAS(r, err, "no_such_name");
+    CHECK(!strstr(r.err, "kiln: ran"));
+    run_free(&r);
+    KILN(&r, NULL, "run", P("syntax.comp"), "--buffer", "0=size:4");
+    CHECK_STATUS(r, 1);
+    snprintf(where, sizeof where, "%s:8:", P("syntax.comp"));
+    CHECK_HAS(r, err, where);
+    CHECK_HAS(r, err, "syntax error");
+    run_free(&r);
+}
+
+struct bad_case {
+    const char *args[8];
+    const char *needle;   /* the message must name this */
+};
+
+TEST(run_bad_arguments)
+{
+    write_text("ok.comp", tail_src);
+    write_file("four.bin", "abcd", 4);
+    write_file("empty.bin", "", 0);
+    char sh[512], four[600], empty[600], nodir[512];
+    snprintf(sh, sizeof sh, "%s", P("ok.comp"));
+    snprintf(four, sizeof four, "0=%s", P("four.bin"));
+    snprintf(empty, sizeof empty, "0=%s", P("empty.bin"));
+    snprintf(nodir, sizeof nodir, "%s", P("no/such/dir/x.comp"));
+    const struct bad_case cases[] = {
+        {{"--groups", "0"}, "--groups 0"},
+        {{"--groups", "1,0"}, "--groups 1,0"},
+        {{"--groups", "1,2,3,4"}, "--groups 1,2,3,4"},
+        {{"--groups", "x"}, "--groups x"},
+        {{"--groups", "1,,2"}, "--groups 1,,2"},
+        {{"--groups"}, "--groups needs a value"},
+        {{"--param", "9=1"}, "--param 9=1"},
+        {{"--param", "0=zz"}, "'zz'"},
+        {{"--param", "0=1.5"}, "'1.5'"},
+        {{"--param", "1"}, "--param 1"},
+        {{"--param", "0=1", "--param", "0=2"}, "given twice"},
+        {{"--buffer", "0=nosuchfile"}, "nosuchfile"},
+        {{"--buffer", empty}, "empty"},
+        {{"--buffer", "0=size:0"}, "0=size:0"},
+        {{"--buffer", "0=size:lots"}, "'lots'"},
+        {{"--buffer", "0=size:16:fill:xyz"}, "'xyz'"},
+        {{"--buffer", "x=size:16"}, "x=size:16"},
+        {{"--buffer", four, "--buffer", "0=size:8"}, "binding 0 is given twice"},
+        {{"--buffer", four, "--out", "1=o.bin"}, "--out 1=o.bin"},
+        {{"--buffer", four, "--out", "0=a", "--out", "0=b"}, "--out 0=b"},
+        {{"--frames", "0"}, "--frames 0"},
+        {{"--frames", "-3"}, "--frames -3"},
+        {{"--define", "9X=1"}, "'9X'"},
+        {{"--define", "=1"}, "--define =1"},
+        {{"--entry", "not-a-name"}, "--entry not-a-name"},
+        {{"--bogus"}, "'--bogus'"},
+        {{"--quiet=1"}, "takes no value"},
+        {{"another.comp"}, "'another.comp'"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *argv[12] = {"run", sh};
+        for (int i = 0; i < 8 && cases[c].args[i]; i++)
+            argv[2 + i] = cases[c].args[i];
+        struct run r;
+        kiln_run_(__FILE__, __LINE__, &r, NULL, argv);
+        CHECK_STATUS(r, 2);
+        CHECK_HAS(r, err, cases[c].needle);
+        CHECK_HAS(r, err, "usage: kiln run");
+        run_free(&r);
+    }
+    /* no shader; a shader that cannot be read */
+    struct run r;
+    KILN(&r, NULL, "run");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "no SHADER.comp");
+    run_free(&r);
+    KILN(&r, NULL, "run", nodir, "--buffer", four);
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, nodir);
+    run_free(&r);
+    /* an --out file that cannot be written is a run failure, named */
+    char out_arg[600];
+    snprintf(out_arg, sizeof out_arg, "0=%s", nodir);
+    KILN(&r, NULL, "run", sh, "--buffer", four, "--out", out_arg, "-q");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, nodir);
+    run_free(&r);
+}
+
+static const char two_bindings_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 1) in;\n"
+    "layout(binding = 0) readonly buffer In { uint x[]; };\n"
+    "layout(binding = 1) writeonly buffer Out { uint y[]; };\n"
+    "void main() { y[0] = x[0]; }\n";
+
+TEST(run_binding_errors)
+{
+    write_text("two.comp", two_bindings_src);
+    char sh[512];
+    snprintf(sh, sizeof sh, "%s", P("two.comp"));
+    struct run r;
+    /* binding 1 declared, not given */
+    KILN(&r, NULL, "run", sh, "--buffer", "0=size:4");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "binding 1");
+    CHECK_HAS(r, err, "nothing is bound");
+    run_free(&r);
+    /* nothing given at all: the first missing one is named */
+    KILN(&r, NULL, "run", sh);
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "binding 0");
+    run_free(&r);
+    /* a binding given that the shader does not declare */
+    KILN(&r, NULL, "run", sh, "--buffer", "0=size:4", "--buffer", "1=size:4", "--buffer", "5=size:4");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "binding 5");
+    CHECK_HAS(r, err, "not declared");
+    run_free(&r);
+}
+
+TEST(run_groups_over_device_limit)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    kiln_caps caps;
+    CHECK_OK(kiln_context_caps(ctx, &caps));
+    test_context_done(ctx);
+    int d = 0;
+    for (int i = 1; i < 3; i++)
+        if (caps.max_workgroup_count[i] < caps.max_workgroup_count[d])
+            d = i;
+    if (caps.max_workgroup_count[d] == UINT32_MAX) {
+        printf("     (skipped: %s allows 2^32-1 workgroups in every dimension)\n", caps.device_name);
+        return;
+    }
+    uint32_t g[3] = {1, 1, 1};
+    g[d] = caps.max_workgroup_count[d] + 1;
+    char groups[64], limit[32];
+    snprintf(groups, sizeof groups, "%u,%u,%u", g[0], g[1], g[2]);
+    snprintf(limit, sizeof limit, "at most %u", caps.max_workgroup_count[d]);
+    write_text("limit.comp", tail_src);
+    struct run r;
+    KILN(&r, NULL, "run", P("limit.comp"), "--groups", groups, "--buffer", "0=size:8");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--groups");
+    CHECK_HAS(r, err, limit);
+    run_free(&r);
+}
+
+/* ---- info and help ------------------------------------------------------------------------------- */
+
+/* The text after "  label" on its line of `kiln info`, trimmed; false if
+ * no line starts so. */
+static bool field_value(const char *text, const char *label, char *buf, size_t cap)
+{
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *l = line;
+        while (*l == ' ')
+            l++;
+        if (strncmp(l, label, strlen(label)))
+            continue;
+        l += strlen(label);
+        while (*l == ' ')
+            l++;
+        size_t n = strcspn(l, "\n");
+        while (n && l[n - 1] == ' ')
+            n--;
+        snprintf(buf, cap, "%.*s", (int)n, l);
+        return true;
+    }
+    return false;
+}
+
+TEST(info_prints_devices_and_caps)
+{
+    struct run r;
+    KILN(&r, NULL, "info");
+    CHECK_STATUS(r, 0);
+    kiln_device_info dev;
+    uint32_t count = 0;
+    CHECK_OK(kiln_devices(&dev, 1, &count));
+    CHECK(count >= 1);
+    if (count)
+        CHECK_HAS(r, out, dev.name);   /* device 0 is listed by name */
+    static const char *const fields[] = {"devices:", "device name:", "driver name:", "driver info:",
+                                         "api version:", "driver version:", "subgroup size:",
+                                         "max workgroup count:", "max workgroup size:",
+                                         "max workgroup invocations:", "max storage buffer range:",
+                                         "max push constants:", "min storage buffer offset alignment:",
+                                         "min uniform buffer offset alignment:", "pipeline cache uuid:",
+                                         "unified memory:", "validation:"};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        CHECK_HAS(r, out, fields[i]);
+    const char *v = getenv("KILN_VALIDATION");
+    if (v && !strcmp(v, "1")) {
+        char value[64];
+        CHECK(field_value(r.out, "validation:", value, sizeof value) && !strcmp(value, "on"));
+    }
+    /* the caps printed are the context's */
+    kiln_context ctx;
+    if (test_context(&ctx) == KILN_OK) {
+        kiln_caps caps;
+        if (kiln_context_caps(ctx, &caps) == KILN_OK) {
+            char want[128];
+            snprintf(want, sizeof want, "%u x %u x %u", caps.max_workgroup_count[0], caps.max_workgroup_count[1],
+                     caps.max_workgroup_count[2]);
+            CHECK_HAS(r, out, want);
+            CHECK_HAS(r, out, caps.device_name);
+        }
+        test_context_done(ctx);
+    }
+    run_free(&r);
+
+    KILN(&r, ((const char *[]){"KILN_DEVICE=no-such-device-anywhere", NULL}), "info");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "no-such-device-anywhere");
+    CHECK_HAS(r, err, "devices seen");
+    run_free(&r);
+
+    KILN(&r, NULL, "info", "--bogus");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--bogus");
+    run_free(&r);
+}
+
+TEST(help_texts)
+{
+    struct run r;
+    KILN(&r, NULL, "run", "--help");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "--buffer B=size:BYTES");
+    CHECK_HAS(r, out, "--frames N");
+    run_free(&r);
+    KILN(&r, NULL, "info", "--help");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "usage: kiln info");
+    run_free(&r);
+    KILN(&r, NULL, "help");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "run SHADER.comp");
+    run_free(&r);
+}
+
+/* ---- main -------------------------------------------------------------------------------------- */
+
+static bool wanted(int argc, char **argv, const char *name)
+{
+    if (argc <= 2)
+        return true;
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], name))
+            return true;
+    return false;
+}
+
+#define RUN_IF(name)                                                                               \
+    do {                                                                                           \
+        if (wanted(argc, argv, #name))                                                             \
+            RUN(name);                                                                             \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_cli PATH/TO/kiln [TEST...]\n");
+        return 2;
+    }
+    kiln_bin = argv[1];
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/kiln-cli-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmp_dir)) {
+        perror("test_cli: mkdtemp");
+        return 1;
+    }
+    RUN_IF(run_prefix_sum);
+    RUN_IF(run_histogram);
+    RUN_IF(run_matrix_product);
+    RUN_IF(run_frames_accumulate);
+    RUN_IF(run_float_words);
+    RUN_IF(run_entry_defines_includes);
+    RUN_IF(run_uniform_buffer);
+    RUN_IF(run_fill_odd_size);
+    RUN_IF(run_compile_error_names_line);
+    RUN_IF(run_bad_arguments);
+    RUN_IF(run_binding_errors);
+    RUN_IF(run_groups_over_device_limit);
+    RUN_IF(info_prints_devices_and_caps);
+    RUN_IF(help_texts);
+    if (test_passed_ + test_failed_ == 0) {
+        fprintf(stderr, "test_cli: no test is named");
+        for (int i = 2; i < argc; i++)
+            fprintf(stderr, " %s", argv[i]);
+        fprintf(stderr, "\n");
+        test_failed_++;
+    }
+    if (test_failed_)
+        printf("test files kept in %s\n", tmp_dir);
+    else
+        nftw(tmp_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    return TEST_SUMMARY();
+}
