@@ -157,6 +157,7 @@ typedef enum kiln_buffer_usage {
     KILN_BUFFER_UNIFORM = 1u << 1,  /* bindable as a uniform buffer */
 } kiln_buffer_usage;
 
+/* A new buffer's bytes are all zero. */
 typedef struct kiln_buffer_desc {
     uint64_t size;        /* bytes; required, > 0 */
     uint32_t usage;       /* kiln_buffer_usage bits; 0 = KILN_BUFFER_STORAGE */
@@ -190,7 +191,9 @@ KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer bu
  * compiler sees a constant. All 8 words stay declared whatever is baked, so
  * a baked program binds exactly like the universal one. <ENTRY> is the entry
  * name in upper case. The entry names a `void NAME()` function of the source;
- * kiln compiles it as GLSL's main. Line numbers in messages are the source's.
+ * kiln compiles it as GLSL's main (by defining NAME to main), so a source
+ * whose entry is not main must not also define main. Line numbers in
+ * messages are the source's.
  *
  * A baked program computes what the universal one computes for the same
  * words. For floating point, bit-identical results need `precise` on the

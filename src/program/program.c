@@ -326,10 +326,38 @@ static void include_release(void *ud, shaderc_include_result *r)
 
 /* ---- compile ----------------------------------------------------------------- */
 
+/* Whether the source names `entry` as a function: the identifier followed
+ * (after blanks) by '('. A cheap textual check: an entry defined only in an
+ * included file is not seen. */
+static bool source_has_function(const struct prog_source *src, const char *entry)
+{
+    size_t n = strlen(entry);
+    const char *s = src->source, *end = src->source + src->source_len;
+    for (const char *p = s; (p = memmem(p, (size_t)(end - p), entry, n)); p += n) {
+        if (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        const char *q = p + n;
+        while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+            q++;
+        if (q < end && *q == '(')
+            return true;
+    }
+    return false;
+}
+
 kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
 {
     *out = (struct prog_output){0};
     uint64_t t0 = time_now_ns();
+    if (strcmp(src->entry, "main") && !source_has_function(src, src->entry)) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s: error: entry '%s' is not a function of the source (no '%s(' found)\n",
+                 src->name, src->entry, src->entry);
+        out->log = str_dup(buf);
+        if (!out->log)
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_COMPILE, "%s", buf);
+    }
     size_t len;
     char *text = prog_preprocess(src, &len);
     shaderc_compiler_t compiler = shaderc_compiler_initialize();
@@ -344,6 +372,9 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
     shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
     shaderc_compile_options_set_optimization_level(
         opts, src->optimize > 0 ? shaderc_optimization_level_performance : shaderc_optimization_level_zero);
+    /* Keeps block and variable names, so messages name a binding by its
+     * source name; drivers ignore the debug instructions. */
+    shaderc_compile_options_set_generate_debug_info(opts);
     for (uint32_t i = 0; i < src->define_count; i++)
         shaderc_compile_options_add_macro_definition(opts, src->defines[i].name, strlen(src->defines[i].name),
                                                      src->defines[i].value, strlen(src->defines[i].value));

@@ -122,6 +122,11 @@ TEST(named_entry_gets_its_own_macros)
     CHECK_OK(compile(&(kiln_program_desc){.source = src, .entry = "blur"}, &out));
     CHECK(!strcmp(out.iface.entry, "blur"));
     prog_output_finish(&out);
+    /* An entry the source does not define is a failed compile that says so. */
+    CHECK_RESULT(compile(&(kiln_program_desc){.source = src, .entry = "blu", .name = "e.comp"}, &out),
+                 KILN_ERR_COMPILE);
+    CHECK(out.log && strstr(out.log, "e.comp: error: entry 'blu'"));
+    prog_output_finish(&out);
 }
 
 TEST(float_and_int_accessors)
@@ -204,6 +209,8 @@ TEST(reflection_reads_kinds_access_and_sizes)
     CHECK_EQ(it->bindings[3].binding, 3);
     CHECK_EQ(it->bindings[3].kind, KILN_BINDING_STORAGE_BUFFER);
     CHECK_EQ(it->bindings[3].access, KILN_ACCESS_READ);
+    CHECK(!strcmp(it->bindings[3].name, "In"));   /* names survive optimization, for messages */
+    CHECK(!strcmp(it->bindings[0].name, "U"));
     CHECK_EQ(it->workgroup_size[0], 8);
     CHECK_EQ(it->workgroup_size[1], 4);
     CHECK_EQ(it->workgroup_size[2], 2);

@@ -290,6 +290,12 @@ static void round_trip(const char *staging)
         a[i] = (uint8_t)(i * 7 + 3);
     kiln_buffer buf;
     REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = SIZE}, &buf));
+    memset(b, 0xff, SIZE);
+    CHECK_OK(kiln_buffer_readback(ctx, buf, 0, b, SIZE));
+    size_t nonzero = 0;
+    for (int i = 0; i < SIZE; i++)
+        nonzero += b[i] != 0;
+    CHECK_EQ(nonzero, 0);   /* a new buffer reads as zeros */
     CHECK_OK(kiln_buffer_upload(ctx, buf, 0, a, SIZE));
     CHECK_OK(kiln_buffer_upload(ctx, buf, 1001, "kiln", 4));
     memcpy(a + 1001, "kiln", 4);

@@ -465,6 +465,10 @@ kiln_result vkb_enumerate(kiln_device_info *out, uint32_t cap, uint32_t *count)
 
 /* ---- buffers ------------------------------------------------------------------- */
 
+static void xfer_begin(struct vk_device *d);
+static kiln_result xfer_end_and_wait(struct vk_device *d);
+static void vk_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf);
+
 static kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out)
 {
     struct vk_device *d = vkd(dev);
@@ -512,6 +516,19 @@ static kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32
         free(b);
         return vk_fail(vr, __FILE__, __LINE__, "allocating buffer memory");
     }
+    /* New buffers read as zeros (kiln.h promises it; Vulkan does not). */
+    kiln_result r = KILN_OK;
+    if (b->map) {
+        memset(b->map, 0, size);
+    } else {
+        xfer_begin(d);
+        vkCmdFillBuffer(d->xfer_cb, b->buf, 0, VK_WHOLE_SIZE, 0);
+        r = xfer_end_and_wait(d);
+    }
+    if (r < 0) {
+        vk_buffer_destroy(dev, &b->base);
+        return r;
+    }
     *out = &b->base;
     return KILN_OK;
 }
@@ -537,6 +554,51 @@ static kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t t
                           (unsigned long long)timeout_ns);
     VK_CHECK(vr, "vkWaitSemaphores");
     return KILN_OK;
+}
+
+/* The transfer command buffer: begin it with a barrier ordering it after
+ * every earlier submit's shader and transfer work. */
+static void xfer_begin(struct vk_device *d)
+{
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    vkBeginCommandBuffer(d->xfer_cb, &bi);
+    VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                              .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                               VK_ACCESS_TRANSFER_WRITE_BIT,
+                              .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
+}
+
+/* Ends the transfer command buffer with a barrier making its writes visible
+ * to the host and to shaders, submits it and waits for it. */
+static kiln_result xfer_end_and_wait(struct vk_device *d)
+{
+    VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                             .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                             .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                              VK_ACCESS_SHADER_WRITE_BIT};
+    vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL, 0,
+                         NULL);
+    VkResult vr = vkEndCommandBuffer(d->xfer_cb);
+    uint64_t value = d->next_ticket + 1;
+    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .signalSemaphoreValueCount = 1,
+                                        .pSignalSemaphoreValues = &value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .pNext = &ts,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &d->xfer_cb,
+                       .signalSemaphoreCount = 1,
+                       .pSignalSemaphores = &d->timeline};
+    if (vr == VK_SUCCESS)
+        vr = vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE);
+    if (vr != VK_SUCCESS)
+        return vk_fail(vr, __FILE__, __LINE__, "submitting a transfer");
+    d->next_ticket = value;
+    return vk_wait_value(d, value, UINT64_MAX);
 }
 
 /* Copies between a buffer and a staging buffer with one transfer submit,
@@ -573,43 +635,10 @@ static kiln_result staged_copy(struct vk_device *d, struct vk_buffer *b, uint64_
         uint64_t n = KILN_MIN(chunk, size - done);
         if (upload)
             memcpy(map, (char *)host + done, n);
-        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-        vkBeginCommandBuffer(d->xfer_cb, &bi);
-        VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                                  .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                                   VK_ACCESS_TRANSFER_WRITE_BIT,
-                                  .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-        vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                             VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
+        xfer_begin(d);
         VkBufferCopy region = {.srcOffset = upload ? 0 : off + done, .dstOffset = upload ? off + done : 0, .size = n};
         vkCmdCopyBuffer(d->xfer_cb, upload ? sbuf : b->buf, upload ? b->buf : sbuf, 1, &region);
-        VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                                 .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                                 .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                                  VK_ACCESS_SHADER_WRITE_BIT};
-        vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                             VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL,
-                             0, NULL);
-        vr = vkEndCommandBuffer(d->xfer_cb);
-        uint64_t value = ++d->next_ticket;
-        VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                            .signalSemaphoreValueCount = 1,
-                                            .pSignalSemaphoreValues = &value};
-        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .pNext = &ts,
-                           .commandBufferCount = 1,
-                           .pCommandBuffers = &d->xfer_cb,
-                           .signalSemaphoreCount = 1,
-                           .pSignalSemaphores = &d->timeline};
-        if (vr == VK_SUCCESS)
-            vr = vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE);
-        if (vr != VK_SUCCESS) {
-            d->next_ticket--;
-            r = vk_fail(vr, __FILE__, __LINE__, "submitting a staging copy");
-            break;
-        }
-        r = vk_wait_value(d, value, UINT64_MAX);
+        r = xfer_end_and_wait(d);
         if (r == KILN_OK && !upload)
             memcpy((char *)host + done, map, n);
     }
