@@ -7,8 +7,10 @@
  * applied by the table's functions, once.
  *
  * Lock order: contexts_lock, then the context's own lock. contexts_lock is
- * held only while a handle is resolved and the context lock taken, so that
- * kiln_context_destroy cannot free a context another thread is entering.
+ * held (shared) only while a handle is resolved and the context lock taken,
+ * so that kiln_context_destroy (which holds it exclusively) cannot free a
+ * context another thread is entering, and threads on different contexts do
+ * not contend.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,22 +20,22 @@
 #include "api/api.h"
 #include "context/context.h"
 
-static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t contexts_lock = PTHREAD_RWLOCK_INITIALIZER;   /* read: entering; write: changing the pool */
 static struct pool contexts;        /* protected by contexts_lock */
 static uint32_t context_serial;     /* protected by contexts_lock */
 
 static kiln_result enter(kiln_context h, struct kctx **out)
 {
     err_clear();
-    pthread_mutex_lock(&contexts_lock);
+    pthread_rwlock_rdlock(&contexts_lock);
     struct kctx *c = contexts.tag ? pool_get(&contexts, h.id) : NULL;
     if (!c) {
         const char *why = contexts.tag ? pool_why(&contexts, h.id) : "no context was ever created";
-        pthread_mutex_unlock(&contexts_lock);
+        pthread_rwlock_unlock(&contexts_lock);
         return KILN_RAISE(KILN_ERR_HANDLE, "context 0x%016llx: %s", (unsigned long long)h.id, why);
     }
     pthread_mutex_lock(&c->lock);
-    pthread_mutex_unlock(&contexts_lock);
+    pthread_rwlock_unlock(&contexts_lock);
     *out = c;
     return KILN_OK;
 }
@@ -63,17 +65,17 @@ kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out
     NEED(out, "out");
     out->id = 0;
     kiln_context_desc d = desc ? *desc : (kiln_context_desc){0};
-    pthread_mutex_lock(&contexts_lock);
+    pthread_rwlock_wrlock(&contexts_lock);
     if (!contexts.tag)
         pool_init(&contexts, POOL_CONTEXT, 0);
     uint32_t serial = ++context_serial;
-    pthread_mutex_unlock(&contexts_lock);
+    pthread_rwlock_unlock(&contexts_lock);
 
     struct kctx *c;
     KILN_TRY(ctx_create(&d, serial, &c));
-    pthread_mutex_lock(&contexts_lock);
+    pthread_rwlock_wrlock(&contexts_lock);
     uint64_t id = pool_add(&contexts, c);
-    pthread_mutex_unlock(&contexts_lock);
+    pthread_rwlock_unlock(&contexts_lock);
     if (!id) {
         c->ops->destroy(c);
         return KILN_RAISE(KILN_ERR_LIMIT, "no context handles left");
@@ -85,16 +87,16 @@ kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out
 kiln_result kiln_context_destroy(kiln_context h)
 {
     err_clear();
-    pthread_mutex_lock(&contexts_lock);
+    pthread_rwlock_wrlock(&contexts_lock);
     struct kctx *c = contexts.tag ? pool_remove(&contexts, h.id) : NULL;
     if (!c) {
         const char *why = contexts.tag ? pool_why(&contexts, h.id) : "no context was ever created";
-        pthread_mutex_unlock(&contexts_lock);
+        pthread_rwlock_unlock(&contexts_lock);
         return KILN_RAISE(KILN_ERR_HANDLE, "context 0x%016llx: %s", (unsigned long long)h.id, why);
     }
     /* Wait for a call already inside this context to leave it. */
     pthread_mutex_lock(&c->lock);
-    pthread_mutex_unlock(&contexts_lock);
+    pthread_rwlock_unlock(&contexts_lock);
     pthread_mutex_unlock(&c->lock);
     c->ops->destroy(c);
     return KILN_OK;
@@ -232,8 +234,8 @@ kiln_result kiln_ticket_wait(kiln_context ctx, kiln_ticket ticket, uint64_t time
 /* For kiln's own tests and tools: the context behind a handle, unlocked. */
 struct kctx *api_context_peek(kiln_context h)
 {
-    pthread_mutex_lock(&contexts_lock);
+    pthread_rwlock_rdlock(&contexts_lock);
     struct kctx *c = contexts.tag ? pool_get(&contexts, h.id) : NULL;
-    pthread_mutex_unlock(&contexts_lock);
+    pthread_rwlock_unlock(&contexts_lock);
     return c;
 }
