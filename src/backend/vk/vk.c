@@ -556,6 +556,25 @@ static kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t t
     return KILN_OK;
 }
 
+/* Submits one command buffer signalling the next ticket, returned in *ticket. */
+static kiln_result queue_submit(struct vk_device *d, VkCommandBuffer cb, uint64_t *ticket)
+{
+    uint64_t value = d->next_ticket + 1;
+    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .signalSemaphoreValueCount = 1,
+                                        .pSignalSemaphoreValues = &value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .pNext = &ts,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &cb,
+                       .signalSemaphoreCount = 1,
+                       .pSignalSemaphores = &d->timeline};
+    VK_CHECK(vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
+    d->next_ticket = value;
+    *ticket = value;
+    return KILN_OK;
+}
+
 /* The transfer command buffer: begin it with a barrier ordering it after
  * every earlier submit's shader and transfer work. */
 static void xfer_begin(struct vk_device *d)
@@ -582,22 +601,9 @@ static kiln_result xfer_end_and_wait(struct vk_device *d)
     vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL, 0,
                          NULL);
-    VkResult vr = vkEndCommandBuffer(d->xfer_cb);
-    uint64_t value = d->next_ticket + 1;
-    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .signalSemaphoreValueCount = 1,
-                                        .pSignalSemaphoreValues = &value};
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .pNext = &ts,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &d->xfer_cb,
-                       .signalSemaphoreCount = 1,
-                       .pSignalSemaphores = &d->timeline};
-    if (vr == VK_SUCCESS)
-        vr = vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE);
-    if (vr != VK_SUCCESS)
-        return vk_fail(vr, __FILE__, __LINE__, "submitting a transfer");
-    d->next_ticket = value;
+    VK_CHECK(vkEndCommandBuffer(d->xfer_cb), "vkEndCommandBuffer (transfer)");
+    uint64_t value;
+    KILN_TRY(queue_submit(d, d->xfer_cb, &value));
     return vk_wait_value(d, value, UINT64_MAX);
 }
 
@@ -891,21 +897,7 @@ static kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const 
 
 static kiln_result vk_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t *ticket)
 {
-    struct vk_device *d = vkd(dev);
-    uint64_t value = d->next_ticket + 1;
-    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .signalSemaphoreValueCount = 1,
-                                        .pSignalSemaphoreValues = &value};
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .pNext = &ts,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &c->cb,
-                       .signalSemaphoreCount = 1,
-                       .pSignalSemaphores = &d->timeline};
-    VK_CHECK(vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
-    d->next_ticket = value;
-    *ticket = value;
-    return KILN_OK;
+    return queue_submit(vkd(dev), c->cb, ticket);
 }
 
 static uint64_t vk_ticket_done(struct kb_device *dev)
