@@ -6,11 +6,15 @@
  * table (local today; a remote client's table later). Desc defaults are
  * applied by the table's functions, once.
  *
- * Lock order: contexts_lock, then the context's own lock. contexts_lock is
- * held (shared) only while a handle is resolved and the context lock taken,
- * so that kiln_context_destroy (which holds it exclusively) cannot free a
- * context another thread is entering, and threads on different contexts do
- * not contend.
+ * Entering a context: under contexts_lock (shared) the handle is resolved
+ * and the context's user count raised; then, with no api lock held, the
+ * context's own lock is taken. kiln_context_destroy removes the handle
+ * (contexts_lock exclusive, briefly), then waits, holding nothing, for the
+ * user count to drop to 0 before it frees the context. So a destroy never
+ * frees a context another thread is in, and a busy context never stalls
+ * calls on another. users_lock guards every context's user count; it is
+ * taken after contexts_lock, never before, and nothing is waited for while
+ * it is held except users_cond.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,7 +24,9 @@
 #include "api/api.h"
 #include "context/context.h"
 
-static pthread_rwlock_t contexts_lock = PTHREAD_RWLOCK_INITIALIZER;   /* read: entering; write: changing the pool */
+static pthread_rwlock_t contexts_lock = PTHREAD_RWLOCK_INITIALIZER;   /* read: resolving; write: changing the pool */
+static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;        /* every kctx's users */
+static pthread_cond_t users_cond = PTHREAD_COND_INITIALIZER;          /* a users count dropped */
 static struct pool contexts;        /* protected by contexts_lock */
 static uint32_t context_serial;     /* protected by contexts_lock */
 
@@ -34,8 +40,11 @@ static kiln_result enter(kiln_context h, struct kctx **out)
         pthread_rwlock_unlock(&contexts_lock);
         return KILN_RAISE(KILN_ERR_HANDLE, "context 0x%016llx: %s", (unsigned long long)h.id, why);
     }
-    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&users_lock);
+    c->users++;
+    pthread_mutex_unlock(&users_lock);
     pthread_rwlock_unlock(&contexts_lock);
+    pthread_mutex_lock(&c->lock);
     *out = c;
     return KILN_OK;
 }
@@ -43,6 +52,10 @@ static kiln_result enter(kiln_context h, struct kctx **out)
 static kiln_result leave(struct kctx *c, kiln_result r)
 {
     pthread_mutex_unlock(&c->lock);
+    pthread_mutex_lock(&users_lock);
+    if (--c->users == 0)
+        pthread_cond_broadcast(&users_cond);
+    pthread_mutex_unlock(&users_lock);
     return r;
 }
 
@@ -94,10 +107,12 @@ kiln_result kiln_context_destroy(kiln_context h)
         pthread_rwlock_unlock(&contexts_lock);
         return KILN_RAISE(KILN_ERR_HANDLE, "context 0x%016llx: %s", (unsigned long long)h.id, why);
     }
-    /* Wait for a call already inside this context to leave it. */
-    pthread_mutex_lock(&c->lock);
     pthread_rwlock_unlock(&contexts_lock);
-    pthread_mutex_unlock(&c->lock);
+    /* No new caller can resolve it now; wait for those already in. */
+    pthread_mutex_lock(&users_lock);
+    while (c->users)
+        pthread_cond_wait(&users_cond, &users_lock);
+    pthread_mutex_unlock(&users_lock);
     c->ops->destroy(c);
     return KILN_OK;
 }

@@ -53,6 +53,9 @@ struct rt_ops {
 struct kctx {
     const struct rt_ops *ops;
     pthread_mutex_t lock;       /* serializes calls on this context (taken by api/) */
+    /* Threads inside or entering the context; protected by the api's
+     * users_lock. kiln_context_destroy waits for it to drop to 0. */
+    uint32_t users;
     uint32_t serial;            /* tags this context's handles */
     /* Below: touched only with lock held. */
     struct kb_device *dev;

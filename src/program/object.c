@@ -34,7 +34,24 @@ kiln_result prog_create(struct kb_device *dev, const kiln_program_desc *desc, st
         prog_destroy(dev, p);
         return r;
     }
-    if (r < 0) {
+    const kiln_caps *caps = &dev->caps;
+    const uint32_t *wg = p->out.iface.workgroup_size;
+    if (r == KILN_OK) {
+        static const char axis[] = "xyz";
+        for (int i = 0; i < 3 && r == KILN_OK; i++)
+            if (wg[i] > caps->max_workgroup_size[i])
+                r = KILN_RAISE(KILN_ERR_LIMIT, "local_size_%c = %u, the device allows at most %u", axis[i], wg[i],
+                               caps->max_workgroup_size[i]);
+        if (r == KILN_OK && (uint64_t)wg[0] * wg[1] * wg[2] > caps->max_workgroup_invocations)
+            r = KILN_RAISE(KILN_ERR_LIMIT, "a workgroup of %ux%ux%u = %llu invocations, the device allows at most %u",
+                           wg[0], wg[1], wg[2], (unsigned long long)wg[0] * wg[1] * wg[2],
+                           caps->max_workgroup_invocations);
+        if (r < 0)
+            fail_with(p, "the device cannot run it");
+    }
+    if (p->state == KILN_PROGRAM_FAILED) {
+        /* said above */
+    } else if (r < 0) {
         p->state = KILN_PROGRAM_FAILED;
         log_info("program %s failed to compile", p->src.name);
     } else if (kb_layout_create(dev, &p->out.iface, &p->layout) < 0) {

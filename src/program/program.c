@@ -18,6 +18,10 @@
 
 #include <shaderc/shaderc.h>
 
+/* optimize.cpp: speed passes with every declared binding kept. */
+int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words, char *err,
+                        size_t err_cap);
+
 static bool is_ident(const char *s)
 {
     if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
@@ -370,8 +374,8 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
     }
     shaderc_compile_options_set_source_language(opts, shaderc_source_language_glsl);
     shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
-    shaderc_compile_options_set_optimization_level(
-        opts, src->optimize > 0 ? shaderc_optimization_level_performance : shaderc_optimization_level_zero);
+    /* Optimized below with bindings preserved (optimize.cpp), never here. */
+    shaderc_compile_options_set_optimization_level(opts, shaderc_optimization_level_zero);
     /* Keeps block and variable names, so messages name a binding by its
      * source name; drivers ignore the debug instructions. */
     shaderc_compile_options_set_generate_debug_info(opts);
@@ -399,6 +403,19 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
             r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory keeping the SPIR-V of %s", src->name);
         } else {
             memcpy(out->spirv, shaderc_result_get_bytes(res), bytes);
+            char err[512];
+            uint32_t *opt;
+            size_t opt_words;
+            if (src->optimize > 0) {
+                if (prog_spirv_optimize(out->spirv, out->words, &opt, &opt_words, err, sizeof err) == 0) {
+                    free(out->spirv);
+                    out->spirv = opt;
+                    out->words = opt_words;
+                } else {
+                    /* The unoptimized module is correct; only slower. */
+                    log_warn("%s: %s; using the unoptimized SPIR-V", src->name, err);
+                }
+            }
             r = prog_reflect(out->spirv, out->words, &out->iface);
             if (r < 0) {
                 /* An interface kiln cannot bind is a failure of this program. */

@@ -79,6 +79,12 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, kiln_program_inter
                                set);
                 goto done;
             }
+            spvc_type vtype = spvc_compiler_get_type_handle(comp, list[i].type_id);
+            if (spvc_type_get_num_array_dimensions(vtype) > 0) {
+                r = KILN_RAISE(KILN_ERR_LAYOUT, "buffer '%s' (binding %u) is an array of blocks; kiln binds one buffer "
+                               "per binding", name, binding);
+                goto done;
+            }
             if (out->binding_count == KILN_MAX_BINDINGS) {
                 r = KILN_RAISE(KILN_ERR_LAYOUT, "more than %d bindings; kiln binds at most %d", KILN_MAX_BINDINGS,
                                KILN_MAX_BINDINGS);

@@ -223,13 +223,31 @@ kiln_result node_set_program(struct node *n, struct prog *p)
         return KILN_OK;
     if (p->state == KILN_PROGRAM_FAILED)
         return KILN_RAISE(KILN_ERR_COMPILE, "node '%s': program %s failed to compile", n->label, p->src.name);
-    if (p->state != KILN_PROGRAM_READY || n->prog->state != KILN_PROGRAM_READY)
+    if (p->state != KILN_PROGRAM_READY)
         return KILN_RAISE(KILN_ERR_PENDING, "node '%s': program %s is still compiling; wait for it first", n->label,
-                          p->state != KILN_PROGRAM_READY ? p->src.name : n->prog->src.name);
+                          p->src.name);
+    if (!n->bindset) {
+        /* The node was never bound (its program failed or is pending): the
+         * new program's bindings are checked when the scheme records. */
+        n->prog->node_refs--;
+        p->node_refs++;
+        n->prog = p;
+        n->scheme->dirty = SCHEME_STRUCT;
+        return KILN_OK;
+    }
     char why[256];
     if (!prog_iface_compatible(&n->prog->out.iface, &p->out.iface, why, sizeof why))
         return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': program %s does not bind like %s: %s", n->label, p->src.name,
                           n->prog->src.name, why);
+    for (uint32_t k = 0; k < p->out.iface.binding_count; k++) {
+        const kiln_binding_info *want = &p->out.iface.bindings[k];
+        for (uint32_t i = 0; i < n->binding_count; i++)
+            if (n->bindings[i].binding == want->binding && n->bindings[i].size < want->min_size)
+                return KILN_RAISE(KILN_ERR_LAYOUT,
+                                  "node '%s': program %s needs at least %llu bytes at binding %u ('%s'), %llu are bound",
+                                  n->label, p->src.name, (unsigned long long)want->min_size, want->binding,
+                                  want->name, (unsigned long long)n->bindings[i].size);
+    }
     n->prog->node_refs--;
     p->node_refs++;
     n->prog = p;

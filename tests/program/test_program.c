@@ -55,6 +55,29 @@ TEST(baking_a_word_compiles_a_constant_and_keeps_the_interface)
     prog_output_finish(&baked);
 }
 
+TEST(optimized_builds_keep_every_declared_binding)
+{
+    /* Baking word 0 to 0 makes binding 0 unread; it must stay declared. */
+    const char *src = "#version 450\n"
+                      "layout(local_size_x = 1) in;\n"
+                      "layout(std430, binding = 0) readonly buffer In { uint a[]; };\n"
+                      "layout(std430, binding = 1) writeonly buffer Out { uint b[]; };\n"
+                      "layout(std430, binding = 2) readonly buffer Unused { uint c[]; };\n"
+                      "void main() { if (kiln_param(0) == 1u) b[0] = a[0]; else b[0] = 5u; }\n";
+    kiln_define bake = {"KILN_SPEC_MAIN_UW0", "0u"};
+    struct prog_output uni, baked;
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = src}, &uni));
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = src, .defines = &bake, .define_count = 1}, &baked));
+    CHECK_EQ(uni.iface.binding_count, 3);
+    CHECK_EQ(baked.iface.binding_count, 3);
+    char why[256] = "";
+    CHECK(prog_iface_compatible(&uni.iface, &baked.iface, why, sizeof why));
+    if (why[0])
+        fprintf(stderr, "%s\n", why);
+    prog_output_finish(&uni);
+    prog_output_finish(&baked);
+}
+
 TEST(prelude_text_has_every_slot_macro)
 {
     struct prog_source src;
@@ -227,6 +250,13 @@ TEST(unbindable_resources_fail_the_program_with_a_reason)
     CHECK_RESULT(compile(&(kiln_program_desc){.source = img, .name = "img.comp"}, &out), KILN_ERR_COMPILE);
     CHECK(out.log && strstr(out.log, "storage image") && strstr(out.log, "binding 2"));
     prog_output_finish(&out);
+    const char *arr = "#version 450\n"
+                      "layout(local_size_x = 1) in;\n"
+                      "layout(std430, binding = 0) buffer B { uint d[]; } blocks[2];\n"
+                      "void main() { blocks[1].d[0] = blocks[0].d[0]; }\n";
+    CHECK_RESULT(compile(&(kiln_program_desc){.source = arr}, &out), KILN_ERR_COMPILE);
+    CHECK(out.log && strstr(out.log, "array of blocks"));
+    prog_output_finish(&out);
     const char *set1 = "#version 450\n"
                        "layout(local_size_x = 1) in;\n"
                        "layout(std430, set = 1, binding = 0) buffer D { uint d[]; };\n"
@@ -286,6 +316,7 @@ int main(void)
 {
     RUN(universal_program_reads_params_and_declares_all_words);
     RUN(baking_a_word_compiles_a_constant_and_keeps_the_interface);
+    RUN(optimized_builds_keep_every_declared_binding);
     RUN(prelude_text_has_every_slot_macro);
     RUN(compile_errors_keep_source_line_numbers);
     RUN(named_entry_gets_its_own_macros);

@@ -192,6 +192,16 @@ TEST(set_program_is_params_only_and_checks_the_interface)
     REQUIRE_OK(kiln_program_create(f.ctx, &(kiln_program_desc){.source = rw2, .name = "rw2.comp"}, &other));
     CHECK_RESULT(kiln_node_set_program(f.ctx, n, other), KILN_ERR_LAYOUT);
     CHECK_MSG("binding 1");
+    /* A program needing more bytes than the node binds. */
+    const char *big = "#version 450\n"
+                      "layout(local_size_x = 64) in;\n"
+                      "layout(std430, binding = 0) readonly buffer In { uint a[2048]; };\n"
+                      "layout(std430, binding = 1) writeonly buffer Out { uint b[]; };\n"
+                      "void main() { b[0] = a[2047]; }\n";
+    kiln_program bigp;
+    REQUIRE_OK(kiln_program_create(f.ctx, &(kiln_program_desc){.source = big, .name = "big.comp"}, &bigp));
+    CHECK_RESULT(kiln_node_set_program(f.ctx, n, bigp), KILN_ERR_LAYOUT);
+    CHECK_MSG("8192 bytes");
     /* Busy objects are not destroyed under a node. */
     CHECK_RESULT(kiln_program_destroy(f.ctx, baked), KILN_ERR_BUSY);
     CHECK_RESULT(kiln_buffer_destroy(f.ctx, f.buf[0]), KILN_ERR_BUSY);
@@ -321,7 +331,10 @@ TEST(failed_program_fails_the_submit_naming_the_node)
     CHECK_RESULT(submit(&f), KILN_ERR_COMPILE);
     CHECK_MSG("node 'broken'");
     CHECK_MSG("oops.comp:2");
-    /* Fixing the node makes the scheme run again. */
+    /* Fixing the node makes the scheme run again: a good program ... */
+    CHECK_OK(kiln_node_set_program(f.ctx, n, f.prog));
+    CHECK_RESULT(submit(&f), KILN_ERR_LAYOUT);   /* ... whose bindings the node lacks */
+    CHECK_MSG("binding 0");
     CHECK_OK(kiln_node_remove(f.ctx, n));
     CHECK_OK(submit(&f));
     kiln_context_stats cs;

@@ -326,6 +326,17 @@ static void round_trip(const char *staging)
     CHECK_EQ(out[1], 77);
     CHECK_EQ(out[64], 77);
     CHECK_EQ(out[65], after);
+    /* Sizes that are no multiple of 4 read as zeros to the last byte. */
+    for (uint64_t size = 1; size < 12; size += 2) {
+        kiln_buffer odd;
+        uint8_t bytes[12];
+        memset(bytes, 0xee, sizeof bytes);
+        REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = size}, &odd));
+        CHECK_OK(kiln_buffer_readback(ctx, odd, 0, bytes, size));
+        for (uint64_t i = 0; i < size; i++)
+            CHECK_EQ(bytes[i], 0);
+        CHECK_OK(kiln_buffer_destroy(ctx, odd));
+    }
     free(a);
     free(b);
     test_context_done(ctx);
@@ -435,6 +446,16 @@ TEST(caps_and_device_choice)
     REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.device = sel}, &ctx));
     test_context_done(ctx);
     REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.device = "0"}, &ctx));
+    test_context_done(ctx);
+    /* A workgroup the device cannot run fails the program, saying why. */
+    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){0}, &ctx));
+    char src[256];
+    snprintf(src, sizeof src, "#version 450\nlayout(local_size_x = %u, local_size_y = 2) in;\nvoid main() {}\n",
+             caps.max_workgroup_size[0]);
+    kiln_program p;
+    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = "wide.comp"}, &p));
+    CHECK_RESULT(kiln_program_wait(ctx, p), KILN_ERR_COMPILE);
+    CHECK_MSG("invocations");
     test_context_done(ctx);
     /* Nothing fits: the message lists what was seen. */
     CHECK_RESULT(kiln_context_create(&(kiln_context_desc){.device = "no-such-gpu-9000"}, &ctx), KILN_ERR_NO_DEVICE);

@@ -384,11 +384,18 @@ kiln_result vkb_create(const char *selector, int validation, struct kb_device **
         .queueCount = 1,
         .pQueuePriorities = &prio,
     };
-    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                            .timelineSemaphore = VK_TRUE};
+    /* Every feature the device has, so programs may use 64-bit, 16-bit and
+     * 8-bit types, subgroup operations and the like where the device allows;
+     * robust buffer access stays off (it costs speed; kiln checks ranges). */
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                            .pNext = &f12};
+    VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+    vkGetPhysicalDeviceFeatures2(d->phys, &features);
+    features.features.robustBufferAccess = VK_FALSE;
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-        .pNext = &f12,
+        .pNext = &features,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
     };
@@ -479,7 +486,9 @@ static kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32
     b->base.usage = usage;
     VkBufferCreateInfo bci = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-        .size = size,
+        /* A multiple of 4, so vkCmdFillBuffer's VK_WHOLE_SIZE reaches the
+         * last byte ("the nearest smaller multiple [of 4] is used"). */
+        .size = (size + 3) & ~(uint64_t)3,
         .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                  ((usage & KILN_BUFFER_STORAGE) ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0) |
                  ((usage & KILN_BUFFER_UNIFORM) ? VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT : 0),

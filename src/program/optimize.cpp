@@ -1,0 +1,57 @@
+// optimize.cpp: SPIR-V optimization that keeps every declared binding.
+//
+// shaderc's own optimizer run removes descriptor bindings a build does not
+// read, so a program baked with some words would bind differently from its
+// universal build. kiln therefore compiles with shaderc unoptimized and runs
+// SPIRV-Tools' performance passes itself with preserve-bindings on. This is
+// the one C++ file in kiln: SPIRV-Tools exposes its optimizer only through
+// C++ in Debian 12's version (its C API has the options, not the run).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <spirv-tools/libspirv.h>
+#include <spirv-tools/optimizer.hpp>
+
+extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words,
+                                   char *err, size_t err_cap);
+
+// Optimizes for speed; *out is malloc'd. Returns 0, or -1 with err filled.
+extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words,
+                                   char *err, size_t err_cap)
+{
+    std::string first_error;
+    try {
+        spvtools::Optimizer opt(SPV_ENV_VULKAN_1_2);
+        opt.SetMessageConsumer([&](spv_message_level_t level, const char *, const spv_position_t &pos,
+                                   const char *msg) {
+            if (level <= SPV_MSG_ERROR && first_error.empty())
+                first_error = std::to_string(pos.index) + ": " + msg;
+        });
+        opt.RegisterPerformancePasses();
+        spv_optimizer_options options = spvOptimizerOptionsCreate();
+        spvOptimizerOptionsSetPreserveBindings(options, true);
+        spvOptimizerOptionsSetRunValidator(options, false);
+        std::vector<uint32_t> result;
+        bool ok = opt.Run(in, words, &result, options);
+        spvOptimizerOptionsDestroy(options);
+        if (!ok) {
+            std::snprintf(err, err_cap, "SPIR-V optimizer failed: %s",
+                          first_error.empty() ? "no reason given" : first_error.c_str());
+            return -1;
+        }
+        *out = static_cast<uint32_t *>(std::malloc(result.size() * 4 + 4));
+        if (!*out) {
+            std::snprintf(err, err_cap, "out of host memory");
+            return -1;
+        }
+        std::memcpy(*out, result.data(), result.size() * 4);
+        *out_words = result.size();
+        return 0;
+    } catch (const std::exception &e) {
+        std::snprintf(err, err_cap, "SPIR-V optimizer failed: %s", e.what());
+        return -1;
+    }
+}
