@@ -86,6 +86,11 @@ typedef enum kiln_device_type {
     KILN_DEVICE_CPU = 4,
 } kiln_device_type;
 
+typedef enum kiln_pending_policy {
+    KILN_PENDING_WAIT = 0,   /* wait for the compile (it goes first) */
+    KILN_PENDING_SKIP = 1,   /* leave the node out of this submit and count it */
+} kiln_pending_policy;
+
 typedef struct kiln_context_desc {
     kiln_backend_kind backend;
     /* Device choice, same syntax as KILN_DEVICE (which wins over it): an
@@ -95,6 +100,10 @@ typedef struct kiln_context_desc {
     const char *device;
     /* Validation layer: 1 on, -1 off, 0 = KILN_VALIDATION decides (default off). */
     int validation;
+    /* What a submit does with a node whose program is still compiling. */
+    kiln_pending_policy pending;
+    /* Compile workers; 0 = KILN_COMPILE_THREADS, else the number of cores. */
+    uint32_t compile_threads;
 } kiln_context_desc;
 
 typedef struct kiln_caps {
@@ -137,6 +146,16 @@ typedef struct kiln_context_stats {
     uint64_t pipelines_created;
     uint64_t validation_errors;                     /* messages of error severity */
     uint64_t validation_warnings;
+    /* The compile service. */
+    uint64_t compile_requests;      /* programs asked for */
+    uint64_t compiles_started;      /* compile jobs run (front end and back end count apart) */
+    uint64_t compiles_adopted;      /* requests that joined a compile in flight */
+    uint64_t compiles_deduplicated; /* requests served by a finished compile */
+    uint64_t compiles_failed;
+    uint64_t compiles_pending;      /* queued or running now */
+    uint64_t giants_deferred, retries_alone, slow_compiles;
+    uint64_t skipped_nodes;         /* over every scheme */
+    double front_end_seconds, back_end_seconds;
 } kiln_context_stats;
 KILN_NODISCARD kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out);
 
@@ -225,9 +244,12 @@ typedef enum kiln_program_state {
     KILN_PROGRAM_FAILED = 2,
 } kiln_program_state;
 
-/* Starts the program's compile and returns its handle. A compile error is
- * not an error of this call: the program's state becomes FAILED and its log
- * holds the compiler's messages (file:line: error: ...). */
+/* Starts the program's compile on kiln's compile workers and returns its
+ * handle at once (state PENDING). A program equal to one compiled or
+ * compiling (same source, entry, defines, included files, options) shares
+ * that compile. A compile error is not an error of this call: the program's
+ * state becomes FAILED and its log holds the compiler's messages
+ * (file:line: error: ...). */
 KILN_NODISCARD kiln_result kiln_program_create(kiln_context ctx, const kiln_program_desc *desc, kiln_program *out);
 /* KILN_ERR_BUSY while a scheme node uses it. */
 kiln_result kiln_program_destroy(kiln_context ctx, kiln_program prog);
@@ -299,13 +321,15 @@ typedef struct kiln_scheme_stats {
     uint64_t nodes;
     uint64_t barriers;             /* barriers in the current recording */
     uint64_t command_buffers;      /* retained command buffers */
+    uint64_t skipped_nodes;        /* nodes left out of submits because their program was compiling */
 } kiln_scheme_stats;
 
 KILN_NODISCARD kiln_result kiln_scheme_create(kiln_context ctx, const kiln_scheme_desc *desc, kiln_scheme *out);
 /* Waits for the scheme's submits; destroys its nodes. */
 kiln_result kiln_scheme_destroy(kiln_context ctx, kiln_scheme scheme);
 /* Appends a node (structural change). Bindings are checked against the
- * program's interface as soon as the program is ready. */
+ * program's interface now if the program is compiled, else at the first
+ * submit after its compile ends (that submit then fails naming the node). */
 KILN_NODISCARD kiln_result kiln_scheme_add_node(kiln_context ctx, kiln_scheme scheme, const kiln_node_desc *desc,
                                                 kiln_node *out);
 /* Removes a node (structural change). */
@@ -314,7 +338,8 @@ kiln_result kiln_node_remove(kiln_context ctx, kiln_node node);
 KILN_NODISCARD kiln_result kiln_node_set_param(kiln_context ctx, kiln_node node, uint32_t slot, uint32_t word);
 /* Replaces a node's program with one of the same interface (same bindings,
  * kinds and access); otherwise KILN_ERR_LAYOUT naming the difference.
- * Params-only change. */
+ * Waits for either program's compile if it is still running. Params-only
+ * change. */
 KILN_NODISCARD kiln_result kiln_node_set_program(kiln_context ctx, kiln_node node, kiln_program prog);
 KILN_NODISCARD kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node, uint32_t out[KILN_PARAM_WORDS]);
 /* Records the scheme if it changed (else replays its recorded commands) and

@@ -6,8 +6,9 @@
  *
  * Objects are opaque to callers except for struct kb_buffer's base fields.
  * A backend is not thread-safe: its device belongs to the context lock's
- * holder (see context.h), except kb_ticket_wait, which may be called
- * without it.
+ * holder (see context.h), except for what compile workers call (layouts,
+ * pipelines, caches: thread-safe, as Vulkan's object creation is) and
+ * kb_ticket_wait.
  *
  * Tickets: each submit signals the next value of a monotonic counter; a
  * ticket is done when the counter reaches it.
@@ -25,10 +26,14 @@ struct kb_layout;
 struct kb_pipeline;
 struct kb_bindset;
 struct kb_cmd;
+struct kb_cache;
 
 struct kb_device {
     const struct backend_ops *ops;
     kiln_caps caps;
+    /* A pipeline can be asked for "from the cache or not at all"
+     * (VK_PIPELINE_CREATE_FAIL_ON_PIPELINE_COMPILE_REQUIRED_BIT). */
+    bool cache_control;
     _Atomic uint64_t validation_errors;    /* the validation layer's errors, counted by its callback */
     _Atomic uint64_t validation_warnings;
 };
@@ -76,9 +81,17 @@ struct backend_ops {
     kiln_result (*buffer_read)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data, uint64_t size);
     kiln_result (*layout_create)(struct kb_device *dev, const kiln_program_interface *iface, struct kb_layout **out);
     void (*layout_destroy)(struct kb_device *dev, struct kb_layout *layout);
+    /* Makes a compute pipeline, through `cache` when not NULL. With
+     * cache_only, a pipeline the cache cannot supply without compiling is
+     * KILN_ERR_PENDING (nothing made). Thread-safe; a cache is internally
+     * synchronized. */
     kiln_result (*pipeline_create)(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
-                                   size_t words, struct kb_pipeline **out);
+                                   size_t words, struct kb_cache *cache, bool cache_only, struct kb_pipeline **out);
     void (*pipeline_destroy)(struct kb_device *dev, struct kb_pipeline *pipe);
+    kiln_result (*cache_create)(struct kb_device *dev, struct kb_cache **out);
+    void (*cache_destroy)(struct kb_device *dev, struct kb_cache *cache);
+    /* Merges srcs into dst; none of them may be in use meanwhile. */
+    kiln_result (*cache_merge)(struct kb_device *dev, struct kb_cache *dst, struct kb_cache *const *srcs, uint32_t n);
     kiln_result (*bindset_create)(struct kb_device *dev, struct kb_layout *layout, const struct kb_binding *b,
                                   uint32_t n, struct kb_bindset **out);
     void (*bindset_destroy)(struct kb_device *dev, struct kb_bindset *set);
@@ -113,8 +126,14 @@ static inline kiln_result kb_layout_create(struct kb_device *d, const kiln_progr
 { return d->ops->layout_create(d, i, o); }
 static inline void kb_layout_destroy(struct kb_device *d, struct kb_layout *l) { d->ops->layout_destroy(d, l); }
 static inline kiln_result kb_pipeline_create(struct kb_device *d, struct kb_layout *l, const uint32_t *spirv,
-                                             size_t words, struct kb_pipeline **o)
-{ return d->ops->pipeline_create(d, l, spirv, words, o); }
+                                             size_t words, struct kb_cache *c, bool cache_only,
+                                             struct kb_pipeline **o)
+{ return d->ops->pipeline_create(d, l, spirv, words, c, cache_only, o); }
+static inline kiln_result kb_cache_create(struct kb_device *d, struct kb_cache **o) { return d->ops->cache_create(d, o); }
+static inline void kb_cache_destroy(struct kb_device *d, struct kb_cache *c) { d->ops->cache_destroy(d, c); }
+static inline kiln_result kb_cache_merge(struct kb_device *d, struct kb_cache *dst, struct kb_cache *const *srcs,
+                                         uint32_t n)
+{ return d->ops->cache_merge(d, dst, srcs, n); }
 static inline void kb_pipeline_destroy(struct kb_device *d, struct kb_pipeline *p) { d->ops->pipeline_destroy(d, p); }
 static inline kiln_result kb_bindset_create(struct kb_device *d, struct kb_layout *l, const struct kb_binding *b,
                                             uint32_t n, struct kb_bindset **o)

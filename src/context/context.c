@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program/program.h"
+#include "compile/compile.h"
 #include "scheme/scheme.h"
 
 #define GET(pool, type, what, h, out)                                                              \
@@ -46,6 +46,31 @@ static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
     c->stats.nodes = c->nodes.live;
     c->stats.validation_errors = atomic_load(&c->dev->validation_errors);
     c->stats.validation_warnings = atomic_load(&c->dev->validation_warnings);
+    c->stats.programs_compiled = c->stats.programs_failed = 0;
+    uint32_t cur = 0;
+    struct prog *p;
+    while ((p = pool_next(&c->programs, &cur, NULL))) {
+        kiln_program_state st = prog_refresh(p);
+        c->stats.programs_compiled += st == KILN_PROGRAM_READY;
+        c->stats.programs_failed += st == KILN_PROGRAM_FAILED;
+    }
+    struct csvc_stats cs = csvc_stats_get(c->svc);
+    c->stats.compile_requests = cs.requests;
+    c->stats.compiles_started = cs.started;
+    c->stats.compiles_adopted = cs.adopted;
+    c->stats.compiles_deduplicated = cs.deduplicated;
+    c->stats.compiles_failed = cs.failed;
+    c->stats.compiles_pending = csvc_pending(c->svc);
+    c->stats.giants_deferred = cs.giants_deferred;
+    c->stats.retries_alone = cs.retries_alone;
+    c->stats.slow_compiles = cs.slow;
+    c->stats.front_end_seconds = cs.front_s;
+    c->stats.back_end_seconds = cs.back_s;
+    c->stats.skipped_nodes = c->skipped_nodes;
+    cur = 0;
+    struct scheme *s;
+    while ((s = pool_next(&c->schemes, &cur, NULL)))
+        c->stats.skipped_nodes += s->stats.skipped_nodes;
     *out = c->stats;
     return KILN_OK;
 }
@@ -115,17 +140,11 @@ static kiln_result l_buffer_readback(struct kctx *c, kiln_buffer h, uint64_t off
 static kiln_result l_program_create(struct kctx *c, const kiln_program_desc *d, kiln_program *out)
 {
     struct prog *p;
-    KILN_TRY(prog_create(c->dev, d, &p));
+    KILN_TRY(prog_create(c->svc, d, CPRIO_NORMAL, &p));
     p->id = pool_add(&c->programs, p);
     if (!p->id) {
-        prog_destroy(c->dev, p);
+        prog_destroy(p);
         return KILN_RAISE(KILN_ERR_LIMIT, "no program handles left");
-    }
-    if (p->state == KILN_PROGRAM_READY) {
-        c->stats.programs_compiled++;
-        c->stats.pipelines_created++;
-    } else {
-        c->stats.programs_failed++;
     }
     out->id = p->id;
     return KILN_OK;
@@ -137,10 +156,10 @@ static kiln_result l_program_destroy(struct kctx *c, kiln_program h)
     GET(programs, struct prog, "program", h, p);
     if (p->node_refs)
         return KILN_RAISE(KILN_ERR_BUSY, "program %s is run by %u node%s; remove them or set another program first",
-                          p->src.name, p->node_refs, p->node_refs == 1 ? "" : "s");
+                          p->name, p->node_refs, p->node_refs == 1 ? "" : "s");
     KILN_TRY(l_wait_idle(c));
     pool_remove(&c->programs, h.id);
-    prog_destroy(c->dev, p);
+    prog_destroy(p);
     return KILN_OK;
 }
 
@@ -148,31 +167,29 @@ static kiln_result l_program_status(struct kctx *c, kiln_program h, kiln_program
 {
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
-    *out = p->state;
+    *out = prog_refresh(p);
     return KILN_OK;
 }
 
 static kiln_result failed(const struct prog *p)
 {
     char first[512];
-    prog_log_first_error(p->out.log, first, sizeof first);
-    return KILN_RAISE(KILN_ERR_COMPILE, "program %s failed to compile: %s", p->src.name, first);
+    prog_log_first_error(p->log, first, sizeof first);
+    return KILN_RAISE(KILN_ERR_COMPILE, "program %s failed to compile: %s", p->name, first);
 }
 
 static kiln_result l_program_wait(struct kctx *c, kiln_program h)
 {
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
-    /* Compiles finish inside kiln_program_create for now, so nothing here
-     * is ever pending. */
-    return p->state == KILN_PROGRAM_FAILED ? failed(p) : KILN_OK;
+    return prog_wait(p) == KILN_PROGRAM_FAILED ? failed(p) : KILN_OK;
 }
 
 static kiln_result l_program_log(struct kctx *c, kiln_program h, char *buf, size_t cap, size_t *len)
 {
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
-    const char *log = p->out.log ? p->out.log : "";
+    const char *log = prog_refresh(p) == KILN_PROGRAM_PENDING || !p->log ? "" : p->log;
     if (buf && cap)
         snprintf(buf, cap, "%s", log);
     if (len)
@@ -184,11 +201,12 @@ static kiln_result l_program_interface(struct kctx *c, kiln_program h, kiln_prog
 {
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
-    if (p->state == KILN_PROGRAM_FAILED)
+    kiln_program_state st = prog_refresh(p);
+    if (st == KILN_PROGRAM_FAILED)
         return failed(p);
-    if (p->state == KILN_PROGRAM_PENDING)
-        return KILN_RAISE(KILN_ERR_PENDING, "program %s is still compiling", p->src.name);
-    *out = p->out.iface;
+    if (st == KILN_PROGRAM_PENDING)
+        return KILN_RAISE(KILN_ERR_PENDING, "program %s is still compiling", p->name);
+    *out = p->iface;
     return KILN_OK;
 }
 
@@ -197,7 +215,7 @@ static kiln_result l_program_interface(struct kctx *c, kiln_program h, kiln_prog
 static kiln_result l_scheme_create(struct kctx *c, const kiln_scheme_desc *d, kiln_scheme *out)
 {
     struct scheme *s;
-    KILN_TRY(scheme_create(c->dev, d->label, &s));
+    KILN_TRY(scheme_create(c->dev, d->label, c->pending == KILN_PENDING_SKIP, c->skip_log, &s));
     s->id = pool_add(&c->schemes, s);
     if (!s->id) {
         scheme_destroy(s);
@@ -210,6 +228,7 @@ static kiln_result l_scheme_create(struct kctx *c, const kiln_scheme_desc *d, ki
 static void scheme_account(struct kctx *c, struct scheme *s)
 {
     c->records_full += s->stats.records_full;
+    c->skipped_nodes += s->stats.skipped_nodes;
     c->records_params += s->stats.records_params;
     c->replays += s->stats.replays;
 }
@@ -335,7 +354,13 @@ static void l_destroy(struct kctx *c)
         struct prog *p;
         while ((p = pool_next(&c->programs, &cur, &id))) {
             pool_remove(&c->programs, id);
-            prog_destroy(c->dev, p);
+            prog_destroy(p);
+        }
+        if (c->svc) {
+            char line[1024];
+            csvc_summary(c->svc, line, sizeof line);
+            log_info("%s", line);
+            csvc_destroy(c->svc);
         }
         cur = 0;
         struct kb_buffer *b;
@@ -344,12 +369,12 @@ static void l_destroy(struct kctx *c)
             kb_buffer_destroy(c->dev, b);
         }
         uint64_t verr = atomic_load(&c->dev->validation_errors);
-        log_info("context closed: %llu submits (%llu full records, %llu params-only records, %llu replays); "
-                 "programs: %llu compiled, %llu failed; validation: %s, %llu errors",
+        log_info("context closed: %llu submits (%llu full records, %llu params-only records, %llu replays, "
+                 "%llu nodes skipped while compiling); validation: %s, %llu errors",
                  (unsigned long long)c->stats.submits, (unsigned long long)c->records_full,
                  (unsigned long long)c->records_params, (unsigned long long)c->replays,
-                 (unsigned long long)c->stats.programs_compiled, (unsigned long long)c->stats.programs_failed,
-                 c->dev->caps.validation ? "on" : "off", (unsigned long long)verr);
+                 (unsigned long long)c->skipped_nodes, c->dev->caps.validation ? "on" : "off",
+                 (unsigned long long)verr);
         kb_destroy(c->dev);
     }
     pool_finish(&c->buffers);
@@ -411,11 +436,19 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
     } else {
         r = KILN_RAISE(KILN_ERR_INVALID, "context desc: unknown backend %d", (int)desc->backend);
     }
+    if (r == KILN_OK) {
+        struct csvc_config cfg;
+        csvc_config_default(&cfg, c->dev);
+        if (desc->compile_threads)
+            cfg.workers = desc->compile_threads;
+        r = csvc_create(c->dev, &cfg, NULL, &c->svc);
+    }
     if (r < 0) {
-        c->dev = NULL;
         l_destroy(c);
         return r;
     }
+    c->pending = desc->pending;
+    c->skip_log = env_flag("KILN_SKIP_LOG", 0);
     *out = c;
     return KILN_OK;
 }

@@ -62,13 +62,19 @@ struct kctx {
     struct pool buffers, programs, schemes, nodes;
     uint64_t last_ticket;       /* the newest ticket issued */
     kiln_context_stats stats;
-    uint64_t records_full, records_params, replays;   /* over every scheme, for the close line */
+    uint64_t records_full, records_params, replays;   /* of destroyed schemes, for the close line */
+    uint64_t skipped_nodes;                           /* of destroyed schemes */
+    struct csvc *svc;           /* the compile service (its own lock; taken after this one) */
+    kiln_pending_policy pending;
+    bool skip_log;              /* KILN_SKIP_LOG */
 };
 
 extern const struct rt_ops ctx_local_ops;
 
 /* Makes a local context on the device the desc and KILN_DEVICE choose. */
 KILN_NODISCARD kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out);
+
+struct csvc;
 
 /* The device of a context, for kiln's own tests and tools. */
 struct kb_device *ctx_device(struct kctx *c);

@@ -275,6 +275,25 @@ static char *read_file(const char *path, size_t *len)
     return b.p;
 }
 
+char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
+                        char *path, size_t path_cap, size_t *len)
+{
+    char *content = NULL;
+    if (relative) {
+        const char *slash = strrchr(from, '/');
+        if (slash)
+            snprintf(path, path_cap, "%.*s/%s", (int)(slash - from), from, req);
+        else
+            snprintf(path, path_cap, "%s", req);
+        content = read_file(path, len);
+    }
+    for (uint32_t i = 0; !content && i < src->include_dir_count; i++) {
+        snprintf(path, path_cap, "%s/%s", src->include_dirs[i], req);
+        content = read_file(path, len);
+    }
+    return content;
+}
+
 static shaderc_include_result *include_resolve(void *ud, const char *req, int type, const char *from, size_t depth)
 {
     struct includer *inc = ud;
@@ -284,20 +303,8 @@ static shaderc_include_result *include_resolve(void *ud, const char *req, int ty
     (void)depth;
     char path[PATH_MAX];
     size_t len = 0;
-    char *content = NULL;
-    if (type == shaderc_include_type_relative) {
-        const char *slash = strrchr(from, '/');
-        int dir = slash ? (int)(slash - from) : 0;
-        if (slash)
-            snprintf(path, sizeof path, "%.*s/%s", dir, from, req);
-        else
-            snprintf(path, sizeof path, "%s", req);
-        content = read_file(path, &len);
-    }
-    for (uint32_t i = 0; !content && i < inc->src->include_dir_count; i++) {
-        snprintf(path, sizeof path, "%s/%s", inc->src->include_dirs[i], req);
-        content = read_file(path, &len);
-    }
+    char *content =
+        prog_include_read(inc->src, req, type == shaderc_include_type_relative, from, path, sizeof path, &len);
     if (content) {
         res->name = str_dup(path);
         res->content = content;

@@ -20,7 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/backend.h"
 #include "base/base.h"
 
 /* A program's provenance, owned (deep copy of a kiln_program_desc). */
@@ -54,6 +53,13 @@ void prog_source_finish(struct prog_source *src);
  * Returns a malloc'd string (NULL on exhaustion); *len receives its length. */
 char *prog_preprocess(const struct prog_source *src, size_t *len);
 
+/* Reads the file an #include names, the way the compiler resolves it:
+ * relative to the including file `from` first when `relative` ("x"), then
+ * each include folder. Returns the malloc'd content (NULL if not found) and
+ * writes the path it came from. */
+char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
+                        char *path, size_t path_cap, size_t *len);
+
 /* Compiles to SPIR-V and reflects it. KILN_OK when it compiled; a compile
  * error is KILN_ERR_COMPILE with out->log filled. Thread-safe. */
 kiln_result prog_compile(const struct prog_source *src, struct prog_output *out);
@@ -70,28 +76,5 @@ bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_i
 
 /* The first line of a compile log that says "error", for one-line messages. */
 void prog_log_first_error(const char *log, char *buf, size_t cap);
-
-/* ---- the program object ------------------------------------------------------ */
-
-/*
- * A program as the runtime holds it: provenance, state, compiled output,
- * and the backend objects made from it. The pipeline layout comes from the
- * interface (the signature), so any variant of the program can run under a
- * node recorded for it.
- */
-struct prog {
-    uint64_t id;                 /* its handle, for messages */
-    struct prog_source src;
-    kiln_program_state state;
-    struct prog_output out;      /* spirv, log, interface */
-    struct kb_layout *layout;
-    struct kb_pipeline *pipeline;
-    uint32_t node_refs;          /* nodes running it */
-};
-
-/* Makes a program and compiles it: front end, reflection, pipeline. A
- * compile failure is not an error here: the program is FAILED with a log. */
-KILN_NODISCARD kiln_result prog_create(struct kb_device *dev, const kiln_program_desc *desc, struct prog **out);
-void prog_destroy(struct kb_device *dev, struct prog *p);
 
 #endif

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-kiln_result scheme_create(struct kb_device *dev, const char *label, struct scheme **out)
+kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pending, bool skip_log,
+                          struct scheme **out)
 {
     struct scheme *s = calloc(1, sizeof *s);
     if (!s)
@@ -16,6 +17,8 @@ kiln_result scheme_create(struct kb_device *dev, const char *label, struct schem
     s->dev = dev;
     s->current = -1;
     s->dirty = SCHEME_STRUCT;
+    s->skip_pending = skip_pending;
+    s->skip_log = skip_log;
     snprintf(s->label, sizeof s->label, "%s", label ? label : "scheme");
     *out = s;
     return KILN_OK;
@@ -68,7 +71,7 @@ static kiln_result check_groups(const struct scheme *s, const char *label, const
  * makes its binding set. */
 static kiln_result node_bind(struct scheme *s, struct node *n)
 {
-    const kiln_program_interface *iface = &n->prog->out.iface;
+    const kiln_program_interface *iface = &n->prog->iface;
     const kiln_caps *caps = &s->dev->caps;
     struct kb_binding kb[KILN_MAX_BINDINGS];
     for (uint32_t i = 0; i < n->binding_count; i++) {
@@ -77,7 +80,7 @@ static kiln_result node_bind(struct scheme *s, struct node *n)
             found |= iface->bindings[k].binding == n->bindings[i].binding;
         if (!found)
             return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': binding %u is not declared by program %s", n->label,
-                              n->bindings[i].binding, n->prog->src.name);
+                              n->bindings[i].binding, n->prog->name);
     }
     for (uint32_t k = 0; k < iface->binding_count; k++) {
         const kiln_binding_info *want = &iface->bindings[k];
@@ -87,13 +90,13 @@ static kiln_result node_bind(struct scheme *s, struct node *n)
                 b = &n->bindings[i];
         if (!b)
             return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': program %s declares binding %u ('%s') but nothing is bound to it",
-                              n->label, n->prog->src.name, want->binding, want->name);
+                              n->label, n->prog->name, want->binding, want->name);
         bool uniform = want->kind == KILN_BINDING_UNIFORM_BUFFER;
         uint32_t need = uniform ? KILN_BUFFER_UNIFORM : KILN_BUFFER_STORAGE;
         if (!(b->buffer->usage & need))
             return KILN_RAISE(KILN_ERR_LAYOUT,
                               "node '%s': binding %u is a %s buffer in %s, but buffer '%s' was created without %s",
-                              n->label, want->binding, uniform ? "uniform" : "storage", n->prog->src.name,
+                              n->label, want->binding, uniform ? "uniform" : "storage", n->prog->name,
                               b->buffer->label, uniform ? "KILN_BUFFER_UNIFORM" : "KILN_BUFFER_STORAGE");
         uint64_t align = uniform ? caps->min_uniform_buffer_offset_alignment : caps->min_storage_buffer_offset_alignment;
         if (align && b->offset % align)
@@ -152,7 +155,7 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     memcpy(n->groups, groups, sizeof groups);
     memcpy(n->params, init->params, sizeof n->params);
     memcpy(n->label, label, sizeof label);
-    if (n->prog->state == KILN_PROGRAM_READY) {
+    if (prog_refresh(n->prog) == KILN_PROGRAM_READY) {
         kiln_result r = node_bind(s, n);
         if (r < 0) {
             free(n);
@@ -221,14 +224,14 @@ kiln_result node_set_program(struct node *n, struct prog *p)
 {
     if (p == n->prog)
         return KILN_OK;
+    /* The swap needs both interfaces: wait for compiles still running. */
+    prog_wait(p);
+    prog_wait(n->prog);
     if (p->state == KILN_PROGRAM_FAILED)
-        return KILN_RAISE(KILN_ERR_COMPILE, "node '%s': program %s failed to compile", n->label, p->src.name);
-    if (p->state != KILN_PROGRAM_READY)
-        return KILN_RAISE(KILN_ERR_PENDING, "node '%s': program %s is still compiling; wait for it first", n->label,
-                          p->src.name);
+        return KILN_RAISE(KILN_ERR_COMPILE, "node '%s': program %s failed to compile", n->label, p->name);
     if (!n->bindset) {
-        /* The node was never bound (its program failed or is pending): the
-         * new program's bindings are checked when the scheme records. */
+        /* The node was never bound (its program failed): the new program's
+         * bindings are checked when the scheme records. */
         n->prog->node_refs--;
         p->node_refs++;
         n->prog = p;
@@ -236,16 +239,16 @@ kiln_result node_set_program(struct node *n, struct prog *p)
         return KILN_OK;
     }
     char why[256];
-    if (!prog_iface_compatible(&n->prog->out.iface, &p->out.iface, why, sizeof why))
-        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': program %s does not bind like %s: %s", n->label, p->src.name,
-                          n->prog->src.name, why);
-    for (uint32_t k = 0; k < p->out.iface.binding_count; k++) {
-        const kiln_binding_info *want = &p->out.iface.bindings[k];
+    if (!prog_iface_compatible(&n->prog->iface, &p->iface, why, sizeof why))
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': program %s does not bind like %s: %s", n->label, p->name,
+                          n->prog->name, why);
+    for (uint32_t k = 0; k < p->iface.binding_count; k++) {
+        const kiln_binding_info *want = &p->iface.bindings[k];
         for (uint32_t i = 0; i < n->binding_count; i++)
             if (n->bindings[i].binding == want->binding && n->bindings[i].size < want->min_size)
                 return KILN_RAISE(KILN_ERR_LAYOUT,
                                   "node '%s': program %s needs at least %llu bytes at binding %u ('%s'), %llu are bound",
-                                  n->label, p->src.name, (unsigned long long)want->min_size, want->binding,
+                                  n->label, p->name, (unsigned long long)want->min_size, want->binding,
                                   want->name, (unsigned long long)n->bindings[i].size);
     }
     n->prog->node_refs--;
@@ -277,6 +280,8 @@ static kiln_result place_barriers(struct scheme *s)
     uint64_t barriers = 0;
     for (uint32_t i = 0; i < s->node_count; i++) {
         struct node *n = s->nodes[i];
+        if (n->skipped)
+            continue;
         bool need = false;
         for (uint32_t b = 0; b < n->binding_count && !need; b++)
             for (uint32_t k = 0; k < np && !need; k++)
@@ -299,26 +304,51 @@ static kiln_result place_barriers(struct scheme *s)
     return KILN_OK;
 }
 
-/* Every node's program ready and bound, or the error naming the node. */
+/* Every node's program ready and bound (or, under the skip policy, the
+ * node skipped), or the error naming the node. */
 static kiln_result ready_nodes(struct scheme *s)
 {
+    s->skipping = 0;
     for (uint32_t i = 0; i < s->node_count; i++) {
         struct node *n = s->nodes[i];
+        bool was_skipped = n->skipped;
+        n->skipped = false;
+        if (prog_refresh(n->prog) == KILN_PROGRAM_PENDING) {
+            if (s->skip_pending) {
+                n->skipped = true;
+                s->skipping++;
+                if (s->skip_log && n->skip_logged != n->prog) {
+                    n->skip_logged = n->prog;
+                    log_warn("scheme '%s': node '%s' skipped: program %s is still compiling", s->label, n->label,
+                             n->prog->name);
+                }
+                continue;
+            }
+            prog_wait(n->prog);   /* marks it wanted */
+        }
+        if (was_skipped)
+            s->dirty = SCHEME_STRUCT;
         if (n->prog->state == KILN_PROGRAM_FAILED) {
             char first[512];
-            prog_log_first_error(n->prog->out.log, first, sizeof first);
+            prog_log_first_error(n->prog->log, first, sizeof first);
             return KILN_RAISE(KILN_ERR_COMPILE, "scheme '%s' node '%s': program %s failed to compile: %s", s->label,
-                              n->label, n->prog->src.name, first);
+                              n->label, n->prog->name, first);
         }
-        if (n->prog->state != KILN_PROGRAM_READY)
-            return KILN_RAISE(KILN_ERR_PENDING, "scheme '%s' node '%s': program %s is still compiling", s->label,
-                              n->label, n->prog->src.name);
         if (!n->bindset) {
             KILN_TRY(node_bind(s, n));
             s->dirty = SCHEME_STRUCT;   /* its access sets are known only now */
         }
     }
     return KILN_OK;
+}
+
+/* Whether a node skipped at the last record has a program no longer pending. */
+static bool skips_resolved(struct scheme *s)
+{
+    for (uint32_t i = 0; i < s->node_count; i++)
+        if (s->nodes[i]->skipped && prog_refresh(s->nodes[i]->prog) != KILN_PROGRAM_PENDING)
+            return true;
+    return false;
 }
 
 static void collect_garbage(struct scheme *s)
@@ -363,8 +393,9 @@ static kiln_result free_cmd(struct scheme *s, int *out)
 
 static kiln_result record(struct scheme *s)
 {
+    bool structural_before = s->dirty == SCHEME_STRUCT;
     KILN_TRY(ready_nodes(s));
-    bool structural = s->dirty == SCHEME_STRUCT || s->current < 0;
+    bool structural = structural_before || s->dirty == SCHEME_STRUCT || s->current < 0;
     if (structural)
         KILN_TRY(place_barriers(s));
     if (!vec_reserve((void **)&s->steps, &s->step_cap, 2 * s->node_count + 1, sizeof *s->steps))
@@ -372,6 +403,8 @@ static kiln_result record(struct scheme *s)
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->node_count; i++) {
         struct node *nd = s->nodes[i];
+        if (nd->skipped)
+            continue;
         if (nd->barrier_before)
             s->steps[n++] = (struct kb_step){.kind = KB_STEP_BARRIER};
         struct kb_step *st = &s->steps[n++];
@@ -397,6 +430,8 @@ static kiln_result record(struct scheme *s)
 kiln_result scheme_submit(struct scheme *s, uint64_t *ticket)
 {
     collect_garbage(s);
+    if (s->skipping && skips_resolved(s))
+        s->dirty = SCHEME_STRUCT;
     if (s->dirty != SCHEME_CLEAN || s->current < 0)
         KILN_TRY(record(s));
     else
@@ -406,6 +441,7 @@ kiln_result scheme_submit(struct scheme *s, uint64_t *ticket)
     s->cmds[s->current].ticket = t;
     s->last_ticket = t;
     s->stats.submits++;
+    s->stats.skipped_nodes += s->skipping;
     *ticket = t;
     return KILN_OK;
 }

@@ -15,6 +15,10 @@
  * write, write-after-write), or writes a range one read (write-after-read),
  * gets a barrier before it.
  *
+ * A node whose program is still compiling makes a submit wait for it (and
+ * mark it wanted), or, under the context's skip policy, is left out of the
+ * recording and counted; the scheme records again once the program is done.
+ *
  * Not thread-safe: schemes belong to the context lock's holder.
  */
 #ifndef KILN_SCHEME_H
@@ -22,6 +26,7 @@
 
 #include "backend/backend.h"
 #include "base/base.h"
+#include "compile/compile.h"
 #include "program/program.h"
 
 #define SCHEME_MAX_CMDS 4   /* retained command buffers; past it a record waits for the oldest */
@@ -46,6 +51,8 @@ struct node {
     char label[64];
     struct kb_bindset *bindset;  /* made once the program is ready and the bindings fit it */
     bool barrier_before;
+    bool skipped;                /* left out of the current recording: its program was pending */
+    const struct prog *skip_logged;  /* the program a skip was last logged for */
 };
 
 enum scheme_dirty { SCHEME_CLEAN = 0, SCHEME_PARAMS = 1, SCHEME_STRUCT = 2 };
@@ -75,10 +82,14 @@ struct scheme {
     struct scheme_garbage *garbage;
     uint32_t garbage_count, garbage_cap;
     uint64_t last_ticket;
+    bool skip_pending;       /* the context's policy: skip nodes whose program is pending (else wait) */
+    bool skip_log;           /* KILN_SKIP_LOG: name each skipped node once per program */
+    uint32_t skipping;       /* nodes left out of the current recording */
     kiln_scheme_stats stats;
 };
 
-KILN_NODISCARD kiln_result scheme_create(struct kb_device *dev, const char *label, struct scheme **out);
+KILN_NODISCARD kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pending, bool skip_log,
+                                         struct scheme **out);
 /* Waits for the scheme's submits, then frees it and its nodes (their
  * handles must already be gone from the caller's pool). */
 void scheme_destroy(struct scheme *s);

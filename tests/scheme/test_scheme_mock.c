@@ -6,6 +6,7 @@
  */
 #include "api/api.h"
 #include "backend/mock/mock.h"
+#include "compile/compile.h"
 #include "test.h"
 
 static const char *k_rw = "#version 450\n"
@@ -27,6 +28,7 @@ static kiln_result setup(struct fixture *f)
     KILN_TRY(kiln_context_create(&(kiln_context_desc){.backend = KILN_BACKEND_MOCK}, &f->ctx));
     f->dev = ctx_device(api_context_peek(f->ctx));
     KILN_TRY(kiln_program_create(f->ctx, &(kiln_program_desc){.source = k_rw, .name = "rw.comp"}, &f->prog));
+    KILN_TRY(kiln_program_wait(f->ctx, f->prog));   /* so that bad bindings are refused at add */
     for (int i = 0; i < 4; i++)
         KILN_TRY(kiln_buffer_create(f->ctx, &(kiln_buffer_desc){.size = 4096}, &f->buf[i]));
     return kiln_scheme_create(f->ctx, &(kiln_scheme_desc){.label = "test"}, &f->scheme);
@@ -315,10 +317,10 @@ TEST(failed_program_fails_the_submit_naming_the_node)
     REQUIRE_OK(kiln_program_create(f.ctx, &(kiln_program_desc){.source = "#version 450\nvoid main() { oops; }\n",
                                                                .name = "oops.comp"}, &bad));
     kiln_program_state st;
-    CHECK_OK(kiln_program_status(f.ctx, bad, &st));
-    CHECK_EQ(st, KILN_PROGRAM_FAILED);
     CHECK_RESULT(kiln_program_wait(f.ctx, bad), KILN_ERR_COMPILE);
     CHECK_MSG("oops.comp:2");
+    CHECK_OK(kiln_program_status(f.ctx, bad, &st));
+    CHECK_EQ(st, KILN_PROGRAM_FAILED);
     char log[512];
     size_t len = 0;
     CHECK_OK(kiln_program_log(f.ctx, bad, log, sizeof log, &len));
@@ -358,7 +360,18 @@ TEST(teardown_frees_every_backend_object)
     CHECK_OK(kiln_program_destroy(f.ctx, f.prog));
     for (int i = 0; i < 4; i++)
         CHECK_OK(kiln_buffer_destroy(f.ctx, f.buf[i]));
-    CHECK_EQ(mockb_counts(f.dev).live_objects, 0);
+    /* What is left is what the compile service keeps for re-use: its
+     * pipeline caches and the released program's layout and pipeline. */
+    struct csvc *svc = api_context_peek(f.ctx)->svc;
+    uint64_t kept = (svc->shared != NULL);
+    for (uint32_t i = 0; i < svc->worker_count; i++)
+        kept += svc->workers[i].cache != NULL;
+    for (uint32_t b = 0; b < svc->table_cap; b++)
+        for (struct cjob *j = svc->table[b]; j; j = j->h_next)
+            kept += (j->layout != NULL) + (j->pipeline != NULL);
+    CHECK_EQ(svc->lru_count, 1);   /* rw.comp's front node, holding its back node */
+    CHECK_EQ(kept, 3);
+    CHECK_EQ(mockb_counts(f.dev).live_objects, kept);
     test_context_done(f.ctx);
 }
 

@@ -360,6 +360,7 @@ TEST(uniform_buffers_and_two_dimensional_grids)
                       "}\n";
     kiln_program p;
     REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = "grid.comp"}, &p));
+    REQUIRE_OK(kiln_program_wait(ctx, p));   /* bindings are then checked at add */
     kiln_buffer u, o, wrong;
     REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 16, .usage = KILN_BUFFER_UNIFORM}, &u));
     REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 32 * 24 * 4}, &o));

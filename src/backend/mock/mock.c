@@ -3,6 +3,7 @@
  */
 #include "mock.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@ struct mock_buffer {
 };
 struct kb_layout { int unused; };
 struct kb_pipeline { int unused; };
+struct kb_cache { uint32_t pipelines; };   /* pipelines compiled through it (and merged into it) */
 struct kb_bindset { int unused; };
 struct kb_cmd {
     struct kb_step *steps;
@@ -21,6 +23,7 @@ struct kb_cmd {
 
 struct mock_device {
     struct kb_device base;
+    pthread_mutex_t lock;        /* counts: compile workers make pipelines concurrently */
     struct mock_counts counts;
     uint64_t next_ticket, done_ticket;
     bool hold;
@@ -31,7 +34,13 @@ static const struct backend_ops mock_ops;
 static struct mock_device *md(struct kb_device *d) { return (struct mock_device *)d; }
 
 bool mockb_is(struct kb_device *dev) { return dev->ops == &mock_ops; }
-struct mock_counts mockb_counts(struct kb_device *dev) { return md(dev)->counts; }
+struct mock_counts mockb_counts(struct kb_device *dev)
+{
+    pthread_mutex_lock(&md(dev)->lock);
+    struct mock_counts c = md(dev)->counts;
+    pthread_mutex_unlock(&md(dev)->lock);
+    return c;
+}
 void mockb_hold(struct kb_device *dev, bool hold) { md(dev)->hold = hold; }
 void mockb_release(struct kb_device *dev) { md(dev)->done_ticket = md(dev)->next_ticket; }
 
@@ -49,18 +58,33 @@ bool mockb_last_dispatch(struct kb_device *dev, uint32_t i, struct kb_step *out)
 static void *counted(struct mock_device *d, size_t size)
 {
     void *p = calloc(1, size);
+    pthread_mutex_lock(&d->lock);
     if (p)
         d->counts.live_objects++;
+    pthread_mutex_unlock(&d->lock);
     return p;
 }
 static void uncounted(struct mock_device *d, void *p)
 {
+    pthread_mutex_lock(&d->lock);
     if (p)
         d->counts.live_objects--;
+    pthread_mutex_unlock(&d->lock);
     free(p);
 }
 
-static void mock_destroy(struct kb_device *dev) { free(dev); }
+static void count(struct mock_device *d, uint64_t *field)
+{
+    pthread_mutex_lock(&d->lock);
+    (*field)++;
+    pthread_mutex_unlock(&d->lock);
+}
+
+static void mock_destroy(struct kb_device *dev)
+{
+    pthread_mutex_destroy(&md(dev)->lock);
+    free(dev);
+}
 
 static kiln_result mock_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out)
 {
@@ -107,23 +131,51 @@ static kiln_result mock_layout_create(struct kb_device *dev, const kiln_program_
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
-    d->counts.layouts_created++;
+    count(d, &d->counts.layouts_created);
     return KILN_OK;
 }
 static void mock_layout_destroy(struct kb_device *dev, struct kb_layout *l) { uncounted(md(dev), l); }
 
 static kiln_result mock_pipeline_create(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
-                                        size_t words, struct kb_pipeline **out)
+                                        size_t words, struct kb_cache *cache, bool cache_only, struct kb_pipeline **out)
 {
     (void)layout;
     struct mock_device *d = md(dev);
     if (!spirv || words < 5 || spirv[0] != 0x07230203u)
         return KILN_RAISE(KILN_ERR_DEVICE, "mock: pipeline from %zu words that are not SPIR-V", words);
+    if (cache_only)   /* the mock keeps no compiled code */
+        return KILN_RAISE(KILN_ERR_PENDING, "mock: not in the pipeline cache");
     if (!(*out = counted(d, sizeof **out)))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+    pthread_mutex_lock(&d->lock);
     d->counts.pipelines_created++;
+    if (cache)
+        cache->pipelines++;
+    pthread_mutex_unlock(&d->lock);
     return KILN_OK;
 }
+
+static kiln_result mock_cache_create(struct kb_device *dev, struct kb_cache **out)
+{
+    if (!(*out = counted(md(dev), sizeof **out)))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+    return KILN_OK;
+}
+
+static void mock_cache_destroy(struct kb_device *dev, struct kb_cache *c) { uncounted(md(dev), c); }
+
+static kiln_result mock_cache_merge(struct kb_device *dev, struct kb_cache *dst, struct kb_cache *const *srcs,
+                                   uint32_t n)
+{
+    struct mock_device *d = md(dev);
+    pthread_mutex_lock(&d->lock);
+    for (uint32_t i = 0; i < n; i++)
+        dst->pipelines += srcs[i]->pipelines;
+    d->counts.cache_merges++;
+    pthread_mutex_unlock(&d->lock);
+    return KILN_OK;
+}
+
 static void mock_pipeline_destroy(struct kb_device *dev, struct kb_pipeline *p) { uncounted(md(dev), p); }
 
 static kiln_result mock_bindset_create(struct kb_device *dev, struct kb_layout *layout, const struct kb_binding *b,
@@ -133,7 +185,7 @@ static kiln_result mock_bindset_create(struct kb_device *dev, struct kb_layout *
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
-    d->counts.bindsets_created++;
+    count(d, &d->counts.bindsets_created);
     return KILN_OK;
 }
 static void mock_bindset_destroy(struct kb_device *dev, struct kb_bindset *s) { uncounted(md(dev), s); }
@@ -143,7 +195,7 @@ static kiln_result mock_cmd_create(struct kb_device *dev, struct kb_cmd **out)
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
-    d->counts.cmds_created++;
+    count(d, &d->counts.cmds_created);
     return KILN_OK;
 }
 
@@ -164,6 +216,7 @@ static kiln_result mock_cmd_record(struct kb_device *dev, struct kb_cmd *c, cons
     if (n)
         memcpy(c->steps, steps, n * sizeof *steps);
     c->n = n;
+    pthread_mutex_lock(&d->lock);
     d->counts.records++;
     for (uint32_t i = 0; i < n; i++) {
         if (steps[i].kind == KB_STEP_DISPATCH)
@@ -171,6 +224,7 @@ static kiln_result mock_cmd_record(struct kb_device *dev, struct kb_cmd *c, cons
         else
             d->counts.barriers_recorded++;
     }
+    pthread_mutex_unlock(&d->lock);
     return KILN_OK;
 }
 
@@ -181,7 +235,7 @@ static kiln_result mock_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t
     if (!d->hold)
         d->done_ticket = d->next_ticket;
     d->last_submitted = c;
-    d->counts.submits++;
+    count(d, &d->counts.submits);
     return KILN_OK;
 }
 
@@ -191,7 +245,7 @@ static kiln_result mock_ticket_wait(struct kb_device *dev, uint64_t ticket, uint
 {
     struct mock_device *d = md(dev);
     (void)timeout_ns;
-    d->counts.waits++;
+    count(d, &d->counts.waits);
     if (ticket > d->next_ticket)
         return KILN_RAISE(KILN_ERR_INVALID, "mock: ticket %llu was never issued", (unsigned long long)ticket);
     if (d->done_ticket < ticket)
@@ -211,6 +265,9 @@ static const struct backend_ops mock_ops = {
     .layout_destroy = mock_layout_destroy,
     .pipeline_create = mock_pipeline_create,
     .pipeline_destroy = mock_pipeline_destroy,
+    .cache_create = mock_cache_create,
+    .cache_destroy = mock_cache_destroy,
+    .cache_merge = mock_cache_merge,
     .bindset_create = mock_bindset_create,
     .bindset_destroy = mock_bindset_destroy,
     .cmd_create = mock_cmd_create,
@@ -227,6 +284,7 @@ kiln_result mockb_create(struct kb_device **out)
     if (!d)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     d->base.ops = &mock_ops;
+    pthread_mutex_init(&d->lock, NULL);
     kiln_caps *c = &d->base.caps;
     snprintf(c->device_name, sizeof c->device_name, "kiln mock device");
     snprintf(c->driver_name, sizeof c->driver_name, "kiln mock");

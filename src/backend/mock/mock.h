@@ -15,6 +15,7 @@ struct mock_counts {
     uint64_t buffers_created, layouts_created, pipelines_created, bindsets_created;
     uint64_t cmds_created, records, dispatches_recorded, barriers_recorded;
     uint64_t submits, waits;
+    uint64_t cache_merges;
     uint64_t live_objects;   /* everything created and not destroyed */
 };
 

@@ -129,7 +129,7 @@ static kiln_result make_instance(struct vk_device *d, bool validation)
         .pApplicationName = "kiln",
         .pEngineName = "kiln",
         .engineVersion = VK_MAKE_API_VERSION(0, KILN_VERSION_MAJOR, KILN_VERSION_MINOR, 0),
-        .apiVersion = VK_API_VERSION_1_2,
+        .apiVersion = VK_API_VERSION_1_3,
     };
     const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
     const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
@@ -182,6 +182,21 @@ static kiln_result make_instance(struct vk_device *d, bool validation)
         d->base.caps.validation = 1;
     }
     return KILN_OK;
+}
+
+static bool has_device_extension(VkPhysicalDevice p, const char *name)
+{
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(p, NULL, &n, NULL);
+    VkExtensionProperties *props = calloc(n ? n : 1, sizeof *props);
+    if (!props)
+        return false;
+    vkEnumerateDeviceExtensionProperties(p, NULL, &n, props);
+    bool found = false;
+    for (uint32_t i = 0; i < n; i++)
+        found |= !strcmp(props[i].extensionName, name);
+    free(props);
+    return found;
 }
 
 static kiln_device_type map_type(VkPhysicalDeviceType t)
@@ -387,15 +402,26 @@ kiln_result vkb_create(const char *selector, int validation, struct kb_device **
     /* Every feature the device has, so programs may use 64-bit, 16-bit and
      * 8-bit types, subgroup operations and the like where the device allows;
      * robust buffer access stays off (it costs speed; kiln checks ranges). */
-    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDevicePipelineCreationCacheControlFeatures fcc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES};
+    bool v13 = d->base.caps.api_version >= VK_API_VERSION_1_3;
+    bool ext_cc = !v13 && has_device_extension(d->phys, VK_EXT_PIPELINE_CREATION_CACHE_CONTROL_EXTENSION_NAME);
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                            .pNext = v13 ? (void *)&f13 : ext_cc ? (void *)&fcc : NULL};
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                             .pNext = &f12};
     VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
     vkGetPhysicalDeviceFeatures2(d->phys, &features);
     features.features.robustBufferAccess = VK_FALSE;
+    f13.robustImageAccess = VK_FALSE;
+    d->base.cache_control = v13 ? f13.pipelineCreationCacheControl : fcc.pipelineCreationCacheControl;
+    const char *dev_exts[] = {VK_EXT_PIPELINE_CREATION_CACHE_CONTROL_EXTENSION_NAME};
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &features,
+        .enabledExtensionCount = ext_cc ? 1 : 0,
+        .ppEnabledExtensionNames = dev_exts,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
     };
@@ -742,10 +768,16 @@ static void vk_layout_destroy(struct kb_device *dev, struct kb_layout *l)
     free(l);
 }
 
+struct kb_cache {
+    VkPipelineCache cache;
+};
+
 static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
-                                      size_t words, struct kb_pipeline **out)
+                                      size_t words, struct kb_cache *cache, bool cache_only, struct kb_pipeline **out)
 {
     struct vk_device *d = vkd(dev);
+    if (cache_only && (!cache || !d->base.cache_control))
+        return KILN_RAISE(KILN_ERR_PENDING, "the device cannot make a pipeline from a cache without compiling");
     VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                      .codeSize = words * 4,
                                      .pCode = spirv};
@@ -753,15 +785,21 @@ static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *l
     VK_CHECK(vkCreateShaderModule(d->device, &smci, NULL, &mod), "vkCreateShaderModule");
     VkComputePipelineCreateInfo cpci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .flags = cache_only ? VK_PIPELINE_CREATE_FAIL_ON_PIPELINE_COMPILE_REQUIRED_BIT : 0,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = mod,
                   .pName = "main"},
         .layout = layout->layout,
     };
-    VkPipeline pipe;
-    VkResult vr = vkCreateComputePipelines(d->device, VK_NULL_HANDLE, 1, &cpci, NULL, &pipe);
+    VkPipeline pipe = VK_NULL_HANDLE;
+    VkResult vr = vkCreateComputePipelines(d->device, cache ? cache->cache : VK_NULL_HANDLE, 1, &cpci, NULL, &pipe);
     vkDestroyShaderModule(d->device, mod, NULL);
+    if (vr == VK_PIPELINE_COMPILE_REQUIRED) {
+        if (pipe)
+            vkDestroyPipeline(d->device, pipe, NULL);
+        return KILN_RAISE(KILN_ERR_PENDING, "not in the pipeline cache");
+    }
     if (vr != VK_SUCCESS)
         return vk_fail(vr, __FILE__, __LINE__, "vkCreateComputePipelines");
     struct kb_pipeline *p = calloc(1, sizeof *p);
@@ -771,6 +809,40 @@ static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *l
     }
     p->pipe = pipe;
     *out = p;
+    return KILN_OK;
+}
+
+static kiln_result vk_cache_create(struct kb_device *dev, struct kb_cache **out)
+{
+    struct kb_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    VkResult vr = vkCreatePipelineCache(vkd(dev)->device, &ci, NULL, &c->cache);
+    if (vr != VK_SUCCESS) {
+        free(c);
+        return vk_fail(vr, __FILE__, __LINE__, "vkCreatePipelineCache");
+    }
+    *out = c;
+    return KILN_OK;
+}
+
+static void vk_cache_destroy(struct kb_device *dev, struct kb_cache *c)
+{
+    vkDestroyPipelineCache(vkd(dev)->device, c->cache, NULL);
+    free(c);
+}
+
+static kiln_result vk_cache_merge(struct kb_device *dev, struct kb_cache *dst, struct kb_cache *const *srcs, uint32_t n)
+{
+    VkPipelineCache src[64];
+    for (uint32_t done = 0; done < n;) {
+        uint32_t k = KILN_MIN(n - done, 64u);
+        for (uint32_t i = 0; i < k; i++)
+            src[i] = srcs[done + i]->cache;
+        VK_CHECK(vkMergePipelineCaches(vkd(dev)->device, dst->cache, k, src), "vkMergePipelineCaches");
+        done += k;
+    }
     return KILN_OK;
 }
 
@@ -935,6 +1007,9 @@ static const struct backend_ops vk_ops = {
     .layout_destroy = vk_layout_destroy,
     .pipeline_create = vk_pipeline_create,
     .pipeline_destroy = vk_pipeline_destroy,
+    .cache_create = vk_cache_create,
+    .cache_destroy = vk_cache_destroy,
+    .cache_merge = vk_cache_merge,
     .bindset_create = vk_bindset_create,
     .bindset_destroy = vk_bindset_destroy,
     .cmd_create = vk_cmd_create,

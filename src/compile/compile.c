@@ -1,0 +1,1031 @@
+/*
+ * compile.c: the compile service (see compile.h for the model): nodes,
+ * dedupe table, queues and board, workers, giants, retry alone, slow
+ * compiles, per-worker pipeline caches.
+ *
+ * Everything here runs with svc->lock held except the compiles themselves
+ * (run_front, run_back), which a worker runs after taking a job off a queue
+ * and before it takes the lock again to record the outcome.
+ *
+ * Per-worker pipeline caches: with them on, a worker first asks the shared
+ * cache for the pipeline without compiling (where the device supports that);
+ * on a miss it compiles through its own cache. When no job is queued or
+ * running (a phase end) the last worker to go idle merges every worker cache
+ * into the shared one with one vkMergePipelineCaches, while no job runs.
+ */
+#define _GNU_SOURCE
+#include "compile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LRU_MAX 64          /* released results kept for re-adoption */
+#define Q_DEFERRED 3
+#define Q_ALONE 4
+
+static const char *kind_name(enum cjob_kind k) { return k == CJOB_FRONT ? "front end" : "back end"; }
+
+static void hash_hex(const uint8_t h[16], char out[33])
+{
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", h[i]);
+}
+
+/* ---- configuration -------------------------------------------------------------- */
+
+void csvc_config_default(struct csvc_config *c, const struct kb_device *dev)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    *c = (struct csvc_config){
+        .workers = (uint32_t)env_u64("KILN_COMPILE_THREADS", cores > 0 ? (uint64_t)cores : 2),
+        .giant_words = env_u64("KILN_GIANT_WORDS", 100000),
+        .giant_compiles = (uint32_t)env_u64("KILN_GIANT_COMPILES", 4),
+        .alone_tries = (uint32_t)env_u64("KILN_ALONE_TRIES", 2),
+        .slow_s = (double)env_u64("KILN_SLOW_COMPILE_S", 10),
+        .stack_bytes = 16u << 20,
+    };
+    if (c->workers == 0)
+        c->workers = 1;
+    if (c->workers > 256)
+        c->workers = 256;
+    /* Worker caches pay off only where a pipeline cache keeps compiled code
+     * and a lookup can skip compiling: devices with cache control. */
+    c->worker_caches = env_flag("KILN_WORKER_CACHES", dev && dev->cache_control);
+}
+
+/* ---- queues ---------------------------------------------------------------------- */
+
+static struct cjob **qhead(struct csvc *s, int q)
+{
+    return q < 3 ? &s->q_head[q] : q == Q_DEFERRED ? &s->deferred_head : &s->alone_head;
+}
+static struct cjob **qtail(struct csvc *s, int q)
+{
+    return q < 3 ? &s->q_tail[q] : q == Q_DEFERRED ? &s->deferred_tail : &s->alone_tail;
+}
+
+static void q_push(struct csvc *s, int q, struct cjob *j)
+{
+    j->queue = q;
+    j->q_next = NULL;
+    j->q_prev = *qtail(s, q);
+    if (j->q_prev)
+        j->q_prev->q_next = j;
+    else
+        *qhead(s, q) = j;
+    *qtail(s, q) = j;
+}
+
+static void q_remove(struct csvc *s, struct cjob *j)
+{
+    if (j->queue < 0)
+        return;
+    if (j->q_prev)
+        j->q_prev->q_next = j->q_next;
+    else
+        *qhead(s, j->queue) = j->q_next;
+    if (j->q_next)
+        j->q_next->q_prev = j->q_prev;
+    else
+        *qtail(s, j->queue) = j->q_prev;
+    j->q_prev = j->q_next = NULL;
+    j->queue = -1;
+}
+
+static bool queued_any(struct csvc *s)
+{
+    return s->q_head[0] || s->q_head[1] || s->q_head[2] || s->deferred_head || s->alone_head;
+}
+
+/* Puts a runnable job on the queue its priority and kind say. */
+static void enqueue(struct csvc *s, struct cjob *j)
+{
+    j->state = CJOB_QUEUED;
+    q_push(s, j->alone ? Q_ALONE : (int)j->prio, j);
+    pthread_cond_signal(&s->work);
+}
+
+/* ---- the table and the cache of released results ---------------------------------------- */
+
+static uint32_t bucket(const struct csvc *s, const uint8_t h[16])
+{
+    uint32_t v;
+    memcpy(&v, h, 4);
+    return v & (s->table_cap - 1);
+}
+
+static bool table_grow(struct csvc *s)
+{
+    uint32_t cap = s->table_cap ? s->table_cap * 2 : 256;
+    struct cjob **t = calloc(cap, sizeof *t);
+    if (!t)
+        return false;
+    struct cjob **old = s->table;
+    uint32_t old_cap = s->table_cap;
+    s->table = t;
+    s->table_cap = cap;
+    for (uint32_t i = 0; i < old_cap; i++)
+        for (struct cjob *j = old[i], *next; j; j = next) {
+            next = j->h_next;
+            uint32_t b = bucket(s, j->hash);
+            j->h_next = s->table[b];
+            s->table[b] = j;
+        }
+    free(old);
+    return true;
+}
+
+static void table_insert(struct csvc *s, struct cjob *j)
+{
+    if (s->table_count * 2 >= s->table_cap && !table_grow(s) && !s->table_cap)
+        return;   /* no table at all: the node simply cannot be found again */
+    uint32_t b = bucket(s, j->hash);
+    j->h_next = s->table[b];
+    s->table[b] = j;
+    j->in_table = true;
+    s->table_count++;
+}
+
+static void table_remove(struct csvc *s, struct cjob *j)
+{
+    if (!j->in_table)
+        return;
+    for (struct cjob **p = &s->table[bucket(s, j->hash)]; *p; p = &(*p)->h_next)
+        if (*p == j) {
+            *p = j->h_next;
+            break;
+        }
+    j->in_table = false;
+    s->table_count--;
+}
+
+/* The node equal to this request that may be adopted, or NULL. The hash
+ * picks candidates; the full compare decides. */
+static struct cjob *table_find(struct csvc *s, enum cjob_kind kind, const uint8_t h[16], const uint8_t *key,
+                               size_t len)
+{
+    if (!s->table_cap)
+        return NULL;
+    for (struct cjob *j = s->table[bucket(s, h)]; j; j = j->h_next) {
+        if (j->kind != kind || memcmp(j->hash, h, 16))
+            continue;
+        if (j->key_len != len || memcmp(j->key, key, len)) {
+            s->stats.hash_collisions++;
+            continue;
+        }
+        if (j->cancel_requested || j->state == CJOB_CANCELLED)
+            continue;
+        return j;
+    }
+    return NULL;
+}
+
+static void lru_remove(struct csvc *s, struct cjob *j)
+{
+    if (!j->in_lru)
+        return;
+    if (j->lru_prev)
+        j->lru_prev->lru_next = j->lru_next;
+    else
+        s->lru_head = j->lru_next;
+    if (j->lru_next)
+        j->lru_next->lru_prev = j->lru_prev;
+    else
+        s->lru_tail = j->lru_prev;
+    j->lru_prev = j->lru_next = NULL;
+    j->in_lru = false;
+    s->lru_count--;
+}
+
+static void job_free(struct csvc *s, struct cjob *j);
+static void release_locked(struct csvc *s, struct cjob *j);
+
+static void lru_trim(struct csvc *s, uint32_t keep)
+{
+    while (s->lru_count > keep) {
+        struct cjob *old = s->lru_tail;
+        lru_remove(s, old);
+        table_remove(s, old);
+        job_free(s, old);
+    }
+}
+
+/* A finished node nobody holds: kept for re-adoption, newest first. */
+static void lru_add(struct csvc *s, struct cjob *j)
+{
+    j->lru_prev = NULL;
+    j->lru_next = s->lru_head;
+    if (s->lru_head)
+        s->lru_head->lru_prev = j;
+    else
+        s->lru_tail = j;
+    s->lru_head = j;
+    j->in_lru = true;
+    s->lru_count++;
+}
+
+/* ---- nodes ---------------------------------------------------------------------------- */
+
+static void job_free(struct csvc *s, struct cjob *j)
+{
+    if (j->back)
+        release_locked(s, j->back);
+    if (j->pipeline)
+        kb_pipeline_destroy(s->dev, j->pipeline);
+    if (j->layout)
+        kb_layout_destroy(s->dev, j->layout);
+    prog_source_finish(&j->src);
+    prog_output_finish(&j->out);
+    free(j->spirv);
+    free(j->error);
+    free(j->key);
+    free(j->conts);
+    free(j);
+}
+
+static void fire_conts(struct csvc *s, struct cjob *j)
+{
+    if (j->conts_fired)
+        return;
+    j->conts_fired = true;
+    for (uint32_t i = 0; i < j->cont_count; i++)
+        j->conts[i].fn(s, j, j->conts[i].ud);
+}
+
+static bool ended(const struct cjob *j)
+{
+    return j->state == CJOB_DONE || j->state == CJOB_FAILED || j->state == CJOB_CANCELLED;
+}
+
+kiln_result csvc_then(struct csvc *s, struct cjob *j, void (*fn)(struct csvc *, struct cjob *, void *), void *ud)
+{
+    pthread_mutex_lock(&s->lock);
+    kiln_result r = KILN_OK;
+    if (ended(j) && j->conts_fired) {
+        fn(s, j, ud);
+    } else if (!vec_reserve((void **)&j->conts, &j->cont_cap, j->cont_count + 1, sizeof *j->conts)) {
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    } else {
+        j->conts[j->cont_count++] = (struct cont){fn, ud};
+    }
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+/* Lets go of one adopter. The last one cancels a node not started; a node
+ * running finishes and is kept; a finished node goes to the cache. */
+static void release_locked(struct csvc *s, struct cjob *j)
+{
+    if (j->adopters == 0)
+        return;   /* defensive: never expected */
+    if (--j->adopters)
+        return;
+    if (j->state == CJOB_QUEUED) {
+        j->cancel_requested = true;
+        q_remove(s, j);
+        table_remove(s, j);
+        j->state = CJOB_CANCELLED;
+        s->stats.cancelled++;
+        fire_conts(s, j);
+        pthread_cond_broadcast(&s->ended);
+        job_free(s, j);
+    } else if (j->state == CJOB_RUNNING) {
+        j->cancel_requested = true;   /* the worker keeps its result when it ends */
+    } else {
+        lru_add(s, j);
+        lru_trim(s, LRU_MAX);
+    }
+}
+
+void csvc_release(struct csvc *s, struct cjob *front)
+{
+    pthread_mutex_lock(&s->lock);
+    release_locked(s, front);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void adopt(struct csvc *s, struct cjob *j)
+{
+    if (j->adopters++ == 0)
+        lru_remove(s, j);
+}
+
+static void set_prio(struct csvc *s, struct cjob *j, enum cprio prio)
+{
+    if (prio <= j->prio)
+        return;
+    j->prio = prio;
+    if (prio == CPRIO_WANTED)
+        s->stats.wanted++;
+    if (j->state == CJOB_QUEUED && j->queue >= 0 && j->queue < 3) {
+        q_remove(s, j);
+        q_push(s, (int)prio, j);
+        pthread_cond_signal(&s->work);
+    }
+}
+
+/* The continuation of every front node: post or adopt its back-end node. */
+static void post_back(struct csvc *s, struct cjob *front, void *ud)
+{
+    (void)ud;
+    if (front->state != CJOB_DONE)
+        return;
+    uint8_t *key;
+    size_t len;
+    if (ckey_back(s->dev, front->out.spirv, front->out.words, &front->out.iface, &key, &len) < 0) {
+        front->state = CJOB_FAILED;   /* out of memory: a failure with a reason */
+        free(front->out.log);
+        front->out.log = str_dup("error: out of host memory posting the back end\n");
+        return;
+    }
+    uint8_t h[16];
+    ckey_hash(key, len, h);
+    struct cjob *b = table_find(s, CJOB_BACK, h, key, len);
+    if (b) {
+        free(key);
+        if (ended(b))
+            s->stats.deduplicated++;
+        else
+            s->stats.adopted++;
+        adopt(s, b);
+        set_prio(s, b, front->prio);
+        front->back = b;
+        return;
+    }
+    b = calloc(1, sizeof *b);
+    uint32_t *spirv = malloc(front->out.words * 4 + 4);
+    if (!b || !spirv) {
+        free(b);
+        free(spirv);
+        free(key);
+        front->state = CJOB_FAILED;
+        free(front->out.log);
+        front->out.log = str_dup("error: out of host memory posting the back end\n");
+        return;
+    }
+    memcpy(spirv, front->out.spirv, front->out.words * 4);
+    *b = (struct cjob){.kind = CJOB_BACK, .prio = front->prio, .key = key, .key_len = len, .adopters = 1,
+                       .spirv = spirv, .words = front->out.words, .iface = front->out.iface, .queue = -1};
+    memcpy(b->hash, h, 16);
+    memcpy(b->name, front->name, sizeof b->name);
+    b->giant = b->words > s->cfg.giant_words;
+    table_insert(s, b);
+    front->back = b;
+    enqueue(s, b);
+}
+
+/* ---- requests --------------------------------------------------------------------------- */
+
+static kiln_result start_workers(struct csvc *s);
+
+kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cprio prio, struct cjob **out)
+{
+    uint8_t *key;
+    size_t len;
+    KILN_TRY(ckey_front(src, &key, &len));
+    uint8_t h[16];
+    ckey_hash(key, len, h);
+    pthread_mutex_lock(&s->lock);
+    s->stats.requests++;
+    struct cjob *j = table_find(s, CJOB_FRONT, h, key, len);
+    if (j) {
+        free(key);
+        if (ended(j))
+            s->stats.deduplicated++;
+        else
+            s->stats.adopted++;
+        adopt(s, j);
+        set_prio(s, j, prio);
+        if (j->back)
+            set_prio(s, j->back, prio);
+        *out = j;
+        pthread_mutex_unlock(&s->lock);
+        return KILN_OK;
+    }
+    pthread_mutex_unlock(&s->lock);
+
+    j = calloc(1, sizeof *j);
+    if (!j) {
+        free(key);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    }
+    kiln_program_desc copy = {
+        .source = src->source, .source_len = src->source_len, .name = src->name, .entry = src->entry,
+        .optimize = src->optimize, .define_count = src->define_count, .include_dir_count = src->include_dir_count,
+        .include_dirs = (const char *const *)src->include_dirs,
+    };
+    kiln_define defs[KILN_MAX_DEFINES];
+    for (uint32_t i = 0; i < src->define_count; i++)
+        defs[i] = (kiln_define){src->defines[i].name, src->defines[i].value};
+    copy.defines = defs;
+    kiln_result r = prog_source_init(&j->src, &copy);
+    if (r < 0) {
+        free(key);
+        free(j);
+        return r;
+    }
+    j->kind = CJOB_FRONT;
+    j->prio = prio;
+    j->key = key;
+    j->key_len = len;
+    j->adopters = 1;
+    j->queue = -1;
+    memcpy(j->hash, h, 16);
+    snprintf(j->name, sizeof j->name, "%s", src->name);
+    if (!vec_reserve((void **)&j->conts, &j->cont_cap, 1, sizeof *j->conts)) {
+        job_free(s, j);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    }
+    j->conts[j->cont_count++] = (struct cont){post_back, NULL};
+
+    pthread_mutex_lock(&s->lock);
+    /* Another thread may have posted the same request meanwhile. */
+    struct cjob *twin = table_find(s, CJOB_FRONT, h, key, len);
+    if (twin) {
+        s->stats.adopted++;
+        adopt(s, twin);
+        set_prio(s, twin, prio);
+        job_free(s, j);
+        pthread_mutex_unlock(&s->lock);
+        *out = twin;
+        return KILN_OK;
+    }
+    r = start_workers(s);
+    if (r < 0) {
+        job_free(s, j);
+        pthread_mutex_unlock(&s->lock);
+        return r;
+    }
+    table_insert(s, j);
+    enqueue(s, j);
+    *out = j;
+    pthread_mutex_unlock(&s->lock);
+    return KILN_OK;
+}
+
+static kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, struct csvc_result *out)
+{
+    (void)s;
+    *out = (struct csvc_result){.state = KILN_PROGRAM_PENDING};
+    if (f->state == CJOB_FAILED || f->state == CJOB_CANCELLED) {
+        out->state = KILN_PROGRAM_FAILED;
+        out->front = &f->out;
+        out->error = f->out.log && f->out.log[0] ? f->out.log : "the compile was cancelled";
+    } else if (f->state == CJOB_DONE && f->back) {
+        out->front = &f->out;
+        struct cjob *b = f->back;
+        if (b->state == CJOB_DONE) {
+            out->state = KILN_PROGRAM_READY;
+            out->layout = b->layout;
+            out->pipeline = b->pipeline;
+        } else if (b->state == CJOB_FAILED || b->state == CJOB_CANCELLED) {
+            out->state = KILN_PROGRAM_FAILED;
+            out->error = b->error ? b->error : "the back end was cancelled";
+        }
+    }
+    return out->state;
+}
+
+kiln_program_state csvc_status(struct csvc *s, struct cjob *f, struct csvc_result *out)
+{
+    pthread_mutex_lock(&s->lock);
+    kiln_program_state st = csvc_status_locked(s, f, out);
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+void csvc_want(struct csvc *s, struct cjob *f)
+{
+    pthread_mutex_lock(&s->lock);
+    set_prio(s, f, CPRIO_WANTED);
+    if (f->back)
+        set_prio(s, f->back, CPRIO_WANTED);
+    pthread_mutex_unlock(&s->lock);
+}
+
+kiln_program_state csvc_wait(struct csvc *s, struct cjob *f, bool want, struct csvc_result *out)
+{
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        if (want) {
+            set_prio(s, f, CPRIO_WANTED);
+            if (f->back)
+                set_prio(s, f->back, CPRIO_WANTED);
+        }
+        if (csvc_status_locked(s, f, out) != KILN_PROGRAM_PENDING)
+            break;
+        pthread_cond_wait(&s->ended, &s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return out->state;
+}
+
+/* ---- the board ------------------------------------------------------------------------- */
+
+static bool giant_may_start(struct csvc *s)
+{
+    return s->giants_running < s->giant_bound && !s->alone_running && !s->alone_head;
+}
+
+static void defer(struct csvc *s, struct cjob *j)
+{
+    q_remove(s, j);
+    q_push(s, Q_DEFERRED, j);
+    if (!j->deferred) {
+        j->deferred = true;
+        s->stats.giants_deferred++;
+        uint32_t n = 0;
+        for (struct cjob *d = s->deferred_head; d; d = d->q_next)
+            n++;
+        log_info("compile: giant %s (%zu SPIR-V words) deferred: %u giants in flight, bound %u; %u deferred now",
+                 j->name, j->words, s->giants_running, s->giant_bound, n);
+    }
+}
+
+/* The next job to run, or NULL. See compile.h for the rules. */
+static struct cjob *pick(struct csvc *s)
+{
+    /* A retry alone runs when no giant is in flight; meanwhile none starts. */
+    if (s->alone_head && !s->alone_running && s->giants_running == 0)
+        return s->alone_head;
+    /* Wanted work first; a wanted giant that cannot start now is deferred. */
+    for (struct cjob *j = s->q_head[CPRIO_WANTED], *next; j; j = next) {
+        next = j->q_next;
+        if (!j->giant || giant_may_start(s))
+            return j;
+        defer(s, j);
+    }
+    /* Deferred giants go first once one may start. */
+    if (s->deferred_head && giant_may_start(s))
+        return s->deferred_head;
+    for (int q = CPRIO_NORMAL; q >= CPRIO_BACKGROUND; q--)
+        for (struct cjob *j = s->q_head[q], *next; j; j = next) {
+            next = j->q_next;
+            if (!j->giant || giant_may_start(s))
+                return j;
+            defer(s, j);
+        }
+    return NULL;
+}
+
+/* ---- running jobs ----------------------------------------------------------------------- */
+
+static void run_front(struct csvc *s, struct cjob *j, struct csvc_worker *w)
+{
+    (void)w;
+    if (s->hooks.front && s->hooks.front(s->hooks.ud, &j->src) < 0) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s: error: %s\n", j->name, kiln_last_error());
+        j->out.log = str_dup(buf);
+        j->state = CJOB_FAILED;
+        return;
+    }
+    kiln_result r = prog_compile(&j->src, &j->out);
+    if (r == KILN_ERR_NO_MEMORY && !j->out.log)
+        j->out.log = str_dup("error: out of host memory\n");
+    j->state = r == KILN_OK ? CJOB_DONE : CJOB_FAILED;
+}
+
+static void fail_back(struct cjob *j, const char *what)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s: error: %s: %s\n", j->name, what, kiln_last_error());
+    free(j->error);
+    j->error = str_dup(buf);
+    j->state = CJOB_FAILED;
+}
+
+static void run_back(struct csvc *s, struct cjob *j, struct csvc_worker *w, uint32_t giants_in_flight,
+                     struct kb_cache *alone_cache)
+{
+    const kiln_caps *caps = &s->dev->caps;
+    const uint32_t *wg = j->iface.workgroup_size;
+    static const char axis[] = "xyz";
+    if (s->hooks.back && s->hooks.back(s->hooks.ud, j->name, j->words, j->alone, giants_in_flight) < 0) {
+        fail_back(j, "the driver refused the pipeline");
+        return;
+    }
+    for (int i = 0; i < 3; i++)
+        if (wg[i] > caps->max_workgroup_size[i]) {
+            KILN_RAISE(KILN_ERR_LIMIT, "local_size_%c = %u, the device allows at most %u", axis[i], wg[i],
+                       caps->max_workgroup_size[i]);
+            fail_back(j, "the device cannot run it");
+            return;
+        }
+    if ((uint64_t)wg[0] * wg[1] * wg[2] > caps->max_workgroup_invocations) {
+        KILN_RAISE(KILN_ERR_LIMIT, "a workgroup of %ux%ux%u = %llu invocations, the device allows at most %u", wg[0],
+                   wg[1], wg[2], (unsigned long long)wg[0] * wg[1] * wg[2], caps->max_workgroup_invocations);
+        fail_back(j, "the device cannot run it");
+        return;
+    }
+    if (kb_layout_create(s->dev, &j->iface, &j->layout) < 0) {
+        fail_back(j, "the device refused its pipeline layout");
+        return;
+    }
+    kiln_result r = KILN_ERR_PENDING;
+    struct kb_cache *cache = alone_cache;
+    if (!cache && s->cfg.worker_caches && w->cache) {
+        if (s->shared && s->dev->cache_control) {
+            r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, s->shared, true, &j->pipeline);
+            if (r == KILN_OK) {
+                pthread_mutex_lock(&s->lock);
+                s->stats.cache_hits++;
+                pthread_mutex_unlock(&s->lock);
+            }
+        }
+        cache = w->cache;
+    } else if (!cache) {
+        cache = s->shared;
+    }
+    if (r == KILN_ERR_PENDING)
+        r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, cache, false, &j->pipeline);
+    if (r < 0) {
+        fail_back(j, "the driver refused the pipeline");
+        return;
+    }
+    j->via_worker_cache = cache != NULL && cache == w->cache;
+    j->state = CJOB_DONE;
+}
+
+/* Records how a job ended (lock held). */
+static void job_ended(struct csvc *s, struct cjob *j)
+{
+    s->running--;
+    if (j->giant && !j->alone)
+        s->giants_running--;
+    if (j->alone)
+        s->alone_running = false;
+    if (j->kind == CJOB_FRONT)
+        s->stats.front_s += j->seconds;
+    else
+        s->stats.back_s += j->seconds;
+    if (j->slow_said)
+        log_warn("compile: slow %s of %s ended after %.1f s", kind_name(j->kind), j->name, j->seconds);
+
+    /* Retry alone: a back end that failed beside other giants. */
+    if (j->kind == CJOB_BACK && j->state == CJOB_FAILED && j->giants_seen > 0 && j->alone_tries < s->cfg.alone_tries &&
+        !j->cancel_requested) {
+        j->alone_tries++;
+        j->alone = true;
+        j->giants_seen = 0;
+        s->stats.retries_alone++;
+        log_warn("compile: %s failed while %s; trying it again alone with a fresh pipeline cache (try %u of %u)",
+                 j->name, "other giants compiled", j->alone_tries, s->cfg.alone_tries);
+        if (j->layout) {
+            kb_layout_destroy(s->dev, j->layout);
+            j->layout = NULL;
+        }
+        free(j->error);
+        j->error = NULL;
+        enqueue(s, j);
+        return;
+    }
+    if (j->state == CJOB_FAILED) {
+        s->stats.failed++;
+        if (j->kind == CJOB_BACK && j->alone)
+            log_warn("compile: %s failed for good after %u tries alone: %s", j->name, j->alone_tries,
+                     j->error ? j->error : "");
+    }
+    fire_conts(s, j);
+    pthread_cond_broadcast(&s->ended);
+    if (j->cancel_requested && j->adopters == 0) {
+        /* Finished for nobody: the result is kept, and may be adopted again. */
+        j->cancel_requested = false;
+        if (j->state == CJOB_DONE) {
+            lru_add(s, j);
+            lru_trim(s, LRU_MAX);
+        } else {
+            table_remove(s, j);
+            job_free(s, j);
+        }
+    }
+}
+
+static void merge_caches(struct csvc *s)
+{
+    if (!s->caches_dirty || !s->shared)
+        return;
+    struct kb_cache *srcs[256];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->worker_count; i++)
+        if (s->workers[i].cache)
+            srcs[n++] = s->workers[i].cache;
+    if (kb_cache_merge(s->dev, s->shared, srcs, n) == KILN_OK)
+        s->stats.cache_merges++;
+    else
+        log_warn("compile: merging %u worker pipeline caches failed: %s", n, kiln_last_error());
+    s->caches_dirty = false;
+}
+
+static void *worker_main(void *arg)
+{
+    struct csvc_worker *w = arg;
+    struct csvc *s = w->svc;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        struct cjob *j = s->stopping ? NULL : pick(s);
+        if (!j) {
+            if (s->stopping)
+                break;
+            if (s->running == 0 && !queued_any(s))
+                merge_caches(s);   /* a phase end: no job runs, none waits */
+            pthread_cond_wait(&s->work, &s->lock);
+            continue;
+        }
+        q_remove(s, j);
+        j->state = CJOB_RUNNING;
+        j->ran = true;
+        j->start_ns = time_now_ns();
+        s->running++;
+        s->stats.started++;
+        uint32_t giants_in_flight = s->giants_running;
+        if (j->alone) {
+            s->alone_running = true;
+        } else if (j->giant) {
+            /* Each giant in flight notes the others it overlapped with. */
+            for (uint32_t i = 0; i < s->worker_count; i++) {
+                struct cjob *o = s->workers[i].job;
+                if (o && o->giant && !o->alone) {
+                    o->giants_seen++;
+                    j->giants_seen++;
+                }
+            }
+            s->giants_running++;
+        }
+        w->job = j;
+        struct kb_cache *alone_cache = NULL;
+        pthread_mutex_unlock(&s->lock);
+
+        if (j->kind == CJOB_FRONT) {
+            run_front(s, j, w);
+        } else {
+            if (j->alone && kb_cache_create(s->dev, &alone_cache) < 0)
+                alone_cache = NULL;   /* compile without a cache rather than not at all */
+            run_back(s, j, w, giants_in_flight, alone_cache);
+            if (alone_cache)
+                kb_cache_destroy(s->dev, alone_cache);
+        }
+
+        pthread_mutex_lock(&s->lock);
+        j->seconds = (double)(time_now_ns() - j->start_ns) / 1e9;
+        w->job = NULL;
+        if (j->via_worker_cache)
+            s->caches_dirty = true;
+        job_ended(s, j);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* Names compiles that run past slow_s, once while they run (lock held). */
+static void check_slow(struct csvc *s)
+{
+    uint64_t now = time_now_ns();
+    for (uint32_t i = 0; i < s->worker_count; i++) {
+        struct cjob *j = s->workers[i].job;
+        if (!j || j->slow_said || (double)(now - j->start_ns) / 1e9 < s->cfg.slow_s)
+            continue;
+        j->slow_said = true;
+        s->stats.slow++;
+        char hex[33];
+        hash_hex(j->hash, hex);
+        size_t words = j->kind == CJOB_FRONT ? 0 : j->words;
+        log_warn("compile: slow %s of %s (key %s, %zu SPIR-V words) running for %.1f s", kind_name(j->kind), j->name,
+                 hex, words, (double)(now - j->start_ns) / 1e9);
+        if (vec_reserve((void **)&s->slow, &s->slow_cap, s->slow_count + 1, sizeof *s->slow)) {
+            struct csvc_slow *e = &s->slow[s->slow_count++];
+            *e = (struct csvc_slow){.words = words, .kind = j->kind, .seconds = s->cfg.slow_s};
+            memcpy(e->name, j->name, sizeof e->name);
+            memcpy(e->hash, j->hash, 16);
+        }
+    }
+}
+
+static void *watchdog_main(void *arg)
+{
+    struct csvc *s = arg;
+    pthread_mutex_lock(&s->lock);
+    while (!s->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double step = s->cfg.slow_s < 1.0 ? s->cfg.slow_s / 4 : 0.5;
+        ts.tv_nsec += (long)(step * 1e9);
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&s->ended, &s->lock, &ts);
+        check_slow(s);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+static bool spawn(pthread_t *t, size_t stack, void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, stack);
+    bool ok = pthread_create(t, &attr, fn, arg) == 0;
+    pthread_attr_destroy(&attr);
+    return ok;
+}
+
+/* Starts the pool on the first compile (lock held). */
+static kiln_result start_workers(struct csvc *s)
+{
+    if (s->started)
+        return KILN_OK;
+    s->workers = calloc(s->cfg.workers, sizeof *s->workers);
+    if (!s->workers)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    if (kb_cache_create(s->dev, &s->shared) < 0) {
+        log_warn("compile: no shared pipeline cache (%s); compiling without one", kiln_last_error());
+        s->shared = NULL;
+    }
+    for (uint32_t i = 0; i < s->cfg.workers; i++) {
+        struct csvc_worker *w = &s->workers[i];
+        w->svc = s;
+        w->index = i;
+        if (s->cfg.worker_caches && kb_cache_create(s->dev, &w->cache) < 0)
+            w->cache = NULL;
+        if (!spawn(&w->thread, s->cfg.stack_bytes, worker_main, w)) {
+            if (w->cache)
+                kb_cache_destroy(s->dev, w->cache);
+            if (i == 0) {
+                free(s->workers);
+                s->workers = NULL;
+                return KILN_RAISE(KILN_ERR_NO_MEMORY, "no compile worker thread could be started");
+            }
+            log_warn("compile: started %u of %u workers", i, s->cfg.workers);
+            break;
+        }
+        s->worker_count++;
+    }
+    s->watchdog_started = spawn(&s->watchdog, 1u << 20, watchdog_main, s);
+    s->started = true;
+    s->giant_bound = KILN_MAX(1u, KILN_MIN(s->cfg.giant_compiles, s->worker_count - 1));
+    log_info("compile: %u workers (16 MiB stacks), %s pipeline caches, giants over %llu words, at most %u at once",
+             s->worker_count, s->cfg.worker_caches ? "per-worker" : "one shared",
+             (unsigned long long)s->cfg.giant_words, s->giant_bound);
+    return KILN_OK;
+}
+
+/* ---- the process's live services: drained at exit ------------------------------------------- */
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;   /* guards live, exit_registered */
+static struct csvc *live;
+static bool exit_registered;
+
+static void stop(struct csvc *s)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->stopping) {
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    s->stopping = true;
+    /* What has not started never will. */
+    for (int q = 0; q <= Q_ALONE; q++)
+        while (*qhead(s, q)) {
+            struct cjob *j = *qhead(s, q);
+            q_remove(s, j);
+            j->state = CJOB_CANCELLED;
+            s->stats.cancelled++;
+            fire_conts(s, j);
+        }
+    pthread_cond_broadcast(&s->work);
+    pthread_cond_broadcast(&s->ended);
+    pthread_mutex_unlock(&s->lock);
+    for (uint32_t i = 0; i < s->worker_count; i++)
+        pthread_join(s->workers[i].thread, NULL);
+    if (s->watchdog_started)
+        pthread_join(s->watchdog, NULL);
+}
+
+static void drain_at_exit(void)
+{
+    pthread_mutex_lock(&live_lock);
+    for (struct csvc *s = live; s; s = s->next_live)
+        stop(s);
+    pthread_mutex_unlock(&live_lock);
+}
+
+kiln_result csvc_create(struct kb_device *dev, const struct csvc_config *cfg, const struct csvc_hooks *hooks,
+                        struct csvc **out)
+{
+    struct csvc *s = calloc(1, sizeof *s);
+    if (!s)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    s->dev = dev;
+    if (cfg)
+        s->cfg = *cfg;
+    else
+        csvc_config_default(&s->cfg, dev);
+    if (!s->cfg.workers)
+        s->cfg.workers = 1;
+    if (!s->cfg.stack_bytes)
+        s->cfg.stack_bytes = 16u << 20;
+    if (hooks)
+        s->hooks = *hooks;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->work, NULL);
+    pthread_cond_init(&s->ended, NULL);
+    pthread_mutex_lock(&live_lock);
+    s->next_live = live;
+    live = s;
+    if (!exit_registered)
+        exit_registered = atexit(drain_at_exit) == 0;
+    pthread_mutex_unlock(&live_lock);
+    *out = s;
+    return KILN_OK;
+}
+
+void csvc_destroy(struct csvc *s)
+{
+    pthread_mutex_lock(&live_lock);
+    for (struct csvc **p = &live; *p; p = &(*p)->next_live)
+        if (*p == s) {
+            *p = s->next_live;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+    stop(s);
+    pthread_mutex_lock(&s->lock);
+    /* Every node still in the table is freed, whoever held it. */
+    for (uint32_t b = 0; b < s->table_cap; b++)
+        for (struct cjob *j = s->table[b], *next; j; j = next) {
+            next = j->h_next;
+            j->back = NULL;   /* freed on its own through the table */
+            if (j->pipeline)
+                kb_pipeline_destroy(s->dev, j->pipeline);
+            if (j->layout)
+                kb_layout_destroy(s->dev, j->layout);
+            j->pipeline = NULL;
+            j->layout = NULL;
+        }
+    for (uint32_t b = 0; b < s->table_cap; b++)
+        for (struct cjob *j = s->table[b], *next; j; j = next) {
+            next = j->h_next;
+            job_free(s, j);
+        }
+    pthread_mutex_unlock(&s->lock);
+    for (uint32_t i = 0; i < s->worker_count; i++)
+        if (s->workers[i].cache)
+            kb_cache_destroy(s->dev, s->workers[i].cache);
+    if (s->shared)
+        kb_cache_destroy(s->dev, s->shared);
+    free(s->workers);
+    free(s->table);
+    free(s->slow);
+    pthread_cond_destroy(&s->work);
+    pthread_cond_destroy(&s->ended);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/* ---- telemetry ----------------------------------------------------------------------------- */
+
+struct csvc_stats csvc_stats_get(struct csvc *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct csvc_stats st = s->stats;
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+uint32_t csvc_pending(struct csvc *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint32_t n = s->running;
+    for (int q = 0; q <= Q_ALONE; q++)
+        for (struct cjob *j = *qhead(s, q); j; j = j->q_next)
+            n++;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+uint32_t csvc_slow_list(struct csvc *s, struct csvc_slow *out, uint32_t cap)
+{
+    pthread_mutex_lock(&s->lock);
+    uint32_t n = s->slow_count;
+    if (out)
+        memcpy(out, s->slow, KILN_MIN(n, cap) * sizeof *out);
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+void csvc_summary(struct csvc *s, char *buf, size_t cap)
+{
+    struct csvc_stats st = csvc_stats_get(s);
+    snprintf(buf, cap,
+             "compile: %llu programs asked for; %llu compiles started, %llu adopted in flight, %llu deduplicated, "
+             "%llu cancelled, %llu giants deferred, %llu retries alone, %llu slow, %llu failed; "
+             "%.2f s front end, %.2f s back end; %llu pipeline cache hits, %llu cache merges",
+             (unsigned long long)st.requests, (unsigned long long)st.started, (unsigned long long)st.adopted,
+             (unsigned long long)st.deduplicated, (unsigned long long)st.cancelled,
+             (unsigned long long)st.giants_deferred, (unsigned long long)st.retries_alone,
+             (unsigned long long)st.slow, (unsigned long long)st.failed, st.front_s, st.back_s,
+             (unsigned long long)st.cache_hits, (unsigned long long)st.cache_merges);
+}

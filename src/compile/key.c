@@ -1,0 +1,187 @@
+/*
+ * key.c: canonical compile requests and their XXH3-128 hashes.
+ *
+ * A front-end request is every input that decides the SPIR-V: kiln's key
+ * format and compiler versions, the target environment, the optimization
+ * switch, the entry, the defines sorted by name, the source bytes, and the
+ * name, path and bytes of every file its #include lines reach. Includes are
+ * found by a textual scan (resolved the way the compiler resolves them),
+ * which also follows includes under #if branches the compiler would skip: a
+ * key may hold more than the compile read, never less.
+ *
+ * A back-end request: the device key (pipeline-cache UUID, driver version,
+ * vendor and device ids), the pipeline layout (from the interface) and the
+ * SPIR-V.
+ *
+ * Fields are length-prefixed, so no two different requests serialize alike.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <shaderc/shaderc.h>
+#include <xxhash.h>
+
+#include "compile.h"
+
+#define KEY_FORMAT "kiln-key-1"
+#define MAX_INCLUDE_DEPTH 32
+#define MAX_INCLUDES 256
+
+struct kbuf {
+    uint8_t *p;
+    size_t len, cap;
+    bool oom;
+};
+
+static void put(struct kbuf *b, const void *data, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+}
+
+static void put_u64(struct kbuf *b, uint64_t v) { put(b, &v, sizeof v); }
+static void put_field(struct kbuf *b, const void *data, size_t n)
+{
+    put_u64(b, n);
+    put(b, data, n);
+}
+static void put_str(struct kbuf *b, const char *s) { put_field(b, s, strlen(s)); }
+
+static int cmp_define(const void *a, const void *b)
+{
+    const struct prog_define *x = a, *y = b;
+    return strcmp(x->name, y->name);
+}
+
+/* Appends (request, path, bytes) of each file `text` includes, recursively. */
+static void scan_includes(const struct prog_source *src, const char *text, size_t len, const char *from,
+                          unsigned depth, unsigned *count, struct kbuf *b)
+{
+    if (depth > MAX_INCLUDE_DEPTH)
+        return;
+    for (size_t pos = 0; pos < len;) {
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - line) : len - pos;
+        pos += n + 1;
+        size_t i = 0;
+        while (i < n && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        if (i >= n || line[i] != '#')
+            continue;
+        i++;
+        while (i < n && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        if (n - i < 7 || memcmp(line + i, "include", 7))
+            continue;
+        i += 7;
+        while (i < n && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        if (i >= n || (line[i] != '"' && line[i] != '<'))
+            continue;
+        char close = line[i] == '"' ? '"' : '>';
+        const char *end = memchr(line + i + 1, close, n - i - 1);
+        if (!end || *count >= MAX_INCLUDES)
+            continue;
+        char req[PATH_MAX];
+        snprintf(req, sizeof req, "%.*s", (int)(end - line - i - 1), line + i + 1);
+        char path[PATH_MAX] = "";
+        size_t clen = 0;
+        char *content = prog_include_read(src, req, close == '"', from, path, sizeof path, &clen);
+        (*count)++;
+        put_str(b, req);
+        if (!content) {
+            put_str(b, "");       /* not found: the compile fails alike */
+            continue;
+        }
+        put_str(b, path);
+        put_field(b, content, clen);
+        scan_includes(src, content, clen, path, depth + 1, count, b);
+        free(content);
+    }
+}
+
+kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len)
+{
+    struct kbuf b = {0};
+    put_str(&b, KEY_FORMAT "-front");
+    char ver[64];
+    unsigned spv_ver = 0, spv_rev = 0;
+    shaderc_get_spv_version(&spv_ver, &spv_rev);
+    snprintf(ver, sizeof ver, "kiln %d.%d shaderc-spv %u.%u", KILN_VERSION_MAJOR, KILN_VERSION_MINOR, spv_ver, spv_rev);
+    put_str(&b, ver);
+    put_str(&b, "vulkan1.2");
+    put_u64(&b, (uint64_t)(src->optimize > 0));
+    put_str(&b, src->entry);
+    struct prog_define *defs = malloc((src->define_count + 1) * sizeof *defs);
+    if (!defs)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    memcpy(defs, src->defines, src->define_count * sizeof *defs);
+    qsort(defs, src->define_count, sizeof *defs, cmp_define);
+    put_u64(&b, src->define_count);
+    for (uint32_t i = 0; i < src->define_count; i++) {
+        put_str(&b, defs[i].name);
+        put_str(&b, defs[i].value);
+    }
+    free(defs);
+    put_field(&b, src->source, src->source_len);
+    unsigned count = 0;
+    scan_includes(src, src->source, src->source_len, src->name, 0, &count, &b);
+    put_u64(&b, count);
+    if (b.oom) {
+        free(b.p);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    }
+    *key = b.p;
+    *len = b.len;
+    return KILN_OK;
+}
+
+kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t words,
+                      const kiln_program_interface *iface, uint8_t **key, size_t *len)
+{
+    struct kbuf b = {0};
+    put_str(&b, KEY_FORMAT "-back");
+    put_field(&b, dev->caps.pipeline_cache_uuid, 16);
+    put_u64(&b, dev->caps.driver_version);
+    put_u64(&b, ((uint64_t)dev->caps.vendor_id << 32) | dev->caps.device_id);
+    put_u64(&b, iface->binding_count);
+    for (uint32_t i = 0; i < iface->binding_count; i++) {
+        const kiln_binding_info *bi = &iface->bindings[i];
+        put_u64(&b, ((uint64_t)bi->set << 32) | bi->binding);
+        put_u64(&b, ((uint64_t)bi->kind << 32) | bi->access);
+    }
+    put_u64(&b, 4 * KILN_PARAM_WORDS);   /* the push-constant range every layout has */
+    put_field(&b, spirv, words * 4);
+    if (b.oom) {
+        free(b.p);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    }
+    *key = b.p;
+    *len = b.len;
+    return KILN_OK;
+}
+
+void ckey_hash(const uint8_t *key, size_t len, uint8_t out[16])
+{
+    XXH128_hash_t h = XXH3_128bits(key, len);
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, h);
+    memcpy(out, c.digest, 16);
+}

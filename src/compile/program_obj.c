@@ -1,0 +1,74 @@
+/*
+ * program_obj.c: the program object over the compile service. Creating one
+ * posts (or adopts) its compile and returns at once; its state follows the
+ * compile's, and once the compile ended the object keeps what it needs
+ * (interface, log, layout, pipeline) so later calls need no service lock.
+ * Those pointers stay valid while the object holds its front node.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+
+kiln_result prog_create(struct csvc *svc, const kiln_program_desc *desc, enum cprio prio, struct prog **out)
+{
+    struct prog_source src;
+    KILN_TRY(prog_source_init(&src, desc));
+    struct prog *p = calloc(1, sizeof *p);
+    if (!p || !(p->name = str_dup(src.name))) {
+        free(p);
+        prog_source_finish(&src);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    }
+    p->svc = svc;
+    p->state = KILN_PROGRAM_PENDING;
+    kiln_result r = csvc_request(svc, &src, prio, &p->front);
+    prog_source_finish(&src);
+    if (r < 0) {
+        free(p->name);
+        free(p);
+        return r;
+    }
+    prog_refresh(p);
+    *out = p;
+    return KILN_OK;
+}
+
+static void take(struct prog *p, const struct csvc_result *res)
+{
+    if (res->state == KILN_PROGRAM_PENDING)
+        return;
+    p->state = res->state;
+    if (res->front)
+        p->iface = res->front->iface;
+    p->log = res->state == KILN_PROGRAM_FAILED ? res->error : (res->front && res->front->log ? res->front->log : "");
+    p->layout = res->layout;
+    p->pipeline = res->pipeline;
+}
+
+kiln_program_state prog_refresh(struct prog *p)
+{
+    if (p->state == KILN_PROGRAM_PENDING) {
+        struct csvc_result res;
+        csvc_status(p->svc, p->front, &res);
+        take(p, &res);
+    }
+    return p->state;
+}
+
+kiln_program_state prog_wait(struct prog *p)
+{
+    if (p->state == KILN_PROGRAM_PENDING) {
+        struct csvc_result res;
+        csvc_wait(p->svc, p->front, true, &res);
+        take(p, &res);
+    }
+    return p->state;
+}
+
+void prog_destroy(struct prog *p)
+{
+    csvc_release(p->svc, p->front);
+    free(p->name);
+    free(p);
+}
