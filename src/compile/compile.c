@@ -331,8 +331,10 @@ static void set_prio(struct csvc *s, struct cjob *j, enum cprio prio)
 static void post_back(struct csvc *s, struct cjob *front, void *ud)
 {
     (void)ud;
-    if (front->state != CJOB_DONE)
+    if (front->state != CJOB_DONE || front->back)
         return;
+    if (front->adopters == 0)
+        return;   /* nobody wants it now; posted if someone adopts the front node later */
     uint8_t *key;
     size_t len;
     if (ckey_back(s->dev, front->out.spirv, front->out.words, &front->out.iface, &key, &len) < 0) {
@@ -401,6 +403,8 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
         set_prio(s, j, prio);
         if (j->back)
             set_prio(s, j->back, prio);
+        else
+            post_back(s, j, NULL);   /* a front end that finished while nobody held it */
         *out = j;
         pthread_mutex_unlock(&s->lock);
         return KILN_OK;

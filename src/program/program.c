@@ -119,6 +119,10 @@ static void sb_put(struct strbuf *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
+    if (n > SIZE_MAX / 4 || b->len > SIZE_MAX / 4) {
+        b->oom = true;
+        return;
+    }
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 1024;
         while (cap < b->len + n + 1)
@@ -144,7 +148,8 @@ static void sb_printf(struct strbuf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    sb_put(b, tmp, (size_t)KILN_MIN(n, (int)sizeof tmp - 1));
+    if (n > 0)
+        sb_put(b, tmp, (size_t)KILN_MIN(n, (int)sizeof tmp - 1));
 }
 
 /* Length of the header the prelude goes after: blank lines, comments and

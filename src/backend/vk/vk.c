@@ -637,7 +637,7 @@ static kiln_result xfer_end_and_wait(struct vk_device *d)
                          VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL, 0,
                          NULL);
     VK_CHECK(vkEndCommandBuffer(d->xfer_cb), "vkEndCommandBuffer (transfer)");
-    uint64_t value;
+    uint64_t value = 0;
     KILN_TRY(queue_submit(d, d->xfer_cb, &value));
     return vk_wait_value(d, value, UINT64_MAX);
 }
