@@ -282,7 +282,8 @@ static void round_trip(const char *staging)
     REQUIRE_OK(r);
     kiln_caps caps;
     REQUIRE_OK(kiln_context_caps(ctx, &caps));
-    CHECK_EQ(caps.unified_memory, staging ? 0 : 1);
+    if (staging)
+        CHECK_EQ(caps.unified_memory, 0);   /* (a discrete GPU is never unified either) */
     enum { SIZE = 3 << 20 };
     uint8_t *a = malloc(SIZE), *b = malloc(SIZE);
     REQUIRE(a && b);
