@@ -509,6 +509,21 @@ TEST(run_frames_accumulate)
     run_free(&r);
 }
 
+/* At context destroy kiln logs its close lines: the compile service's
+ * (what it compiled, adopted, deduplicated...) and the context's. */
+TEST(close_lines_at_destroy)
+{
+    write_text("frames.comp", frames_src);
+    struct run r;
+    static const char *const info[] = {"KILN_LOG=info", NULL};
+    KILN(&r, info, "run", P("frames.comp"), "--groups", "1", "--buffer",
+         "0=size:256", "--buffer", "1=size:256");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "compile: 1 programs asked for; 2 compiles started");
+    CHECK_HAS(r, err, "context closed: 1 submits");
+    run_free(&r);
+}
+
 /* Param words: raw words as given, and float math on float words. */
 static const char words_src[] =
     "#version 450\n"
@@ -979,6 +994,7 @@ int main(int argc, char **argv)
     RUN_IF(run_histogram);
     RUN_IF(run_matrix_product);
     RUN_IF(run_frames_accumulate);
+    RUN_IF(close_lines_at_destroy);
     RUN_IF(run_float_words);
     RUN_IF(run_entry_defines_includes);
     RUN_IF(run_uniform_buffer);
