@@ -36,6 +36,23 @@ static void hash_hex(const uint8_t h[16], char out[33])
 
 /* ---- configuration -------------------------------------------------------------- */
 
+/*
+ * Per-worker pipeline caches by default, per driver, from measurements
+ * (bench/bench_compile, cold, 2026-11-29):
+ * - NVIDIA 580.159 on an H200, 16 cores: no gain. 400 small programs, 4 and
+ *   16 workers, two seeds: on 1.46/1.74 s and 0.48/0.51 s, off 1.41/1.66 s
+ *   and 0.46/0.51 s; with 4 giants: on 4.11/3.03 s and 2.78/2.02 s, off
+ *   4.10/3.20 s and 2.81/2.29 s. The driver's shared cache does not make
+ *   workers contend, so kiln skips the merge step: off.
+ * - lavapipe (Mesa 22.3): its pipeline cache keeps nothing: off.
+ * Drivers not measured yet: off, until a measurement says otherwise.
+ */
+static bool worker_caches_default(const struct kb_device *dev)
+{
+    (void)dev;
+    return false;
+}
+
 void csvc_config_default(struct csvc_config *c, const struct kb_device *dev)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -51,9 +68,7 @@ void csvc_config_default(struct csvc_config *c, const struct kb_device *dev)
         c->workers = 1;
     if (c->workers > 256)
         c->workers = 256;
-    /* Worker caches pay off only where a pipeline cache keeps compiled code
-     * and a lookup can skip compiling: devices with cache control. */
-    c->worker_caches = env_flag("KILN_WORKER_CACHES", dev && dev->cache_control);
+    c->worker_caches = env_flag("KILN_WORKER_CACHES", worker_caches_default(dev));
 }
 
 /* ---- queues ---------------------------------------------------------------------- */
