@@ -309,9 +309,14 @@ static void release_locked(struct csvc *s, struct cjob *j)
         job_free(s, j);
     } else if (j->state == CJOB_RUNNING) {
         j->cancel_requested = true;   /* the worker keeps its result when it ends */
-    } else {
+    } else if (j->state == CJOB_DONE) {
         lru_add(s, j);
         lru_trim(s, LRU_MAX);
+    } else {
+        /* A failure is not kept: asked for again, the program compiles again
+         * (a driver's failure may not repeat). */
+        table_remove(s, j);
+        job_free(s, j);
     }
 }
 
@@ -398,30 +403,39 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
 
 static kiln_result start_workers(struct csvc *s);
 
+/* Adopts an existing front node for a request (lock held). */
+static struct cjob *adopt_front(struct csvc *s, struct cjob *j, enum cprio prio)
+{
+    if (ended(j))
+        s->stats.deduplicated++;
+    else
+        s->stats.adopted++;
+    adopt(s, j);
+    set_prio(s, j, prio);
+    if (j->back)
+        set_prio(s, j->back, prio);
+    else
+        post_back(s, j, NULL);   /* a front end that finished while nobody held it */
+    return j;
+}
+
 kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cprio prio, struct cjob **out)
 {
     uint8_t *key;
     size_t len;
-    KILN_TRY(ckey_front(src, &key, &len));
+    struct prog_include *includes;
+    uint32_t include_count;
+    KILN_TRY(ckey_front(src, &key, &len, &includes, &include_count));
     uint8_t h[16];
     ckey_hash(key, len, h);
     pthread_mutex_lock(&s->lock);
     s->stats.requests++;
     struct cjob *j = table_find(s, CJOB_FRONT, h, key, len);
     if (j) {
-        free(key);
-        if (ended(j))
-            s->stats.deduplicated++;
-        else
-            s->stats.adopted++;
-        adopt(s, j);
-        set_prio(s, j, prio);
-        if (j->back)
-            set_prio(s, j->back, prio);
-        else
-            post_back(s, j, NULL);   /* a front end that finished while nobody held it */
-        *out = j;
+        *out = adopt_front(s, j, prio);
         pthread_mutex_unlock(&s->lock);
+        free(key);
+        prog_includes_free(includes, include_count);
         return KILN_OK;
     }
     pthread_mutex_unlock(&s->lock);
@@ -429,6 +443,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     j = calloc(1, sizeof *j);
     if (!j) {
         free(key);
+        prog_includes_free(includes, include_count);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     }
     kiln_program_desc copy = {
@@ -443,9 +458,12 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     kiln_result r = prog_source_init(&j->src, &copy);
     if (r < 0) {
         free(key);
+        prog_includes_free(includes, include_count);
         free(j);
         return r;
     }
+    j->src.includes = includes;          /* the compile reads exactly what was keyed */
+    j->src.include_count = include_count;
     j->kind = CJOB_FRONT;
     j->prio = prio;
     j->key = key;
@@ -464,12 +482,9 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     /* Another thread may have posted the same request meanwhile. */
     struct cjob *twin = table_find(s, CJOB_FRONT, h, key, len);
     if (twin) {
-        s->stats.adopted++;
-        adopt(s, twin);
-        set_prio(s, twin, prio);
+        *out = adopt_front(s, twin, prio);
         job_free(s, j);
         pthread_mutex_unlock(&s->lock);
-        *out = twin;
         return KILN_OK;
     }
     r = start_workers(s);
@@ -488,7 +503,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
 static kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, struct csvc_result *out)
 {
     (void)s;
-    *out = (struct csvc_result){.state = KILN_PROGRAM_PENDING};
+    *out = (struct csvc_result){.state = KILN_PROGRAM_PENDING, .compiled_as = f->src.name};
     if (f->state == CJOB_FAILED || f->state == CJOB_CANCELLED) {
         out->state = KILN_PROGRAM_FAILED;
         out->front = &f->out;
@@ -592,57 +607,54 @@ static struct cjob *pick(struct csvc *s)
 
 /* ---- running jobs ----------------------------------------------------------------------- */
 
-static void run_front(struct csvc *s, struct cjob *j, struct csvc_worker *w)
+/* The compiles run without the lock and return how the job ended; the
+ * worker publishes that state under the lock, so nobody sees a job FAILED
+ * that is about to be retried. Outputs written here are read only after. */
+static enum cjob_state run_front(struct csvc *s, struct cjob *j)
 {
-    (void)w;
     if (s->hooks.front && s->hooks.front(s->hooks.ud, &j->src) < 0) {
         char buf[512];
         snprintf(buf, sizeof buf, "%s: error: %s\n", j->name, kiln_last_error());
         j->out.log = str_dup(buf);
-        j->state = CJOB_FAILED;
-        return;
+        return CJOB_FAILED;
     }
     kiln_result r = prog_compile(&j->src, &j->out);
     if (r == KILN_ERR_NO_MEMORY && !j->out.log)
         j->out.log = str_dup("error: out of host memory\n");
-    j->state = r == KILN_OK ? CJOB_DONE : CJOB_FAILED;
+    return r == KILN_OK ? CJOB_DONE : CJOB_FAILED;
 }
 
-static void fail_back(struct cjob *j, const char *what)
+static enum cjob_state fail_back(struct cjob *j, const char *what)
 {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s: error: %s: %s\n", j->name, what, kiln_last_error());
     free(j->error);
     j->error = str_dup(buf);
-    j->state = CJOB_FAILED;
+    return CJOB_FAILED;
 }
 
-static void run_back(struct csvc *s, struct cjob *j, struct csvc_worker *w, uint32_t giants_in_flight,
-                     struct kb_cache *alone_cache)
+static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_worker *w, uint32_t giants_in_flight,
+                                struct kb_cache *alone_cache)
 {
     const kiln_caps *caps = &s->dev->caps;
     const uint32_t *wg = j->iface.workgroup_size;
     static const char axis[] = "xyz";
     if (s->hooks.back && s->hooks.back(s->hooks.ud, j->name, j->words, j->alone, giants_in_flight) < 0) {
-        fail_back(j, "the driver refused the pipeline");
-        return;
+        return fail_back(j, "the driver refused the pipeline");
     }
     for (int i = 0; i < 3; i++)
         if (wg[i] > caps->max_workgroup_size[i]) {
             KILN_RAISE(KILN_ERR_LIMIT, "local_size_%c = %u, the device allows at most %u", axis[i], wg[i],
                        caps->max_workgroup_size[i]);
-            fail_back(j, "the device cannot run it");
-            return;
+            return fail_back(j, "the device cannot run it");
         }
     if ((uint64_t)wg[0] * wg[1] * wg[2] > caps->max_workgroup_invocations) {
         KILN_RAISE(KILN_ERR_LIMIT, "a workgroup of %ux%ux%u = %llu invocations, the device allows at most %u", wg[0],
                    wg[1], wg[2], (unsigned long long)wg[0] * wg[1] * wg[2], caps->max_workgroup_invocations);
-        fail_back(j, "the device cannot run it");
-        return;
+        return fail_back(j, "the device cannot run it");
     }
     if (kb_layout_create(s->dev, &j->iface, &j->layout) < 0) {
-        fail_back(j, "the device refused its pipeline layout");
-        return;
+        return fail_back(j, "the device refused its pipeline layout");
     }
     kiln_result r = KILN_ERR_PENDING;
     struct kb_cache *cache = alone_cache;
@@ -662,11 +674,10 @@ static void run_back(struct csvc *s, struct cjob *j, struct csvc_worker *w, uint
     if (r == KILN_ERR_PENDING)
         r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, cache, false, &j->pipeline);
     if (r < 0) {
-        fail_back(j, "the driver refused the pipeline");
-        return;
+        return fail_back(j, "the driver refused the pipeline");
     }
     j->via_worker_cache = cache != NULL && cache == w->cache;
-    j->state = CJOB_DONE;
+    return CJOB_DONE;
 }
 
 /* Records how a job ended (lock held). */
@@ -685,14 +696,15 @@ static void job_ended(struct csvc *s, struct cjob *j)
         log_warn("compile: slow %s of %s ended after %.1f s", kind_name(j->kind), j->name, j->seconds);
 
     /* Retry alone: a back end that failed beside other giants. */
-    if (j->kind == CJOB_BACK && j->state == CJOB_FAILED && j->giants_seen > 0 && j->alone_tries < s->cfg.alone_tries &&
-        !j->cancel_requested) {
+    if (j->kind == CJOB_BACK && j->state == CJOB_FAILED && (j->giants_seen > 0 || j->alone) &&
+        j->alone_tries < s->cfg.alone_tries && !j->cancel_requested) {
+        bool was_alone = j->alone;
         j->alone_tries++;
         j->alone = true;
         j->giants_seen = 0;
         s->stats.retries_alone++;
-        log_warn("compile: %s failed while %s; trying it again alone with a fresh pipeline cache (try %u of %u)",
-                 j->name, "other giants compiled", j->alone_tries, s->cfg.alone_tries);
+        log_warn("compile: %s failed %s; trying it again alone with a fresh pipeline cache (try %u of %u)", j->name,
+                 was_alone ? "alone" : "while other giants compiled", j->alone_tries, s->cfg.alone_tries);
         if (j->layout) {
             kb_layout_destroy(s->dev, j->layout);
             j->layout = NULL;
@@ -778,17 +790,19 @@ static void *worker_main(void *arg)
         struct kb_cache *alone_cache = NULL;
         pthread_mutex_unlock(&s->lock);
 
+        enum cjob_state outcome;
         if (j->kind == CJOB_FRONT) {
-            run_front(s, j, w);
+            outcome = run_front(s, j);
         } else {
             if (j->alone && kb_cache_create(s->dev, &alone_cache) < 0)
                 alone_cache = NULL;   /* compile without a cache rather than not at all */
-            run_back(s, j, w, giants_in_flight, alone_cache);
+            outcome = run_back(s, j, w, giants_in_flight, alone_cache);
             if (alone_cache)
                 kb_cache_destroy(s->dev, alone_cache);
         }
 
         pthread_mutex_lock(&s->lock);
+        j->state = outcome;
         j->seconds = (double)(time_now_ns() - j->start_ns) / 1e9;
         w->job = NULL;
         if (j->via_worker_cache)
@@ -816,7 +830,7 @@ static void check_slow(struct csvc *s)
                  hex, words, (double)(now - j->start_ns) / 1e9);
         if (vec_reserve((void **)&s->slow, &s->slow_cap, s->slow_count + 1, sizeof *s->slow)) {
             struct csvc_slow *e = &s->slow[s->slow_count++];
-            *e = (struct csvc_slow){.words = words, .kind = j->kind, .seconds = s->cfg.slow_s};
+            *e = (struct csvc_slow){.words = words, .kind = j->kind, .seconds = (double)(now - j->start_ns) / 1e9};
             memcpy(e->name, j->name, sizeof e->name);
             memcpy(e->hash, j->hash, 16);
         }

@@ -199,6 +199,7 @@ struct csvc_result {
     struct kb_layout *layout;
     struct kb_pipeline *pipeline;
     const char *error;                 /* why it failed (front log or back-end reason) */
+    const char *compiled_as;           /* the name the compile ran under (first requester's) */
 };
 kiln_program_state csvc_status(struct csvc *svc, struct cjob *front, struct csvc_result *out);
 /* Marks the program wanted (it and its back end go first). */
@@ -221,7 +222,10 @@ uint32_t csvc_slow_list(struct csvc *svc, struct csvc_slow *out, uint32_t cap);
 void csvc_summary(struct csvc *svc, char *buf, size_t cap);
 
 /* key.c: canonical requests. */
-KILN_NODISCARD kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len);
+/* The front-end request of src; *includes receives the included files as
+ * read (free with prog_includes_free). */
+KILN_NODISCARD kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len,
+                                      struct prog_include **includes, uint32_t *include_count);
 KILN_NODISCARD kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t words,
                                      const kiln_program_interface *iface, uint8_t **key, size_t *len);
 void ckey_hash(const uint8_t *key, size_t len, uint8_t out[16]);
@@ -243,7 +247,8 @@ struct prog {
     /* Filled by prog_refresh once the compile ended: */
     kiln_program_state state;
     kiln_program_interface iface;
-    const char *log;             /* front log, or the back end's reason */
+    const char *log;             /* front log, or the back end's reason, under this program's name */
+    char *own_log;               /* owned copy when the log had to be renamed */
     struct kb_layout *layout;
     struct kb_pipeline *pipeline;
 };

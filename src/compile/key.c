@@ -2,12 +2,14 @@
  * key.c: canonical compile requests and their XXH3-128 hashes.
  *
  * A front-end request is every input that decides the SPIR-V: kiln's key
- * format and compiler versions, the target environment, the optimization
- * switch, the entry, the defines sorted by name, the source bytes, and the
- * name, path and bytes of every file its #include lines reach. Includes are
- * found by a textual scan (resolved the way the compiler resolves them),
- * which also follows includes under #if branches the compiler would skip: a
- * key may hold more than the compile read, never less.
+ * format and compiler versions, the target environment, the optimization switch, the entry, the
+ * defines sorted by name, the source bytes, and the request, includer, path
+ * and bytes of every file its #include lines reach. Includes are found by a
+ * textual scan (resolved the way the compiler resolves them), which also
+ * follows includes under #if branches the compiler would skip: a key may
+ * hold more than the compile read, never less. The bytes read are kept and
+ * the compile is served from them, so a file changed between the request
+ * and the compile cannot make SPIR-V its key does not describe.
  *
  * A back-end request: the device key (pipeline-cache UUID, driver version,
  * vendor and device ids), the pipeline layout (from the interface) and the
@@ -69,9 +71,30 @@ static int cmp_define(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* Appends (request, path, bytes) of each file `text` includes, recursively. */
+struct incs {
+    struct prog_include *v;
+    uint32_t n, cap;
+    bool oom;
+};
+
+static void note_include(struct incs *incs, const char *req, const char *from, bool relative, const char *path,
+                         const char *content, size_t len)
+{
+    if (incs->oom || !vec_reserve((void **)&incs->v, &incs->cap, incs->n + 1, sizeof *incs->v)) {
+        incs->oom = true;
+        return;
+    }
+    struct prog_include *e = &incs->v[incs->n++];
+    *e = (struct prog_include){.req = str_dup(req), .from = str_dup(from), .relative = relative,
+                               .path = path ? str_dup(path) : NULL,
+                               .content = content ? str_ndup(content, len) : NULL, .len = len};
+    incs->oom |= !e->req || !e->from || (path && !e->path) || (content && !e->content);
+}
+
+/* Appends (request, path, bytes) of each file `text` includes, recursively,
+ * and keeps each read in incs. */
 static void scan_includes(const struct prog_source *src, const char *text, size_t len, const char *from,
-                          unsigned depth, unsigned *count, struct kbuf *b)
+                          unsigned depth, unsigned *count, struct kbuf *b, struct incs *incs)
 {
     if (depth > MAX_INCLUDE_DEPTH)
         return;
@@ -106,20 +129,24 @@ static void scan_includes(const struct prog_source *src, const char *text, size_
         char *content = prog_include_read(src, req, close == '"', from, path, sizeof path, &clen);
         (*count)++;
         put_str(b, req);
+        put_str(b, from);
+        note_include(incs, req, from, close == '"', content ? path : NULL, content, clen);
         if (!content) {
             put_str(b, "");       /* not found: the compile fails alike */
             continue;
         }
         put_str(b, path);
         put_field(b, content, clen);
-        scan_includes(src, content, clen, path, depth + 1, count, b);
+        scan_includes(src, content, clen, path, depth + 1, count, b, incs);
         free(content);
     }
 }
 
-kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len)
+kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len, struct prog_include **includes,
+                       uint32_t *include_count)
 {
     struct kbuf b = {0};
+    struct incs incs = {0};
     put_str(&b, KEY_FORMAT "-front");
     char ver[64];
     unsigned spv_ver = 0, spv_rev = 0;
@@ -142,14 +169,17 @@ kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len
     free(defs);
     put_field(&b, src->source, src->source_len);
     unsigned count = 0;
-    scan_includes(src, src->source, src->source_len, src->name, 0, &count, &b);
+    scan_includes(src, src->source, src->source_len, src->name, 0, &count, &b, &incs);
     put_u64(&b, count);
-    if (b.oom) {
+    if (b.oom || incs.oom) {
         free(b.p);
+        prog_includes_free(incs.v, incs.n);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     }
     *key = b.p;
     *len = b.len;
+    *includes = incs.v;
+    *include_count = incs.n;
     return KILN_OK;
 }
 

@@ -34,6 +34,34 @@ kiln_result prog_create(struct csvc *svc, const kiln_program_desc *desc, enum cp
     return KILN_OK;
 }
 
+/* The log as this program's own: a compile shared with a program of
+ * another name speaks of "other.comp:3:"; this one reads "mine.comp:3:". */
+static const char *own_log(struct prog *p, const char *log, const char *compiled_as)
+{
+    if (!log || !compiled_as || !strcmp(compiled_as, p->name))
+        return log;
+    size_t from = strlen(compiled_as), to = strlen(p->name), n = 0;
+    for (const char *q = log; (q = strstr(q, compiled_as)); q += from)
+        n++;
+    if (!n)
+        return log;
+    char *out = malloc(strlen(log) + n * to + 1);
+    if (!out)
+        return log;   /* the other name is still a true account */
+    char *w = out;
+    for (const char *q = log, *hit; (hit = strstr(q, compiled_as)); q = hit + from) {
+        memcpy(w, q, (size_t)(hit - q));
+        w += hit - q;
+        memcpy(w, p->name, to);
+        w += to;
+        log = hit + from;
+    }
+    strcpy(w, log);
+    free(p->own_log);
+    p->own_log = out;
+    return out;
+}
+
 static void take(struct prog *p, const struct csvc_result *res)
 {
     if (res->state == KILN_PROGRAM_PENDING)
@@ -42,6 +70,7 @@ static void take(struct prog *p, const struct csvc_result *res)
     if (res->front)
         p->iface = res->front->iface;
     p->log = res->state == KILN_PROGRAM_FAILED ? res->error : (res->front && res->front->log ? res->front->log : "");
+    p->log = own_log(p, p->log, res->compiled_as);
     p->layout = res->layout;
     p->pipeline = res->pipeline;
 }
@@ -69,6 +98,7 @@ kiln_program_state prog_wait(struct prog *p)
 void prog_destroy(struct prog *p)
 {
     csvc_release(p->svc, p->front);
+    free(p->own_log);
     free(p->name);
     free(p);
 }

@@ -108,6 +108,7 @@ void prog_source_finish(struct prog_source *src)
     for (uint32_t i = 0; i < src->include_dir_count; i++)
         free(src->include_dirs[i]);
     free(src->include_dirs);
+    prog_includes_free(src->includes, src->include_count);
     *src = (struct prog_source){0};
 }
 
@@ -303,6 +304,29 @@ char *prog_include_read(const struct prog_source *src, const char *req, bool rel
     return content;
 }
 
+void prog_includes_free(struct prog_include *inc, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        free(inc[i].req);
+        free(inc[i].from);
+        free(inc[i].path);
+        free(inc[i].content);
+    }
+    free(inc);
+}
+
+/* The snapshot's entry for an #include, or NULL. */
+static const struct prog_include *snapshot_find(const struct prog_source *src, const char *req, bool relative,
+                                                const char *from)
+{
+    for (uint32_t i = 0; i < src->include_count; i++) {
+        const struct prog_include *e = &src->includes[i];
+        if (e->relative == relative && !strcmp(e->req, req) && !strcmp(e->from, from))
+            return e;
+    }
+    return NULL;
+}
+
 static shaderc_include_result *include_resolve(void *ud, const char *req, int type, const char *from, size_t depth)
 {
     struct includer *inc = ud;
@@ -312,8 +336,18 @@ static shaderc_include_result *include_resolve(void *ud, const char *req, int ty
     (void)depth;
     char path[PATH_MAX];
     size_t len = 0;
-    char *content =
-        prog_include_read(inc->src, req, type == shaderc_include_type_relative, from, path, sizeof path, &len);
+    bool relative = type == shaderc_include_type_relative;
+    const struct prog_include *snap = snapshot_find(inc->src, req, relative, from);
+    char *content = NULL;
+    if (snap) {
+        if (snap->path) {
+            snprintf(path, sizeof path, "%s", snap->path);
+            content = str_ndup(snap->content, snap->len);
+            len = snap->len;
+        }
+    } else {
+        content = prog_include_read(inc->src, req, relative, from, path, sizeof path, &len);
+    }
     if (content) {
         res->name = str_dup(path);
         res->content = content;
@@ -396,9 +430,6 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
     shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
     /* Optimized below with bindings preserved (optimize.cpp), never here. */
     shaderc_compile_options_set_optimization_level(opts, shaderc_optimization_level_zero);
-    /* Keeps block and variable names, so messages name a binding by its
-     * source name; drivers ignore the debug instructions. */
-    shaderc_compile_options_set_generate_debug_info(opts);
     for (uint32_t i = 0; i < src->define_count; i++)
         shaderc_compile_options_add_macro_definition(opts, src->defines[i].name, strlen(src->defines[i].name),
                                                      src->defines[i].value, strlen(src->defines[i].value));

@@ -33,6 +33,20 @@ struct prog_source {
     uint32_t include_dir_count;
     char **include_dirs;
     int optimize;              /* 1 or -1 */
+    /* Included files as read once (by the compile service when it keyed the
+     * request): the compile serves #include from here, so the SPIR-V is made
+     * from exactly the bytes its key holds. NULL: read from disk. */
+    struct prog_include *includes;
+    uint32_t include_count;
+};
+
+struct prog_include {
+    char *req;        /* as written between quotes or brackets */
+    char *from;       /* the including file's name */
+    bool relative;    /* "x" (true) or <x> */
+    char *path;       /* where it was found; NULL when it was not */
+    char *content;
+    size_t len;
 };
 
 /* What a compile produced. On failure spirv is NULL and log holds the
@@ -59,6 +73,8 @@ char *prog_preprocess(const struct prog_source *src, size_t *len);
  * writes the path it came from. */
 char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
                         char *path, size_t path_cap, size_t *len);
+
+void prog_includes_free(struct prog_include *inc, uint32_t n);
 
 /* Compiles to SPIR-V and reflects it. KILN_OK when it compiled; a compile
  * error is KILN_ERR_COMPILE with out->log filled. Thread-safe. */

@@ -327,6 +327,19 @@ TEST(failed_program_fails_the_submit_naming_the_node)
     CHECK(len > 0 && strstr(log, "oops.comp:2: error"));
     kiln_program_interface itf;
     CHECK_RESULT(kiln_program_interface_get(f.ctx, bad, &itf), KILN_ERR_COMPILE);
+    /* The same source under another name shares the compile, and its log
+     * speaks of its own name. */
+    kiln_program twin;
+    REQUIRE_OK(kiln_program_create(f.ctx, &(kiln_program_desc){.source = "#version 450\nvoid main() { oops; }\n",
+                                                               .name = "other/name.comp"}, &twin));
+    CHECK_RESULT(kiln_program_wait(f.ctx, twin), KILN_ERR_COMPILE);
+    CHECK_MSG("other/name.comp:2");
+    CHECK_OK(kiln_program_log(f.ctx, twin, log, sizeof log, &len));
+    CHECK(strstr(log, "other/name.comp:2: error") && !strstr(log, "oops.comp"));
+    kiln_context_stats cs0;
+    CHECK_OK(kiln_context_stats_get(f.ctx, &cs0));
+    CHECK_EQ(cs0.compiles_deduplicated + cs0.compiles_adopted, 1);
+    CHECK_OK(kiln_program_destroy(f.ctx, twin));
     kiln_node n;
     REQUIRE_OK(kiln_scheme_add_node(f.ctx, f.scheme, &(kiln_node_desc){.program = bad, .groups = {1}, .label = "broken"},
                                     &n));
