@@ -911,7 +911,9 @@ static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;   /* guards live, 
 static struct csvc *live;
 static bool exit_registered;
 
-static void stop(struct csvc *s)
+/* Cancels what has not started and joins the workers once running
+ * compiles end. Says what it did when `why` is given. */
+static void stop(struct csvc *s, const char *why)
 {
     pthread_mutex_lock(&s->lock);
     if (s->stopping) {
@@ -920,14 +922,18 @@ static void stop(struct csvc *s)
     }
     s->stopping = true;
     /* What has not started never will. */
+    uint32_t cancelled = 0, running = s->running;
     for (int q = 0; q <= Q_ALONE; q++)
         while (*qhead(s, q)) {
             struct cjob *j = *qhead(s, q);
             q_remove(s, j);
             j->state = CJOB_CANCELLED;
             s->stats.cancelled++;
+            cancelled++;
             fire_conts(s, j);
         }
+    if (why && (cancelled || running))
+        log_info("compile: %s: %u queued compiles cancelled, waiting for %u running", why, cancelled, running);
     pthread_cond_broadcast(&s->work);
     pthread_cond_broadcast(&s->ended);
     pthread_mutex_unlock(&s->lock);
@@ -941,7 +947,7 @@ static void drain_at_exit(void)
 {
     pthread_mutex_lock(&live_lock);
     for (struct csvc *s = live; s; s = s->next_live)
-        stop(s);
+        stop(s, "process exit with a context not destroyed");
     pthread_mutex_unlock(&live_lock);
 }
 
@@ -984,7 +990,7 @@ void csvc_destroy(struct csvc *s)
             break;
         }
     pthread_mutex_unlock(&live_lock);
-    stop(s);
+    stop(s, "context destroyed");
     pthread_mutex_lock(&s->lock);
     /* Every node still in the table is freed, whoever held it. */
     for (uint32_t b = 0; b < s->table_cap; b++)
