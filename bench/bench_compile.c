@@ -73,46 +73,15 @@
 #include <vulkan/vulkan.h>
 
 #include "kiln.h"
+
+#define BENCH_NAME "bench_compile"
+#include "bench.h"
 #include "program/program.h"
 
 #define MAX_CONFIGS 64
 #define DEFAULT_GIANT_LINES 3000
 
 /* ---- errors, time, randomness --------------------------------------------------- */
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fflush(stdout);
-    fprintf(stderr, "bench_compile: error: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    exit(1);
-}
-
-#define KCHECK(call)                                                                               \
-    do {                                                                                           \
-        kiln_result r_ = (call);                                                                   \
-        if (r_ != KILN_OK)                                                                         \
-            die("%s:%d: %s returned %s: %s", __FILE__, __LINE__, #call, kiln_result_name(r_),      \
-                kiln_last_error());                                                                \
-    } while (0)
-
-#define VCHECK(call)                                                                               \
-    do {                                                                                           \
-        VkResult v_ = (call);                                                                      \
-        if (v_ != VK_SUCCESS)                                                                      \
-            die("%s:%d: %s returned VkResult %d", __FILE__, __LINE__, #call, (int)v_);             \
-    } while (0)
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static double secs_since(uint64_t t0) { return (double)(now_ns() - t0) / 1e9; }
 

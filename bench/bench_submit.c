@@ -55,44 +55,14 @@
 
 #include "kiln.h"
 
+#define BENCH_NAME "bench_submit"
+#include "bench.h"
+
 #define TARGET_RATIO 1.10
 #define AUTO_SECONDS 25.0   /* measured time aimed at when --iters is not given */
 #define BLOCK 4             /* timed iterations of one variant in a row */
 
 /* ---- errors and time ---------------------------------------------------------- */
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "bench_submit: error: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    exit(1);
-}
-
-#define KCHECK(call)                                                                               \
-    do {                                                                                           \
-        kiln_result r_ = (call);                                                                   \
-        if (r_ != KILN_OK)                                                                         \
-            die("%s:%d: %s returned %s: %s", __FILE__, __LINE__, #call, kiln_result_name(r_),      \
-                kiln_last_error());                                                                \
-    } while (0)
-
-#define VCHECK(call)                                                                               \
-    do {                                                                                           \
-        VkResult v_ = (call);                                                                      \
-        if (v_ != VK_SUCCESS)                                                                      \
-            die("%s:%d: %s returned VkResult %d", __FILE__, __LINE__, #call, (int)v_);             \
-    } while (0)
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
