@@ -1,0 +1,109 @@
+/*
+ * archive: kiln's pipeline archive on disk. This part is the file format:
+ * building an archive file in memory and reading one back without trusting
+ * a byte of it. (Folders per device pair, run archives, the saver, lookups
+ * from the compile service: see issue 4; they build on this.)
+ *
+ * A file is:
+ *   header   64 bytes: magic "KILNARC\0", format version, header size, the
+ *            device pair it serves (pipeline-cache UUID, driver version,
+ *            vendor and device ids, XXH3-64 of the device name), flags,
+ *            XXH3-64 of the header's first 56 bytes
+ *   entries  each: a 48-byte record head (magic "KENT", kind, key length,
+ *            value length, XXH3-128 of the key, XXH3-64 of key and value)
+ *            then the key and the value, padded to 8 bytes
+ *   index    one 32-byte row per entry (kind, offset, XXH3-128 of the key)
+ *   footer   32 bytes: magic "KILNIDX\0", index offset, entry count,
+ *            XXH3-64 of the index
+ *
+ * Reading: the header must match magic, version and device pair; the index
+ * is used when the footer and the index check out, else the entries are
+ * scanned from the start and every whole, valid entry is kept (a truncated
+ * tail loses only itself). Entries are checked when looked up (bounds, head,
+ * checksum), never trusted: a bad one is a counted miss with its cause.
+ */
+#ifndef KILN_ARCHIVE_H
+#define KILN_ARCHIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+#define ARC_FORMAT_VERSION 1
+#define ARC_HEADER_SIZE 64
+#define ARC_ENTRY_HEAD_SIZE 48
+#define ARC_INDEX_ROW_SIZE 32
+#define ARC_FOOTER_SIZE 32
+#define ARC_MAX_KEY (64u << 20)     /* sizes declared past these are corrupt, not allocated */
+#define ARC_MAX_VALUE (1ull << 32)
+
+enum arc_kind { ARC_FRONT = 1, ARC_BACK = 2, ARC_NOTE = 3 };
+
+/* Why a lookup found nothing usable. */
+enum arc_cause {
+    ARC_HIT = 0,
+    ARC_ABSENT,           /* no entry with this key */
+    ARC_DEVICE_MISMATCH,  /* the file serves another device pair */
+    ARC_CORRUPT,          /* bad magic, bounds or checksum */
+    ARC_VERSION,          /* another format version */
+    ARC_CAUSE_COUNT
+};
+const char *arc_cause_name(enum arc_cause c);
+
+/* The device pair an archive serves. */
+struct arc_device {
+    uint8_t cache_uuid[16];
+    uint32_t driver_version;
+    uint32_t vendor_id, device_id;
+    uint64_t name_hash;       /* XXH3-64 of the device name */
+};
+void arc_device_from_caps(struct arc_device *d, const kiln_caps *caps);
+
+/* ---- writing ----------------------------------------------------------------- */
+
+struct arc_writer {
+    uint8_t *buf;
+    size_t len, cap;
+    struct arc_row { uint32_t kind; uint64_t offset; uint8_t key_hash[16]; } *rows;
+    uint32_t row_count, row_cap;
+    bool oom;
+};
+
+void arc_writer_init(struct arc_writer *w, const struct arc_device *dev);
+/* Appends an entry; the bytes are copied. */
+void arc_writer_add(struct arc_writer *w, enum arc_kind kind, const void *key, size_t key_len, const void *value,
+                    size_t value_len);
+/* Appends the index and footer. On success *data and *len give the whole file
+ * (owned by the writer until arc_writer_finish). */
+KILN_NODISCARD kiln_result arc_writer_close(struct arc_writer *w, const uint8_t **data, size_t *len);
+void arc_writer_finish(struct arc_writer *w);
+
+/* ---- reading ------------------------------------------------------------------ */
+
+struct arc_file {
+    const uint8_t *data;      /* borrowed: the caller keeps it alive and unchanged */
+    size_t size;
+    enum arc_cause whole;     /* ARC_HIT when the header is good, else why the file serves nothing */
+    bool indexed;             /* the footer and index checked out */
+    bool salvaged;            /* scanned: the tail was cut or the index bad */
+    struct arc_entry_ref { uint32_t kind; uint64_t offset; uint8_t key_hash[16]; } *refs;
+    uint32_t ref_count;
+};
+
+/* Opens an archive held in memory (a mapped file). Never fails on content:
+ * a bad file opens with file->whole saying why it serves nothing. */
+KILN_NODISCARD kiln_result arc_file_open(struct arc_file *f, const void *data, size_t size,
+                                         const struct arc_device *dev);
+void arc_file_close(struct arc_file *f);
+
+/* Looks an entry up by kind and key (hash found, then full key compared).
+ * On ARC_HIT, *value and *value_len point into the file's bytes. */
+enum arc_cause arc_file_find(const struct arc_file *f, enum arc_kind kind, const void *key, size_t key_len,
+                             const uint8_t **value, size_t *value_len);
+
+/* Checks every entry; counts by cause (counts[ARC_HIT] = good entries). */
+void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT]);
+
+#endif
