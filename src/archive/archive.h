@@ -106,4 +106,37 @@ enum arc_cause arc_file_find(const struct arc_file *f, enum arc_kind kind, const
 /* Checks every entry; counts by cause (counts[ARC_HIT] = good entries). */
 void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT]);
 
+/* ---- files ------------------------------------------------------------------------ */
+
+/*
+ * Saving a file: written to "<name>.<pid>.tmp" (created exclusively), each
+ * chunk written, fsync'd, closed, renamed over "<name>", then the folder
+ * fsync'd. A crash at any step leaves either the old state or the whole new
+ * file, plus perhaps a .tmp that arc_clean_tmp removes later. Each step goes
+ * through arc_fault_step, the hook tests use to kill the process or make the
+ * step fail there.
+ */
+enum arc_fault { ARC_FAULT_NONE = 0, ARC_FAULT_KILL, ARC_FAULT_ENOSPC, ARC_FAULT_EIO };
+/* From now on, the `step`th save step (1-based, counted over all saves of
+ * the process) does `fault`. */
+void arc_fault_set(enum arc_fault fault, uint32_t step);
+/* Save steps taken so far (tests size their loops with it). */
+uint32_t arc_fault_steps(void);
+
+/* Saves data as dir/name. On failure the message names the step and the
+ * system's reason, and no .tmp is left behind (when the process lives). */
+KILN_NODISCARD kiln_result arc_save(const char *dir, const char *name, const void *data, size_t len);
+
+/* Removes .tmp files left in dir by processes no longer running; returns how
+ * many. */
+uint32_t arc_clean_tmp(const char *dir);
+
+/* A file mapped read-only. */
+struct arc_map {
+    void *data;
+    size_t size;
+};
+KILN_NODISCARD kiln_result arc_map_open(struct arc_map *m, const char *path);
+void arc_map_close(struct arc_map *m);
+
 #endif

@@ -1,0 +1,196 @@
+/*
+ * save.c: writing archive files so that no crash corrupts them (see
+ * archive.h), cleaning up after dead processes, and mapping files to read.
+ *
+ * Every step of a save passes through step(), which is where a test's
+ * fault (kill, ENOSPC, EIO at the Nth step) strikes.
+ */
+#define _GNU_SOURCE
+#include "archive.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CHUNK (1u << 20)
+
+static _Atomic uint32_t fault_kind, fault_at, steps;
+
+void arc_fault_set(enum arc_fault fault, uint32_t at)
+{
+    atomic_store(&fault_kind, (uint32_t)fault);
+    atomic_store(&fault_at, at);
+}
+
+uint32_t arc_fault_steps(void) { return atomic_load(&steps); }
+
+/* One step of a save: 0 to go on, or an errno the step is to fail with. */
+static int step(void)
+{
+    uint32_t n = atomic_fetch_add(&steps, 1) + 1;
+    if (n != atomic_load(&fault_at))
+        return 0;
+    switch ((enum arc_fault)atomic_load(&fault_kind)) {
+    case ARC_FAULT_KILL:
+        kill(getpid(), SIGKILL);
+        for (;;)
+            pause();
+    case ARC_FAULT_ENOSPC: return ENOSPC;
+    case ARC_FAULT_EIO: return EIO;
+    case ARC_FAULT_NONE: break;
+    }
+    return 0;
+}
+
+/* The file operations of a save, each behind a fault step: -1 with errno
+ * set on failure, as the system calls they wrap. */
+static int fail_with(int e)
+{
+    errno = e;
+    return -1;
+}
+static int s_open(const char *path, int flags, mode_t mode)
+{
+    int e = step();
+    return e ? fail_with(e) : open(path, flags, mode);
+}
+static ssize_t s_write(int fd, const void *p, size_t n)
+{
+    int e = step();
+    return e ? fail_with(e) : write(fd, p, n);
+}
+static int s_fsync(int fd)
+{
+    int e = step();
+    return e ? fail_with(e) : fsync(fd);
+}
+static int s_rename(const char *from, const char *to)
+{
+    int e = step();
+    return e ? fail_with(e) : rename(from, to);
+}
+
+kiln_result arc_save(const char *dir, const char *name, const void *data, size_t len)
+{
+    char path[4096], tmp[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s/%s.%ld.tmp", dir, name, (long)getpid());
+    const char *what = "create";
+    int fd = s_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return KILN_RAISE(KILN_ERR_IO, "archive save of %s: %s %s: %s", path, what, tmp, strerror(errno));
+    const uint8_t *p = data;
+    size_t done = 0;
+    int err = 0;
+    while (!err && done < len) {
+        size_t n = KILN_MIN(len - done, (size_t)CHUNK);
+        what = "write";
+        ssize_t w = s_write(fd, p + done, n);
+        if (w < 0) {
+            if (errno != EINTR)
+                err = errno;
+            continue;
+        }
+        done += (size_t)w;
+    }
+    if (!err) {
+        what = "fsync";
+        if (s_fsync(fd) < 0)
+            err = errno;
+    }
+    if (close(fd) < 0 && !err) {
+        what = "close";
+        err = errno;
+    }
+    if (!err) {
+        what = "rename";
+        if (s_rename(tmp, path) < 0)
+            err = errno;
+    }
+    if (err) {
+        unlink(tmp);
+        return KILN_RAISE(KILN_ERR_IO, "archive save of %s: %s: %s", path, what, strerror(err));
+    }
+    /* The rename is durable once the folder is. */
+    what = "folder fsync";
+    int dfd = s_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (dfd < 0 || s_fsync(dfd) < 0) {
+        err = errno;
+        if (dfd >= 0)
+            close(dfd);
+        /* The file is whole and in place; only its durability is in doubt. */
+        return KILN_RAISE(KILN_ERR_IO, "archive save of %s: %s: %s", path, what, strerror(err));
+    }
+    close(dfd);
+    return KILN_OK;
+}
+
+uint32_t arc_clean_tmp(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    uint32_t removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 4, ".tmp"))
+            continue;
+        /* "<name>.<pid>.tmp": the writer's pid sits before ".tmp". */
+        const char *end = e->d_name + n - 4, *dot = end;
+        while (dot > e->d_name && dot[-1] != '.')
+            dot--;
+        char *stop;
+        long pid = strtol(dot, &stop, 10);
+        if (dot == end || stop != end || pid <= 0)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
+            continue;   /* its writer still runs */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        removed += unlink(path) == 0;
+    }
+    closedir(d);
+    return removed;
+}
+
+kiln_result arc_map_open(struct arc_map *m, const char *path)
+{
+    *m = (struct arc_map){0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return KILN_RAISE(KILN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return KILN_RAISE(KILN_ERR_IO, "cannot stat %s: %s", path, strerror(e));
+    }
+    if (st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            return KILN_RAISE(KILN_ERR_IO, "cannot map %s: %s", path, strerror(e));
+        }
+        m->data = p;
+        m->size = (size_t)st.st_size;
+    }
+    close(fd);
+    return KILN_OK;
+}
+
+void arc_map_close(struct arc_map *m)
+{
+    if (m->data)
+        munmap(m->data, m->size);
+    *m = (struct arc_map){0};
+}
