@@ -64,11 +64,9 @@ void arc_device_from_caps(struct arc_device *d, const kiln_caps *caps);
 /* ---- writing ----------------------------------------------------------------- */
 
 struct arc_writer {
-    uint8_t *buf;
-    size_t len, cap;
+    struct bytes out;            /* the file so far */
     struct arc_row { uint32_t kind; uint64_t offset; uint8_t key_hash[16]; } *rows;
     uint32_t row_count, row_cap;
-    bool oom;
 };
 
 void arc_writer_init(struct arc_writer *w, const struct arc_device *dev);

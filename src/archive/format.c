@@ -97,31 +97,7 @@ static void header_bytes(uint8_t h[ARC_HEADER_SIZE], const struct arc_device *de
 
 /* ---- writing ---------------------------------------------------------------------- */
 
-static uint8_t *grow(struct arc_writer *w, size_t n)
-{
-    if (w->oom)
-        return NULL;
-    if (n > SIZE_MAX / 4 || w->len > SIZE_MAX / 4) {
-        w->oom = true;
-        return NULL;
-    }
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap ? w->cap : 4096;
-        while (cap < w->len + n)
-            cap *= 2;
-        uint8_t *p = realloc(w->buf, cap);
-        if (!p) {
-            w->oom = true;
-            return NULL;
-        }
-        w->buf = p;
-        w->cap = cap;
-    }
-    uint8_t *at = w->buf + w->len;
-    memset(at, 0, n);
-    w->len += n;
-    return at;
-}
+static uint8_t *grow(struct arc_writer *w, size_t n) { return bytes_put(&w->out, NULL, n); }
 
 void arc_writer_init(struct arc_writer *w, const struct arc_device *dev)
 {
@@ -136,10 +112,10 @@ void arc_writer_add(struct arc_writer *w, enum arc_kind kind, const void *key, s
 {
     if (key_len > ARC_MAX_KEY || value_len > ARC_MAX_VALUE ||
         !vec_reserve((void **)&w->rows, &w->row_cap, w->row_count + 1, sizeof *w->rows)) {
-        w->oom = true;
+        w->out.oom = true;
         return;
     }
-    size_t at = w->len;
+    size_t at = w->out.len;
     uint8_t *p = grow(w, ARC_ENTRY_HEAD_SIZE + pad8(key_len + value_len));
     if (!p)
         return;
@@ -161,31 +137,31 @@ void arc_writer_add(struct arc_writer *w, enum arc_kind kind, const void *key, s
 
 kiln_result arc_writer_close(struct arc_writer *w, const uint8_t **data, size_t *len)
 {
-    size_t index_at = w->len;
+    size_t index_at = w->out.len;
     uint8_t *idx = grow(w, (size_t)w->row_count * ARC_INDEX_ROW_SIZE);
     uint8_t *foot = grow(w, ARC_FOOTER_SIZE);
-    if (w->oom || (w->row_count && !idx) || !foot)
+    if (w->out.oom || (w->row_count && !idx) || !foot)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory building an archive");
-    idx = w->buf + index_at;   /* grow may have moved the buffer */
+    idx = w->out.p + index_at;   /* grow may have moved the buffer */
     for (uint32_t i = 0; i < w->row_count; i++) {
         uint8_t *row = idx + (size_t)i * ARC_INDEX_ROW_SIZE;
         put32(row, w->rows[i].kind);
         put64(row + 8, w->rows[i].offset);
         memcpy(row + 16, w->rows[i].key_hash, 16);
     }
-    foot = w->buf + w->len - ARC_FOOTER_SIZE;
+    foot = w->out.p + w->out.len - ARC_FOOTER_SIZE;
     memcpy(foot, FOOT_MAGIC, 8);
     put64(foot + 8, index_at);
     put64(foot + 16, w->row_count);
     put64(foot + 24, XXH3_64bits(idx, (size_t)w->row_count * ARC_INDEX_ROW_SIZE));
-    *data = w->buf;
-    *len = w->len;
+    *data = w->out.p;
+    *len = w->out.len;
     return KILN_OK;
 }
 
 void arc_writer_finish(struct arc_writer *w)
 {
-    free(w->buf);
+    free(w->out.p);
     free(w->rows);
     *w = (struct arc_writer){0};
 }

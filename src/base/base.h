@@ -59,6 +59,17 @@ bool str_icontains(const char *hay, const char *needle);
 /* Grows *buf to hold at least need elements of size sz; false on failure. */
 bool vec_reserve(void **buf, uint32_t *cap, uint32_t need, size_t sz);
 
+/* A growing byte buffer. Once an append fails for memory, oom stays set
+ * and later appends do nothing, so a caller checks once at the end. */
+struct bytes {
+    uint8_t *p;
+    size_t len, cap;
+    bool oom;
+};
+/* Appends n bytes (zeros when src is NULL); returns where they went, or
+ * NULL once out of memory. The address is valid until the next append. */
+uint8_t *bytes_put(struct bytes *b, const void *src, size_t n);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t time_now_ns(void);
 

@@ -31,39 +31,14 @@
 #define MAX_INCLUDE_DEPTH 32
 #define MAX_INCLUDES 256
 
-struct kbuf {
-    uint8_t *p;
-    size_t len, cap;
-    bool oom;
-};
-
-static void put(struct kbuf *b, const void *data, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n)
-            cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-}
-
-static void put_u64(struct kbuf *b, uint64_t v) { put(b, &v, sizeof v); }
-static void put_field(struct kbuf *b, const void *data, size_t n)
+static void put(struct bytes *b, const void *data, size_t n) { bytes_put(b, data, n); }
+static void put_u64(struct bytes *b, uint64_t v) { put(b, &v, sizeof v); }
+static void put_field(struct bytes *b, const void *data, size_t n)
 {
     put_u64(b, n);
     put(b, data, n);
 }
-static void put_str(struct kbuf *b, const char *s) { put_field(b, s, strlen(s)); }
+static void put_str(struct bytes *b, const char *s) { put_field(b, s, strlen(s)); }
 
 static int cmp_define(const void *a, const void *b)
 {
@@ -94,7 +69,7 @@ static void note_include(struct incs *incs, const char *req, const char *from, b
 /* Appends (request, path, bytes) of each file `text` includes, recursively,
  * and keeps each read in incs. */
 static void scan_includes(const struct prog_source *src, const char *text, size_t len, const char *from,
-                          unsigned depth, unsigned *count, struct kbuf *b, struct incs *incs)
+                          unsigned depth, unsigned *count, struct bytes *b, struct incs *incs)
 {
     if (depth > MAX_INCLUDE_DEPTH)
         return;
@@ -145,7 +120,7 @@ static void scan_includes(const struct prog_source *src, const char *text, size_
 kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len, struct prog_include **includes,
                        uint32_t *include_count)
 {
-    struct kbuf b = {0};
+    struct bytes b = {0};
     struct incs incs = {0};
     put_str(&b, KEY_FORMAT "-front");
     char ver[64];
@@ -186,7 +161,7 @@ kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len
 kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t words,
                       const kiln_program_interface *iface, uint8_t **key, size_t *len)
 {
-    struct kbuf b = {0};
+    struct bytes b = {0};
     put_str(&b, KEY_FORMAT "-back");
     put_field(&b, dev->caps.pipeline_cache_uuid, 16);
     put_u64(&b, dev->caps.driver_version);
