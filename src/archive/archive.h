@@ -25,6 +25,7 @@
 #ifndef KILN_ARCHIVE_H
 #define KILN_ARCHIVE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -136,5 +137,37 @@ struct arc_map {
 };
 KILN_NODISCARD kiln_result arc_map_open(struct arc_map *m, const char *path);
 void arc_map_close(struct arc_map *m);
+
+/* ---- a context's archive folder ---------------------------------------------------- */
+
+struct arc_store_file {
+    struct arc_map map;
+    struct arc_file file;
+};
+
+struct arc_store {
+    bool enabled;                /* false: KILN_ARCHIVE=0 or the folder is unusable */
+    char dir[4096];              /* the device pair's folder */
+    struct arc_device device;
+    struct arc_store_file *files;   /* mapped at open; never change after */
+    uint32_t file_count, file_cap;
+    pthread_mutex_t lock;        /* guards run and added */
+    struct arc_writer run;       /* this process's run archive */
+    uint64_t added;
+};
+
+/* Opens the archive folder of a device pair (KILN_ARCHIVE, KILN_ARCHIVE_DIR,
+ * else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln). Never fails: an unusable
+ * folder is logged once as NOT applied and the store stays disabled. */
+KILN_NODISCARD kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps);
+/* An entry across the folder's files; on ARC_HIT *value points into a
+ * mapped file valid until arc_store_close. Thread-safe. */
+enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const void *key, size_t key_len,
+                              const uint8_t **value, size_t *value_len);
+/* Adds an entry to this process's run archive (copied). Thread-safe. */
+void arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, size_t key_len, const void *value,
+                   size_t value_len);
+/* Saves the run archive (once) and closes; summary receives the close line. */
+void arc_store_close(struct arc_store *s, char *summary, size_t cap);
 
 #endif

@@ -610,6 +610,59 @@ static struct cjob *pick(struct csvc *s)
 /* The compiles run without the lock and return how the job ended; the
  * worker publishes that state under the lock, so nobody sees a job FAILED
  * that is about to be retried. Outputs written here are read only after. */
+/* A front end's archive value: magic, the interface, the log, the SPIR-V. */
+#define FRONT_MAGIC 0x3145464bu   /* "KFE1" */
+
+static void archive_front(struct csvc *s, struct cjob *j)
+{
+    struct bytes v = {0};
+    uint32_t head[3] = {FRONT_MAGIC, (uint32_t)sizeof j->out.iface, (uint32_t)strlen(j->out.log ? j->out.log : "")};
+    bytes_put(&v, head, sizeof head);
+    bytes_put(&v, &j->out.iface, sizeof j->out.iface);
+    bytes_put(&v, j->out.log ? j->out.log : "", head[2]);
+    bytes_put(&v, j->out.spirv, j->out.words * 4);
+    if (!v.oom)
+        arc_store_add(s->archive, ARC_FRONT, j->key, j->key_len, v.p, v.len);
+    free(v.p);
+}
+
+/* Fills j->out from an archive value; false if the value does not hold up. */
+static bool unarchive_front(struct cjob *j, const uint8_t *v, size_t n)
+{
+    uint32_t head[3];
+    if (n < sizeof head)
+        return false;
+    memcpy(head, v, sizeof head);
+    size_t fixed = sizeof head + sizeof j->out.iface;
+    if (head[0] != FRONT_MAGIC || head[1] != sizeof j->out.iface || n < fixed || head[2] > n - fixed ||
+        (n - fixed - head[2]) % 4 || (n - fixed - head[2]) / 4 < 5)
+        return false;
+    kiln_program_interface iface;
+    memcpy(&iface, v + sizeof head, sizeof iface);
+    const uint8_t *spirv = v + fixed + head[2];
+    uint32_t magic;
+    memcpy(&magic, spirv, 4);
+    if (iface.binding_count > KILN_MAX_BINDINGS || magic != 0x07230203u)
+        return false;
+    size_t words = (n - fixed - head[2]) / 4;
+    uint32_t *copy = malloc(words * 4);
+    char *log = str_ndup((const char *)v + fixed, head[2]);
+    if (!copy || !log) {
+        free(copy);
+        free(log);
+        return false;
+    }
+    memcpy(copy, spirv, words * 4);
+    iface.entry[sizeof iface.entry - 1] = 0;
+    for (uint32_t i = 0; i < iface.binding_count; i++)
+        iface.bindings[i].name[sizeof iface.bindings[i].name - 1] = 0;
+    j->out = (struct prog_output){.spirv = copy, .words = words, .log = log, .iface = iface};
+    return true;
+}
+
+/* The compiles run without the lock and return how the job ended; the
+ * worker publishes that state under the lock, so nobody sees a job FAILED
+ * that is about to be retried. Outputs written here are read only after. */
 static enum cjob_state run_front(struct csvc *s, struct cjob *j)
 {
     if (s->hooks.front && s->hooks.front(s->hooks.ud, &j->src) < 0) {
@@ -618,9 +671,26 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
         j->out.log = str_dup(buf);
         return CJOB_FAILED;
     }
+    j->archive_cause = -1;
+    if (s->archive && s->archive->enabled) {
+        const uint8_t *v;
+        size_t n;
+        enum arc_cause c = arc_store_find(s->archive, ARC_FRONT, j->key, j->key_len, &v, &n);
+        if (c == ARC_HIT && !unarchive_front(j, v, n))
+            c = ARC_CORRUPT;
+        j->archive_cause = (int)c;
+        if (c == ARC_HIT) {
+            j->from_archive = true;
+            return CJOB_DONE;
+        }
+    }
     kiln_result r = prog_compile(&j->src, &j->out);
     if (r == KILN_ERR_NO_MEMORY && !j->out.log)
         j->out.log = str_dup("error: out of host memory\n");
+    if (r == KILN_OK && s->archive && s->archive->enabled) {
+        archive_front(s, j);
+        j->archived = true;
+    }
     return r == KILN_OK ? CJOB_DONE : CJOB_FAILED;
 }
 
@@ -688,10 +758,16 @@ static void job_ended(struct csvc *s, struct cjob *j)
         s->giants_running--;
     if (j->alone)
         s->alone_running = false;
-    if (j->kind == CJOB_FRONT)
+    if (j->kind == CJOB_FRONT && !j->from_archive)
         s->stats.front_s += j->seconds;
-    else
+    else if (j->kind == CJOB_BACK)
         s->stats.back_s += j->seconds;
+    if (j->from_archive)
+        s->stats.archive_hits++;
+    else if (j->archive_cause > 0)
+        s->stats.archive_misses[j->archive_cause]++;
+    if (j->archived)
+        s->stats.archive_added++;
     if (j->slow_said)
         log_warn("compile: slow %s of %s ended after %.1f s", kind_name(j->kind), j->name, j->seconds);
 
@@ -951,6 +1027,8 @@ static void drain_at_exit(void)
     pthread_mutex_unlock(&live_lock);
 }
 
+void csvc_set_archive(struct csvc *s, struct arc_store *archive) { s->archive = archive; }
+
 kiln_result csvc_create(struct kb_device *dev, const struct csvc_config *cfg, const struct csvc_hooks *hooks,
                         struct csvc **out)
 {
@@ -1061,10 +1139,16 @@ void csvc_summary(struct csvc *s, char *buf, size_t cap)
     snprintf(buf, cap,
              "compile: %llu programs asked for; %llu compiles started, %llu adopted in flight, %llu deduplicated, "
              "%llu cancelled, %llu giants deferred, %llu retries alone, %llu slow, %llu failed; "
-             "%.2f s front end, %.2f s back end; %llu pipeline cache hits, %llu cache merges",
+             "%.2f s front end, %.2f s back end; %llu pipeline cache hits, %llu cache merges; "
+             "archive: %llu front ends from it, %llu compiled and added, misses: %llu absent, %llu corrupt, "
+             "%llu device mismatch, %llu format version",
              (unsigned long long)st.requests, (unsigned long long)st.started, (unsigned long long)st.adopted,
              (unsigned long long)st.deduplicated, (unsigned long long)st.cancelled,
              (unsigned long long)st.giants_deferred, (unsigned long long)st.retries_alone,
              (unsigned long long)st.slow, (unsigned long long)st.failed, st.front_s, st.back_s,
-             (unsigned long long)st.cache_hits, (unsigned long long)st.cache_merges);
+             (unsigned long long)st.cache_hits, (unsigned long long)st.cache_merges,
+             (unsigned long long)st.archive_hits, (unsigned long long)st.archive_added,
+             (unsigned long long)st.archive_misses[ARC_ABSENT], (unsigned long long)st.archive_misses[ARC_CORRUPT],
+             (unsigned long long)st.archive_misses[ARC_DEVICE_MISMATCH],
+             (unsigned long long)st.archive_misses[ARC_VERSION]);
 }

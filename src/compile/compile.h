@@ -35,6 +35,7 @@
 
 #include <pthread.h>
 
+#include "archive/archive.h"
 #include "backend/backend.h"
 #include "base/base.h"
 #include "program/program.h"
@@ -98,6 +99,9 @@ struct cjob {
     kiln_program_interface iface;
     bool giant, alone, deferred;
     bool via_worker_cache;       /* compiled through its worker's cache (merge due) */
+    bool from_archive;           /* front end served by the archive */
+    bool archived;               /* front end compiled and added to the run archive */
+    int archive_cause;           /* the lookup's outcome (enum arc_cause), -1 none */
     uint32_t alone_tries;
     uint32_t giants_seen;        /* other giants in flight while it ran */
     struct kb_layout *layout;
@@ -130,6 +134,9 @@ struct csvc_stats {
     uint64_t cache_hits;        /* pipelines made from the shared cache without compiling */
     uint64_t cache_merges;
     double front_s, back_s;     /* seconds spent compiling */
+    uint64_t archive_hits;      /* front ends served by the archive, not compiled */
+    uint64_t archive_added;     /* front ends compiled and added to the run archive */
+    uint64_t archive_misses[ARC_CAUSE_COUNT];   /* lookups that found nothing usable, by cause */
 };
 
 struct csvc_slow {              /* a compile that ran past slow_s */
@@ -173,6 +180,7 @@ struct csvc {
     uint32_t running, giants_running;
     bool alone_running;
     struct csvc_stats stats;
+    struct arc_store *archive;   /* borrowed; NULL or disabled: no archive */
     struct csvc_slow *slow;
     uint32_t slow_count, slow_cap;
     struct csvc *next_live;      /* the process's live services (exit drain) */
@@ -180,6 +188,9 @@ struct csvc {
 
 KILN_NODISCARD kiln_result csvc_create(struct kb_device *dev, const struct csvc_config *cfg,
                                        const struct csvc_hooks *hooks, struct csvc **out);
+/* Front ends are looked up in (and, compiled, added to) this archive. Set
+ * before the first request; the store outlives the service. */
+void csvc_set_archive(struct csvc *svc, struct arc_store *archive);
 /* Cancels what has not started, lets running compiles end, joins the
  * workers, frees every node. */
 void csvc_destroy(struct csvc *svc);

@@ -65,6 +65,11 @@ static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
     c->stats.retries_alone = cs.retries_alone;
     c->stats.slow_compiles = cs.slow;
     c->stats.front_end_seconds = cs.front_s;
+    c->stats.archive_hits = cs.archive_hits;
+    c->stats.archive_added = cs.archive_added;
+    c->stats.archive_misses = 0;
+    for (int i = ARC_ABSENT; i < ARC_CAUSE_COUNT; i++)
+        c->stats.archive_misses += cs.archive_misses[i];
     c->stats.back_end_seconds = cs.back_s;
     c->stats.skipped_nodes = c->skipped_nodes;
     cur = 0;
@@ -362,6 +367,10 @@ static void l_destroy(struct kctx *c)
             log_info("%s", line);
             csvc_destroy(c->svc);
         }
+        char arc_line[4096 + 256];
+        arc_store_close(&c->archive, arc_line, sizeof arc_line);
+        if (arc_line[0])
+            log_info("%s", arc_line);
         cur = 0;
         struct kb_buffer *b;
         while ((b = pool_next(&c->buffers, &cur, &id))) {
@@ -442,6 +451,10 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
         if (desc->compile_threads)
             cfg.workers = desc->compile_threads;
         r = csvc_create(c->dev, &cfg, NULL, &c->svc);
+    }
+    if (r == KILN_OK) {
+        r = arc_store_open(&c->archive, &c->dev->caps);
+        csvc_set_archive(c->svc, &c->archive);
     }
     if (r < 0) {
         l_destroy(c);

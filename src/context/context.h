@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 
+#include "archive/archive.h"
 #include "backend/backend.h"
 #include "base/base.h"
 #include "base/pool.h"
@@ -65,6 +66,7 @@ struct kctx {
     uint64_t records_full, records_params, replays;   /* of destroyed schemes, for the close line */
     uint64_t skipped_nodes;                           /* of destroyed schemes */
     struct csvc *svc;           /* the compile service (its own lock; taken after this one) */
+    struct arc_store archive;   /* the device pair's archive folder (its own lock) */
     kiln_pending_policy pending;
     bool skip_log;              /* KILN_SKIP_LOG */
 };

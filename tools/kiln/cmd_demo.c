@@ -510,6 +510,14 @@ static void summary(struct demo *d, const struct demo_opts *o, const kiln_caps *
     printf("  %-18s %u (tint on from frame %u, exposure %+.2f to %+.2f EV)\n", "frames", n, n / 2 + 1,
            (double)exposure_at(0, n), (double)exposure_at(n - 1, n));
     printf("  %-18s %.1f ms\n", "compile", compile_ms);
+    if (cs->archive_hits == (uint64_t)N_COUNT)
+        printf("  %-18s every program (%d of %d) came from the archive: no SPIR-V compiled\n", "archive", N_COUNT,
+               N_COUNT);
+    else if (cs->archive_hits || cs->archive_added || cs->archive_misses)
+        printf("  %-18s %llu of %d programs from the archive, %llu compiled and added\n", "archive",
+               (unsigned long long)cs->archive_hits, N_COUNT, (unsigned long long)cs->archive_added);
+    else
+        printf("  %-18s off\n", "archive");
     printf("  %-18s %.1f ms (%.1f frames/s)\n", "run", run_ms, run_ms > 0 ? 1e3 * n / run_ms : 0.0);
     printf("  %-18s min %.2f  median %.2f  mean %.2f  max %.2f\n", "frame time (ms)", d->ms[0], median, sum / n,
            d->ms[n - 1]);

@@ -1,0 +1,175 @@
+/*
+ * test_archive_vk.c: the archive at work on lavapipe. A second context, and
+ * a second process, get every front end from the archive (no SPIR-V
+ * compiled) and compute right; a corrupt file in the folder is a counted
+ * miss; KILN_ARCHIVE=0 reads and writes nothing; an unusable folder is not
+ * applied and kiln goes on.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+
+#define PROGRAMS 5
+
+static char root[64];
+
+static void source_of(int i, char *buf, size_t cap)
+{
+    snprintf(buf, cap,
+             "#version 450\n"
+             "layout(local_size_x = 64) in;\n"
+             "layout(std430, binding = 0) buffer X { uint x[]; };\n"
+             "void main() { uint i = gl_GlobalInvocationID.x; x[i] = x[i] * %du + kiln_param(0); }\n",
+             i + 2);
+}
+
+/* Makes the programs, checks each computes right; returns stats. */
+static kiln_context_stats run_programs(void)
+{
+    kiln_context_stats st = {0};
+    kiln_context ctx;
+    if (test_context(&ctx) != KILN_OK) {
+        test_failures_++;
+        fprintf(stderr, "%s: context: %s\n", test_name_, kiln_last_error());
+        return st;
+    }
+    kiln_program p[PROGRAMS];
+    for (int i = 0; i < PROGRAMS; i++) {
+        char src[512], name[32];
+        source_of(i, src, sizeof src);
+        snprintf(name, sizeof name, "p%d.comp", i);
+        CHECK_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = name}, &p[i]));
+    }
+    kiln_buffer b;
+    CHECK_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 64 * 4}, &b));
+    for (int i = 0; i < PROGRAMS; i++) {
+        CHECK_OK(kiln_program_wait(ctx, p[i]));
+        uint32_t v[64];
+        for (int k = 0; k < 64; k++)
+            v[k] = (uint32_t)k;
+        CHECK_OK(kiln_buffer_upload(ctx, b, 0, v, sizeof v));
+        kiln_scheme s;
+        kiln_node n;
+        CHECK_OK(kiln_scheme_create(ctx, NULL, &s));
+        CHECK_OK(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = p[i],
+                                                                .bindings = &(kiln_binding){.binding = 0, .buffer = b},
+                                                                .binding_count = 1, .groups = {1}, .params = {7}},
+                                      &n));
+        CHECK_OK(kiln_scheme_submit(ctx, s, NULL));
+        CHECK_OK(kiln_buffer_readback(ctx, b, 0, v, sizeof v));
+        int bad = 0;
+        for (int k = 0; k < 64; k++)
+            bad += v[k] != (uint32_t)k * (uint32_t)(i + 2) + 7;
+        CHECK_EQ(bad, 0);
+        CHECK_OK(kiln_scheme_destroy(ctx, s));
+    }
+    CHECK_OK(kiln_context_stats_get(ctx, &st));
+    test_context_done(ctx);
+    return st;
+}
+
+static int count_files(const char *dir, const char *suffix)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "find %s -name '*%s' | wc -l", dir, suffix);
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    if (f) {
+        if (fscanf(f, "%d", &n) != 1)
+            n = -1;
+        pclose(f);
+    }
+    return n;
+}
+
+TEST(a_second_context_gets_every_front_end_from_the_archive)
+{
+    kiln_context_stats first = run_programs();
+    CHECK_EQ(first.archive_hits, 0);
+    CHECK_EQ(first.archive_added, PROGRAMS);
+    CHECK_EQ(count_files(root, ".arc"), 1);   /* the first run's run archive */
+    kiln_context_stats second = run_programs();
+    CHECK_EQ(second.archive_hits, PROGRAMS);
+    CHECK_EQ(second.archive_added, 0);
+    CHECK(second.front_end_seconds == 0.0);   /* no SPIR-V compiled */
+    CHECK_EQ(count_files(root, ".tmp"), 0);
+}
+
+TEST(a_second_process_gets_them_too)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        kiln_context_stats st = run_programs();
+        _exit(test_failures_ == 0 && st.archive_hits == PROGRAMS ? 0 : 1);
+    }
+    int ws;
+    REQUIRE(waitpid(pid, &ws, 0) == pid);
+    CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+}
+
+TEST(a_corrupt_file_is_a_counted_miss)
+{
+    /* Every archive file in the folder loses a byte in its middle. */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "for f in $(find %s -name '*.arc'); do s=$(stat -c %%s $f); printf 'X' | dd of=$f bs=1 seek=$((s/2)) "
+             "conv=notrunc status=none; done",
+             root);
+    REQUIRE(system(cmd) == 0);
+    kiln_context_stats st = run_programs();   /* still right: compiled again */
+    CHECK(st.archive_hits < PROGRAMS);
+    CHECK(st.archive_misses > 0);
+    CHECK_EQ(st.archive_hits + st.archive_added, PROGRAMS);
+}
+
+TEST(archive_off_reads_and_writes_nothing)
+{
+    int before = count_files(root, ".arc");
+    setenv("KILN_ARCHIVE", "0", 1);
+    kiln_context_stats st = run_programs();
+    setenv("KILN_ARCHIVE", "1", 1);
+    CHECK_EQ(st.archive_hits, 0);
+    CHECK_EQ(st.archive_added, 0);
+    CHECK_EQ(st.archive_misses, 0);
+    CHECK_EQ(count_files(root, ".arc"), before);
+}
+
+TEST(an_unusable_folder_is_not_applied)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%s/not-a-folder", root);
+    FILE *f = fopen(file, "w");
+    REQUIRE(f);
+    fclose(f);
+    setenv("KILN_ARCHIVE_DIR", file, 1);   /* a file where the folder should be */
+    kiln_context_stats st = run_programs();
+    setenv("KILN_ARCHIVE_DIR", root, 1);
+    CHECK_EQ(st.archive_hits + st.archive_added, 0);
+    CHECK_EQ(st.programs_compiled, PROGRAMS);
+}
+
+int main(void)
+{
+    snprintf(root, sizeof root, "/tmp/kiln-archive-XXXXXX");
+    if (!mkdtemp(root))
+        return 1;
+    setenv("KILN_ARCHIVE", "1", 1);
+    setenv("KILN_ARCHIVE_DIR", root, 1);
+    RUN(a_second_context_gets_every_front_end_from_the_archive);
+    RUN(a_second_process_gets_them_too);
+    RUN(a_corrupt_file_is_a_counted_miss);
+    RUN(archive_off_reads_and_writes_nothing);
+    RUN(an_unusable_folder_is_not_applied);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", root);
+    return TEST_SUMMARY();
+}
