@@ -550,6 +550,9 @@ int main(int argc, char **argv)
     setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
     setenv("__GL_SHADER_DISK_CACHE", "0", 1);
     setenv("KILN_LOG", "info", 0);
+    /* Cold kiln too, unless the caller asks for its archive (KILN_ARCHIVE=1
+     * with a KILN_ARCHIVE_DIR: a second run is then a warm start). */
+    setenv("KILN_ARCHIVE", "0", 0);
 
     struct workload w = {.distinct = 200, .giants = 4, .giant_lines = DEFAULT_GIANT_LINES};
     uint32_t dup_percent = 30, workers[MAX_CONFIGS] = {2}, worker_count = 1;

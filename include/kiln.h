@@ -156,10 +156,13 @@ typedef struct kiln_context_stats {
     uint64_t giants_deferred, retries_alone, slow_compiles;
     uint64_t skipped_nodes;         /* over every scheme */
     double front_end_seconds, back_end_seconds;
-    /* The pipeline archive (front ends: SPIR-V and interface, so far). */
+    /* The pipeline archive: front ends (SPIR-V and interface) and, where the
+     * driver keeps compiled code in pipeline caches, pipelines. */
     uint64_t archive_hits;          /* front ends served by the archive, not compiled */
     uint64_t archive_added;         /* front ends compiled and added to this run's archive */
     uint64_t archive_misses;        /* lookups that found nothing usable (absent, corrupt, ...) */
+    uint64_t archive_pipeline_hits; /* pipelines made from archived cache data without compiling */
+    uint64_t archive_pipelines_added;
 } kiln_context_stats;
 KILN_NODISCARD kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out);
 

@@ -26,6 +26,7 @@
 #define KILN_ARCHIVE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -154,6 +155,9 @@ struct arc_store {
     pthread_mutex_t lock;        /* guards run and added */
     struct arc_writer run;       /* this process's run archive */
     uint64_t added;
+    /* The driver keeps no compiled code in a pipeline cache (lavapipe):
+     * back-end entries are neither kept nor looked up. Set once. */
+    _Atomic bool back_never_hits;
 };
 
 /* Opens the archive folder of a device pair (KILN_ARCHIVE, KILN_ARCHIVE_DIR,

@@ -88,7 +88,10 @@ struct backend_ops {
     kiln_result (*pipeline_create)(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
                                    size_t words, struct kb_cache *cache, bool cache_only, struct kb_pipeline **out);
     void (*pipeline_destroy)(struct kb_device *dev, struct kb_pipeline *pipe);
-    kiln_result (*cache_create)(struct kb_device *dev, struct kb_cache **out);
+    /* A pipeline cache, seeded with data (from cache_data) when not NULL. */
+    kiln_result (*cache_create)(struct kb_device *dev, const void *data, size_t len, struct kb_cache **out);
+    /* The cache's contents; *data is malloc'd (the caller frees it). */
+    kiln_result (*cache_data)(struct kb_device *dev, struct kb_cache *cache, void **data, size_t *len);
     void (*cache_destroy)(struct kb_device *dev, struct kb_cache *cache);
     /* Merges srcs into dst; none of them may be in use meanwhile. */
     kiln_result (*cache_merge)(struct kb_device *dev, struct kb_cache *dst, struct kb_cache *const *srcs, uint32_t n);
@@ -129,7 +132,10 @@ static inline kiln_result kb_pipeline_create(struct kb_device *d, struct kb_layo
                                              size_t words, struct kb_cache *c, bool cache_only,
                                              struct kb_pipeline **o)
 { return d->ops->pipeline_create(d, l, spirv, words, c, cache_only, o); }
-static inline kiln_result kb_cache_create(struct kb_device *d, struct kb_cache **o) { return d->ops->cache_create(d, o); }
+static inline kiln_result kb_cache_create(struct kb_device *d, const void *data, size_t len, struct kb_cache **o)
+{ return d->ops->cache_create(d, data, len, o); }
+static inline kiln_result kb_cache_data(struct kb_device *d, struct kb_cache *c, void **data, size_t *len)
+{ return d->ops->cache_data(d, c, data, len); }
 static inline void kb_cache_destroy(struct kb_device *d, struct kb_cache *c) { d->ops->cache_destroy(d, c); }
 static inline kiln_result kb_cache_merge(struct kb_device *d, struct kb_cache *dst, struct kb_cache *const *srcs,
                                          uint32_t n)

@@ -726,6 +726,50 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     if (kb_layout_create(s->dev, &j->iface, &j->layout) < 0) {
         return fail_back(j, "the device refused its pipeline layout");
     }
+    struct arc_store *arc = s->archive && s->archive->enabled && !atomic_load(&s->archive->back_never_hits)
+                                ? s->archive
+                                : NULL;
+    if (arc) {
+        const uint8_t *blob;
+        size_t n;
+        enum arc_cause c = arc_store_find(arc, ARC_BACK, j->key, j->key_len, &blob, &n);
+        j->archive_cause = (int)c;
+        struct kb_cache *seeded;
+        if (c == ARC_HIT && kb_cache_create(s->dev, blob, n, &seeded) == KILN_OK) {
+            kiln_result r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, seeded, s->dev->cache_control,
+                                               &j->pipeline);
+            kb_cache_destroy(s->dev, seeded);
+            if (r == KILN_OK) {
+                j->from_archive = true;
+                return CJOB_DONE;
+            }
+            j->archive_cause = ARC_CORRUPT;   /* the driver could not use the data: compile */
+        }
+        /* Compile through a cache of its own, whose data is then this
+         * pipeline's archive entry. */
+        struct kb_cache *own;
+        if (kb_cache_create(s->dev, NULL, 0, &own) == KILN_OK) {
+            kiln_result r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, own, false, &j->pipeline);
+            void *data = NULL;
+            size_t len = 0;
+            if (r == KILN_OK && kb_cache_data(s->dev, own, &data, &len) == KILN_OK) {
+                if (len <= 32) {
+                    /* Only the 32-byte header: the driver keeps nothing. */
+                    if (!atomic_exchange(&arc->back_never_hits, true))
+                        log_info("archive: this driver keeps no compiled code in a pipeline cache; pipelines "
+                                 "are not archived or looked up (program front ends still are)");
+                } else {
+                    arc_store_add(arc, ARC_BACK, j->key, j->key_len, data, len);
+                    j->archived = true;
+                }
+            }
+            free(data);
+            kb_cache_destroy(s->dev, own);
+            if (r < 0)
+                return fail_back(j, "the driver refused the pipeline");
+            return CJOB_DONE;
+        }
+    }
     kiln_result r = KILN_ERR_PENDING;
     struct kb_cache *cache = alone_cache;
     if (!cache && s->cfg.worker_caches && w->cache) {
@@ -763,11 +807,11 @@ static void job_ended(struct csvc *s, struct cjob *j)
     else if (j->kind == CJOB_BACK)
         s->stats.back_s += j->seconds;
     if (j->from_archive)
-        s->stats.archive_hits++;
+        (*(j->kind == CJOB_FRONT ? &s->stats.archive_hits : &s->stats.archive_back_hits))++;
     else if (j->archive_cause > 0)
         s->stats.archive_misses[j->archive_cause]++;
     if (j->archived)
-        s->stats.archive_added++;
+        (*(j->kind == CJOB_FRONT ? &s->stats.archive_added : &s->stats.archive_back_added))++;
     if (j->slow_said)
         log_warn("compile: slow %s of %s ended after %.1f s", kind_name(j->kind), j->name, j->seconds);
 
@@ -870,7 +914,7 @@ static void *worker_main(void *arg)
         if (j->kind == CJOB_FRONT) {
             outcome = run_front(s, j);
         } else {
-            if (j->alone && kb_cache_create(s->dev, &alone_cache) < 0)
+            if (j->alone && kb_cache_create(s->dev, NULL, 0, &alone_cache) < 0)
                 alone_cache = NULL;   /* compile without a cache rather than not at all */
             outcome = run_back(s, j, w, giants_in_flight, alone_cache);
             if (alone_cache)
@@ -949,7 +993,7 @@ static kiln_result start_workers(struct csvc *s)
     s->workers = calloc(s->cfg.workers, sizeof *s->workers);
     if (!s->workers)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
-    if (kb_cache_create(s->dev, &s->shared) < 0) {
+    if (kb_cache_create(s->dev, NULL, 0, &s->shared) < 0) {
         log_warn("compile: no shared pipeline cache (%s); compiling without one", kiln_last_error());
         s->shared = NULL;
     }
@@ -957,7 +1001,7 @@ static kiln_result start_workers(struct csvc *s)
         struct csvc_worker *w = &s->workers[i];
         w->svc = s;
         w->index = i;
-        if (s->cfg.worker_caches && kb_cache_create(s->dev, &w->cache) < 0)
+        if (s->cfg.worker_caches && kb_cache_create(s->dev, NULL, 0, &w->cache) < 0)
             w->cache = NULL;
         if (!spawn(&w->thread, s->cfg.stack_bytes, worker_main, w)) {
             if (w->cache)
@@ -1140,14 +1184,15 @@ void csvc_summary(struct csvc *s, char *buf, size_t cap)
              "compile: %llu programs asked for; %llu compiles started, %llu adopted in flight, %llu deduplicated, "
              "%llu cancelled, %llu giants deferred, %llu retries alone, %llu slow, %llu failed; "
              "%.2f s front end, %.2f s back end; %llu pipeline cache hits, %llu cache merges; "
-             "archive: %llu front ends from it, %llu compiled and added, misses: %llu absent, %llu corrupt, "
-             "%llu device mismatch, %llu format version",
+             "archive: %llu front ends and %llu pipelines from it, %llu and %llu compiled and added, misses: "
+             "%llu absent, %llu corrupt, %llu device mismatch, %llu format version",
              (unsigned long long)st.requests, (unsigned long long)st.started, (unsigned long long)st.adopted,
              (unsigned long long)st.deduplicated, (unsigned long long)st.cancelled,
              (unsigned long long)st.giants_deferred, (unsigned long long)st.retries_alone,
              (unsigned long long)st.slow, (unsigned long long)st.failed, st.front_s, st.back_s,
              (unsigned long long)st.cache_hits, (unsigned long long)st.cache_merges,
-             (unsigned long long)st.archive_hits, (unsigned long long)st.archive_added,
+             (unsigned long long)st.archive_hits, (unsigned long long)st.archive_back_hits,
+             (unsigned long long)st.archive_added, (unsigned long long)st.archive_back_added,
              (unsigned long long)st.archive_misses[ARC_ABSENT], (unsigned long long)st.archive_misses[ARC_CORRUPT],
              (unsigned long long)st.archive_misses[ARC_DEVICE_MISMATCH],
              (unsigned long long)st.archive_misses[ARC_VERSION]);

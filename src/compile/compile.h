@@ -135,6 +135,8 @@ struct csvc_stats {
     uint64_t cache_merges;
     double front_s, back_s;     /* seconds spent compiling */
     uint64_t archive_hits;      /* front ends served by the archive, not compiled */
+    uint64_t archive_back_hits; /* pipelines made from archived cache data without compiling */
+    uint64_t archive_back_added;
     uint64_t archive_added;     /* front ends compiled and added to the run archive */
     uint64_t archive_misses[ARC_CAUSE_COUNT];   /* lookups that found nothing usable, by cause */
 };

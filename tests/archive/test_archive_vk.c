@@ -96,6 +96,19 @@ TEST(a_second_context_gets_every_front_end_from_the_archive)
     CHECK_EQ(second.archive_hits, PROGRAMS);
     CHECK_EQ(second.archive_added, 0);
     CHECK(second.front_end_seconds == 0.0);   /* no SPIR-V compiled */
+    /* Pipelines come from the archive only where the driver keeps compiled
+     * code in its pipeline caches; lavapipe keeps none (said once). */
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    kiln_caps caps;
+    REQUIRE_OK(kiln_context_caps(ctx, &caps));
+    test_context_done(ctx);
+    if (strstr(caps.driver_name, "llvmpipe")) {
+        CHECK_EQ(second.archive_pipeline_hits, 0);
+        CHECK_EQ(first.archive_pipelines_added, 0);
+    } else {
+        CHECK_EQ(second.archive_pipeline_hits, PROGRAMS);
+    }
     CHECK_EQ(count_files(root, ".tmp"), 0);
 }
 

@@ -511,8 +511,8 @@ static void summary(struct demo *d, const struct demo_opts *o, const kiln_caps *
            (double)exposure_at(0, n), (double)exposure_at(n - 1, n));
     printf("  %-18s %.1f ms\n", "compile", compile_ms);
     if (cs->archive_hits == (uint64_t)N_COUNT)
-        printf("  %-18s every program (%d of %d) came from the archive: no SPIR-V compiled\n", "archive", N_COUNT,
-               N_COUNT);
+        printf("  %-18s every program (%d of %d) came from the archive: no SPIR-V compiled; %llu of %d pipelines "
+               "made from it\n", "archive", N_COUNT, N_COUNT, (unsigned long long)cs->archive_pipeline_hits, N_COUNT);
     else if (cs->archive_hits || cs->archive_added || cs->archive_misses)
         printf("  %-18s %llu of %d programs from the archive, %llu compiled and added\n", "archive",
                (unsigned long long)cs->archive_hits, N_COUNT, (unsigned long long)cs->archive_added);

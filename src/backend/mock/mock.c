@@ -155,14 +155,25 @@ static kiln_result mock_pipeline_create(struct kb_device *dev, struct kb_layout 
     return KILN_OK;
 }
 
-static kiln_result mock_cache_create(struct kb_device *dev, struct kb_cache **out)
+static kiln_result mock_cache_create(struct kb_device *dev, const void *data, size_t len, struct kb_cache **out)
 {
+    (void)data, (void)len;
     if (!(*out = counted(md(dev), sizeof **out)))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
     return KILN_OK;
 }
 
 static void mock_cache_destroy(struct kb_device *dev, struct kb_cache *c) { uncounted(md(dev), c); }
+
+/* The mock keeps no compiled code: its cache data is a header's worth. */
+static kiln_result mock_cache_data(struct kb_device *dev, struct kb_cache *c, void **data, size_t *len)
+{
+    (void)dev, (void)c;
+    if (!(*data = calloc(1, 32)))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+    *len = 32;
+    return KILN_OK;
+}
 
 static kiln_result mock_cache_merge(struct kb_device *dev, struct kb_cache *dst, struct kb_cache *const *srcs,
                                    uint32_t n)
@@ -266,6 +277,7 @@ static const struct backend_ops mock_ops = {
     .pipeline_create = mock_pipeline_create,
     .pipeline_destroy = mock_pipeline_destroy,
     .cache_create = mock_cache_create,
+    .cache_data = mock_cache_data,
     .cache_destroy = mock_cache_destroy,
     .cache_merge = mock_cache_merge,
     .bindset_create = mock_bindset_create,

@@ -812,18 +812,41 @@ static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *l
     return KILN_OK;
 }
 
-static kiln_result vk_cache_create(struct kb_device *dev, struct kb_cache **out)
+static kiln_result vk_cache_create(struct kb_device *dev, const void *data, size_t len, struct kb_cache **out)
 {
     struct kb_cache *c = calloc(1, sizeof *c);
     if (!c)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
-    VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    /* "If the contents of pInitialData are incompatible ... the
+     * implementation must ignore it" (vkCreatePipelineCache): stale data
+     * makes an empty cache, never an error. */
+    VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+                                    .initialDataSize = data ? len : 0,
+                                    .pInitialData = data};
     VkResult vr = vkCreatePipelineCache(vkd(dev)->device, &ci, NULL, &c->cache);
     if (vr != VK_SUCCESS) {
         free(c);
         return vk_fail(vr, __FILE__, __LINE__, "vkCreatePipelineCache");
     }
     *out = c;
+    return KILN_OK;
+}
+
+static kiln_result vk_cache_data(struct kb_device *dev, struct kb_cache *c, void **data, size_t *len)
+{
+    struct vk_device *d = vkd(dev);
+    size_t n = 0;
+    VK_CHECK(vkGetPipelineCacheData(d->device, c->cache, &n, NULL), "vkGetPipelineCacheData");
+    void *buf = malloc(n ? n : 1);
+    if (!buf)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    VkResult vr = vkGetPipelineCacheData(d->device, c->cache, &n, buf);
+    if (vr != VK_SUCCESS) {
+        free(buf);
+        return vk_fail(vr, __FILE__, __LINE__, "vkGetPipelineCacheData");
+    }
+    *data = buf;
+    *len = n;
     return KILN_OK;
 }
 
@@ -1008,6 +1031,7 @@ static const struct backend_ops vk_ops = {
     .pipeline_create = vk_pipeline_create,
     .pipeline_destroy = vk_pipeline_destroy,
     .cache_create = vk_cache_create,
+    .cache_data = vk_cache_data,
     .cache_destroy = vk_cache_destroy,
     .cache_merge = vk_cache_merge,
     .bindset_create = vk_bindset_create,
