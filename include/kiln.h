@@ -358,6 +358,37 @@ KILN_NODISCARD kiln_result kiln_scheme_stats_get(kiln_context ctx, kiln_scheme s
 /* Waits for a ticket. timeout_ns = UINT64_MAX waits forever. */
 KILN_NODISCARD kiln_result kiln_ticket_wait(kiln_context ctx, kiln_ticket ticket, uint64_t timeout_ns);
 
+/* ---- the pipeline archive -------------------------------------------------------- */
+
+typedef struct kiln_archive_info {
+    int enabled;              /* 0: KILN_ARCHIVE=0, or the folder could not be used */
+    char dir[4096];           /* the device pair's folder */
+    uint32_t file_count;      /* archive files found there when the context was made */
+} kiln_archive_info;
+
+typedef enum kiln_archive_status {
+    KILN_ARCHIVE_FILE_OK = 0,
+    KILN_ARCHIVE_FILE_CORRUPT = 1,          /* bad header: serves nothing */
+    KILN_ARCHIVE_FILE_DEVICE_MISMATCH = 2,  /* made for another device pair */
+    KILN_ARCHIVE_FILE_VERSION = 3,          /* another format version */
+} kiln_archive_status;
+
+typedef struct kiln_archive_file {
+    char name[256];
+    uint64_t bytes;
+    kiln_archive_status status;
+    uint64_t entries;         /* entries that check out */
+    uint64_t corrupt;         /* entries listed that do not check out (a cut tail loses its entries unlisted) */
+    int salvaged;             /* 1: the index was unusable; entries were found by a scan */
+} kiln_archive_file;
+
+KILN_NODISCARD kiln_result kiln_archive_info_get(kiln_context ctx, kiln_archive_info *out);
+/* Checks every entry of the archive files found when the context was made;
+ * fills up to cap of them from index `first`; *count receives how many
+ * there are. */
+KILN_NODISCARD kiln_result kiln_archive_files(kiln_context ctx, uint32_t first, kiln_archive_file *out, uint32_t cap,
+                                              uint32_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -246,6 +246,21 @@ kiln_result kiln_ticket_wait(kiln_context ctx, kiln_ticket ticket, uint64_t time
     CALL(ctx, ticket_wait, ticket, timeout_ns);
 }
 
+kiln_result kiln_archive_info_get(kiln_context ctx, kiln_archive_info *out)
+{
+    NEED(out, "out");
+    CALL(ctx, archive_info, out);
+}
+
+kiln_result kiln_archive_files(kiln_context ctx, uint32_t first, kiln_archive_file *out, uint32_t cap,
+                               uint32_t *count)
+{
+    NEED(count, "count");
+    if (cap)
+        NEED(out, "out");
+    CALL(ctx, archive_files, first, out, cap, count);
+}
+
 /* For kiln's own tests and tools: the context behind a handle, unlocked. */
 struct kctx *api_context_peek(kiln_context h)
 {

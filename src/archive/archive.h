@@ -142,6 +142,7 @@ void arc_map_close(struct arc_map *m);
 /* ---- a context's archive folder ---------------------------------------------------- */
 
 struct arc_store_file {
+    char name[256];
     struct arc_map map;
     struct arc_file file;
 };

@@ -70,6 +70,7 @@ static void load_files(struct arc_store *s)
         if (!vec_reserve((void **)&s->files, &s->file_cap, s->file_count + 1, sizeof *s->files))
             break;
         struct arc_store_file *f = &s->files[s->file_count];
+        snprintf(f->name, sizeof f->name, "%s", e->d_name);
         char path[4096 + 512];
         snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
         if (arc_map_open(&f->map, path) != KILN_OK) {

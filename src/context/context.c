@@ -346,6 +346,38 @@ static kiln_result l_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout
     return t.value ? kb_ticket_wait(c->dev, t.value, timeout_ns) : KILN_OK;
 }
 
+/* ---- the archive ---------------------------------------------------------------------------- */
+
+static kiln_result l_archive_info(struct kctx *c, kiln_archive_info *out)
+{
+    *out = (kiln_archive_info){.enabled = c->archive.enabled, .file_count = c->archive.file_count};
+    snprintf(out->dir, sizeof out->dir, "%s", c->archive.dir);
+    return KILN_OK;
+}
+
+static kiln_result l_archive_files(struct kctx *c, uint32_t first, kiln_archive_file *out, uint32_t cap,
+                                   uint32_t *count)
+{
+    *count = c->archive.file_count;
+    for (uint32_t i = first; i < c->archive.file_count && i - first < cap; i++) {
+        const struct arc_store_file *f = &c->archive.files[i];
+        kiln_archive_file *o = &out[i - first];
+        *o = (kiln_archive_file){.bytes = f->map.size, .salvaged = f->file.salvaged};
+        snprintf(o->name, sizeof o->name, "%s", f->name);
+        o->status = f->file.whole == ARC_HIT              ? KILN_ARCHIVE_FILE_OK
+                    : f->file.whole == ARC_DEVICE_MISMATCH ? KILN_ARCHIVE_FILE_DEVICE_MISMATCH
+                    : f->file.whole == ARC_VERSION         ? KILN_ARCHIVE_FILE_VERSION
+                                                           : KILN_ARCHIVE_FILE_CORRUPT;
+        uint64_t counts[ARC_CAUSE_COUNT];
+        arc_file_verify(&f->file, counts);
+        if (o->status == KILN_ARCHIVE_FILE_OK) {
+            o->entries = counts[ARC_HIT];
+            o->corrupt = counts[ARC_CORRUPT];
+        }
+    }
+    return KILN_OK;
+}
+
 /* ---- create and destroy -------------------------------------------------------------------- */
 
 static void l_destroy(struct kctx *c)
@@ -420,6 +452,8 @@ const struct rt_ops ctx_local_ops = {
     .node_set_program = l_node_set_program,
     .node_get_params = l_node_get_params,
     .ticket_wait = l_ticket_wait,
+    .archive_info = l_archive_info,
+    .archive_files = l_archive_files,
     .destroy = l_destroy,
 };
 

@@ -524,6 +524,46 @@ TEST(close_lines_at_destroy)
     run_free(&r);
 }
 
+/* kiln archive: a second run takes its program from the archive; ls and
+ * verify show the file; a damaged entry makes verify fail. */
+TEST(archive_commands)
+{
+    write_text("frames.comp", frames_src);
+    char dir[600], env_dir[700];
+    snprintf(dir, sizeof dir, "%s/archive", tmp_dir);
+    snprintf(env_dir, sizeof env_dir, "KILN_ARCHIVE_DIR=%s", dir);
+    const char *env[] = {"KILN_ARCHIVE=1", env_dir, "KILN_LOG=info", NULL};
+    struct run r;
+    for (int i = 0; i < 2; i++) {
+        KILN(&r, env, "run", P("frames.comp"), "--groups", "1", "--buffer", "0=size:256", "--buffer", "1=size:256");
+        CHECK_STATUS(r, 0);
+        CHECK_HAS(r, err, i == 0 ? "archive: 0 front ends" : "archive: 1 front ends");
+        run_free(&r);
+    }
+    KILN(&r, env, "archive", "path");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, dir);
+    run_free(&r);
+    KILN(&r, env, "archive", "verify");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "1 files");
+    CHECK_HAS(r, out, "1 good entries, 0 corrupt entries");
+    run_free(&r);
+    /* Damage the file's entry (past the 64-byte header). */
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "f=$(ls %s/*/*.arc) && printf 'XX' | dd of=$f bs=1 seek=200 conv=notrunc status=none",
+             dir);
+    CHECK_EQ(system(cmd), 0);
+    KILN(&r, env, "archive", "verify");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, out, "1 corrupt entries");
+    CHECK_HAS(r, err, "corruption found");
+    run_free(&r);
+    KILN(&r, env, "archive", "nonsense");
+    CHECK_STATUS(r, 2);
+    run_free(&r);
+}
+
 /* Param words: raw words as given, and float math on float words. */
 static const char words_src[] =
     "#version 450\n"
@@ -995,6 +1035,7 @@ int main(int argc, char **argv)
     RUN_IF(run_matrix_product);
     RUN_IF(run_frames_accumulate);
     RUN_IF(close_lines_at_destroy);
+    RUN_IF(archive_commands);
     RUN_IF(run_float_words);
     RUN_IF(run_entry_defines_includes);
     RUN_IF(run_uniform_buffer);

@@ -14,6 +14,7 @@
 int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 
 /* Prints "kiln: <msg>" and the call's error to stderr; returns 1. */
 int cli_fail(const char *what, kiln_result r);

@@ -14,6 +14,7 @@ static void usage(FILE *f)
                "  info                 list Vulkan devices and the chosen device's capabilities\n"
                "  run SHADER.comp ...  compile a compute shader and run it on buffers from files\n"
                "  demo [options]       run kiln's built-in image-processing scheme\n"
+               "  archive path|ls|verify  the pipeline archive of the chosen device\n"
                "  help                 this text\n"
                "\n"
                "'kiln <command> --help' describes a command's options.\n");
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo"))
         return cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "archive"))
+        return cmd_archive(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         usage(stdout);
         return 0;

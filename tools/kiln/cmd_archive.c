@@ -1,0 +1,94 @@
+/*
+ * cmd_archive.c: `kiln archive path|ls|verify`: where the pipeline archive
+ * of the chosen device (KILN_DEVICE) lives, what files it holds, and a check
+ * of every entry. verify exits 1 when any file or entry is corrupt.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: kiln archive path|ls|verify\n"
+               "  path    print the archive folder of the chosen device (KILN_DEVICE, KILN_ARCHIVE_DIR)\n"
+               "  ls      list its files: size, entries, status\n"
+               "  verify  check every entry; print counts by cause; exit 1 on any corruption\n");
+}
+
+static const char *status_name(kiln_archive_status s)
+{
+    switch (s) {
+    case KILN_ARCHIVE_FILE_OK: return "ok";
+    case KILN_ARCHIVE_FILE_CORRUPT: return "corrupt header";
+    case KILN_ARCHIVE_FILE_DEVICE_MISMATCH: return "another device pair";
+    case KILN_ARCHIVE_FILE_VERSION: return "another format version";
+    }
+    return "?";
+}
+
+int cmd_archive(int argc, char **argv)
+{
+    if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc == 2 ? stdout : stderr);
+        return argc == 2 ? 0 : 2;
+    }
+    const char *verb = argv[1];
+    if (strcmp(verb, "path") && strcmp(verb, "ls") && strcmp(verb, "verify")) {
+        fprintf(stderr, "kiln archive: unknown command '%s'\n", verb);
+        usage(stderr);
+        return 2;
+    }
+    kiln_context ctx;
+    kiln_result r = kiln_context_create(&(kiln_context_desc){0}, &ctx);
+    if (r < 0)
+        return cli_fail("cannot make a context", r);
+    kiln_archive_info info;
+    if ((r = kiln_archive_info_get(ctx, &info)) < 0) {
+        kiln_context_destroy(ctx);
+        return cli_fail("archive", r);
+    }
+    if (!info.enabled) {
+        printf("archive: off (KILN_ARCHIVE=0, or its folder cannot be used; see the log)\n");
+        kiln_context_destroy(ctx);
+        return !strcmp(verb, "path") ? 0 : 1;
+    }
+    if (!strcmp(verb, "path")) {
+        printf("%s\n", info.dir);
+        kiln_context_destroy(ctx);
+        return 0;
+    }
+    uint32_t count = 0;
+    kiln_archive_file *files = calloc(info.file_count ? info.file_count : 1, sizeof *files);
+    if (!files || (r = kiln_archive_files(ctx, 0, files, info.file_count, &count)) < 0) {
+        free(files);
+        kiln_context_destroy(ctx);
+        return files ? cli_fail("archive", r) : (fprintf(stderr, "kiln archive: out of memory\n"), 1);
+    }
+    count = count < info.file_count ? count : info.file_count;
+    uint64_t entries = 0, corrupt = 0, bad_files = 0, bytes = 0;
+    printf("%s\n", info.dir);
+    for (uint32_t i = 0; i < count; i++) {
+        const kiln_archive_file *f = &files[i];
+        printf("  %-40s %10llu bytes  %6llu entries  %s", f->name, (unsigned long long)f->bytes,
+               (unsigned long long)f->entries, status_name(f->status));
+        if (f->corrupt)
+            printf(", %llu corrupt entries", (unsigned long long)f->corrupt);
+        printf("%s\n", f->salvaged ? " (index unusable: entries found by a scan)" : "");
+        entries += f->entries;
+        corrupt += f->corrupt;
+        bad_files += f->status != KILN_ARCHIVE_FILE_OK;
+        bytes += f->bytes;
+    }
+    printf("%u files, %llu bytes, %llu good entries, %llu corrupt entries, %llu files unusable\n", count,
+           (unsigned long long)bytes, (unsigned long long)entries, (unsigned long long)corrupt,
+           (unsigned long long)bad_files);
+    free(files);
+    kiln_context_destroy(ctx);
+    if (!strcmp(verb, "verify") && (corrupt || bad_files)) {
+        fprintf(stderr, "kiln archive verify: corruption found\n");
+        return 1;
+    }
+    return 0;
+}
