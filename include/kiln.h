@@ -163,6 +163,7 @@ typedef struct kiln_context_stats {
     uint64_t archive_misses;        /* lookups that found nothing usable (absent, corrupt, ...) */
     uint64_t archive_pipeline_hits; /* pipelines made from archived cache data without compiling */
     uint64_t archive_pipelines_added;
+    uint64_t archive_qa_compiles;   /* KILN_ARCHIVE_QA=1: compiles of what the archive lacked (0 = PASS) */
 } kiln_context_stats;
 KILN_NODISCARD kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out);
 

@@ -159,6 +159,7 @@ struct arc_store {
     /* The driver keeps no compiled code in a pipeline cache (lavapipe):
      * back-end entries are neither kept nor looked up. Set once. */
     _Atomic bool back_never_hits;
+    bool qa;                     /* KILN_ARCHIVE_QA: every compile the archive lacked is named and fails the run */
 };
 
 /* Opens the archive folder of a device pair (KILN_ARCHIVE, KILN_ARCHIVE_DIR,

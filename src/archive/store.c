@@ -120,6 +120,7 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps)
     arc_writer_init(&s->run, &s->device);
     load_files(s);
     s->enabled = true;
+    s->qa = env_flag("KILN_ARCHIVE_QA", 0);
     log_info("archive: %s: %u files", s->dir, s->file_count);
     return KILN_OK;
 }

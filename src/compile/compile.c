@@ -690,6 +690,7 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
     if (r == KILN_OK && s->archive && s->archive->enabled) {
         archive_front(s, j);
         j->archived = true;
+        j->qa_miss = s->archive->qa;
     }
     return r == KILN_OK ? CJOB_DONE : CJOB_FAILED;
 }
@@ -761,6 +762,7 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
                 } else {
                     arc_store_add(arc, ARC_BACK, j->key, j->key_len, data, len);
                     j->archived = true;
+                    j->qa_miss = arc->qa;
                 }
             }
             free(data);
@@ -812,6 +814,10 @@ static void job_ended(struct csvc *s, struct cjob *j)
         s->stats.archive_misses[j->archive_cause]++;
     if (j->archived)
         (*(j->kind == CJOB_FRONT ? &s->stats.archive_added : &s->stats.archive_back_added))++;
+    if (j->qa_miss) {
+        s->stats.qa_compiles++;
+        log_warn("archive QA: %s: %s compiled; the archive lacked it", j->name, kind_name(j->kind));
+    }
     if (j->slow_said)
         log_warn("compile: slow %s of %s ended after %.1f s", kind_name(j->kind), j->name, j->seconds);
 
@@ -1180,7 +1186,11 @@ uint32_t csvc_slow_list(struct csvc *s, struct csvc_slow *out, uint32_t cap)
 void csvc_summary(struct csvc *s, char *buf, size_t cap)
 {
     struct csvc_stats st = csvc_stats_get(s);
-    snprintf(buf, cap,
+    char qa[128] = "";
+    if (s->archive && s->archive->qa)
+        snprintf(qa, sizeof qa, "; archive QA: %s (%llu compiles the archive lacked)", st.qa_compiles ? "FAIL" : "PASS",
+                 (unsigned long long)st.qa_compiles);
+    int n = snprintf(buf, cap,
              "compile: %llu programs asked for; %llu compiles started, %llu adopted in flight, %llu deduplicated, "
              "%llu cancelled, %llu giants deferred, %llu retries alone, %llu slow, %llu failed; "
              "%.2f s front end, %.2f s back end; %llu pipeline cache hits, %llu cache merges; "
@@ -1196,4 +1206,6 @@ void csvc_summary(struct csvc *s, char *buf, size_t cap)
              (unsigned long long)st.archive_misses[ARC_ABSENT], (unsigned long long)st.archive_misses[ARC_CORRUPT],
              (unsigned long long)st.archive_misses[ARC_DEVICE_MISMATCH],
              (unsigned long long)st.archive_misses[ARC_VERSION]);
+    if (n > 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, "%s", qa);
 }

@@ -101,6 +101,7 @@ struct cjob {
     bool via_worker_cache;       /* compiled through its worker's cache (merge due) */
     bool from_archive;           /* front end served by the archive */
     bool archived;               /* front end compiled and added to the run archive */
+    bool qa_miss;                /* compiled although the archive could have held it */
     int archive_cause;           /* the lookup's outcome (enum arc_cause), -1 none */
     uint32_t alone_tries;
     uint32_t giants_seen;        /* other giants in flight while it ran */
@@ -137,6 +138,7 @@ struct csvc_stats {
     uint64_t archive_hits;      /* front ends served by the archive, not compiled */
     uint64_t archive_back_hits; /* pipelines made from archived cache data without compiling */
     uint64_t archive_back_added;
+    uint64_t qa_compiles;       /* KILN_ARCHIVE_QA: compiles of what the archive lacked */
     uint64_t archive_added;     /* front ends compiled and added to the run archive */
     uint64_t archive_misses[ARC_CAUSE_COUNT];   /* lookups that found nothing usable, by cause */
 };

@@ -69,6 +69,7 @@ static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
     c->stats.archive_added = cs.archive_added;
     c->stats.archive_pipeline_hits = cs.archive_back_hits;
     c->stats.archive_pipelines_added = cs.archive_back_added;
+    c->stats.archive_qa_compiles = cs.qa_compiles;
     c->stats.archive_misses = 0;
     for (int i = ARC_ABSENT; i < ARC_CAUSE_COUNT; i++)
         c->stats.archive_misses += cs.archive_misses[i];

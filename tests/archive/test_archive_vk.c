@@ -127,6 +127,85 @@ TEST(a_second_process_gets_them_too)
     CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 }
 
+TEST(qa_mode_names_compiles_the_archive_lacked)
+{
+    setenv("KILN_ARCHIVE_QA", "1", 1);
+    kiln_context_stats full = run_programs();   /* everything archived by now */
+    CHECK_EQ(full.archive_qa_compiles, 0);
+    char fresh[96];
+    snprintf(fresh, sizeof fresh, "%s/qa-empty", root);
+    setenv("KILN_ARCHIVE_DIR", fresh, 1);
+    kiln_context_stats empty = run_programs();  /* a shipped archive lacking them all */
+    CHECK_EQ(empty.archive_qa_compiles, PROGRAMS);
+    setenv("KILN_ARCHIVE_DIR", root, 1);
+    unsetenv("KILN_ARCHIVE_QA");
+}
+
+/* Four processes add different programs to one folder at once; then every
+ * entry is there exactly once, and a fifth process finds them all. */
+static kiln_context_stats run_offset(int offset, int count)
+{
+    kiln_context_stats st = {0};
+    kiln_context ctx;
+    if (test_context(&ctx) != KILN_OK)
+        return st;
+    for (int i = 0; i < count; i++) {
+        char src[512];
+        source_of(offset + i, src, sizeof src);
+        kiln_program p;
+        if (kiln_program_create(ctx, &(kiln_program_desc){.source = src}, &p) == KILN_OK &&
+            kiln_program_wait(ctx, p) != KILN_OK)
+            test_failures_++;
+    }
+    if (kiln_context_stats_get(ctx, &st) != KILN_OK)
+        test_failures_++;
+    test_context_done(ctx);
+    return st;
+}
+
+TEST(four_processes_add_to_one_folder_at_once)
+{
+    char dir[96];
+    snprintf(dir, sizeof dir, "%s/four", root);
+    setenv("KILN_ARCHIVE_DIR", dir, 1);
+    pid_t pids[4];
+    fflush(stdout);
+    fflush(stderr);
+    for (int k = 0; k < 4; k++) {
+        pids[k] = fork();
+        REQUIRE(pids[k] >= 0);
+        if (pids[k] == 0) {
+            kiln_context_stats st = run_offset(100 + 10 * k, 6);
+            _exit(test_failures_ == 0 && st.archive_added == 6 ? 0 : 1);
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        int ws;
+        REQUIRE(waitpid(pids[k], &ws, 0) == pids[k]);
+        CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    }
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    kiln_archive_info info;
+    CHECK_OK(kiln_archive_info_get(ctx, &info));
+    CHECK_EQ(info.file_count, 4);
+    kiln_archive_file files[8];
+    uint32_t count = 0;
+    CHECK_OK(kiln_archive_files(ctx, 0, files, 8, &count));
+    uint64_t entries = 0;
+    for (uint32_t i = 0; i < count && i < 8; i++) {
+        entries += files[i].entries;
+        CHECK_EQ(files[i].corrupt, 0);
+    }
+    test_context_done(ctx);
+    CHECK(entries == 4 * 6 || entries == 2 * 4 * 6);   /* front ends, and pipelines where the driver keeps them */
+    uint64_t hits = 0;
+    for (int k = 0; k < 4; k++)
+        hits += run_offset(100 + 10 * k, 6).archive_hits;
+    CHECK_EQ(hits, 4 * 6);
+    setenv("KILN_ARCHIVE_DIR", root, 1);
+}
+
 TEST(a_corrupt_file_is_a_counted_miss)
 {
     /* Every archive file in the folder loses a byte in its middle. */
@@ -177,6 +256,8 @@ int main(void)
     setenv("KILN_ARCHIVE_DIR", root, 1);
     RUN(a_second_context_gets_every_front_end_from_the_archive);
     RUN(a_second_process_gets_them_too);
+    RUN(qa_mode_names_compiles_the_archive_lacked);
+    RUN(four_processes_add_to_one_folder_at_once);
     RUN(a_corrupt_file_is_a_counted_miss);
     RUN(archive_off_reads_and_writes_nothing);
     RUN(an_unusable_folder_is_not_applied);
