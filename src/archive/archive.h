@@ -50,6 +50,7 @@ enum arc_cause {
     ARC_DEVICE_MISMATCH,  /* the file serves another device pair */
     ARC_CORRUPT,          /* bad magic, bounds or checksum */
     ARC_VERSION,          /* another format version */
+    ARC_NEVER_HITS,       /* not asked: the driver keeps no compiled code in pipeline caches */
     ARC_CAUSE_COUNT
 };
 const char *arc_cause_name(enum arc_cause c);
@@ -151,8 +152,9 @@ struct arc_store {
     bool enabled;                /* false: KILN_ARCHIVE=0 or the folder is unusable */
     char dir[4096];              /* the device pair's folder */
     struct arc_device device;
-    struct arc_store_file *files;   /* mapped at open; never change after */
+    struct arc_store_file *files;   /* mapped at open; never change after; read-only folders' first */
     uint32_t file_count, file_cap;
+    uint32_t readonly_files;     /* how many of files come from KILN_ARCHIVE_READONLY folders */
     pthread_mutex_t lock;        /* guards run and added */
     struct arc_writer run;       /* this process's run archive */
     uint64_t added;
@@ -163,8 +165,11 @@ struct arc_store {
 };
 
 /* Opens the archive folder of a device pair (KILN_ARCHIVE, KILN_ARCHIVE_DIR,
- * else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln). Never fails: an unusable
- * folder is logged once as NOT applied and the store stays disabled. */
+ * else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln), and the same device
+ * pair's folders under each KILN_ARCHIVE_READONLY=dir[:dir] root (archives
+ * shipped with an application: looked up first, never written). Never
+ * fails: an unusable folder is logged once as NOT applied and the store
+ * stays disabled. */
 KILN_NODISCARD kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps);
 /* An entry across the folder's files; on ARC_HIT *value points into a
  * mapped file valid until arc_store_close. Thread-safe. */

@@ -25,6 +25,7 @@ const char *arc_cause_name(enum arc_cause c)
     case ARC_DEVICE_MISMATCH: return "device mismatch";
     case ARC_CORRUPT: return "corrupt";
     case ARC_VERSION: return "format version";
+    case ARC_NEVER_HITS: return "driver never hits";
     case ARC_CAUSE_COUNT: break;
     }
     return "?";

@@ -59,9 +59,9 @@ static void pair_folder(char *out, size_t cap, const char *root, const kiln_caps
     snprintf(out, cap, "%s/%s-%08x-%s", root, name, caps->driver_version, uuid);
 }
 
-static void load_files(struct arc_store *s)
+static void load_files(struct arc_store *s, const char *folder)
 {
-    DIR *d = opendir(s->dir);
+    DIR *d = opendir(folder);
     struct dirent *e;
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
@@ -72,7 +72,7 @@ static void load_files(struct arc_store *s)
         struct arc_store_file *f = &s->files[s->file_count];
         snprintf(f->name, sizeof f->name, "%s", e->d_name);
         char path[4096 + 512];
-        snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
+        snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
         if (arc_map_open(&f->map, path) != KILN_OK) {
             log_warn("archive: %s", kiln_last_error());
             continue;
@@ -118,10 +118,24 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps)
         log_info("archive: removed %u temporary files of dead processes", cleaned);
     pthread_mutex_init(&s->lock, NULL);
     arc_writer_init(&s->run, &s->device);
-    load_files(s);
+    const char *ro = getenv("KILN_ARCHIVE_READONLY");
+    for (const char *p = ro; p && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        if (n) {
+            char ro_root[3072], folder[4096];
+            snprintf(ro_root, sizeof ro_root, "%.*s", (int)KILN_MIN(n, sizeof ro_root - 1), p);
+            pair_folder(folder, sizeof folder, ro_root, caps);
+            uint32_t before = s->file_count;
+            load_files(s, folder);
+            s->readonly_files += s->file_count - before;
+        }
+        p = colon ? colon + 1 : p + n;
+    }
+    load_files(s, s->dir);
     s->enabled = true;
     s->qa = env_flag("KILN_ARCHIVE_QA", 0);
-    log_info("archive: %s: %u files", s->dir, s->file_count);
+    log_info("archive: %s: %u files (%u from read-only folders)", s->dir, s->file_count, s->readonly_files);
     return KILN_OK;
 }
 

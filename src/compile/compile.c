@@ -730,6 +730,8 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     struct arc_store *arc = s->archive && s->archive->enabled && !atomic_load(&s->archive->back_never_hits)
                                 ? s->archive
                                 : NULL;
+    if (s->archive && s->archive->enabled && !arc)
+        j->archive_cause = ARC_NEVER_HITS;
     if (arc) {
         const uint8_t *blob;
         size_t n;
@@ -1195,7 +1197,7 @@ void csvc_summary(struct csvc *s, char *buf, size_t cap)
              "%llu cancelled, %llu giants deferred, %llu retries alone, %llu slow, %llu failed; "
              "%.2f s front end, %.2f s back end; %llu pipeline cache hits, %llu cache merges; "
              "archive: %llu front ends and %llu pipelines from it, %llu and %llu compiled and added, misses: "
-             "%llu absent, %llu corrupt, %llu device mismatch, %llu format version",
+             "%llu absent, %llu corrupt, %llu device mismatch, %llu format version, %llu driver never hits",
              (unsigned long long)st.requests, (unsigned long long)st.started, (unsigned long long)st.adopted,
              (unsigned long long)st.deduplicated, (unsigned long long)st.cancelled,
              (unsigned long long)st.giants_deferred, (unsigned long long)st.retries_alone,
@@ -1205,7 +1207,8 @@ void csvc_summary(struct csvc *s, char *buf, size_t cap)
              (unsigned long long)st.archive_added, (unsigned long long)st.archive_back_added,
              (unsigned long long)st.archive_misses[ARC_ABSENT], (unsigned long long)st.archive_misses[ARC_CORRUPT],
              (unsigned long long)st.archive_misses[ARC_DEVICE_MISMATCH],
-             (unsigned long long)st.archive_misses[ARC_VERSION]);
+             (unsigned long long)st.archive_misses[ARC_VERSION],
+             (unsigned long long)st.archive_misses[ARC_NEVER_HITS]);
     if (n > 0 && (size_t)n < cap)
         snprintf(buf + n, cap - (size_t)n, "%s", qa);
 }

@@ -206,6 +206,28 @@ TEST(four_processes_add_to_one_folder_at_once)
     setenv("KILN_ARCHIVE_DIR", root, 1);
 }
 
+TEST(read_only_folders_serve_and_are_never_written)
+{
+    /* A shipped archive: a copy of what this test's runs saved so far. */
+    char ro[96], rw[96], cmd[512];
+    snprintf(ro, sizeof ro, "%s/shipped", root);
+    snprintf(rw, sizeof rw, "%s/writable", root);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp -r %s/llvmpipe* %s/ 2>/dev/null || cp -r %s/*-*-* %s/", ro, root, ro,
+             root, ro);
+    REQUIRE(system(cmd) == 0);
+    int shipped = count_files(ro, ".arc");
+    CHECK(shipped >= 1);
+    setenv("KILN_ARCHIVE_READONLY", ro, 1);
+    setenv("KILN_ARCHIVE_DIR", rw, 1);
+    kiln_context_stats st = run_programs();
+    CHECK_EQ(st.archive_hits, PROGRAMS);   /* from the read-only folder */
+    CHECK_EQ(st.archive_added, 0);
+    CHECK_EQ(count_files(ro, ".arc"), shipped);   /* never written */
+    CHECK_EQ(count_files(rw, ".arc"), 0);
+    unsetenv("KILN_ARCHIVE_READONLY");
+    setenv("KILN_ARCHIVE_DIR", root, 1);
+}
+
 TEST(a_corrupt_file_is_a_counted_miss)
 {
     /* Every archive file in the folder loses a byte in its middle. */
@@ -258,6 +280,7 @@ int main(void)
     RUN(a_second_process_gets_them_too);
     RUN(qa_mode_names_compiles_the_archive_lacked);
     RUN(four_processes_add_to_one_folder_at_once);
+    RUN(read_only_folders_serve_and_are_never_written);
     RUN(a_corrupt_file_is_a_counted_miss);
     RUN(archive_off_reads_and_writes_nothing);
     RUN(an_unusable_folder_is_not_applied);
