@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <vulkan/vulkan.h>
@@ -49,6 +50,35 @@ static inline uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The physical device of `instance` named `name` (as kiln_caps reports it)
+ * and its first compute queue family; dies if there is none. */
+static inline VkPhysicalDevice bench_find_device(VkInstance instance, const char *name, uint32_t *family)
+{
+    uint32_t n = 16;
+    VkPhysicalDevice devs[16], phys = VK_NULL_HANDLE;
+    VkResult vr = vkEnumeratePhysicalDevices(instance, &n, devs);
+    if (vr != VK_SUCCESS && vr != VK_INCOMPLETE)
+        die("vkEnumeratePhysicalDevices returned %d", (int)vr);
+    for (uint32_t i = 0; i < n && !phys; i++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(devs[i], &p);
+        if (!strcmp(p.deviceName, name))
+            phys = devs[i];
+    }
+    if (!phys)
+        die("no Vulkan device named '%s'", name);
+    uint32_t nf = 32;
+    VkQueueFamilyProperties qf[32];
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, qf);
+    *family = UINT32_MAX;
+    for (uint32_t i = 0; i < nf && *family == UINT32_MAX; i++)
+        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            *family = i;
+    if (*family == UINT32_MAX)
+        die("device '%s' has no compute queue", name);
+    return phys;
 }
 
 #endif

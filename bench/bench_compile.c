@@ -323,28 +323,8 @@ static void serial_run(struct serial *r, const struct workload *w, const char *d
     VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     VkInstance instance;
     VCHECK(vkCreateInstance(&ici, NULL, &instance));
-    uint32_t n = 16;
-    VkPhysicalDevice devs[16], phys = VK_NULL_HANDLE;
-    VkResult vr = vkEnumeratePhysicalDevices(instance, &n, devs);
-    if (vr != VK_SUCCESS && vr != VK_INCOMPLETE)
-        die("vkEnumeratePhysicalDevices returned %d", (int)vr);
-    for (uint32_t i = 0; i < n && !phys; i++) {
-        VkPhysicalDeviceProperties p;
-        vkGetPhysicalDeviceProperties(devs[i], &p);
-        if (!strcmp(p.deviceName, device_name))
-            phys = devs[i];
-    }
-    if (!phys)
-        die("the serial loop found no device named '%s'", device_name);
-    uint32_t nf = 32;
-    VkQueueFamilyProperties qf[32];
-    vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, qf);
-    uint32_t family = UINT32_MAX;
-    for (uint32_t i = 0; i < nf && family == UINT32_MAX; i++)
-        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
-            family = i;
-    if (family == UINT32_MAX)
-        die("device '%s' has no compute queue", device_name);
+    uint32_t family;
+    VkPhysicalDevice phys = bench_find_device(instance, device_name, &family);
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueFamilyIndex = family,

@@ -157,29 +157,8 @@ static void hand_init(struct hand *h, const char *device_name, uint32_t nodes, u
                              .apiVersion = VK_API_VERSION_1_2};
     VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     VCHECK(vkCreateInstance(&ici, NULL, &h->instance));
-    uint32_t n = 16;
-    VkPhysicalDevice devs[16];
-    VkResult vr = vkEnumeratePhysicalDevices(h->instance, &n, devs);
-    if (vr != VK_SUCCESS && vr != VK_INCOMPLETE)
-        die("vkEnumeratePhysicalDevices returned %d", (int)vr);
-    for (uint32_t i = 0; i < n && !h->phys; i++) {
-        VkPhysicalDeviceProperties p;
-        vkGetPhysicalDeviceProperties(devs[i], &p);
-        if (!strcmp(p.deviceName, device_name))
-            h->phys = devs[i];
-    }
-    if (!h->phys)
-        die("the hand-written side found no device named '%s'", device_name);
-
-    uint32_t nf = 32;
-    VkQueueFamilyProperties qf[32];
-    vkGetPhysicalDeviceQueueFamilyProperties(h->phys, &nf, qf);
-    uint32_t family = UINT32_MAX;
-    for (uint32_t i = 0; i < nf && family == UINT32_MAX; i++)
-        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
-            family = i;
-    if (family == UINT32_MAX)
-        die("device '%s' has no compute queue", device_name);
+    uint32_t family;
+    h->phys = bench_find_device(h->instance, device_name, &family);
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueFamilyIndex = family,

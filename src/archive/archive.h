@@ -104,6 +104,10 @@ void arc_file_close(struct arc_file *f);
 enum arc_cause arc_file_find(const struct arc_file *f, enum arc_kind kind, const void *key, size_t key_len,
                              const uint8_t **value, size_t *value_len);
 
+/* The same, with the key's hash128 already at hand. */
+enum arc_cause arc_file_find_hashed(const struct arc_file *f, enum arc_kind kind, const uint8_t hash[16],
+                                    const void *key, size_t key_len, const uint8_t **value, size_t *value_len);
+
 /* Checks every entry; counts by cause (counts[ARC_HIT] = good entries). */
 void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT]);
 
@@ -171,10 +175,11 @@ struct arc_store {
  * fails: an unusable folder is logged once as NOT applied and the store
  * stays disabled. */
 KILN_NODISCARD kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps);
-/* An entry across the folder's files; on ARC_HIT *value points into a
- * mapped file valid until arc_store_close. Thread-safe. */
-enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const void *key, size_t key_len,
-                              const uint8_t **value, size_t *value_len);
+/* An entry across the folder's files, by its key and the key's hash128
+ * (computed once by the caller, not once per file); on ARC_HIT *value
+ * points into a mapped file valid until arc_store_close. Thread-safe. */
+enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const uint8_t hash[16], const void *key,
+                              size_t key_len, const uint8_t **value, size_t *value_len);
 /* Adds an entry to this process's run archive (copied). Thread-safe. */
 void arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, size_t key_len, const void *value,
                    size_t value_len);

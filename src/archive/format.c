@@ -67,13 +67,6 @@ static uint64_t get64(const uint8_t *p)
     return v;
 }
 
-static void key_hash(const void *key, size_t len, uint8_t out[16])
-{
-    XXH128_canonical_t c;
-    XXH128_canonicalFromHash(&c, XXH3_128bits(key, len));
-    memcpy(out, c.digest, 16);
-}
-
 static uint64_t entry_sum(const void *key, size_t klen, const void *value, size_t vlen)
 {
     return XXH3_64bits_withSeed(value, vlen, XXH3_64bits(key, klen));
@@ -124,7 +117,7 @@ void arc_writer_add(struct arc_writer *w, enum arc_kind kind, const void *key, s
     put32(p + 4, (uint32_t)kind);
     put64(p + 8, key_len);
     put64(p + 16, value_len);
-    key_hash(key, key_len, p + 24);
+    hash128(key, key_len, p + 24);
     put64(p + 40, entry_sum(key, key_len, value, value_len));
     if (key_len)
         memcpy(p + ARC_ENTRY_HEAD_SIZE, key, key_len);
@@ -185,7 +178,7 @@ static bool entry_at(const struct arc_file *f, uint64_t offset, uint32_t *kind, 
         return false;
     const uint8_t *kp = p + ARC_ENTRY_HEAD_SIZE, *vp = kp + kl;
     uint8_t h[16];
-    key_hash(kp, (size_t)kl, h);
+    hash128(kp, (size_t)kl, h);
     if (memcmp(h, p + 24, 16) || entry_sum(kp, (size_t)kl, vp, (size_t)vl) != get64(p + 40))
         return false;
     *kind = k;
@@ -292,10 +285,16 @@ void arc_file_close(struct arc_file *f)
 enum arc_cause arc_file_find(const struct arc_file *f, enum arc_kind kind, const void *key, size_t key_len,
                              const uint8_t **value, size_t *value_len)
 {
+    uint8_t h[16];
+    hash128(key, key_len, h);
+    return arc_file_find_hashed(f, kind, h, key, key_len, value, value_len);
+}
+
+enum arc_cause arc_file_find_hashed(const struct arc_file *f, enum arc_kind kind, const uint8_t h[16], const void *key,
+                                    size_t key_len, const uint8_t **value, size_t *value_len)
+{
     if (f->whole != ARC_HIT)
         return f->whole;
-    uint8_t h[16];
-    key_hash(key, key_len, h);
     enum arc_cause cause = ARC_ABSENT;
     for (uint32_t i = 0; i < f->ref_count; i++) {
         const struct arc_entry_ref *r = &f->refs[i];

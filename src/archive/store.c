@@ -139,14 +139,14 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps)
     return KILN_OK;
 }
 
-enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const void *key, size_t key_len,
-                              const uint8_t **value, size_t *value_len)
+enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const uint8_t hash[16], const void *key,
+                              size_t key_len, const uint8_t **value, size_t *value_len)
 {
     if (!s->enabled)
         return ARC_ABSENT;
     enum arc_cause best = ARC_ABSENT;
     for (uint32_t i = 0; i < s->file_count; i++) {
-        enum arc_cause c = arc_file_find(&s->files[i].file, kind, key, key_len, value, value_len);
+        enum arc_cause c = arc_file_find_hashed(&s->files[i].file, kind, hash, key, key_len, value, value_len);
         if (c == ARC_HIT)
             return c;
         if (c != ARC_ABSENT && best == ARC_ABSENT)

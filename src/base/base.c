@@ -16,6 +16,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include <xxhash.h>
+
 static _Thread_local char last_error[1024];
 
 static enum log_level parse_level(const char *v)
@@ -165,6 +167,13 @@ uint8_t *bytes_put(struct bytes *b, const void *src, size_t n)
         memset(at, 0, n);
     b->len += n;
     return at;
+}
+
+void hash128(const void *data, size_t len, uint8_t out[16])
+{
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits(data, len));
+    memcpy(out, c.digest, 16);
 }
 
 uint64_t time_now_ns(void)

@@ -70,6 +70,10 @@ struct bytes {
  * NULL once out of memory. The address is valid until the next append. */
 uint8_t *bytes_put(struct bytes *b, const void *src, size_t n);
 
+/* XXH3-128 of data in canonical (byte-order independent) form: the hash
+ * of every content-addressed key in kiln. */
+void hash128(const void *data, size_t len, uint8_t out[16]);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t time_now_ns(void);
 

@@ -364,7 +364,7 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
         return;
     }
     uint8_t h[16];
-    ckey_hash(key, len, h);
+    hash128(key, len, h);
     struct cjob *b = table_find(s, CJOB_BACK, h, key, len);
     if (b) {
         free(key);
@@ -427,7 +427,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     uint32_t include_count;
     KILN_TRY(ckey_front(src, &key, &len, &includes, &include_count));
     uint8_t h[16];
-    ckey_hash(key, len, h);
+    hash128(key, len, h);
     pthread_mutex_lock(&s->lock);
     s->stats.requests++;
     struct cjob *j = table_find(s, CJOB_FRONT, h, key, len);
@@ -446,16 +446,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
         prog_includes_free(includes, include_count);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     }
-    kiln_program_desc copy = {
-        .source = src->source, .source_len = src->source_len, .name = src->name, .entry = src->entry,
-        .optimize = src->optimize, .define_count = src->define_count, .include_dir_count = src->include_dir_count,
-        .include_dirs = (const char *const *)src->include_dirs,
-    };
-    kiln_define defs[KILN_MAX_DEFINES];
-    for (uint32_t i = 0; i < src->define_count; i++)
-        defs[i] = (kiln_define){src->defines[i].name, src->defines[i].value};
-    copy.defines = defs;
-    kiln_result r = prog_source_init(&j->src, &copy);
+    kiln_result r = prog_source_copy(&j->src, src);
     if (r < 0) {
         free(key);
         prog_includes_free(includes, include_count);
@@ -675,7 +666,7 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
     if (s->archive && s->archive->enabled) {
         const uint8_t *v;
         size_t n;
-        enum arc_cause c = arc_store_find(s->archive, ARC_FRONT, j->key, j->key_len, &v, &n);
+        enum arc_cause c = arc_store_find(s->archive, ARC_FRONT, j->hash, j->key, j->key_len, &v, &n);
         if (c == ARC_HIT && !unarchive_front(j, v, n))
             c = ARC_CORRUPT;
         j->archive_cause = (int)c;
@@ -735,7 +726,7 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     if (arc) {
         const uint8_t *blob;
         size_t n;
-        enum arc_cause c = arc_store_find(arc, ARC_BACK, j->key, j->key_len, &blob, &n);
+        enum arc_cause c = arc_store_find(arc, ARC_BACK, j->hash, j->key, j->key_len, &blob, &n);
         j->archive_cause = (int)c;
         struct kb_cache *seeded;
         if (c == ARC_HIT && kb_cache_create(s->dev, blob, n, &seeded) == KILN_OK) {
@@ -896,7 +887,6 @@ static void *worker_main(void *arg)
         }
         q_remove(s, j);
         j->state = CJOB_RUNNING;
-        j->ran = true;
         j->start_ns = time_now_ns();
         s->running++;
         s->stats.started++;
@@ -1008,7 +998,6 @@ static kiln_result start_workers(struct csvc *s)
     for (uint32_t i = 0; i < s->cfg.workers; i++) {
         struct csvc_worker *w = &s->workers[i];
         w->svc = s;
-        w->index = i;
         if (s->cfg.worker_caches && kb_cache_create(s->dev, NULL, 0, &w->cache) < 0)
             w->cache = NULL;
         if (!spawn(&w->thread, s->cfg.stack_bytes, worker_main, w)) {

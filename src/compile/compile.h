@@ -79,13 +79,11 @@ struct cjob {
     enum cjob_state state;
     enum cprio prio;
     char name[64];               /* the program's name, for messages */
-    uint8_t hash[16];            /* XXH3-128 of key */
+    uint8_t hash[16];            /* hash128 of key (also its archive lookup hash) */
     uint8_t *key;                /* the canonical request, owned */
     size_t key_len;
     uint32_t adopters;
-    bool cancel_requested;       /* request: the last adopter let go */
-    bool ran;                    /* outcome: a worker started it */
-    uint32_t deps;               /* jobs it waits for; queued at 0 */
+    bool cancel_requested;       /* request: the last adopter let go (outcome: its state, CANCELLED if it never ran) */
     struct cont *conts;          /* fired once, when it ends, with the lock held */
     uint32_t cont_count, cont_cap;
     bool conts_fired;
@@ -153,7 +151,6 @@ struct csvc_slow {              /* a compile that ran past slow_s */
 
 struct csvc_worker {
     struct csvc *svc;
-    uint32_t index;
     pthread_t thread;
     struct kb_cache *cache;      /* its own pipeline cache, merged into shared at a phase end */
     struct cjob *job;            /* running now, or NULL */
@@ -243,7 +240,6 @@ KILN_NODISCARD kiln_result ckey_front(const struct prog_source *src, uint8_t **k
                                       struct prog_include **includes, uint32_t *include_count);
 KILN_NODISCARD kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t words,
                                      const kiln_program_interface *iface, uint8_t **key, size_t *len);
-void ckey_hash(const uint8_t *key, size_t len, uint8_t out[16]);
 
 /* ---- the program object ------------------------------------------------------ */
 

@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include <shaderc/shaderc.h>
-#include <xxhash.h>
 
 #include "compile.h"
 
@@ -183,10 +182,3 @@ kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t
     return KILN_OK;
 }
 
-void ckey_hash(const uint8_t *key, size_t len, uint8_t out[16])
-{
-    XXH128_hash_t h = XXH3_128bits(key, len);
-    XXH128_canonical_t c;
-    XXH128_canonicalFromHash(&c, h);
-    memcpy(out, c.digest, 16);
-}

@@ -95,6 +95,19 @@ kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d
     return KILN_OK;
 }
 
+kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *src)
+{
+    kiln_define defs[KILN_MAX_DEFINES];
+    for (uint32_t i = 0; i < src->define_count; i++)
+        defs[i] = (kiln_define){src->defines[i].name, src->defines[i].value};
+    kiln_program_desc d = {
+        .source = src->source, .source_len = src->source_len, .name = src->name, .entry = src->entry,
+        .optimize = src->optimize, .defines = defs, .define_count = src->define_count,
+        .include_dirs = (const char *const *)src->include_dirs, .include_dir_count = src->include_dir_count,
+    };
+    return prog_source_init(dst, &d);
+}
+
 void prog_source_finish(struct prog_source *src)
 {
     free(src->source);
@@ -114,39 +127,18 @@ void prog_source_finish(struct prog_source *src)
 
 /* ---- the prelude ---------------------------------------------------------- */
 
-struct strbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-};
-
-static void sb_put(struct strbuf *b, const char *s, size_t n)
+/* Text in a growing byte buffer (base's struct bytes), kept NUL-terminated. */
+static void sb_put(struct bytes *b, const char *s, size_t n)
 {
-    if (b->oom)
+    uint8_t *at = bytes_put(b, NULL, n + 1);
+    if (!at)
         return;
-    if (n > SIZE_MAX / 4 || b->len > SIZE_MAX / 4) {
-        b->oom = true;
-        return;
-    }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
+    memcpy(at, s, n);
+    b->len--;   /* the NUL stays after the text, outside its length */
 }
 
-static void sb_printf(struct strbuf *b, const char *fmt, ...) KILN_PRINTF(2, 3);
-static void sb_printf(struct strbuf *b, const char *fmt, ...)
+static void sb_printf(struct bytes *b, const char *fmt, ...) KILN_PRINTF(2, 3);
+static void sb_printf(struct bytes *b, const char *fmt, ...)
 {
     char tmp[512];
     va_list ap;
@@ -214,7 +206,7 @@ static size_t header_len(const char *s, size_t len, unsigned *lines, bool *has_v
 
 char *prog_preprocess(const struct prog_source *src, size_t *len)
 {
-    struct strbuf b = {0};
+    struct bytes b = {0};
     unsigned lines;
     bool has_version;
     size_t head = header_len(src->source, src->source_len, &lines, &has_version);
@@ -248,7 +240,7 @@ char *prog_preprocess(const struct prog_source *src, size_t *len)
         return NULL;
     }
     *len = b.len;
-    return b.p;
+    return (char *)b.p;
 }
 
 /* ---- includes --------------------------------------------------------------- */
@@ -268,7 +260,7 @@ static char *read_file(const char *path, size_t *len)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    struct strbuf b = {0};
+    struct bytes b = {0};
     char tmp[8192];
     size_t n;
     while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
@@ -279,10 +271,12 @@ static char *read_file(const char *path, size_t *len)
         free(b.p);
         return NULL;
     }
-    if (!b.p)
-        b.p = str_dup("");
+    if (!b.p) {
+        *len = 0;
+        return str_dup("");
+    }
     *len = b.len;
-    return b.p;
+    return (char *)b.p;
 }
 
 char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,

@@ -61,6 +61,8 @@ struct prog_output {
 
 /* Validates a desc and deep-copies it. */
 KILN_NODISCARD kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *desc);
+/* Deep-copies a provenance (not its include snapshot). */
+KILN_NODISCARD kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *src);
 void prog_source_finish(struct prog_source *src);
 
 /* The source text the compiler sees: prelude inserted, #line restored.
