@@ -164,6 +164,10 @@ typedef struct kiln_context_stats {
     uint64_t archive_pipeline_hits; /* pipelines made from archived cache data without compiling */
     uint64_t archive_pipelines_added;
     uint64_t archive_qa_compiles;   /* KILN_ARCHIVE_QA=1: compiles of what the archive lacked (0 = PASS) */
+    uint64_t archive_not_kept;      /* compiled but not kept: past a run archive bound */
+    uint64_t archive_runs_saved;    /* run archives saved so far (each once) */
+    uint64_t archive_saves_failed;  /* failed save attempts (each is tried once more, 5 s later) */
+    uint64_t archive_entries_let_go;/* entries of run archives whose second save failed too */
 } kiln_context_stats;
 KILN_NODISCARD kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out);
 
@@ -389,6 +393,52 @@ KILN_NODISCARD kiln_result kiln_archive_info_get(kiln_context ctx, kiln_archive_
  * there are. */
 KILN_NODISCARD kiln_result kiln_archive_files(kiln_context ctx, uint32_t first, kiln_archive_file *out, uint32_t cap,
                                               uint32_t *count);
+
+/* Tidies the context's archive folder now (the archive's saver also does
+ * this on its own, off the hot path). Read-only folders are never touched. */
+typedef struct kiln_archive_tidy_desc {
+    int compact;              /* 1: merge small run archives into one file */
+    uint32_t compact_at;      /* merge when at least this many small ones (0 = 2) */
+    uint64_t small_bytes;     /* "small": at most this size (0 = 8 MiB) */
+    int gc;                   /* 1: remove least recently used files past max_size */
+    uint64_t max_size;        /* 0 = KILN_ARCHIVE_MAX_SIZE, else 1 GiB */
+} kiln_archive_tidy_desc;
+
+typedef struct kiln_archive_tidy_result {
+    uint32_t files_before, files_after;
+    uint64_t bytes_before, bytes_after;
+    uint32_t merged;          /* small files merged into one */
+    uint64_t entries_kept;    /* entries written to the merged file */
+    uint64_t duplicates_dropped, bad_dropped;
+    uint32_t removed;         /* files removed as least recently used */
+    int busy;                 /* 1: another process was tidying: nothing done */
+} kiln_archive_tidy_result;
+KILN_NODISCARD kiln_result kiln_archive_tidy(kiln_context ctx, const kiln_archive_tidy_desc *desc,
+                                             kiln_archive_tidy_result *out);
+
+/* Precompile: makes, now, every program whose front end (SPIR-V) the
+ * context's archives hold, so that later kiln_program_create calls for them
+ * find them compiled. Order: programs noted as used on this device first,
+ * then fewer SPIR-V words first, programs an earlier run found slow last.
+ * Returns when all are ready or failed, or once none has finished for
+ * stall_s seconds: the rest then go on as background compiles (said in one
+ * log line). Other calls on the context wait meanwhile. With no archive
+ * (KILN_ARCHIVE=0), returns at once with zero programs. */
+typedef struct kiln_precompile_desc {
+    double stall_s;           /* 0 = KILN_PRECOMPILE_STALL_S, else 5 */
+} kiln_precompile_desc;
+
+typedef struct kiln_precompile_result {
+    uint32_t programs;        /* front ends found in the archives */
+    uint32_t noted;           /* of them, noted as used on this device */
+    uint32_t slow;            /* of them, found slow by an earlier run */
+    uint32_t ready, failed;   /* when the call returned */
+    uint32_t background;      /* handed to background work at the stall */
+    double seconds;
+} kiln_precompile_result;
+/* desc may be NULL (defaults); out may be NULL. */
+KILN_NODISCARD kiln_result kiln_context_precompile(kiln_context ctx, const kiln_precompile_desc *desc,
+                                                   kiln_precompile_result *out);
 
 #ifdef __cplusplus
 }

@@ -261,6 +261,20 @@ kiln_result kiln_archive_files(kiln_context ctx, uint32_t first, kiln_archive_fi
     CALL(ctx, archive_files, first, out, cap, count);
 }
 
+kiln_result kiln_archive_tidy(kiln_context ctx, const kiln_archive_tidy_desc *desc, kiln_archive_tidy_result *out)
+{
+    NEED(desc, "desc");
+    NEED(out, "out");
+    CALL(ctx, archive_tidy, desc, out);
+}
+
+kiln_result kiln_context_precompile(kiln_context ctx, const kiln_precompile_desc *desc, kiln_precompile_result *out)
+{
+    kiln_precompile_desc d = desc ? *desc : (kiln_precompile_desc){0};
+    kiln_precompile_result ignored;
+    CALL(ctx, precompile, &d, out ? out : &ignored);
+}
+
 /* For kiln's own tests and tools: the context behind a handle, unlocked. */
 struct kctx *api_context_peek(kiln_context h)
 {

@@ -1,8 +1,7 @@
 /*
- * archive: kiln's pipeline archive on disk. This part is the file format:
- * building an archive file in memory and reading one back without trusting
- * a byte of it. (Folders per device pair, run archives, the saver, lookups
- * from the compile service: see issue 4; they build on this.)
+ * archive: kiln's pipeline archive on disk: the file format (format.c),
+ * crash-safe saving (save.c), tidying a folder (tidy.c) and a context's
+ * archive folder with its run archives and saver thread (store.c).
  *
  * A file is:
  *   header   64 bytes: magic "KILNARC\0", format version, header size, the
@@ -51,6 +50,7 @@ enum arc_cause {
     ARC_CORRUPT,          /* bad magic, bounds or checksum */
     ARC_VERSION,          /* another format version */
     ARC_NEVER_HITS,       /* not asked: the driver keeps no compiled code in pipeline caches */
+    ARC_OVER_BOUND,       /* compiled, but not kept: past a run archive bound */
     ARC_CAUSE_COUNT
 };
 const char *arc_cause_name(enum arc_cause c);
@@ -111,6 +111,14 @@ enum arc_cause arc_file_find_hashed(const struct arc_file *f, enum arc_kind kind
 /* Checks every entry; counts by cause (counts[ARC_HIT] = good entries). */
 void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT]);
 
+/* The i-th entry of the file (its index, or what salvage kept), checked as
+ * lookups check it (bounds, head, checksum): ARC_HIT with *kind, *key and
+ * *value pointing into the file's bytes (borrowed, as f->data is);
+ * ARC_CORRUPT when the entry fails a check; ARC_ABSENT when i >= ref_count;
+ * f->whole when the file serves nothing. Outputs are set only on ARC_HIT. */
+enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, uint32_t *kind, const uint8_t **key,
+                              size_t *key_len, const uint8_t **value, size_t *value_len);
+
 /* ---- files ------------------------------------------------------------------------ */
 
 /*
@@ -144,28 +152,146 @@ struct arc_map {
 KILN_NODISCARD kiln_result arc_map_open(struct arc_map *m, const char *path);
 void arc_map_close(struct arc_map *m);
 
+/* ---- tidying a folder ------------------------------------------------------------- */
+
+/*
+ * A folder grows by one run archive per process that compiled something.
+ * Tidying keeps it bounded: gc removes whole files, least recently used
+ * first; compaction merges many small files into one pack. Both take an
+ * exclusive, non-blocking flock on "<dir>/.tidy.lock" (created if missing),
+ * so one process tidies a folder at a time and others skip it. Neither
+ * reads nor removes ".tmp" files (saves in progress; arc_clean_tmp removes
+ * dead ones). Files other processes have mapped may be removed: their
+ * mappings stay valid. A file that vanishes meanwhile (another process
+ * removed it) is not an error.
+ */
+struct arc_tidy_result {
+    uint32_t files_before, files_after;   /* the folder's .arc files */
+    uint64_t bytes_before, bytes_after;
+    uint32_t removed;             /* files removed as least recently used (gc) */
+    uint32_t merged;              /* small files merged into one and removed (compact) */
+    uint64_t entries_kept;        /* entries written into the merged file */
+    uint64_t duplicates_dropped;  /* entries another merged file (or the same one) already had */
+    uint64_t bad_dropped;         /* entries that failed their checks, or files serving nothing */
+    bool busy;                    /* another process was tidying the folder: nothing done */
+};
+
+/* Removes whole .arc files of dir, least recently used first (oldest mtime;
+ * arc_touch marks a use), until its .arc files total at most max_bytes.
+ * *out is filled (zeroed first) whether or not the call fails; busy set
+ * with KILN_OK when another process holds the tidy lock. Fails with
+ * KILN_ERR_IO naming the path and the system's reason when the folder
+ * cannot be read or a file cannot be removed. dir is borrowed. */
+KILN_NODISCARD kiln_result arc_gc(const char *dir, uint64_t max_bytes, struct arc_tidy_result *out);
+
+/* When at least min_files (at least 2) small archives - "run-*.arc" and
+ * "pack-*.arc" of at most small_bytes each - are in dir, merges them into
+ * one new "pack-<pid>-<random hex>.arc" for device dev, then removes them.
+ * Entries are deduplicated by kind and full key (the first one met is
+ * kept); entries failing their checks are dropped, and a file whose header
+ * is corrupt (serving nothing) is removed with them. Files of another
+ * format version or device pair are left alone. The pack is written with
+ * arc_save, so a crash leaves either no pack or a whole one; a crash
+ * between the save and the removals leaves duplicates, which lookups
+ * tolerate and the next compaction drops. The pack keeps the newest mtime
+ * of its sources, so gc's order holds. *out as for arc_gc. Unreadable
+ * sources are left alone with a warning. dir and dev are borrowed. */
+KILN_NODISCARD kiln_result arc_compact(const char *dir, const struct arc_device *dev, uint64_t small_bytes,
+                                       uint32_t min_files, struct arc_tidy_result *out);
+
+/* Marks dir/name used now (sets its mtime), so gc removes it last. Errors
+ * (a read-only folder, a file gone) are ignored. */
+void arc_touch(const char *dir, const char *name);
+
 /* ---- a context's archive folder ---------------------------------------------------- */
 
 struct arc_store_file {
     char name[256];
     struct arc_map map;
     struct arc_file file;
+    bool readonly;               /* from a KILN_ARCHIVE_READONLY folder */
+    _Atomic bool used;           /* served a hit in this process (the saver marks it used on disk) */
+    bool touched;                /* the saver marked it (saver thread only) */
+};
+
+/* A run archive: entries this process compiled, saved once as one file. */
+struct arc_run {
+    struct arc_writer w;
+    uint32_t entries;
+    bool held;                   /* an adder is writing into it (without the store lock) */
+    const uint8_t *data;         /* the whole file once closed (owned by w) */
+    size_t len;
+    uint32_t tries;              /* failed saves so far */
+    uint64_t retry_ns;           /* its next save not before this time */
+    struct arc_run *next;        /* the save queue */
+};
+
+/* The run archives' bounds and the saver's rules. Defaults in
+ * arc_store_config_default; tests shrink them. */
+struct arc_store_config {
+    uint64_t run_bytes;          /* a run archive takes entries until estimated at this (64 MiB) */
+    uint32_t taking;             /* at most this many take entries at once (16) */
+    uint64_t unsaved_bytes;      /* run archives not saved yet hold at most this (1 GiB) */
+    uint64_t urgent_bytes;       /* the saver ignores its gate when this much waits (512 MiB) */
+    double retry_s;              /* a failed save is tried once more this much later (5 s) */
+    uint64_t max_size;           /* KILN_ARCHIVE_MAX_SIZE: the folder's bound (1 GiB) */
+    uint64_t small_bytes;        /* run archives at most this big are compacted (8 MiB) ... */
+    uint32_t compact_at;         /* ... once this many are in the folder (8) */
+    double tidy_delay_s;         /* the saver tidies the folder this long after open (2 s): short-lived
+                                  * contexts (the CLI's archive commands) leave it as it is */
+};
+void arc_store_config_default(struct arc_store_config *cfg);
+
+/* The saver's gate: true while the process is busy in a way a save would
+ * slow (a giant compile in flight, the application submitting). Called on
+ * the saver thread without the store's lock. */
+typedef bool (*arc_gate_fn)(void *ud);
+
+struct arc_store_stats {
+    uint64_t added;              /* entries added to run archives */
+    uint64_t over_bound;         /* entries not kept: every run archive busy or full, or too much unsaved */
+    uint64_t notes;              /* notes added */
+    uint32_t saved;              /* run archives saved */
+    uint64_t saved_bytes;
+    uint32_t saves_failed;       /* failed save attempts */
+    uint32_t let_go;             /* run archives given up after two failed saves */
+    uint64_t entries_let_go;
+    uint32_t saver_waits;        /* times the saver held back for its gate */
+    uint64_t look_ns, add_ns, save_ns;
 };
 
 struct arc_store {
     bool enabled;                /* false: KILN_ARCHIVE=0 or the folder is unusable */
     char dir[4096];              /* the device pair's folder */
     struct arc_device device;
+    struct arc_store_config cfg;
     struct arc_store_file *files;   /* mapped at open; never change after; read-only folders' first */
     uint32_t file_count, file_cap;
     uint32_t readonly_files;     /* how many of files come from KILN_ARCHIVE_READONLY folders */
-    pthread_mutex_t lock;        /* guards run and added */
-    struct arc_writer run;       /* this process's run archive */
-    uint64_t added;
+    bool qa;                     /* KILN_ARCHIVE_QA: every compile the archive lacked is named and fails the run */
     /* The driver keeps no compiled code in a pipeline cache (lavapipe):
      * back-end entries are neither kept nor looked up. Set once. */
     _Atomic bool back_never_hits;
-    bool qa;                     /* KILN_ARCHIVE_QA: every compile the archive lacked is named and fails the run */
+    _Atomic uint64_t look_ns;    /* time spent in lookups (lock-free) */
+
+    pthread_mutex_t lock;        /* guards everything below */
+    pthread_cond_t wake;         /* the saver: a run archive is full, a file was used, or stop */
+    struct arc_run *taking[64];  /* run archives taking entries (cfg.taking of them at most) */
+    uint32_t taking_count;
+    struct arc_run *queue_head, *queue_tail;   /* full run archives waiting for the saver */
+    struct arc_run *saving;      /* the one the saver writes now */
+    uint64_t unsaved;            /* bytes held by run archives not saved yet (taking, queued, saving) */
+    uint64_t last_save_ns;       /* the process's last save (names stay unique) */
+    bool stopping;
+    bool saver_started;
+    pthread_t saver;
+    bool files_used;             /* a file's used flag was set since the saver looked */
+    uint64_t open_ns;
+    struct arc_store_stats stats;
+
+    pthread_mutex_t gate_lock;   /* guards gate and gate_ud; held while the gate runs */
+    arc_gate_fn gate;
+    void *gate_ud;
 };
 
 /* Opens the archive folder of a device pair (KILN_ARCHIVE, KILN_ARCHIVE_DIR,
@@ -173,17 +299,35 @@ struct arc_store {
  * pair's folders under each KILN_ARCHIVE_READONLY=dir[:dir] root (archives
  * shipped with an application: looked up first, never written). Never
  * fails: an unusable folder is logged once as NOT applied and the store
- * stays disabled. */
-KILN_NODISCARD kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps);
+ * stays disabled. cfg NULL: the defaults (and KILN_ARCHIVE_MAX_SIZE). The
+ * saver thread starts here; it first tidies the folder (compacts small run
+ * archives, removes least recently used files past max_size) when its gate
+ * allows. */
+KILN_NODISCARD kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps,
+                                          const struct arc_store_config *cfg);
+/* Sets the saver's gate (NULL: none). Returns once the saver is not inside
+ * the old gate, so its ud may be freed after. */
+void arc_store_set_gate(struct arc_store *s, arc_gate_fn gate, void *ud);
 /* An entry across the folder's files, by its key and the key's hash128
  * (computed once by the caller, not once per file); on ARC_HIT *value
  * points into a mapped file valid until arc_store_close. Thread-safe. */
 enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const uint8_t hash[16], const void *key,
                               size_t key_len, const uint8_t **value, size_t *value_len);
-/* Adds an entry to this process's run archive (copied). Thread-safe. */
-void arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, size_t key_len, const void *value,
+/* Adds an entry (copied) to a run archive no other thread holds meanwhile.
+ * Past a bound the entry is not kept: returns false and counts it.
+ * Thread-safe. */
+bool arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, size_t key_len, const void *value,
                    size_t value_len);
-/* Saves the run archive (once) and closes; summary receives the close line. */
+/* Calls fn for every entry of `kind` that passes its checks, in every file
+ * found at open (read-only folders' first); key and value point into mapped
+ * files valid until arc_store_close. fn returns false to stop. */
+void arc_store_each(struct arc_store *s, enum arc_kind kind,
+                    bool (*fn)(void *ud, const uint8_t *key, size_t key_len, const uint8_t *value, size_t value_len),
+                    void *ud);
+struct arc_store_stats arc_store_stats_get(struct arc_store *s);
+/* Stops the saver (a save in progress ends first), saves every run archive
+ * still open (one more try for one that failed once), and closes; summary
+ * receives the close line. */
 void arc_store_close(struct arc_store *s, char *summary, size_t cap);
 
 #endif

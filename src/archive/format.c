@@ -26,6 +26,7 @@ const char *arc_cause_name(enum arc_cause c)
     case ARC_CORRUPT: return "corrupt";
     case ARC_VERSION: return "format version";
     case ARC_NEVER_HITS: return "driver never hits";
+    case ARC_OVER_BOUND: return "over a bound";
     case ARC_CAUSE_COUNT: break;
     }
     return "?";
@@ -333,4 +334,27 @@ void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT])
                   !memcmp(f->data + f->refs[i].offset + 24, f->refs[i].key_hash, 16);
         counts[ok ? ARC_HIT : ARC_CORRUPT]++;
     }
+}
+
+enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, uint32_t *kind, const uint8_t **key,
+                              size_t *key_len, const uint8_t **value, size_t *value_len)
+{
+    if (f->whole != ARC_HIT)
+        return f->whole;
+    if (i >= f->ref_count)
+        return ARC_ABSENT;
+    const struct arc_entry_ref *r = &f->refs[i];
+    uint32_t k;
+    const uint8_t *kp, *vp;
+    size_t kl, vl;
+    uint64_t next;
+    if (!entry_at(f, r->offset, &k, &kp, &kl, &vp, &vl, &next) || k != r->kind ||
+        memcmp(f->data + r->offset + 24, r->key_hash, 16))
+        return ARC_CORRUPT;
+    *kind = k;
+    *key = kp;
+    *key_len = kl;
+    *value = vp;
+    *value_len = vl;
+    return ARC_HIT;
 }

@@ -1,15 +1,36 @@
 /*
  * store.c: a context's archive folder. It resolves the folder for the
  * context's device pair, maps the archive files already there, looks
- * front-end entries up across them, gathers what this process compiles
- * into a run archive, and saves that run archive once, at close.
+ * entries up across them, gathers what this process compiles into run
+ * archives, and saves those on a saver thread of its own.
+ *
+ * Run archives: an adder takes a run archive no other thread holds (making
+ * one while fewer than cfg.taking exist), copies its entry in without the
+ * store's lock, and gives it back. A run archive estimated at cfg.run_bytes
+ * or more takes nothing more and goes to the save queue; it is saved once
+ * and let go. When every run archive is held, or the ones not saved yet
+ * would hold more than cfg.unsaved_bytes, the entry is not kept (counted:
+ * it compiles again next time). One saver thread, at the lowest CPU
+ * priority, saves the queue one file at a time. It holds back while its
+ * gate says the process is busy (a giant compile in flight, the application
+ * submitting), unless cfg.urgent_bytes or more wait. A failed save is
+ * logged with the system's reason and tried once more cfg.retry_s later,
+ * then let go. The saver also tidies the folder off the hot path: small run
+ * archives compacted into one, least recently used files removed past
+ * cfg.max_size, files this process used marked used on disk. At close the
+ * run archives still open are saved on the closing thread.
+ *
+ * Names: "run-<pid>-<ns clock>-<n>.arc"; with the .tmp created exclusively
+ * (O_EXCL) no two processes write one name.
  *
  * KILN_ARCHIVE=0 turns it all off: nothing is read, written or logged. A
  * folder that cannot be used is one "NOT applied" line and kiln goes on
  * without an archive.
  *
  * Thread-safety: lookups read mapped files that never change after open;
- * adds take the store's lock (compile workers add concurrently).
+ * everything else is under the store's lock. Lock order: gate_lock, then
+ * whatever the gate takes (the compile service's lock); the store's lock is
+ * never held while the gate runs.
  */
 #define _GNU_SOURCE
 #include "archive.h"
@@ -22,6 +43,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -89,7 +112,61 @@ static void load_files(struct arc_store *s, const char *folder)
         closedir(d);
 }
 
-kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps)
+/* "1073741824", "512M", "1G", "64KiB": bytes; 0 when it does not parse. */
+static uint64_t parse_size(const char *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v)
+        return 0;
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 0: break;
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    default: return 0;
+    }
+    if (*end) {
+        end++;
+        if (!strcasecmp(end, "ib") || !strcasecmp(end, "b"))
+            end += strlen(end);
+        if (*end)
+            return 0;
+    }
+    if (shift && n > (UINT64_MAX >> shift))
+        return 0;
+    return (uint64_t)n << shift;
+}
+
+void arc_store_config_default(struct arc_store_config *c)
+{
+    *c = (struct arc_store_config){
+        .run_bytes = 64ull << 20,
+        .taking = 16,
+        .unsaved_bytes = 1ull << 30,
+        .urgent_bytes = 512ull << 20,
+        .retry_s = 5.0,
+        .max_size = 1ull << 30,
+        .small_bytes = 8ull << 20,
+        .compact_at = 8,
+        .tidy_delay_s = 2.0,
+    };
+    const char *v = getenv("KILN_ARCHIVE_MAX_SIZE");
+    if (v && *v) {
+        uint64_t n = parse_size(v);
+        if (n)
+            c->max_size = n;
+        else
+            log_warn("KILN_ARCHIVE_MAX_SIZE=%s: NOT applied: not a size (bytes, or with K, M, G or T); using 1G", v);
+    }
+}
+
+static void *saver_main(void *arg);
+
+kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const struct arc_store_config *cfg)
 {
     *s = (struct arc_store){0};
     if (!env_flag("KILN_ARCHIVE", 1))
@@ -112,12 +189,15 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps)
         err_clear();
         return KILN_OK;
     }
+    if (cfg)
+        s->cfg = *cfg;
+    else
+        arc_store_config_default(&s->cfg);
+    s->cfg.taking = KILN_MIN(KILN_MAX(s->cfg.taking, 1u), (uint32_t)(sizeof s->taking / sizeof s->taking[0]));
     arc_device_from_caps(&s->device, caps);
     uint32_t cleaned = arc_clean_tmp(s->dir);
     if (cleaned)
         log_info("archive: removed %u temporary files of dead processes", cleaned);
-    pthread_mutex_init(&s->lock, NULL);
-    arc_writer_init(&s->run, &s->device);
     const char *ro = getenv("KILN_ARCHIVE_READONLY");
     for (const char *p = ro; p && *p;) {
         const char *colon = strchr(p, ':');
@@ -128,15 +208,38 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps)
             pair_folder(folder, sizeof folder, ro_root, caps);
             uint32_t before = s->file_count;
             load_files(s, folder);
+            for (uint32_t i = before; i < s->file_count; i++)
+                s->files[i].readonly = true;
             s->readonly_files += s->file_count - before;
         }
         p = colon ? colon + 1 : p + n;
     }
     load_files(s, s->dir);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->gate_lock, NULL);
+    pthread_cond_init(&s->wake, NULL);
     s->enabled = true;
+    s->open_ns = time_now_ns();
     s->qa = env_flag("KILN_ARCHIVE_QA", 0);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 1 << 20);
+    s->saver_started = pthread_create(&s->saver, &attr, saver_main, s) == 0;
+    pthread_attr_destroy(&attr);
+    if (!s->saver_started)
+        log_warn("archive: no saver thread (%s): run archives are saved at close", strerror(errno));
     log_info("archive: %s: %u files (%u from read-only folders)", s->dir, s->file_count, s->readonly_files);
     return KILN_OK;
+}
+
+void arc_store_set_gate(struct arc_store *s, arc_gate_fn gate, void *ud)
+{
+    if (!s->enabled)
+        return;
+    pthread_mutex_lock(&s->gate_lock);
+    s->gate = gate;
+    s->gate_ud = ud;
+    pthread_mutex_unlock(&s->gate_lock);
 }
 
 enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const uint8_t hash[16], const void *key,
@@ -144,26 +247,295 @@ enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const uin
 {
     if (!s->enabled)
         return ARC_ABSENT;
+    uint64_t t0 = time_now_ns();
     enum arc_cause best = ARC_ABSENT;
     for (uint32_t i = 0; i < s->file_count; i++) {
         enum arc_cause c = arc_file_find_hashed(&s->files[i].file, kind, hash, key, key_len, value, value_len);
-        if (c == ARC_HIT)
-            return c;
+        if (c == ARC_HIT) {
+            best = c;
+            if (!s->files[i].readonly && !atomic_exchange(&s->files[i].used, true)) {
+                pthread_mutex_lock(&s->lock);
+                s->files_used = true;
+                pthread_cond_signal(&s->wake);
+                pthread_mutex_unlock(&s->lock);
+            }
+            break;
+        }
         if (c != ARC_ABSENT && best == ARC_ABSENT)
             best = c;
     }
+    atomic_fetch_add(&s->look_ns, time_now_ns() - t0);
     return best;
 }
 
-void arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, size_t key_len, const void *value,
+/* ---- run archives ------------------------------------------------------------------------ */
+
+static void queue_push(struct arc_store *s, struct arc_run *r)
+{
+    r->next = NULL;
+    if (s->queue_tail)
+        s->queue_tail->next = r;
+    else
+        s->queue_head = r;
+    s->queue_tail = r;
+}
+
+static void taking_remove(struct arc_store *s, struct arc_run *r)
+{
+    for (uint32_t i = 0; i < s->taking_count; i++)
+        if (s->taking[i] == r) {
+            s->taking[i] = s->taking[--s->taking_count];
+            return;
+        }
+}
+
+static void run_free(struct arc_run *r)
+{
+    arc_writer_finish(&r->w);
+    free(r);
+}
+
+bool arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, size_t key_len, const void *value,
                    size_t value_len)
 {
     if (!s->enabled)
-        return;
+        return false;
+    uint64_t t0 = time_now_ns();
+    uint64_t grows = ARC_ENTRY_HEAD_SIZE + key_len + value_len + 8 + ARC_INDEX_ROW_SIZE;
     pthread_mutex_lock(&s->lock);
-    arc_writer_add(&s->run, kind, key, key_len, value, value_len);
-    s->added++;
+    struct arc_run *r = NULL;
+    if (!s->stopping && s->unsaved + grows <= s->cfg.unsaved_bytes) {
+        for (uint32_t i = 0; i < s->taking_count && !r; i++)
+            if (!s->taking[i]->held)
+                r = s->taking[i];
+        if (!r && s->taking_count < s->cfg.taking && (r = calloc(1, sizeof *r))) {
+            arc_writer_init(&r->w, &s->device);
+            s->unsaved += r->w.out.len;
+            s->taking[s->taking_count++] = r;
+        }
+    }
+    if (!r) {
+        s->stats.over_bound++;
+        pthread_mutex_unlock(&s->lock);
+        return false;
+    }
+    r->held = true;
+    size_t before = r->w.out.len;
     pthread_mutex_unlock(&s->lock);
+
+    arc_writer_add(&r->w, kind, key, key_len, value, value_len);
+
+    pthread_mutex_lock(&s->lock);
+    r->held = false;
+    r->entries++;
+    s->unsaved += r->w.out.len - before;
+    s->stats.added++;
+    if (kind == ARC_NOTE)
+        s->stats.notes++;
+    if (r->w.out.len >= s->cfg.run_bytes || r->w.out.oom) {
+        taking_remove(s, r);
+        queue_push(s, r);
+        pthread_cond_signal(&s->wake);
+    }
+    s->stats.add_ns += time_now_ns() - t0;
+    pthread_mutex_unlock(&s->lock);
+    return true;
+}
+
+/* Saves one run archive (lock not held). On failure the error is raised
+ * and the archive keeps its data for another try. */
+static kiln_result run_save(struct arc_store *s, struct arc_run *r)
+{
+    if (!r->data)
+        KILN_TRY(arc_writer_close(&r->w, &r->data, &r->len));
+    static _Atomic uint32_t serial;
+    char name[128];
+    snprintf(name, sizeof name, "run-%ld-%llx-%u.arc", (long)getpid(), (unsigned long long)time_now_ns(),
+             atomic_fetch_add(&serial, 1));
+    return arc_save(s->dir, name, r->data, r->len);
+}
+
+/* Saves r and accounts for it (lock held on entry and exit; dropped while
+ * writing). last: no later try (the store is closing). */
+static void save_one(struct arc_store *s, struct arc_run *r, bool last)
+{
+    s->saving = r;
+    pthread_mutex_unlock(&s->lock);
+    uint64_t t0 = time_now_ns();
+    kiln_result res = run_save(s, r);
+    char why[512];
+    snprintf(why, sizeof why, "%s", res == KILN_OK ? "" : kiln_last_error());
+    err_clear();
+    uint64_t dt = time_now_ns() - t0;
+    pthread_mutex_lock(&s->lock);
+    s->saving = NULL;
+    s->stats.save_ns += dt;
+    uint64_t held = r->w.out.len;
+    if (res == KILN_OK) {
+        s->stats.saved++;
+        s->stats.saved_bytes += r->len;
+    } else {
+        s->stats.saves_failed++;
+        if (++r->tries < 2 && !last) {
+            r->retry_ns = time_now_ns() + (uint64_t)(s->cfg.retry_s * 1e9);
+            log_warn("archive: run archive save failed: %s; trying once more in %.0f s", why, s->cfg.retry_s);
+            queue_push(s, r);
+            return;
+        }
+        s->stats.let_go++;
+        s->stats.entries_let_go += r->entries;
+        log_warn("archive: run archive save failed%s: %s; its %u entries are let go (they compile again next time)",
+                 r->tries > 1 ? " again" : "", why, r->entries);
+    }
+    s->unsaved -= held;
+    run_free(r);
+}
+
+/* True while the saver should hold back (lock not held). */
+static bool gate_busy(struct arc_store *s)
+{
+    pthread_mutex_lock(&s->gate_lock);
+    bool busy = s->gate && s->gate(s->gate_ud);
+    pthread_mutex_unlock(&s->gate_lock);
+    return busy;
+}
+
+/* Marks used files used on disk and tidies the folder (lock not held). */
+static void tidy(struct arc_store *s, bool compact, bool gc)
+{
+    for (uint32_t i = 0; i < s->file_count; i++) {
+        struct arc_store_file *f = &s->files[i];
+        if (!f->readonly && !f->touched && atomic_load(&f->used)) {
+            f->touched = true;
+            arc_touch(s->dir, f->name);
+        }
+    }
+    struct arc_tidy_result t = {0};
+    if (compact) {
+        if (arc_compact(s->dir, &s->device, s->cfg.small_bytes, s->cfg.compact_at, &t) < 0) {
+            log_warn("archive: compaction: %s", kiln_last_error());
+            err_clear();
+        } else if (t.merged) {
+            log_info("archive: compacted %u small run archives into one (%llu entries, %llu duplicates dropped)",
+                     t.merged, (unsigned long long)t.entries_kept, (unsigned long long)t.duplicates_dropped);
+        }
+    }
+    t = (struct arc_tidy_result){0};
+    if (!gc)
+        return;
+    if (arc_gc(s->dir, s->cfg.max_size, &t) < 0) {
+        log_warn("archive: size bound: %s", kiln_last_error());
+        err_clear();
+    } else if (t.removed) {
+        log_info("archive: %u least recently used files removed (folder %.1f MB, bound %.1f MB)", t.removed,
+                 (double)t.bytes_after / (1 << 20), (double)s->cfg.max_size / (1 << 20));
+    }
+}
+
+static void wait_ns(struct arc_store *s, uint64_t ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t at = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ns;
+    ts.tv_sec = (time_t)(at / 1000000000ull);
+    ts.tv_nsec = (long)(at % 1000000000ull);
+    pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+}
+
+#define GATE_POLL_NS (20ull * 1000 * 1000)
+
+static void *saver_main(void *arg)
+{
+    struct arc_store *s = arg;
+    /* Linux: a thread's nice value is its own. */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+    bool tidied = false;
+    pthread_mutex_lock(&s->lock);
+    while (!s->stopping) {
+        uint64_t now = time_now_ns();
+        struct arc_run *due = NULL, *prev = NULL;
+        uint64_t next_retry = UINT64_MAX;
+        for (struct arc_run *r = s->queue_head, *p = NULL; r; p = r, r = r->next) {
+            if (r->retry_ns <= now) {
+                due = r;
+                prev = p;
+                break;
+            }
+            next_retry = KILN_MIN(next_retry, r->retry_ns - now);
+        }
+        uint64_t tidy_at = s->open_ns + (uint64_t)(s->cfg.tidy_delay_s * 1e9);
+        bool tidy_due = s->files_used || (!tidied && now >= tidy_at);
+        if (!tidied && now < tidy_at)
+            next_retry = KILN_MIN(next_retry, tidy_at - now);
+        if (!due && !tidy_due) {
+            if (next_retry == UINT64_MAX)
+                pthread_cond_wait(&s->wake, &s->lock);
+            else
+                wait_ns(s, next_retry);
+            continue;
+        }
+        bool urgent = s->unsaved >= s->cfg.urgent_bytes;
+        pthread_mutex_unlock(&s->lock);
+        bool busy = !urgent && gate_busy(s);
+        pthread_mutex_lock(&s->lock);
+        if (busy) {
+            s->stats.saver_waits++;
+            wait_ns(s, GATE_POLL_NS);
+            continue;
+        }
+        if (due) {
+            if (prev)
+                prev->next = due->next;
+            else
+                s->queue_head = due->next;
+            if (s->queue_tail == due)
+                s->queue_tail = prev;
+            save_one(s, due, false);
+        }
+        if (tidy_due || (due && tidied)) {
+            s->files_used = false;
+            bool first = !tidied && time_now_ns() >= tidy_at;
+            bool gc = first || (due && tidied);
+            tidied |= first;
+            pthread_mutex_unlock(&s->lock);
+            tidy(s, first, gc);
+            pthread_mutex_lock(&s->lock);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+void arc_store_each(struct arc_store *s, enum arc_kind kind,
+                    bool (*fn)(void *ud, const uint8_t *key, size_t key_len, const uint8_t *value, size_t value_len),
+                    void *ud)
+{
+    if (!s->enabled)
+        return;
+    for (uint32_t i = 0; i < s->file_count; i++) {
+        const struct arc_file *f = &s->files[i].file;
+        for (uint32_t e = 0; e < f->ref_count; e++) {
+            uint32_t k;
+            const uint8_t *key, *value;
+            size_t klen, vlen;
+            if (f->refs[e].kind != (uint32_t)kind ||
+                arc_file_entry(f, e, &k, &key, &klen, &value, &vlen) != ARC_HIT || k != (uint32_t)kind)
+                continue;
+            if (!fn(ud, key, klen, value, vlen))
+                return;
+        }
+    }
+}
+
+struct arc_store_stats arc_store_stats_get(struct arc_store *s)
+{
+    if (!s->enabled)
+        return (struct arc_store_stats){0};
+    pthread_mutex_lock(&s->lock);
+    struct arc_store_stats st = s->stats;
+    pthread_mutex_unlock(&s->lock);
+    st.look_ns = atomic_load(&s->look_ns);
+    return st;
 }
 
 void arc_store_close(struct arc_store *s, char *summary, size_t cap)
@@ -172,31 +544,49 @@ void arc_store_close(struct arc_store *s, char *summary, size_t cap)
         summary[0] = 0;
     if (!s->enabled)
         return;
-    double mb = 0;
-    const char *saved = "nothing new to save";
-    if (s->added) {
-        const uint8_t *data;
-        size_t len;
-        char name[128];
-        snprintf(name, sizeof name, "run-%ld-%llx.arc", (long)getpid(),
-                 (unsigned long long)(time_now_ns() ^ (uintptr_t)s));
-        if (arc_writer_close(&s->run, &data, &len) == KILN_OK && arc_save(s->dir, name, data, len) == KILN_OK) {
-            mb = (double)len / (1 << 20);
-            saved = "run archive saved";
-        } else {
-            log_warn("archive: run archive not saved: %s (its entries compile again next time)", kiln_last_error());
-            saved = "run archive save FAILED";
+    pthread_mutex_lock(&s->lock);
+    s->stopping = true;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    if (s->saver_started)
+        pthread_join(s->saver, NULL);
+    /* Every run archive still open: taking ones first, then the queue. */
+    pthread_mutex_lock(&s->lock);
+    while (s->taking_count) {
+        struct arc_run *r = s->taking[--s->taking_count];
+        if (r->entries)
+            queue_push(s, r);
+        else {
+            s->unsaved -= r->w.out.len;
+            run_free(r);
         }
     }
+    while (s->queue_head) {
+        struct arc_run *r = s->queue_head;
+        s->queue_head = r->next;
+        if (!s->queue_head)
+            s->queue_tail = NULL;
+        save_one(s, r, true);
+    }
+    struct arc_store_stats st = s->stats;
+    pthread_mutex_unlock(&s->lock);
+    st.look_ns = atomic_load(&s->look_ns);
     if (summary)
-        snprintf(summary, cap, "archive: %s: %llu entries added, %s (%.2f MB)", s->dir, (unsigned long long)s->added,
-                 saved, mb);
-    arc_writer_finish(&s->run);
+        snprintf(summary, cap,
+                 "archive: %s: %llu entries added (%llu notes), %llu not kept (over a bound); %u run archives saved "
+                 "once each (%.2f MB), %u saves failed, %u run archives let go (%llu entries); saver held back %u "
+                 "times; time: %.3f s looking up, %.3f s adding, %.3f s saving",
+                 s->dir, (unsigned long long)st.added, (unsigned long long)st.notes,
+                 (unsigned long long)st.over_bound, st.saved, (double)st.saved_bytes / (1 << 20), st.saves_failed,
+                 st.let_go, (unsigned long long)st.entries_let_go, st.saver_waits, (double)st.look_ns / 1e9,
+                 (double)st.add_ns / 1e9, (double)st.save_ns / 1e9);
     for (uint32_t i = 0; i < s->file_count; i++) {
         arc_file_close(&s->files[i].file);
         arc_map_close(&s->files[i].map);
     }
     free(s->files);
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->gate_lock);
     pthread_mutex_destroy(&s->lock);
     *s = (struct arc_store){0};
 }

@@ -393,6 +393,7 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
                        .spirv = spirv, .words = front->out.words, .iface = front->out.iface, .queue = -1};
     memcpy(b->hash, h, 16);
     memcpy(b->name, front->name, sizeof b->name);
+    memcpy(b->origin, front->hash, 16);
     b->giant = b->words > s->cfg.giant_words;
     table_insert(s, b);
     front->back = b;
@@ -419,6 +420,37 @@ static struct cjob *adopt_front(struct csvc *s, struct cjob *j, enum cprio prio)
     return j;
 }
 
+/* The front node equal to a request, to adopt (lock held), or NULL. A
+ * precompile's node (made from an archive key, with no source) that is
+ * still queued takes the request's source and included files, so it
+ * compiles from them should its archive entry fail; one running is waited
+ * for (it only reads the archive). */
+static struct cjob *find_front(struct csvc *s, const uint8_t h[16], const uint8_t *key, size_t len,
+                               const struct prog_source *src, struct prog_include **includes,
+                               uint32_t *include_count)
+{
+    for (;;) {
+        struct cjob *j = table_find(s, CJOB_FRONT, h, key, len);
+        if (!j || j->src.source)
+            return j;
+        if (j->state == CJOB_QUEUED) {
+            struct prog_source copy;
+            if (prog_source_copy(&copy, src) == KILN_OK) {
+                copy.includes = *includes;
+                copy.include_count = *include_count;
+                *includes = NULL;
+                *include_count = 0;
+                prog_source_finish(&j->src);
+                j->src = copy;
+            }
+            return j;
+        }
+        if (j->state != CJOB_RUNNING)
+            return j;
+        pthread_cond_wait(&s->ended, &s->lock);
+    }
+}
+
 kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cprio prio, struct cjob **out)
 {
     uint8_t *key;
@@ -430,7 +462,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     hash128(key, len, h);
     pthread_mutex_lock(&s->lock);
     s->stats.requests++;
-    struct cjob *j = table_find(s, CJOB_FRONT, h, key, len);
+    struct cjob *j = find_front(s, h, key, len, src, &includes, &include_count);
     if (j) {
         *out = adopt_front(s, j, prio);
         pthread_mutex_unlock(&s->lock);
@@ -471,7 +503,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
 
     pthread_mutex_lock(&s->lock);
     /* Another thread may have posted the same request meanwhile. */
-    struct cjob *twin = table_find(s, CJOB_FRONT, h, key, len);
+    struct cjob *twin = find_front(s, h, key, len, src, &j->src.includes, &j->src.include_count);
     if (twin) {
         *out = adopt_front(s, twin, prio);
         job_free(s, j);
@@ -601,11 +633,48 @@ static struct cjob *pick(struct csvc *s)
 /* The compiles run without the lock and return how the job ended; the
  * worker publishes that state under the lock, so nobody sees a job FAILED
  * that is about to be retried. Outputs written here are read only after. */
+/* Notes: the programs this device used, and the compiles found slow, each
+ * keyed by magic and the program's front-end hash, noted once per archive.
+ * Precompile reads them. */
+#define NOTE_USED 0x31554e4bu   /* "KNU1" */
+#define NOTE_SLOW 0x31534e4bu   /* "KNS1" */
+#define NOTE_KEY_LEN 20
+
+struct note_value {
+    uint32_t magic;
+    uint32_t words;              /* SPIR-V words */
+    uint64_t noted_ns;           /* CLOCK_MONOTONIC is per boot: used only to order notes of one file */
+    double seconds;              /* the slow compile's time */
+    char name[64];
+};
+
+static void note_key(uint8_t key[NOTE_KEY_LEN], uint32_t magic, const uint8_t hash[16])
+{
+    memcpy(key, &magic, 4);
+    memcpy(key + 4, hash, 16);
+}
+
+static void note(struct csvc *s, uint32_t magic, const uint8_t hash[16], const char *name, uint32_t words,
+                 double seconds)
+{
+    uint8_t key[NOTE_KEY_LEN], kh[16];
+    note_key(key, magic, hash);
+    hash128(key, sizeof key, kh);
+    const uint8_t *v;
+    size_t n;
+    if (arc_store_find(s->archive, ARC_NOTE, kh, key, sizeof key, &v, &n) == ARC_HIT)
+        return;
+    struct note_value nv = {.magic = magic, .words = words, .noted_ns = time_now_ns(), .seconds = seconds};
+    snprintf(nv.name, sizeof nv.name, "%s", name);
+    (void)arc_store_add(s->archive, ARC_NOTE, key, sizeof key, &nv, sizeof nv);
+}
+
 /* A front end's archive value: magic, the interface, the log, the SPIR-V. */
 #define FRONT_MAGIC 0x3145464bu   /* "KFE1" */
 
-static void archive_front(struct csvc *s, struct cjob *j)
+static bool archive_front(struct csvc *s, struct cjob *j)
 {
+    bool kept = false;
     struct bytes v = {0};
     uint32_t head[3] = {FRONT_MAGIC, (uint32_t)sizeof j->out.iface, (uint32_t)strlen(j->out.log ? j->out.log : "")};
     bytes_put(&v, head, sizeof head);
@@ -613,8 +682,9 @@ static void archive_front(struct csvc *s, struct cjob *j)
     bytes_put(&v, j->out.log ? j->out.log : "", head[2]);
     bytes_put(&v, j->out.spirv, j->out.words * 4);
     if (!v.oom)
-        arc_store_add(s->archive, ARC_FRONT, j->key, j->key_len, v.p, v.len);
+        kept = arc_store_add(s->archive, ARC_FRONT, j->key, j->key_len, v.p, v.len);
     free(v.p);
+    return kept;
 }
 
 /* Fills j->out from an archive value; false if the value does not hold up. */
@@ -675,12 +745,19 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
             return CJOB_DONE;
         }
     }
+    if (!j->src.source) {
+        /* A precompile's node: its archive entry was all it had. */
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s: error: precompile: its archive entry is gone or damaged (%s)\n", j->name,
+                 arc_cause_name(j->archive_cause < 0 ? ARC_ABSENT : (enum arc_cause)j->archive_cause));
+        j->out.log = str_dup(buf);
+        return CJOB_FAILED;
+    }
     kiln_result r = prog_compile(&j->src, &j->out);
     if (r == KILN_ERR_NO_MEMORY && !j->out.log)
         j->out.log = str_dup("error: out of host memory\n");
     if (r == KILN_OK && s->archive && s->archive->enabled) {
-        archive_front(s, j);
-        j->archived = true;
+        j->archived = archive_front(s, j);
         j->qa_miss = s->archive->qa;
     }
     return r == KILN_OK ? CJOB_DONE : CJOB_FAILED;
@@ -753,8 +830,7 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
                         log_info("archive: this driver keeps no compiled code in a pipeline cache; pipelines "
                                  "are not archived or looked up (program front ends still are)");
                 } else {
-                    arc_store_add(arc, ARC_BACK, j->key, j->key_len, data, len);
-                    j->archived = true;
+                    j->archived = arc_store_add(arc, ARC_BACK, j->key, j->key_len, data, len);
                     j->qa_miss = arc->qa;
                 }
             }
@@ -835,6 +911,8 @@ static void job_ended(struct csvc *s, struct cjob *j)
     }
     if (j->state == CJOB_FAILED) {
         s->stats.failed++;
+        if (j->kind == CJOB_FRONT && !j->src.source)
+            table_remove(s, j);   /* a request with a source must not adopt a precompile's failure */
         if (j->kind == CJOB_BACK && j->alone)
             log_warn("compile: %s failed for good after %u tries alone: %s", j->name, j->alone_tries,
                      j->error ? j->error : "");
@@ -919,9 +997,18 @@ static void *worker_main(void *arg)
                 kb_cache_destroy(s->dev, alone_cache);
         }
 
+        double seconds = (double)(time_now_ns() - j->start_ns) / 1e9;
+        if (s->archive && s->archive->enabled) {
+            if (j->kind == CJOB_FRONT && outcome == CJOB_DONE)
+                note(s, NOTE_USED, j->hash, j->name, (uint32_t)j->out.words, 0);
+            if (seconds >= s->cfg.slow_s && outcome == CJOB_DONE)
+                note(s, NOTE_SLOW, j->kind == CJOB_FRONT ? j->hash : j->origin, j->name,
+                     (uint32_t)(j->kind == CJOB_FRONT ? j->out.words : j->words), seconds);
+        }
+
         pthread_mutex_lock(&s->lock);
         j->state = outcome;
-        j->seconds = (double)(time_now_ns() - j->start_ns) / 1e9;
+        j->seconds = seconds;
         w->job = NULL;
         if (j->via_worker_cache)
             s->caches_dirty = true;
@@ -1111,6 +1198,15 @@ void csvc_destroy(struct csvc *s)
     pthread_mutex_unlock(&live_lock);
     stop(s, "context destroyed");
     pthread_mutex_lock(&s->lock);
+    /* Precompiled nodes: released; a failed one (out of the table) freed here. */
+    for (uint32_t i = 0; i < s->pre_count; i++) {
+        struct cjob *j = s->pre[i];
+        if (j->adopters)
+            j->adopters--;
+        if (!j->in_table && !j->adopters)
+            job_free(s, j);
+    }
+    free(s->pre);
     /* Every node still in the table is freed, whoever held it. */
     for (uint32_t b = 0; b < s->table_cap; b++)
         for (struct cjob *j = s->table[b], *next; j; j = next) {
@@ -1143,6 +1239,242 @@ void csvc_destroy(struct csvc *s)
     free(s);
 }
 
+/* ---- precompile ----------------------------------------------------------------------------- */
+
+struct pre_item {
+    uint8_t hash[16];            /* of the front key */
+    const uint8_t *key;          /* in a mapped archive file */
+    size_t key_len;
+    uint32_t words;
+    bool noted, slow;
+    uint64_t noted_ns;
+    char name[64];
+};
+
+struct pre_scan {
+    struct pre_item *items;
+    uint32_t count, cap;
+    struct note_seen { uint8_t hash[16]; uint32_t magic; uint64_t noted_ns; char name[64]; } *notes;
+    uint32_t note_count, note_cap;
+    bool oom;
+};
+
+static bool scan_note(void *ud, const uint8_t *key, size_t klen, const uint8_t *value, size_t vlen)
+{
+    struct pre_scan *p = ud;
+    struct note_value nv;
+    if (klen != NOTE_KEY_LEN || vlen != sizeof nv)
+        return true;
+    memcpy(&nv, value, sizeof nv);
+    uint32_t magic;
+    memcpy(&magic, key, 4);
+    if (nv.magic != magic || (magic != NOTE_USED && magic != NOTE_SLOW))
+        return true;
+    if (!vec_reserve((void **)&p->notes, &p->note_cap, p->note_count + 1, sizeof *p->notes)) {
+        p->oom = true;
+        return false;
+    }
+    struct note_seen *n = &p->notes[p->note_count++];
+    *n = (struct note_seen){.magic = magic, .noted_ns = nv.noted_ns};
+    memcpy(n->hash, key + 4, 16);
+    nv.name[sizeof nv.name - 1] = 0;
+    memcpy(n->name, nv.name, sizeof n->name);
+    return true;
+}
+
+static bool scan_front(void *ud, const uint8_t *key, size_t klen, const uint8_t *value, size_t vlen)
+{
+    struct pre_scan *p = ud;
+    uint32_t head[3];
+    size_t fixed = sizeof head + sizeof(kiln_program_interface);
+    if (vlen < fixed)
+        return true;
+    memcpy(head, value, sizeof head);
+    if (head[0] != FRONT_MAGIC || head[2] > vlen - fixed)
+        return true;
+    if (!vec_reserve((void **)&p->items, &p->cap, p->count + 1, sizeof *p->items)) {
+        p->oom = true;
+        return false;
+    }
+    struct pre_item *it = &p->items[p->count++];
+    *it = (struct pre_item){.key = key, .key_len = klen, .words = (uint32_t)((vlen - fixed - head[2]) / 4)};
+    hash128(key, klen, it->hash);
+    snprintf(it->name, sizeof it->name, "archived program");
+    return true;
+}
+
+static int cmp_hash(const void *a, const void *b) { return memcmp(a, b, 16); }
+
+/* The order: slow last; noted (used on this device) first; then fewer SPIR-V
+ * words first; then the order they were noted in. */
+static int cmp_pre(const void *a, const void *b)
+{
+    const struct pre_item *x = a, *y = b;
+    if (x->slow != y->slow)
+        return x->slow ? 1 : -1;
+    if (x->noted != y->noted)
+        return x->noted ? -1 : 1;
+    if (x->words != y->words)
+        return x->words < y->words ? -1 : 1;
+    if (x->noted_ns != y->noted_ns)
+        return x->noted_ns < y->noted_ns ? -1 : 1;
+    return memcmp(x->hash, y->hash, 16);
+}
+
+/* A front node made from an archive key alone (lock held). */
+static struct cjob *post_keyed(struct csvc *s, const struct pre_item *it)
+{
+    struct cjob *j = table_find(s, CJOB_FRONT, it->hash, it->key, it->key_len);
+    if (j)
+        return adopt_front(s, j, CPRIO_NORMAL);
+    j = calloc(1, sizeof *j);
+    uint8_t *key = malloc(it->key_len ? it->key_len : 1);
+    char *name = str_dup(it->name);
+    if (!j || !key || !name || !vec_reserve((void **)&j->conts, &j->cont_cap, 1, sizeof *j->conts)) {
+        if (j)
+            free(j->conts);
+        free(j);
+        free(key);
+        free(name);
+        return NULL;
+    }
+    memcpy(key, it->key, it->key_len);
+    j->kind = CJOB_FRONT;
+    j->prio = CPRIO_NORMAL;
+    j->key = key;
+    j->key_len = it->key_len;
+    j->adopters = 1;
+    j->queue = -1;
+    j->src.name = name;
+    memcpy(j->hash, it->hash, 16);
+    snprintf(j->name, sizeof j->name, "%s", it->name);
+    j->conts[j->cont_count++] = (struct cont){post_back, NULL};
+    table_insert(s, j);
+    enqueue(s, j);
+    return j;
+}
+
+/* Moves a precompile's job still at normal priority to the background
+ * (lock held); one a submit waits for stays where it is. */
+static void to_background(struct csvc *s, struct cjob *j)
+{
+    if (!j || j->prio != CPRIO_NORMAL)
+        return;
+    j->prio = CPRIO_BACKGROUND;
+    if (j->state == CJOB_QUEUED && j->queue == CPRIO_NORMAL) {
+        q_remove(s, j);
+        q_push(s, CPRIO_BACKGROUND, j);
+    }
+}
+
+kiln_result csvc_precompile(struct csvc *s, double stall_s, struct csvc_precompile *out)
+{
+    *out = (struct csvc_precompile){0};
+    uint64_t t0 = time_now_ns();
+    if (!s->archive || !s->archive->enabled) {
+        log_info("precompile: no archive (KILN_ARCHIVE=0 or its folder unusable): nothing to precompile");
+        return KILN_OK;
+    }
+    struct pre_scan p = {0};
+    arc_store_each(s->archive, ARC_NOTE, scan_note, &p);
+    arc_store_each(s->archive, ARC_FRONT, scan_front, &p);
+    if (p.oom) {
+        free(p.items);
+        free(p.notes);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory reading the archive's notes");
+    }
+    /* One item per front key (several files may hold it), with its notes. */
+    qsort(p.items, p.count, sizeof *p.items, cmp_hash);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p.count; i++)
+        if (!n || memcmp(p.items[n - 1].hash, p.items[i].hash, 16))
+            p.items[n++] = p.items[i];
+    for (uint32_t i = 0; i < p.note_count; i++) {
+        struct pre_item *it = bsearch(p.notes[i].hash, p.items, n, sizeof *p.items, cmp_hash);
+        if (!it)
+            continue;   /* a note of a front end this folder no longer holds */
+        if (p.notes[i].magic == NOTE_SLOW) {
+            it->slow = true;
+        } else if (!it->noted || p.notes[i].noted_ns < it->noted_ns) {
+            it->noted = true;
+            it->noted_ns = p.notes[i].noted_ns;
+        }
+        if (p.notes[i].name[0])
+            memcpy(it->name, p.notes[i].name, sizeof it->name);
+    }
+    qsort(p.items, n, sizeof *p.items, cmp_pre);
+    free(p.notes);
+
+    pthread_mutex_lock(&s->lock);
+    kiln_result r = start_workers(s);
+    uint32_t base = s->pre_count;
+    if (r == KILN_OK && !vec_reserve((void **)&s->pre, &s->pre_cap, base + n, sizeof *s->pre))
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    for (uint32_t i = 0; r == KILN_OK && i < n; i++) {
+        struct cjob *j = post_keyed(s, &p.items[i]);
+        if (!j) {
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+            break;
+        }
+        s->pre[s->pre_count++] = j;
+        out->programs++;
+        out->noted += p.items[i].noted;
+        out->slow += p.items[i].slow;
+    }
+    free(p.items);
+    if (r < 0) {
+        pthread_mutex_unlock(&s->lock);
+        return r;
+    }
+    /* Wait while compiles keep finishing. */
+    uint32_t ended_before = UINT32_MAX;
+    uint64_t progress_ns = time_now_ns();
+    for (;;) {
+        uint32_t ready = 0, failed = 0;
+        for (uint32_t i = base; i < s->pre_count; i++) {
+            struct csvc_result res;
+            kiln_program_state st = csvc_status_locked(s, s->pre[i], &res);
+            ready += st == KILN_PROGRAM_READY;
+            failed += st == KILN_PROGRAM_FAILED;
+        }
+        out->ready = ready;
+        out->failed = failed;
+        uint64_t now = time_now_ns();
+        if (ready + failed != ended_before) {
+            ended_before = ready + failed;
+            progress_ns = now;
+        }
+        if (ready + failed == out->programs || s->stopping)
+            break;
+        if ((double)(now - progress_ns) / 1e9 >= stall_s) {
+            for (uint32_t i = base; i < s->pre_count; i++) {
+                struct cjob *j = s->pre[i];
+                to_background(s, j);
+                to_background(s, j->back);
+            }
+            out->background = out->programs - ready - failed;
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000 * 1000;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&s->ended, &s->lock, &ts);
+    }
+    pthread_mutex_unlock(&s->lock);
+    out->seconds = (double)(time_now_ns() - t0) / 1e9;
+    if (out->background)
+        log_info("precompile: %u of %u programs ready in %.2f s (%u failed); nothing finished for %.1f s: the other "
+                 "%u go on in the background",
+                 out->ready, out->programs, out->seconds, out->failed, stall_s, out->background);
+    else
+        log_info("precompile: %u of %u programs ready in %.2f s (%u noted on this device, %u found slow before, "
+                 "%u failed)",
+                 out->ready, out->programs, out->seconds, out->noted, out->slow, out->failed);
+    return KILN_OK;
+}
+
 /* ---- telemetry ----------------------------------------------------------------------------- */
 
 struct csvc_stats csvc_stats_get(struct csvc *s)
@@ -1160,6 +1492,14 @@ uint32_t csvc_pending(struct csvc *s)
     for (int q = 0; q <= Q_ALONE; q++)
         for (struct cjob *j = *qhead(s, q); j; j = j->q_next)
             n++;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+uint32_t csvc_giants_in_flight(struct csvc *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint32_t n = s->giants_running + (s->alone_running ? 1 : 0);
     pthread_mutex_unlock(&s->lock);
     return n;
 }

@@ -95,6 +95,7 @@ struct cjob {
     uint32_t *spirv;
     size_t words;
     kiln_program_interface iface;
+    uint8_t origin[16];          /* the hash of the front node that posted it */
     bool giant, alone, deferred;
     bool via_worker_cache;       /* compiled through its worker's cache (merge due) */
     bool from_archive;           /* front end served by the archive */
@@ -184,6 +185,8 @@ struct csvc {
     struct arc_store *archive;   /* borrowed; NULL or disabled: no archive */
     struct csvc_slow *slow;
     uint32_t slow_count, slow_cap;
+    struct cjob **pre;           /* front nodes precompile holds until destroy */
+    uint32_t pre_count, pre_cap;
     struct csvc *next_live;      /* the process's live services (exit drain) */
 };
 
@@ -228,6 +231,21 @@ KILN_NODISCARD kiln_result csvc_then(struct csvc *svc, struct cjob *job,
 struct csvc_stats csvc_stats_get(struct csvc *svc);
 /* Jobs queued or running. */
 uint32_t csvc_pending(struct csvc *svc);
+/* Precompile: makes every program whose front end the archive holds, in
+ * this order: the ones noted as used on this device first, then fewer
+ * SPIR-V words first, the ones an earlier run found slow last. Each is a
+ * front node made from its archive key (a request for the same program
+ * adopts it) held until the service is destroyed. Returns when all ended,
+ * or once nothing has finished for stall_s, leaving the rest to background
+ * work (said in one line). */
+struct csvc_precompile {
+    uint32_t programs, noted, slow;
+    uint32_t ready, failed, background;
+    double seconds;
+};
+KILN_NODISCARD kiln_result csvc_precompile(struct csvc *svc, double stall_s, struct csvc_precompile *out);
+/* Giant back ends compiling now (the archive's saver holds back meanwhile). */
+uint32_t csvc_giants_in_flight(struct csvc *svc);
 /* Copies up to cap slow entries; returns how many there are. */
 uint32_t csvc_slow_list(struct csvc *svc, struct csvc_slow *out, uint32_t cap);
 /* The close line's text. */

@@ -73,6 +73,11 @@ static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
     c->stats.archive_misses = 0;
     for (int i = ARC_ABSENT; i < ARC_CAUSE_COUNT; i++)
         c->stats.archive_misses += cs.archive_misses[i];
+    struct arc_store_stats as = arc_store_stats_get(&c->archive);
+    c->stats.archive_not_kept = as.over_bound;
+    c->stats.archive_runs_saved = as.saved;
+    c->stats.archive_saves_failed = as.saves_failed;
+    c->stats.archive_entries_let_go = as.entries_let_go;
     c->stats.back_end_seconds = cs.back_s;
     c->stats.skipped_nodes = c->skipped_nodes;
     cur = 0;
@@ -290,6 +295,7 @@ static kiln_result l_scheme_submit(struct kctx *c, kiln_scheme h, kiln_ticket *o
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
     uint64_t t;
+    atomic_store(&c->last_submit_ns, time_now_ns());
     KILN_TRY(scheme_submit(s, &t));
     c->last_ticket = t;
     c->stats.submits++;
@@ -379,7 +385,61 @@ static kiln_result l_archive_files(struct kctx *c, uint32_t first, kiln_archive_
     return KILN_OK;
 }
 
+static kiln_result l_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *d, kiln_archive_tidy_result *out)
+{
+    *out = (kiln_archive_tidy_result){0};
+    if (!c->archive.enabled)
+        return KILN_RAISE(KILN_ERR_INVALID, "archive tidy: the archive is off (KILN_ARCHIVE=0) or its folder unusable");
+    struct arc_tidy_result t = {0};
+    if (d->compact) {
+        KILN_TRY(arc_compact(c->archive.dir, &c->archive.device, d->small_bytes ? d->small_bytes : 8ull << 20,
+                             d->compact_at ? d->compact_at : 2, &t));
+        *out = (kiln_archive_tidy_result){.files_before = t.files_before, .files_after = t.files_after,
+                                          .bytes_before = t.bytes_before, .bytes_after = t.bytes_after,
+                                          .merged = t.merged, .entries_kept = t.entries_kept,
+                                          .duplicates_dropped = t.duplicates_dropped, .bad_dropped = t.bad_dropped,
+                                          .busy = t.busy};
+    }
+    if (d->gc) {
+        t = (struct arc_tidy_result){0};
+        KILN_TRY(arc_gc(c->archive.dir, d->max_size ? d->max_size : c->archive.cfg.max_size, &t));
+        if (!d->compact) {
+            out->files_before = t.files_before;
+            out->bytes_before = t.bytes_before;
+        }
+        out->files_after = t.files_after;
+        out->bytes_after = t.bytes_after;
+        out->removed = t.removed;
+        out->busy |= t.busy;
+    }
+    return KILN_OK;
+}
+
+static kiln_result l_precompile(struct kctx *c, const kiln_precompile_desc *d, kiln_precompile_result *out)
+{
+    double stall = d->stall_s > 0 ? d->stall_s : (double)env_u64("KILN_PRECOMPILE_STALL_S", 5);
+    struct csvc_precompile r;
+    KILN_TRY(csvc_precompile(c->svc, stall, &r));
+    *out = (kiln_precompile_result){.programs = r.programs, .noted = r.noted, .slow = r.slow, .ready = r.ready,
+                                    .failed = r.failed, .background = r.background, .seconds = r.seconds};
+    return KILN_OK;
+}
+
 /* ---- create and destroy -------------------------------------------------------------------- */
+
+/* The archive saver holds back while a giant compiles or the application
+ * submitted in the last SUBMIT_QUIET_NS. Runs on the saver thread without
+ * the context's lock: it reads an atomic and takes the service's lock. */
+#define SUBMIT_QUIET_NS (100ull * 1000 * 1000)
+
+static bool saver_gate(void *ud)
+{
+    struct kctx *c = ud;
+    uint64_t last = atomic_load(&c->last_submit_ns);
+    if (last && time_now_ns() - last < SUBMIT_QUIET_NS)
+        return true;
+    return csvc_giants_in_flight(c->svc) > 0;
+}
 
 static void l_destroy(struct kctx *c)
 {
@@ -396,6 +456,7 @@ static void l_destroy(struct kctx *c)
             pool_remove(&c->programs, id);
             prog_destroy(p);
         }
+        arc_store_set_gate(&c->archive, NULL, NULL);   /* before the service it reads goes */
         if (c->svc) {
             char line[1024];
             csvc_summary(c->svc, line, sizeof line);
@@ -455,6 +516,8 @@ const struct rt_ops ctx_local_ops = {
     .ticket_wait = l_ticket_wait,
     .archive_info = l_archive_info,
     .archive_files = l_archive_files,
+    .archive_tidy = l_archive_tidy,
+    .precompile = l_precompile,
     .destroy = l_destroy,
 };
 
@@ -490,8 +553,9 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
         r = csvc_create(c->dev, &cfg, NULL, &c->svc);
     }
     if (r == KILN_OK) {
-        r = arc_store_open(&c->archive, &c->dev->caps);
+        r = arc_store_open(&c->archive, &c->dev->caps, NULL);
         csvc_set_archive(c->svc, &c->archive);
+        arc_store_set_gate(&c->archive, saver_gate, c);
     }
     if (r < 0) {
         l_destroy(c);

@@ -16,6 +16,7 @@
 #define KILN_CONTEXT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "archive/archive.h"
 #include "backend/backend.h"
@@ -51,6 +52,8 @@ struct rt_ops {
     kiln_result (*archive_info)(struct kctx *c, kiln_archive_info *out);
     kiln_result (*archive_files)(struct kctx *c, uint32_t first, kiln_archive_file *out, uint32_t cap,
                                  uint32_t *count);
+    kiln_result (*archive_tidy)(struct kctx *c, const kiln_archive_tidy_desc *d, kiln_archive_tidy_result *out);
+    kiln_result (*precompile)(struct kctx *c, const kiln_precompile_desc *d, kiln_precompile_result *out);
     void (*destroy)(struct kctx *c);
 };
 
@@ -70,6 +73,7 @@ struct kctx {
     uint64_t skipped_nodes;                           /* of destroyed schemes */
     struct csvc *svc;           /* the compile service (its own lock; taken after this one) */
     struct arc_store archive;   /* the device pair's archive folder (its own lock) */
+    _Atomic uint64_t last_submit_ns;   /* the archive saver's gate reads it without the lock */
     kiln_pending_policy pending;
     bool skip_log;              /* KILN_SKIP_LOG */
 };

@@ -525,7 +525,9 @@ TEST(close_lines_at_destroy)
 }
 
 /* kiln archive: a second run takes its program from the archive; ls and
- * verify show the file; a damaged entry makes verify fail. */
+ * verify show the file; a damaged entry makes verify fail; compact merges
+ * the run archives into one, dropping the damaged entry; gc removes files
+ * past a size. */
 TEST(archive_commands)
 {
     write_text("frames.comp", frames_src);
@@ -547,7 +549,7 @@ TEST(archive_commands)
     KILN(&r, env, "archive", "verify");
     CHECK_STATUS(r, 0);
     CHECK_HAS(r, out, "1 files");
-    CHECK_HAS(r, out, "1 good entries, 0 corrupt entries");
+    CHECK_HAS(r, out, "2 good entries, 0 corrupt entries");   /* the front end, and the note of its use */
     run_free(&r);
     /* Damage the file's entry (past the 64-byte header). */
     char cmd[1600];
@@ -558,6 +560,31 @@ TEST(archive_commands)
     CHECK_STATUS(r, 1);
     CHECK_HAS(r, out, "1 corrupt entries");
     CHECK_HAS(r, err, "corruption found");
+    run_free(&r);
+    /* A second program: a second run archive. */
+    char src2[sizeof frames_src + 16];
+    snprintf(src2, sizeof src2, "%s// two\n", frames_src);
+    write_text("frames2.comp", src2);
+    KILN(&r, env, "run", P("frames2.comp"), "--groups", "1", "--buffer", "0=size:256", "--buffer", "1=size:256");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    KILN(&r, env, "archive", "compact");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "compact: 2 small files merged into one (3 entries kept, 0 duplicates and 1 bad entries");
+    CHECK_HAS(r, out, "-> 1 files");
+    run_free(&r);
+    KILN(&r, env, "archive", "verify");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "3 good entries, 0 corrupt entries");
+    run_free(&r);
+    KILN(&r, env, "archive", "gc", "--max-size", "nonsense");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "bad --max-size 'nonsense'");
+    run_free(&r);
+    KILN(&r, env, "archive", "gc", "--max-size", "1K");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "gc: 1 least recently used files removed");
+    CHECK_HAS(r, out, "-> 0 files, 0 bytes");
     run_free(&r);
     KILN(&r, env, "archive", "nonsense");
     CHECK_STATUS(r, 2);

@@ -1,7 +1,9 @@
 /*
- * cmd_archive.c: `kiln archive path|ls|verify`: where the pipeline archive
- * of the chosen device (KILN_DEVICE) lives, what files it holds, and a check
- * of every entry. verify exits 1 when any file or entry is corrupt.
+ * cmd_archive.c: `kiln archive path|ls|verify|compact|gc`: where the
+ * pipeline archive of the chosen device (KILN_DEVICE) lives, what files it
+ * holds, a check of every entry (verify exits 1 when any file or entry is
+ * corrupt), and tidying: compact merges small run archives into one file,
+ * gc removes least recently used files past a size.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +13,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: kiln archive path|ls|verify\n"
-               "  path    print the archive folder of the chosen device (KILN_DEVICE, KILN_ARCHIVE_DIR)\n"
-               "  ls      list its files: size, entries, status\n"
-               "  verify  check every entry; print counts by cause; exit 1 on any corruption\n");
+    fprintf(f, "usage: kiln archive path|ls|verify|compact|gc [--max-size SIZE]\n"
+               "  path     print the archive folder of the chosen device (KILN_DEVICE, KILN_ARCHIVE_DIR)\n"
+               "  ls       list its files: size, entries, status\n"
+               "  verify   check every entry; print counts by cause; exit 1 on any corruption\n"
+               "  compact  merge its small run archives (2 or more, 8 MiB or less each) into one file\n"
+               "  gc       remove least recently used files until the folder holds at most SIZE\n"
+               "           (--max-size: bytes, or with K, M, G; default KILN_ARCHIVE_MAX_SIZE, else 1G)\n");
 }
 
 static const char *status_name(kiln_archive_status s)
@@ -28,17 +33,81 @@ static const char *status_name(kiln_archive_status s)
     return "?";
 }
 
+/* "512M", "1G", "4096": bytes; false when malformed. */
+static bool parse_size(const char *v, uint64_t *out)
+{
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    unsigned shift = 0;
+    if (end == v || *v == '-')
+        return false;
+    switch (*end) {
+    case 0: break;
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: return false;
+    }
+    if (*end || n == 0 || (shift && n > (UINT64_MAX >> shift)))
+        return false;
+    *out = (uint64_t)n << shift;
+    return true;
+}
+
+static int tidy(kiln_context ctx, const char *verb, uint64_t max_size)
+{
+    bool compact = !strcmp(verb, "compact");
+    kiln_archive_tidy_result t;
+    kiln_result r = kiln_archive_tidy(ctx, &(kiln_archive_tidy_desc){.compact = compact, .gc = !compact,
+                                                                     .max_size = max_size},
+                                      &t);
+    if (r < 0)
+        return cli_fail(verb, r);
+    if (t.busy) {
+        printf("another process is tidying this archive folder: nothing done\n");
+        return 0;
+    }
+    if (compact)
+        printf("compact: %u small files merged into one (%llu entries kept, %llu duplicates and %llu bad entries "
+               "dropped)\n",
+               t.merged, (unsigned long long)t.entries_kept, (unsigned long long)t.duplicates_dropped,
+               (unsigned long long)t.bad_dropped);
+    else
+        printf("gc: %u least recently used files removed\n", t.removed);
+    printf("folder: %u files, %llu bytes -> %u files, %llu bytes\n", t.files_before,
+           (unsigned long long)t.bytes_before, t.files_after, (unsigned long long)t.bytes_after);
+    return 0;
+}
+
 int cmd_archive(int argc, char **argv)
 {
-    if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc == 2 ? stdout : stderr);
         return argc == 2 ? 0 : 2;
     }
     const char *verb = argv[1];
-    if (strcmp(verb, "path") && strcmp(verb, "ls") && strcmp(verb, "verify")) {
+    if (strcmp(verb, "path") && strcmp(verb, "ls") && strcmp(verb, "verify") && strcmp(verb, "compact") &&
+        strcmp(verb, "gc")) {
         fprintf(stderr, "kiln archive: unknown command '%s'\n", verb);
         usage(stderr);
         return 2;
+    }
+    uint64_t max_size = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *val = NULL;
+        if (!strncmp(a, "--max-size=", 11))
+            val = a + 11;
+        else if (!strcmp(a, "--max-size") && i + 1 < argc)
+            val = argv[++i];
+        if (!val || strcmp(verb, "gc")) {
+            fprintf(stderr, "kiln archive %s: unexpected argument '%s'\n", verb, a);
+            usage(stderr);
+            return 2;
+        }
+        if (!parse_size(val, &max_size)) {
+            fprintf(stderr, "kiln archive gc: bad --max-size '%s': want bytes, or a number with K, M or G\n", val);
+            return 2;
+        }
     }
     kiln_context ctx;
     kiln_result r = kiln_context_create(&(kiln_context_desc){0}, &ctx);
@@ -58,6 +127,11 @@ int cmd_archive(int argc, char **argv)
         printf("%s\n", info.dir);
         kiln_context_destroy(ctx);
         return 0;
+    }
+    if (!strcmp(verb, "compact") || !strcmp(verb, "gc")) {
+        int rc = tidy(ctx, verb, max_size);
+        kiln_context_destroy(ctx);
+        return rc;
     }
     uint32_t count = 0;
     kiln_archive_file *files = calloc(info.file_count ? info.file_count : 1, sizeof *files);

@@ -1,0 +1,482 @@
+/*
+ * tidy.c: keeping an archive folder bounded (see archive.h). gc removes
+ * whole files, least recently used first; compaction merges small files
+ * into one pack.
+ *
+ * A file's mtime is its use clock: arc_touch sets it, gc sorts by it. No
+ * side file has to agree with the folder, and a copied folder keeps it.
+ *
+ * One process tidies a folder at a time, under a non-blocking flock on
+ * ".tidy.lock": a second tidier skips rather than waits, tidying being
+ * never urgent. Lookups and saves take no lock: saves go through ".tmp"
+ * files, which tidying never touches, and a removed file stays readable
+ * through the mappings of processes that opened it.
+ *
+ * Compaction saves the pack before it removes a single source, so every
+ * entry is in some whole file at every instant: a crash costs duplicates,
+ * never an entry. Sources are read through the checks lookups use
+ * (arc_file_entry), so a damaged entry is dropped, never copied.
+ */
+#define _GNU_SOURCE
+#include "archive.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#define DIR_MAX 4096                   /* longer folder names are refused */
+#define PATH_CAP (DIR_MAX + 256 + 2)   /* a folder, '/', a file name of at most 255 bytes */
+
+/* ---- the folder --------------------------------------------------------------------- */
+
+/* One .arc file as listed. */
+struct listed {
+    char name[256];
+    uint64_t size;
+    struct timespec mtime;
+};
+
+struct listing {
+    struct listed *v;
+    uint32_t count, cap;
+    uint64_t bytes;
+};
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && !strcmp(s + n - m, suffix);
+}
+
+static bool has_prefix(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
+
+static void join(char *out, const char *dir, const char *name) { snprintf(out, PATH_CAP, "%s/%s", dir, name); }
+
+/* Takes the folder's tidy lock: *fd holds it, or *busy says another
+ * process does (and *fd is -1). */
+static kiln_result lock_folder(const char *dir, int *fd, bool *busy)
+{
+    *fd = -1;
+    *busy = false;
+    if (strlen(dir) >= DIR_MAX)
+        return KILN_RAISE(KILN_ERR_INVALID, "archive tidy: folder name longer than %d bytes", DIR_MAX - 1);
+    char path[PATH_CAP];
+    join(path, dir, ".tidy.lock");
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (f < 0)
+        return KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: cannot open %s: %s", dir, path, strerror(errno));
+    int r;
+    while ((r = flock(f, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR)
+        ;
+    if (r < 0) {
+        int e = errno;
+        close(f);
+        if (e == EWOULDBLOCK) {
+            *busy = true;
+            return KILN_OK;
+        }
+        return KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: cannot lock %s: %s", dir, path, strerror(e));
+    }
+    *fd = f;
+    return KILN_OK;
+}
+
+/* Closing the descriptor releases the flock. */
+static void unlock_folder(int fd)
+{
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The folder's .arc files (regular files only; ".tmp" files end otherwise
+ * and are never listed). */
+static kiln_result list_folder(const char *dir, struct listing *l)
+{
+    *l = (struct listing){0};
+    DIR *d = opendir(dir);
+    if (!d)
+        return KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: cannot open the folder: %s", dir, strerror(errno));
+    kiln_result r = KILN_OK;
+    struct dirent *e;
+    for (;;) {
+        errno = 0;
+        if (!(e = readdir(d))) {
+            if (errno)
+                r = KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: cannot read the folder: %s", dir, strerror(errno));
+            break;
+        }
+        if (!has_suffix(e->d_name, ".arc") || strlen(e->d_name) >= sizeof l->v->name)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            if (errno == ENOENT)
+                continue;   /* removed since the folder was read */
+            r = KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: cannot stat %s: %s", dir, e->d_name, strerror(errno));
+            break;
+        }
+        if (!S_ISREG(st.st_mode))
+            continue;
+        if (!vec_reserve((void **)&l->v, &l->cap, l->count + 1, sizeof *l->v)) {
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory listing the folder", dir);
+            break;
+        }
+        struct listed *f = &l->v[l->count++];
+        snprintf(f->name, sizeof f->name, "%s", e->d_name);
+        f->size = (uint64_t)st.st_size;
+        f->mtime = st.st_mtim;
+        l->bytes += f->size;
+    }
+    closedir(d);
+    return r;
+}
+
+static int time_cmp(struct timespec a, struct timespec b)
+{
+    if (a.tv_sec != b.tv_sec)
+        return a.tv_sec < b.tv_sec ? -1 : 1;
+    return a.tv_nsec < b.tv_nsec ? -1 : a.tv_nsec > b.tv_nsec;
+}
+
+/* Least recently used first; the name breaks ties so the order is stable. */
+static int by_age(const void *a, const void *b)
+{
+    const struct listed *x = a, *y = b;
+    int c = time_cmp(x->mtime, y->mtime);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct listed *)a)->name, ((const struct listed *)b)->name);
+}
+
+/* Removes dir/name: 0, or the errno of the failure (ENOENT: it was gone). */
+static int remove_file(const char *dir, const char *name)
+{
+    char path[PATH_CAP];
+    join(path, dir, name);
+    return unlink(path) < 0 ? errno : 0;
+}
+
+void arc_touch(const char *dir, const char *name)
+{
+    if (strlen(dir) >= DIR_MAX || strlen(name) > 255)
+        return;
+    char path[PATH_CAP];
+    join(path, dir, name);
+    (void)utimensat(AT_FDCWD, path, NULL, 0);   /* a read-only folder just keeps its order */
+}
+
+/* ---- gc ------------------------------------------------------------------------------ */
+
+kiln_result arc_gc(const char *dir, uint64_t max_bytes, struct arc_tidy_result *out)
+{
+    *out = (struct arc_tidy_result){0};
+    int lock;
+    KILN_TRY(lock_folder(dir, &lock, &out->busy));
+    if (out->busy)
+        return KILN_OK;
+    struct listing l;
+    kiln_result r = list_folder(dir, &l);
+    if (r == KILN_OK) {
+        out->files_before = out->files_after = l.count;
+        out->bytes_before = out->bytes_after = l.bytes;
+        qsort(l.v, l.count, sizeof *l.v, by_age);
+        for (uint32_t i = 0; i < l.count && out->bytes_after > max_bytes; i++) {
+            int e = remove_file(dir, l.v[i].name);
+            if (e && e != ENOENT) {
+                r = KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: cannot remove %s: %s", dir, l.v[i].name,
+                               strerror(e));
+                break;
+            }
+            out->removed += e == 0;   /* ENOENT: another process removed it; gone all the same */
+            out->files_after--;
+            out->bytes_after -= l.v[i].size;
+        }
+    }
+    free(l.v);
+    unlock_folder(lock);
+    return r;
+}
+
+/* ---- compaction ----------------------------------------------------------------------- */
+
+/* A small file considered for merging. */
+struct source {
+    const struct listed *listed;
+    struct arc_map map;
+    struct arc_file file;
+    bool merge;   /* its entries go into the pack and it is removed after */
+};
+
+/* Entries already in the pack, by kind and key: open addressing over
+ * slots holding 1 + an index into keys (0: empty). Keys point into the
+ * sources' mappings, which outlive the table. */
+struct seen {
+    struct seen_key { uint32_t kind; const uint8_t *hash, *key; size_t key_len; } *keys;
+    size_t count;
+    uint32_t *slots;
+    size_t mask;
+};
+
+static bool seen_init(struct seen *s, size_t most)
+{
+    size_t cap = 16;
+    while (cap < 2 * most)
+        cap *= 2;
+    *s = (struct seen){.keys = malloc((most ? most : 1) * sizeof *s->keys),
+                       .slots = calloc(cap, sizeof *s->slots),
+                       .mask = cap - 1};
+    return s->keys && s->slots;
+}
+
+static void seen_finish(struct seen *s)
+{
+    free(s->keys);
+    free(s->slots);
+    *s = (struct seen){0};
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* Adds the entry unless one of the same kind and key is there already;
+ * true when added. hash is the key's hash128 (the hash only finds the
+ * slot; the full key decides). There is room: seen_init was told the most
+ * entries there will be. */
+static bool seen_add(struct seen *s, uint32_t kind, const uint8_t hash[16], const uint8_t *key, size_t key_len)
+{
+    size_t at = (size_t)(get64(hash) ^ kind) & s->mask;
+    for (; s->slots[at]; at = (at + 1) & s->mask) {
+        const struct seen_key *k = &s->keys[s->slots[at] - 1];
+        if (k->kind == kind && k->key_len == key_len && !memcmp(k->hash, hash, 16) &&
+            (key_len == 0 || !memcmp(k->key, key, key_len)))
+            return false;
+    }
+    s->keys[s->count] = (struct seen_key){.kind = kind, .hash = hash, .key = key, .key_len = key_len};
+    s->slots[at] = (uint32_t)++s->count;
+    return true;
+}
+
+/* A fresh pack name: the pid, and a hash of the clock and a counter. */
+static void pack_name(char *out, size_t cap)
+{
+    static _Atomic uint64_t made;
+    struct {
+        uint64_t ns, n;
+        long pid;
+    } seed = {time_now_ns(), atomic_fetch_add(&made, 1), (long)getpid()};
+    snprintf(out, cap, "pack-%ld-%016llx.arc", seed.pid, (unsigned long long)XXH3_64bits(&seed, sizeof seed));
+}
+
+/* Opens the candidates; marks those to merge (a good header, or a corrupt
+ * one: it serves nothing and goes). Unreadable files and files of another
+ * version or device pair are left alone. Returns how many are marked. */
+static uint32_t open_sources(const char *dir, const struct arc_device *dev, struct source *src, uint32_t n,
+                             struct arc_tidy_result *out)
+{
+    uint32_t marked = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct source *s = &src[i];
+        char path[PATH_CAP];
+        join(path, dir, s->listed->name);
+        if (arc_map_open(&s->map, path) != KILN_OK) {
+            if (access(path, F_OK) < 0 && errno == ENOENT) {
+                err_clear();   /* another process removed it meanwhile */
+                out->files_after--;
+                out->bytes_after -= s->listed->size;
+            } else {
+                log_warn("archive: tidy: %s (left alone)", kiln_last_error());
+            }
+            continue;
+        }
+        if (arc_file_open(&s->file, s->map.data, s->map.size, dev) != KILN_OK) {
+            log_warn("archive: tidy: %s: %s (left alone)", path, kiln_last_error());
+            arc_map_close(&s->map);
+            continue;
+        }
+        if (s->file.whole == ARC_HIT || s->file.whole == ARC_CORRUPT) {
+            s->merge = true;
+            marked++;
+        } else {
+            log_info("archive: tidy: %s serves another %s (left alone)", path,
+                     s->file.whole == ARC_VERSION ? "format version" : "device pair");
+        }
+    }
+    return marked;
+}
+
+/* Writes every good, new entry of the marked sources into w. */
+static void merge_entries(struct source *src, uint32_t n, struct seen *seen, struct arc_writer *w,
+                          struct arc_tidy_result *out)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const struct arc_file *f = &src[i].file;
+        if (!src[i].merge)
+            continue;
+        if (f->whole != ARC_HIT) {
+            out->bad_dropped++;   /* the whole file serves nothing */
+            continue;
+        }
+        for (uint32_t j = 0; j < f->ref_count; j++) {
+            uint32_t kind;
+            const uint8_t *key, *value;
+            size_t key_len, value_len;
+            if (arc_file_entry(f, j, &kind, &key, &key_len, &value, &value_len) != ARC_HIT) {
+                out->bad_dropped++;
+                continue;
+            }
+            /* arc_file_entry checked the row's hash against the entry's,
+             * and the entry's against its key. */
+            if (!seen_add(seen, kind, f->refs[j].key_hash, key, key_len)) {
+                out->duplicates_dropped++;
+                continue;
+            }
+            arc_writer_add(w, (enum arc_kind)kind, key, key_len, value, value_len);
+            out->entries_kept++;
+        }
+    }
+}
+
+/* Saves the pack of w's entries, dated as its newest source. */
+static kiln_result save_pack(const char *dir, struct arc_writer *w, const struct source *src, uint32_t n,
+                             struct arc_tidy_result *out)
+{
+    const uint8_t *data;
+    size_t len;
+    KILN_TRY(arc_writer_close(w, &data, &len));
+    char name[128];
+    pack_name(name, sizeof name);
+    KILN_TRY(arc_save(dir, name, data, len));
+    out->files_after++;
+    out->bytes_after += len;
+    struct timespec newest = {0, 0};
+    for (uint32_t i = 0; i < n; i++) {
+        if (src[i].merge && time_cmp(src[i].listed->mtime, newest) > 0)
+            newest = src[i].listed->mtime;
+    }
+    char path[PATH_CAP];
+    join(path, dir, name);
+    /* The pack's entries were last used when its newest source was; a
+     * failure here only makes gc keep it longer. */
+    (void)utimensat(AT_FDCWD, path, (struct timespec[2]){{.tv_nsec = UTIME_OMIT}, newest}, 0);
+    return KILN_OK;
+}
+
+/* Removes the merged sources; the first failure other than "already gone"
+ * is raised, after trying them all. */
+static kiln_result remove_sources(const char *dir, const struct source *src, uint32_t n, struct arc_tidy_result *out)
+{
+    kiln_result r = KILN_OK;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!src[i].merge)
+            continue;
+        int e = remove_file(dir, src[i].listed->name);
+        if (e && e != ENOENT) {
+            if (r == KILN_OK)
+                r = KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: cannot remove merged %s: %s", dir,
+                               src[i].listed->name, strerror(e));
+            continue;   /* its entries are in the pack too: a duplicate, which lookups tolerate */
+        }
+        out->merged += e == 0;
+        out->files_after--;
+        out->bytes_after -= src[i].listed->size;
+    }
+    return r;
+}
+
+/* Merges the marked sources into a pack, saves it, then removes them. */
+static kiln_result merge(const char *dir, const struct arc_device *dev, struct source *src, uint32_t n,
+                         struct arc_tidy_result *out)
+{
+    size_t most = 0;
+    for (uint32_t i = 0; i < n; i++)
+        most += src[i].merge ? src[i].file.ref_count : 0;
+    if (most > UINT32_MAX - 1)
+        return KILN_RAISE(KILN_ERR_LIMIT, "archive tidy of %s: %zu entries to merge at once", dir, most);
+    struct seen seen;
+    if (!seen_init(&seen, most)) {
+        seen_finish(&seen);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory", dir);
+    }
+    struct arc_writer w;
+    arc_writer_init(&w, dev);
+    merge_entries(src, n, &seen, &w, out);
+    kiln_result r = KILN_OK;
+    /* Nothing kept (every entry bad): no pack; the sources only go. */
+    if (out->entries_kept)
+        r = save_pack(dir, &w, src, n, out);
+    if (r == KILN_OK)
+        r = remove_sources(dir, src, n, out);
+    arc_writer_finish(&w);
+    seen_finish(&seen);
+    return r;
+}
+
+static bool small_archive(const struct listed *f, uint64_t small_bytes)
+{
+    return f->size <= small_bytes && (has_prefix(f->name, "run-") || has_prefix(f->name, "pack-"));
+}
+
+/* Compacts the listed folder (l sorted by name). */
+static kiln_result compact_listed(const char *dir, const struct arc_device *dev, const struct listing *l,
+                                  uint64_t small_bytes, uint32_t min_files, struct arc_tidy_result *out)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < l->count; i++)
+        n += small_archive(&l->v[i], small_bytes);
+    if (n < min_files)
+        return KILN_OK;
+    struct source *src = calloc(n, sizeof *src);
+    if (!src)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory", dir);
+    for (uint32_t i = 0, j = 0; i < l->count; i++) {
+        if (small_archive(&l->v[i], small_bytes))
+            src[j++].listed = &l->v[i];
+    }
+    kiln_result r = KILN_OK;
+    if (open_sources(dir, dev, src, n, out) >= min_files)
+        r = merge(dir, dev, src, n, out);
+    for (uint32_t i = 0; i < n; i++) {
+        arc_file_close(&src[i].file);
+        arc_map_close(&src[i].map);
+    }
+    free(src);
+    return r;
+}
+
+kiln_result arc_compact(const char *dir, const struct arc_device *dev, uint64_t small_bytes, uint32_t min_files,
+                        struct arc_tidy_result *out)
+{
+    *out = (struct arc_tidy_result){0};
+    int lock;
+    KILN_TRY(lock_folder(dir, &lock, &out->busy));
+    if (out->busy)
+        return KILN_OK;
+    struct listing l;
+    kiln_result r = list_folder(dir, &l);
+    if (r == KILN_OK) {
+        out->files_before = out->files_after = l.count;
+        out->bytes_before = out->bytes_after = l.bytes;
+        qsort(l.v, l.count, sizeof *l.v, by_name);   /* the first of duplicates met is kept: a stable choice */
+        /* One file merged alone would only be rewritten. */
+        r = compact_listed(dir, dev, &l, small_bytes, KILN_MAX(min_files, 2u), out);
+    }
+    free(l.v);
+    unlock_folder(lock);
+    return r;
+}
