@@ -76,6 +76,8 @@ void arc_writer_init(struct arc_writer *w, const struct arc_device *dev);
 /* Appends an entry; the bytes are copied. */
 void arc_writer_add(struct arc_writer *w, enum arc_kind kind, const void *key, size_t key_len, const void *value,
                     size_t value_len);
+/* Appends every entry of src (not closed) to dst (not closed). */
+void arc_writer_merge(struct arc_writer *dst, const struct arc_writer *src);
 /* Appends the index and footer. On success *data and *len give the whole file
  * (owned by the writer until arc_writer_finish). */
 KILN_NODISCARD kiln_result arc_writer_close(struct arc_writer *w, const uint8_t **data, size_t *len);

@@ -130,6 +130,29 @@ void arc_writer_add(struct arc_writer *w, enum arc_kind kind, const void *key, s
     memcpy(r->key_hash, p + 24, 16);
 }
 
+void arc_writer_merge(struct arc_writer *dst, const struct arc_writer *src)
+{
+    if (src->out.oom) {
+        dst->out.oom = true;
+        return;
+    }
+    size_t body = src->out.len - ARC_HEADER_SIZE;
+    if (!vec_reserve((void **)&dst->rows, &dst->row_cap, dst->row_count + src->row_count, sizeof *dst->rows)) {
+        dst->out.oom = true;
+        return;
+    }
+    size_t at = dst->out.len;
+    uint8_t *p = grow(dst, body);
+    if (!p)
+        return;
+    memcpy(p, src->out.p + ARC_HEADER_SIZE, body);
+    for (uint32_t i = 0; i < src->row_count; i++) {
+        struct arc_row r = src->rows[i];
+        r.offset = r.offset - ARC_HEADER_SIZE + at;
+        dst->rows[dst->row_count++] = r;
+    }
+}
+
 kiln_result arc_writer_close(struct arc_writer *w, const uint8_t **data, size_t *len)
 {
     size_t index_at = w->out.len;

@@ -93,6 +93,7 @@ static void load_files(struct arc_store *s, const char *folder)
         if (!vec_reserve((void **)&s->files, &s->file_cap, s->file_count + 1, sizeof *s->files))
             break;
         struct arc_store_file *f = &s->files[s->file_count];
+        *f = (struct arc_store_file){0};
         snprintf(f->name, sizeof f->name, "%s", e->d_name);
         char path[4096 + 512];
         snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
@@ -378,7 +379,7 @@ static void save_one(struct arc_store *s, struct arc_run *r, bool last)
         s->stats.saves_failed++;
         if (++r->tries < 2 && !last) {
             r->retry_ns = time_now_ns() + (uint64_t)(s->cfg.retry_s * 1e9);
-            log_warn("archive: run archive save failed: %s; trying once more in %.0f s", why, s->cfg.retry_s);
+            log_warn("archive: run archive save failed: %s; trying once more in %g s", why, s->cfg.retry_s);
             queue_push(s, r);
             return;
         }
@@ -550,17 +551,30 @@ void arc_store_close(struct arc_store *s, char *summary, size_t cap)
     pthread_mutex_unlock(&s->lock);
     if (s->saver_started)
         pthread_join(s->saver, NULL);
-    /* Every run archive still open: taking ones first, then the queue. */
+    /* Every run archive still open: the ones taking entries merged into one
+     * (adders on several threads made several), then the queue. */
     pthread_mutex_lock(&s->lock);
+    struct arc_run *into = NULL;
     while (s->taking_count) {
         struct arc_run *r = s->taking[--s->taking_count];
-        if (r->entries)
-            queue_push(s, r);
-        else {
-            s->unsaved -= r->w.out.len;
-            run_free(r);
+        if (r->entries && !into) {
+            into = r;
+            continue;
         }
+        if (r->entries && into->w.out.len + r->w.out.len <= s->cfg.run_bytes) {
+            size_t before = into->w.out.len;
+            arc_writer_merge(&into->w, &r->w);
+            into->entries += r->entries;
+            s->unsaved += into->w.out.len - before;
+        } else if (r->entries) {
+            queue_push(s, r);
+            continue;
+        }
+        s->unsaved -= r->w.out.len;
+        run_free(r);
     }
+    if (into)
+        queue_push(s, into);
     while (s->queue_head) {
         struct arc_run *r = s->queue_head;
         s->queue_head = r->next;

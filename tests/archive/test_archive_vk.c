@@ -127,6 +127,41 @@ TEST(a_second_process_gets_them_too)
     CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 }
 
+/* Precompile: a new context makes every archived program first; creating
+ * them afterwards compiles nothing, and they compute right. */
+TEST(precompile_makes_the_archived_programs_first)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    kiln_precompile_result pre;
+    CHECK_OK(kiln_context_precompile(ctx, NULL, &pre));
+    CHECK_EQ(pre.programs, PROGRAMS);
+    CHECK_EQ(pre.noted, PROGRAMS);   /* the earlier contexts used each on this device */
+    CHECK_EQ(pre.ready, PROGRAMS);
+    CHECK_EQ(pre.failed, 0);
+    CHECK_EQ(pre.background, 0);
+    kiln_context_stats before, after;
+    CHECK_OK(kiln_context_stats_get(ctx, &before));
+    CHECK_EQ(before.archive_hits, PROGRAMS);
+    CHECK(before.front_end_seconds == 0.0);
+    for (int i = 0; i < PROGRAMS; i++) {
+        char src[512];
+        source_of(i, src, sizeof src);
+        kiln_program p;
+        CHECK_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = "again.comp"}, &p));
+        kiln_program_state st = KILN_PROGRAM_PENDING;
+        CHECK_OK(kiln_program_status(ctx, p, &st));
+        CHECK_EQ(st, KILN_PROGRAM_READY);   /* at once: nothing left to compile */
+    }
+    CHECK_OK(kiln_context_stats_get(ctx, &after));
+    CHECK_EQ(after.compiles_started, before.compiles_started);
+    CHECK_EQ(after.compiles_deduplicated, before.compiles_deduplicated + PROGRAMS);
+    test_context_done(ctx);
+    /* And with the programs computing (run_programs checks every value). */
+    kiln_context_stats st = run_programs();
+    CHECK_EQ(st.archive_hits, PROGRAMS);
+}
+
 TEST(qa_mode_names_compiles_the_archive_lacked)
 {
     setenv("KILN_ARCHIVE_QA", "1", 1);
@@ -278,6 +313,7 @@ int main(void)
     setenv("KILN_ARCHIVE_DIR", root, 1);
     RUN(a_second_context_gets_every_front_end_from_the_archive);
     RUN(a_second_process_gets_them_too);
+    RUN(precompile_makes_the_archived_programs_first);
     RUN(qa_mode_names_compiles_the_archive_lacked);
     RUN(four_processes_add_to_one_folder_at_once);
     RUN(read_only_folders_serve_and_are_never_written);

@@ -1,0 +1,477 @@
+/*
+ * test_store.c: a context's archive folder (src/archive/store.c) without a
+ * GPU: run archives take entries up to their bounds, the saver saves each
+ * once and holds back while its gate says busy (unless enough waits), a
+ * failed save is tried once more and then let go, entries past a bound are
+ * counted and not kept, adders on many threads lose nothing they were told
+ * was kept, and the saver tidies the folder (compaction, the size bound,
+ * used files marked used) after its delay.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive/archive.h"
+#include "test.h"
+
+static char g_root[256];   /* KILN_ARCHIVE_DIR of the current test */
+
+static kiln_caps test_caps(void)
+{
+    kiln_caps c = {0};
+    snprintf(c.device_name, sizeof c.device_name, "store test device");
+    c.driver_version = 42;
+    c.vendor_id = 1;
+    c.device_id = 2;
+    c.pipeline_cache_uuid[0] = 9;
+    return c;
+}
+
+static void fresh_root(void)
+{
+    snprintf(g_root, sizeof g_root, "/tmp/kiln-store-XXXXXX");
+    if (!mkdtemp(g_root))
+        abort();
+    setenv("KILN_ARCHIVE", "1", 1);
+    setenv("KILN_ARCHIVE_DIR", g_root, 1);
+    unsetenv("KILN_ARCHIVE_READONLY");
+    unsetenv("KILN_ARCHIVE_MAX_SIZE");
+}
+
+static void remove_root(void)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", g_root);
+}
+
+/* Small bounds, no tidying unless a test asks. */
+static struct arc_store_config small_cfg(void)
+{
+    struct arc_store_config c;
+    arc_store_config_default(&c);
+    c.run_bytes = 4096;
+    c.taking = 4;
+    c.unsaved_bytes = 1 << 20;
+    c.urgent_bytes = 1 << 20;
+    c.retry_s = 0.1;
+    c.tidy_delay_s = 3600;
+    return c;
+}
+
+static uint32_t count_files(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    uint32_t n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t l = strlen(e->d_name), s = strlen(suffix);
+        n += l > s && !strcmp(e->d_name + l - s, suffix);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void entry_of(uint32_t i, char key[32], uint8_t *value, size_t len)
+{
+    snprintf(key, 32, "entry-%u", i);
+    for (size_t k = 0; k < len; k++)
+        value[k] = (uint8_t)(i * 31 + k);
+}
+
+/* How many of entries 0..n-1 a fresh store finds, each with the right
+ * value. */
+static uint32_t entries_found(uint32_t n, size_t len)
+{
+    struct arc_store s;
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    if (arc_store_open(&s, &caps, &cfg) != KILN_OK || !s.enabled)
+        return 0;
+    uint32_t found = 0;
+    uint8_t *want = malloc(len);
+    for (uint32_t i = 0; i < n; i++) {
+        char key[32];
+        entry_of(i, key, want, len);
+        uint8_t h[16];
+        hash128(key, strlen(key), h);
+        const uint8_t *v;
+        size_t vlen;
+        if (arc_store_find(&s, ARC_FRONT, h, key, strlen(key), &v, &vlen) == ARC_HIT && vlen == len &&
+            !memcmp(v, want, len))
+            found++;
+    }
+    free(want);
+    arc_store_close(&s, NULL, 0);
+    return found;
+}
+
+/* How many files of the folder hold entry key (each entry must be in one
+ * file only). */
+static uint32_t copies_of(const char *dir, const char *key)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    uint32_t copies = 0;
+    kiln_caps caps = test_caps();
+    struct arc_device dev;
+    arc_device_from_caps(&dev, &caps);
+    while (d && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 5 || strcmp(e->d_name + l - 4, ".arc"))
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct arc_map m;
+        struct arc_file f;
+        if (arc_map_open(&m, path) != KILN_OK)
+            continue;
+        const uint8_t *v;
+        size_t vlen;
+        if (arc_file_open(&f, m.data, m.size, &dev) == KILN_OK) {
+            copies += arc_file_find(&f, ARC_FRONT, key, strlen(key), &v, &vlen) == ARC_HIT;
+            arc_file_close(&f);
+        }
+        arc_map_close(&m);
+    }
+    if (d)
+        closedir(d);
+    return copies;
+}
+
+static bool gate_busy_flag(void *ud) { return atomic_load((_Atomic bool *)ud); }
+
+/* A run archive past run_bytes is saved by the saver (not at close), once;
+ * the rest at close; every entry comes back from a fresh store. */
+TEST(run_archives_fill_and_save)
+{
+    fresh_root();
+    struct arc_store s;
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    REQUIRE(s.enabled);
+    uint8_t value[1000];
+    for (uint32_t i = 0; i < 10; i++) {
+        char key[32];
+        entry_of(i, key, value, sizeof value);
+        CHECK(arc_store_add(&s, ARC_FRONT, key, strlen(key), value, sizeof value));
+    }
+    /* 10 KB of entries in 4 KB run archives: two filled, saved meanwhile. */
+    for (int t = 0; t < 200 && arc_store_stats_get(&s).saved < 2; t++)
+        sleep_ms(10);
+    struct arc_store_stats st = arc_store_stats_get(&s);
+    CHECK_EQ(st.saved, 2);
+    CHECK_EQ(count_files(s.dir, ".arc"), 2);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", s.dir);
+    char line[8192];
+    arc_store_close(&s, line, sizeof line);
+    CHECK(strstr(line, "10 entries added (0 notes), 0 not kept (over a bound); 3 run archives saved once each") != NULL);
+    CHECK_EQ(count_files(dir, ".arc"), 3);
+    CHECK_EQ(count_files(dir, ".tmp"), 0);
+    CHECK_EQ(entries_found(10, sizeof value), 10);
+    for (uint32_t i = 0; i < 10; i++) {
+        char key[32];
+        entry_of(i, key, value, sizeof value);
+        CHECK_EQ(copies_of(dir, key), 1);
+    }
+    remove_root();
+}
+
+/* The saver holds back while its gate says busy; once urgent_bytes wait it
+ * saves anyway. Past unsaved_bytes an entry is not kept, and counted. */
+TEST(saver_gate_and_unsaved_bound)
+{
+    fresh_root();
+    struct arc_store s;
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    cfg.urgent_bytes = 12000;
+    cfg.unsaved_bytes = 20000;
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    _Atomic bool busy = true;
+    arc_store_set_gate(&s, gate_busy_flag, &busy);
+    uint8_t value[1000];
+    char key[32];
+    for (uint32_t i = 0; i < 5; i++) {   /* ~5 KB: one full run archive waits */
+        entry_of(i, key, value, sizeof value);
+        CHECK(arc_store_add(&s, ARC_FRONT, key, strlen(key), value, sizeof value));
+    }
+    sleep_ms(300);
+    struct arc_store_stats st = arc_store_stats_get(&s);
+    CHECK_EQ(st.saved, 0);
+    CHECK(st.saver_waits > 0);
+    /* Past 12 KB waiting: saved although busy. */
+    for (uint32_t i = 5; i < 13; i++) {
+        entry_of(i, key, value, sizeof value);
+        CHECK(arc_store_add(&s, ARC_FRONT, key, strlen(key), value, sizeof value));
+    }
+    for (int t = 0; t < 200 && arc_store_stats_get(&s).saved == 0; t++)
+        sleep_ms(10);
+    CHECK(arc_store_stats_get(&s).saved >= 1);
+    /* Fill to the unsaved bound while busy and not urgent: some not kept. */
+    cfg.urgent_bytes = 1 << 30;
+    s.cfg.urgent_bytes = cfg.urgent_bytes;   /* test-only: the saver reads it under the lock each round */
+    uint32_t kept = 13, refused = 0;
+    for (uint32_t i = 13; i < 60; i++) {
+        entry_of(i, key, value, sizeof value);
+        if (arc_store_add(&s, ARC_FRONT, key, strlen(key), value, sizeof value))
+            kept++;
+        else
+            refused++;
+    }
+    CHECK(refused > 0);
+    CHECK_EQ(arc_store_stats_get(&s).over_bound, refused);
+    atomic_store(&busy, false);
+    arc_store_set_gate(&s, NULL, NULL);
+    char line[8192];
+    arc_store_close(&s, line, sizeof line);
+    char want[64];
+    snprintf(want, sizeof want, "%u not kept (over a bound)", refused);
+    CHECK(strstr(line, want) != NULL);
+    CHECK_EQ(entries_found(60, sizeof value), kept);
+    remove_root();
+}
+
+/* A failed save is tried once more after retry_s and then succeeds. */
+TEST(failed_save_retried_once)
+{
+    fresh_root();
+    struct arc_store s;
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    uint8_t value[1000];
+    char key[32];
+    arc_fault_set(ARC_FAULT_EIO, arc_fault_steps() + 2);   /* the first save's first write */
+    for (uint32_t i = 0; i < 5; i++) {
+        entry_of(i, key, value, sizeof value);
+        CHECK(arc_store_add(&s, ARC_FRONT, key, strlen(key), value, sizeof value));
+    }
+    for (int t = 0; t < 300 && arc_store_stats_get(&s).saved == 0; t++)
+        sleep_ms(10);
+    arc_fault_set(ARC_FAULT_NONE, 0);
+    struct arc_store_stats st = arc_store_stats_get(&s);
+    CHECK_EQ(st.saves_failed, 1);
+    CHECK_EQ(st.saved, 1);
+    CHECK_EQ(st.let_go, 0);
+    arc_store_close(&s, NULL, 0);
+    CHECK_EQ(entries_found(5, sizeof value), 5);
+    remove_root();
+}
+
+/* A save that fails twice is let go, its entries counted. */
+TEST(twice_failed_save_let_go)
+{
+    fresh_root();
+    struct arc_store s;
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    char cmd[8300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", s.dir);   /* every save now fails: no folder */
+    CHECK_EQ(system(cmd), 0);
+    uint8_t value[1000];
+    char key[32];
+    for (uint32_t i = 0; i < 4; i++)   /* 4 KB: one full run archive */ {
+        entry_of(i, key, value, sizeof value);
+        CHECK(arc_store_add(&s, ARC_FRONT, key, strlen(key), value, sizeof value));
+    }
+    for (int t = 0; t < 300 && arc_store_stats_get(&s).let_go == 0; t++)
+        sleep_ms(10);
+    struct arc_store_stats st = arc_store_stats_get(&s);
+    CHECK_EQ(st.saves_failed, 2);
+    CHECK_EQ(st.let_go, 1);
+    CHECK_EQ(st.entries_let_go, 4);
+    char line[8192];
+    arc_store_close(&s, line, sizeof line);
+    CHECK(strstr(line, "1 run archives let go (4 entries)") != NULL);
+    remove_root();
+}
+
+/* Adders on 8 threads: every entry the store said it kept is in exactly one
+ * file after close; the rest were counted. */
+struct adder {
+    struct arc_store *s;
+    uint32_t first, n, kept;
+    bool kept_flags[200];
+};
+
+static void *adder_main(void *arg)
+{
+    struct adder *a = arg;
+    uint8_t value[300];
+    char key[32];
+    for (uint32_t i = 0; i < a->n; i++) {
+        entry_of(a->first + i, key, value, sizeof value);
+        a->kept_flags[i] = arc_store_add(a->s, ARC_FRONT, key, strlen(key), value, sizeof value);
+        a->kept += a->kept_flags[i];
+    }
+    return NULL;
+}
+
+TEST(adders_on_many_threads)
+{
+    fresh_root();
+    struct arc_store s;
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    cfg.taking = 2;
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    struct adder a[8];
+    pthread_t t[8];
+    for (uint32_t i = 0; i < 8; i++) {
+        a[i] = (struct adder){.s = &s, .first = i * 200, .n = 200};
+        CHECK_EQ(pthread_create(&t[i], NULL, adder_main, &a[i]), 0);
+    }
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < 8; i++) {
+        pthread_join(t[i], NULL);
+        kept += a[i].kept;
+    }
+    struct arc_store_stats st = arc_store_stats_get(&s);
+    CHECK_EQ(st.added, kept);
+    CHECK_EQ(st.added + st.over_bound, 1600);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", s.dir);
+    arc_store_close(&s, NULL, 0);
+    CHECK_EQ(entries_found(1600, 300), kept);
+    /* Exactly once each: spot-check every 37th entry. */
+    for (uint32_t i = 0; i < 1600; i += 37) {
+        char key[32];
+        uint8_t value[300];
+        entry_of(i, key, value, sizeof value);
+        CHECK_EQ(copies_of(dir, key), a[i / 200].kept_flags[i % 200] ? 1 : 0);
+    }
+    remove_root();
+}
+
+/* After its delay the saver compacts small run archives, keeps the folder
+ * under max_size by removing the least recently used files, and marks a
+ * file that served a hit as used (its mtime). */
+TEST(saver_tidies_folder)
+{
+    fresh_root();
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    /* Three processes' worth of small run archives. */
+    uint8_t value[1000];
+    for (uint32_t r = 0; r < 3; r++) {
+        struct arc_store s;
+        REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+        char key[32];
+        entry_of(r, key, value, sizeof value);
+        CHECK(arc_store_add(&s, ARC_FRONT, key, strlen(key), value, sizeof value));
+        arc_store_close(&s, NULL, 0);
+    }
+    struct arc_store s;
+    cfg.tidy_delay_s = 0;
+    cfg.compact_at = 3;
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", s.dir);
+    for (int t = 0; t < 300 && count_files(dir, ".arc") != 1; t++)
+        sleep_ms(10);
+    CHECK_EQ(count_files(dir, ".arc"), 1);
+    arc_store_close(&s, NULL, 0);
+    CHECK_EQ(entries_found(3, sizeof value), 3);
+
+    /* A hit marks its file used: it outlives an older, unused file. */
+    struct arc_store old;
+    cfg.tidy_delay_s = 3600;
+    REQUIRE_OK(arc_store_open(&old, &caps, &cfg));
+    char key[32];
+    entry_of(7, key, value, sizeof value);
+    CHECK(arc_store_add(&old, ARC_FRONT, key, strlen(key), value, sizeof value));
+    arc_store_close(&old, NULL, 0);
+    /* Make every file old; the pack (entries 0..2) then gets used. */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[8300];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct timespec times[2] = {{.tv_sec = 1000000}, {.tv_sec = 1000000}};
+        if (e->d_name[0] != '.')
+            utimensat(AT_FDCWD, path, times, 0);
+    }
+    if (d)
+        closedir(d);
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    entry_of(1, key, value, sizeof value);
+    uint8_t h[16];
+    hash128(key, strlen(key), h);
+    const uint8_t *v;
+    size_t vlen;
+    CHECK_EQ(arc_store_find(&s, ARC_FRONT, h, key, strlen(key), &v, &vlen), ARC_HIT);
+    for (int t = 0; t < 300; t++) {   /* the saver marks it */
+        struct stat stt;
+        bool marked = false;
+        for (uint32_t i = 0; i < s.file_count; i++) {
+            char path[8300];
+            snprintf(path, sizeof path, "%s/%s", dir, s.files[i].name);
+            if (stat(path, &stt) == 0 && stt.st_mtime > 1000000)
+                marked = true;
+        }
+        if (marked)
+            break;
+        sleep_ms(10);
+    }
+    arc_store_close(&s, NULL, 0);
+    /* A bound that holds one file: the unused one goes. */
+    cfg.tidy_delay_s = 0;
+    cfg.max_size = 4000;   /* the pack is ~3.5 KB, the other file ~1.2 KB */
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    for (int t = 0; t < 300 && count_files(dir, ".arc") != 1; t++)
+        sleep_ms(10);
+    arc_store_close(&s, NULL, 0);
+    CHECK_EQ(count_files(dir, ".arc"), 1);
+    CHECK_EQ(entries_found(3, sizeof value), 3);   /* the used pack stayed */
+    remove_root();
+}
+
+/* KILN_ARCHIVE_MAX_SIZE: sizes with units; nonsense keeps 1 GiB. */
+TEST(max_size_from_env)
+{
+    struct arc_store_config c;
+    setenv("KILN_ARCHIVE_MAX_SIZE", "512M", 1);
+    arc_store_config_default(&c);
+    CHECK_EQ(c.max_size, 512ull << 20);
+    setenv("KILN_ARCHIVE_MAX_SIZE", "2GiB", 1);
+    arc_store_config_default(&c);
+    CHECK_EQ(c.max_size, 2ull << 30);
+    setenv("KILN_ARCHIVE_MAX_SIZE", "4096", 1);
+    arc_store_config_default(&c);
+    CHECK_EQ(c.max_size, 4096);
+    setenv("KILN_ARCHIVE_MAX_SIZE", "lots", 1);
+    arc_store_config_default(&c);
+    CHECK_EQ(c.max_size, 1ull << 30);
+    unsetenv("KILN_ARCHIVE_MAX_SIZE");
+}
+
+int main(void)
+{
+    RUN(run_archives_fill_and_save);
+    RUN(saver_gate_and_unsaved_bound);
+    RUN(failed_save_retried_once);
+    RUN(twice_failed_save_let_go);
+    RUN(adders_on_many_threads);
+    RUN(saver_tidies_folder);
+    RUN(max_size_from_env);
+    return TEST_SUMMARY();
+}
