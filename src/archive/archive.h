@@ -91,12 +91,14 @@ struct arc_file {
     enum arc_cause whole;     /* ARC_HIT when the header is good, else why the file serves nothing */
     bool indexed;             /* the footer and index checked out */
     bool salvaged;            /* scanned: the tail was cut or the index bad */
+    bool oom;                 /* listing ran out of memory (arc_file_open then fails) */
     struct arc_entry_ref { uint32_t kind; uint64_t offset; uint8_t key_hash[16]; } *refs;
     uint32_t ref_count;
 };
 
 /* Opens an archive held in memory (a mapped file). Never fails on content:
- * a bad file opens with file->whole saying why it serves nothing. */
+ * a bad file opens with file->whole saying why it serves nothing. Fails
+ * only when out of memory for its entry list. */
 KILN_NODISCARD kiln_result arc_file_open(struct arc_file *f, const void *data, size_t size,
                                          const struct arc_device *dev);
 void arc_file_close(struct arc_file *f);
@@ -220,6 +222,7 @@ struct arc_store_file {
 struct arc_run {
     struct arc_writer w;
     uint32_t entries;
+    uint64_t counted;            /* its bytes counted in the store's unsaved (closing adds index and footer) */
     bool held;                   /* an adder is writing into it (without the store lock) */
     const uint8_t *data;         /* the whole file once closed (owned by w) */
     size_t len;

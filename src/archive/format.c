@@ -217,8 +217,10 @@ static bool entry_at(const struct arc_file *f, uint64_t offset, uint32_t *kind, 
 
 static bool add_ref(struct arc_file *f, uint32_t *cap, uint32_t kind, uint64_t offset, const uint8_t hash[16])
 {
-    if (!vec_reserve((void **)&f->refs, cap, f->ref_count + 1, sizeof *f->refs))
+    if (!vec_reserve((void **)&f->refs, cap, f->ref_count + 1, sizeof *f->refs)) {
+        f->oom = true;
         return false;
+    }
     struct arc_entry_ref *r = &f->refs[f->ref_count++];
     r->kind = kind;
     r->offset = offset;
@@ -295,8 +297,15 @@ kiln_result arc_file_open(struct arc_file *f, const void *data, size_t size, con
     f->whole = ARC_HIT;
     uint32_t cap = 0;
     f->indexed = read_index(f, &cap);
-    if (!f->indexed)
+    if (!f->indexed && !f->oom)
         salvage(f, &cap);
+    if (f->oom) {
+        /* A partial list would pass for the whole file (compaction would
+         * drop the rest): fail instead. */
+        free(f->refs);
+        *f = (struct arc_file){0};
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory listing an archive's entries");
+    }
     return KILN_OK;
 }
 

@@ -311,7 +311,8 @@ bool arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, siz
                 r = s->taking[i];
         if (!r && s->taking_count < s->cfg.taking && (r = calloc(1, sizeof *r))) {
             arc_writer_init(&r->w, &s->device);
-            s->unsaved += r->w.out.len;
+            r->counted = r->w.out.len;
+            s->unsaved += r->counted;
             s->taking[s->taking_count++] = r;
         }
     }
@@ -329,6 +330,7 @@ bool arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, siz
     pthread_mutex_lock(&s->lock);
     r->held = false;
     r->entries++;
+    r->counted += r->w.out.len - before;
     s->unsaved += r->w.out.len - before;
     s->stats.added++;
     if (kind == ARC_NOTE)
@@ -371,7 +373,6 @@ static void save_one(struct arc_store *s, struct arc_run *r, bool last)
     pthread_mutex_lock(&s->lock);
     s->saving = NULL;
     s->stats.save_ns += dt;
-    uint64_t held = r->w.out.len;
     if (res == KILN_OK) {
         s->stats.saved++;
         s->stats.saved_bytes += r->len;
@@ -388,7 +389,7 @@ static void save_one(struct arc_store *s, struct arc_run *r, bool last)
         log_warn("archive: run archive save failed%s: %s; its %u entries are let go (they compile again next time)",
                  r->tries > 1 ? " again" : "", why, r->entries);
     }
-    s->unsaved -= held;
+    s->unsaved -= r->counted;
     run_free(r);
 }
 
@@ -565,12 +566,13 @@ void arc_store_close(struct arc_store *s, char *summary, size_t cap)
             size_t before = into->w.out.len;
             arc_writer_merge(&into->w, &r->w);
             into->entries += r->entries;
+            into->counted += into->w.out.len - before;
             s->unsaved += into->w.out.len - before;
         } else if (r->entries) {
             queue_push(s, r);
             continue;
         }
-        s->unsaved -= r->w.out.len;
+        s->unsaved -= r->counted;
         run_free(r);
     }
     if (into)

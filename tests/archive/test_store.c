@@ -178,13 +178,33 @@ TEST(run_archives_fill_and_save)
     struct arc_store_stats st = arc_store_stats_get(&s);
     CHECK_EQ(st.saved, 2);
     CHECK_EQ(count_files(s.dir, ".arc"), 2);
+    /* What was saved no longer counts against the unsaved bound: a store
+     * that took 1 MiB in 4 KB run archives still takes entries. */
+    char key[32];
+    for (uint32_t i = 10; i < 1100; i++) {
+        entry_of(i, key, value, sizeof value);
+        if (!arc_store_add(&s, ARC_FRONT, key, strlen(key), value, sizeof value))
+            sleep_ms(5);   /* the saver is behind: let it catch up, then go on */
+    }
+    CHECK(arc_store_stats_get(&s).added > 1000);
+    /* Once the queue is saved, only the run archives taking entries count. */
+    for (int t = 0; t < 500; t++) {
+        pthread_mutex_lock(&s.lock);
+        bool drained = !s.queue_head && !s.saving;
+        uint64_t unsaved = s.unsaved;
+        pthread_mutex_unlock(&s.lock);
+        if (drained) {
+            CHECK(unsaved <= (uint64_t)cfg.taking * cfg.run_bytes);
+            break;
+        }
+        sleep_ms(10);
+    }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", s.dir);
     char line[8192];
     arc_store_close(&s, line, sizeof line);
-    CHECK(strstr(line, "10 entries added (0 notes), 0 not kept (over a bound); 3 run archives saved once each") != NULL);
-    CHECK_EQ(count_files(dir, ".arc"), 3);
     CHECK_EQ(count_files(dir, ".tmp"), 0);
+    CHECK(count_files(dir, ".arc") > 100);   /* saved once each, 4 KB apiece */
     CHECK_EQ(entries_found(10, sizeof value), 10);
     for (uint32_t i = 0; i < 10; i++) {
         char key[32];
