@@ -246,8 +246,9 @@ TEST(saver_gate_and_unsaved_bound)
         sleep_ms(10);
     CHECK(arc_store_stats_get(&s).saved >= 1);
     /* Fill to the unsaved bound while busy and not urgent: some not kept. */
-    cfg.urgent_bytes = 1 << 30;
-    s.cfg.urgent_bytes = cfg.urgent_bytes;   /* test-only: the saver reads it under the lock each round */
+    pthread_mutex_lock(&s.lock);   /* the saver reads cfg under the store's lock */
+    s.cfg.urgent_bytes = 1 << 30;
+    pthread_mutex_unlock(&s.lock);
     uint32_t kept = 13, refused = 0;
     for (uint32_t i = 13; i < 60; i++) {
         entry_of(i, key, value, sizeof value);
