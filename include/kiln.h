@@ -104,6 +104,10 @@ typedef struct kiln_context_desc {
     kiln_pending_policy pending;
     /* Compile workers; 0 = KILN_COMPILE_THREADS, else the number of cores. */
     uint32_t compile_threads;
+    /* Specialization prediction: 1 on, -1 off, 0 = KILN_SPECIALIZATION
+     * decides (default on; read at every submit). For tests that count
+     * records; applications need not touch it. */
+    int specialization;
 } kiln_context_desc;
 
 typedef struct kiln_caps {
@@ -297,6 +301,7 @@ typedef struct kiln_program_interface {
     uint32_t workgroup_size[3];
     uint32_t spirv_words;
     char entry[64];
+    uint32_t params_read;         /* bit n: the code reads param word n (kiln_param(n)) */
 } kiln_program_interface;
 
 /* The program's interface, read from its SPIR-V. KILN_ERR_PENDING while
@@ -334,6 +339,12 @@ typedef struct kiln_scheme_stats {
     uint64_t barriers;             /* barriers in the current recording */
     uint64_t command_buffers;      /* retained command buffers */
     uint64_t skipped_nodes;        /* nodes left out of submits because their program was compiling */
+    /* Specialization (see kiln_scheme_spec_events). */
+    uint64_t spec_warms;           /* variant compiles started (a site joining one in flight adds none) */
+    uint64_t spec_promotions;      /* nodes swapped to a variant */
+    uint64_t spec_demotions;       /* nodes put back on their universal program */
+    uint64_t spec_pinned;          /* sites pinned to their universal program after failed compiles */
+    uint64_t spec_specialized;     /* nodes running a variant now */
 } kiln_scheme_stats;
 
 KILN_NODISCARD kiln_result kiln_scheme_create(kiln_context ctx, const kiln_scheme_desc *desc, kiln_scheme *out);
@@ -359,6 +370,39 @@ KILN_NODISCARD kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node
  * *ticket (optional) is the submit's ticket. */
 KILN_NODISCARD kiln_result kiln_scheme_submit(kiln_context ctx, kiln_scheme scheme, kiln_ticket *ticket);
 KILN_NODISCARD kiln_result kiln_scheme_stats_get(kiln_context ctx, kiln_scheme scheme, kiln_scheme_stats *out);
+
+/* Specialization. kiln compiles a node's program again with the param words
+ * it keeps using baked in as constants, and swaps the variant in; a
+ * set_param that disagrees with a baked word swaps the universal program
+ * back in the same call. Nothing to opt in to; KILN_SPECIALIZATION=0 turns
+ * it off. These calls show what it does. */
+typedef enum kiln_spec_event_kind {
+    KILN_SPEC_WARM = 1,      /* a variant's compile started (or was joined) */
+    KILN_SPEC_PROMOTE = 2,   /* the node now runs the variant */
+    KILN_SPEC_DEMOTE = 3,    /* the node is back on its universal program */
+    KILN_SPEC_FAILED = 4,    /* a variant failed to compile */
+    KILN_SPEC_PINNED = 5,    /* after repeated failures the node stays universal */
+} kiln_spec_event_kind;
+
+typedef struct kiln_spec_event {
+    kiln_spec_event_kind kind;
+    uint64_t submit;         /* the scheme's submit (1-based) it took effect at */
+    kiln_node node;
+    char node_label[64];
+    char program[64];
+    uint32_t mask;           /* bit n: param word n is baked */
+    uint32_t words[KILN_PARAM_WORDS];   /* the baked words (0 where not baked) */
+} kiln_spec_event;
+
+/* Takes up to cap of the scheme's specialization events, oldest first (the
+ * scheme keeps the last 256). *count receives how many were taken. */
+KILN_NODISCARD kiln_result kiln_scheme_spec_events(kiln_context ctx, kiln_scheme scheme, kiln_spec_event *out,
+                                                   uint32_t cap, uint32_t *count);
+/* *out = 1 when the node runs a variant now. */
+KILN_NODISCARD kiln_result kiln_node_is_specialized(kiln_context ctx, kiln_node node, int *out);
+/* Compiles queued or running in the context (programs and variants). A
+ * benchmark of the steady state submits until this reaches 0. */
+KILN_NODISCARD kiln_result kiln_compiles_pending(kiln_context ctx, uint32_t *out);
 
 /* Waits for a ticket. timeout_ns = UINT64_MAX waits forever. */
 KILN_NODISCARD kiln_result kiln_ticket_wait(kiln_context ctx, kiln_ticket ticket, uint64_t timeout_ns);

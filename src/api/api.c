@@ -275,6 +275,27 @@ kiln_result kiln_context_precompile(kiln_context ctx, const kiln_precompile_desc
     CALL(ctx, precompile, &d, out ? out : &ignored);
 }
 
+kiln_result kiln_scheme_spec_events(kiln_context ctx, kiln_scheme scheme, kiln_spec_event *out, uint32_t cap,
+                                    uint32_t *count)
+{
+    NEED(count, "count");
+    if (cap)
+        NEED(out, "out");
+    CALL(ctx, scheme_spec_events, scheme, out, cap, count);
+}
+
+kiln_result kiln_node_is_specialized(kiln_context ctx, kiln_node node, int *out)
+{
+    NEED(out, "out");
+    CALL(ctx, node_is_specialized, node, out);
+}
+
+kiln_result kiln_compiles_pending(kiln_context ctx, uint32_t *out)
+{
+    NEED(out, "out");
+    CALL(ctx, compiles_pending, out);
+}
+
 /* For kiln's own tests and tools: the context behind a handle, unlocked. */
 struct kctx *api_context_peek(kiln_context h)
 {

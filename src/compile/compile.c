@@ -320,6 +320,16 @@ static void release_locked(struct csvc *s, struct cjob *j)
     }
 }
 
+bool csvc_cancel_unstarted(struct csvc *s, struct cjob *front)
+{
+    pthread_mutex_lock(&s->lock);
+    bool cancel = front->state == CJOB_QUEUED && front->adopters == 1;
+    if (cancel)
+        release_locked(s, front);
+    pthread_mutex_unlock(&s->lock);
+    return cancel;
+}
+
 void csvc_release(struct csvc *s, struct cjob *front)
 {
     pthread_mutex_lock(&s->lock);
@@ -421,10 +431,11 @@ static struct cjob *adopt_front(struct csvc *s, struct cjob *j, enum cprio prio)
 }
 
 /* The front node equal to a request, to adopt (lock held), or NULL. A
- * precompile's node (made from an archive key, with no source) that is
- * still queued takes the request's source and included files, so it
- * compiles from them should its archive entry fail; one running is waited
- * for (it only reads the archive). */
+ * precompile's node (made from an archive key, with no source) takes the
+ * request's source and included files when it is not running (queued, it
+ * can then compile from them should its archive entry fail; done, variants
+ * are made from them); one running is waited for (it only reads the
+ * archive). */
 static struct cjob *find_front(struct csvc *s, const uint8_t h[16], const uint8_t *key, size_t len,
                                const struct prog_source *src, struct prog_include **includes,
                                uint32_t *include_count)
@@ -433,7 +444,9 @@ static struct cjob *find_front(struct csvc *s, const uint8_t h[16], const uint8_
         struct cjob *j = table_find(s, CJOB_FRONT, h, key, len);
         if (!j || j->src.source)
             return j;
-        if (j->state == CJOB_QUEUED) {
+        if (j->state != CJOB_RUNNING) {
+            /* Queued: it can compile from the source should its entry fail;
+             * done: variants of the program are made from its source. */
             struct prog_source copy;
             if (prog_source_copy(&copy, src) == KILN_OK) {
                 copy.includes = *includes;
@@ -445,8 +458,6 @@ static struct cjob *find_front(struct csvc *s, const uint8_t h[16], const uint8_
             }
             return j;
         }
-        if (j->state != CJOB_RUNNING)
-            return j;
         pthread_cond_wait(&s->ended, &s->lock);
     }
 }

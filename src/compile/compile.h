@@ -205,6 +205,9 @@ void csvc_destroy(struct csvc *svc);
 KILN_NODISCARD kiln_result csvc_request(struct csvc *svc, const struct prog_source *src, enum cprio prio,
                                         struct cjob **out);
 void csvc_release(struct csvc *svc, struct cjob *front);
+/* Releases the caller's hold and cancels the compile when it has not
+ * started and nobody else holds it; false (nothing done) otherwise. */
+bool csvc_cancel_unstarted(struct csvc *svc, struct cjob *front);
 
 /* A program's compile as the caller sees it. Pointers stay valid while the
  * caller holds the front node. */

@@ -26,7 +26,7 @@
 
 #include "compile.h"
 
-#define KEY_FORMAT "kiln-key-1"
+#define KEY_FORMAT "kiln-key-2"   /* 2: the interface gained params_read */
 #define MAX_INCLUDE_DEPTH 32
 #define MAX_INCLUDES 256
 

@@ -228,7 +228,7 @@ static kiln_result l_program_interface(struct kctx *c, kiln_program h, kiln_prog
 static kiln_result l_scheme_create(struct kctx *c, const kiln_scheme_desc *d, kiln_scheme *out)
 {
     struct scheme *s;
-    KILN_TRY(scheme_create(c->dev, d->label, c->pending == KILN_PENDING_SKIP, c->skip_log, &s));
+    KILN_TRY(scheme_create(c->dev, d->label, c->pending == KILN_PENDING_SKIP, c->skip_log, &c->spec, &s));
     s->id = pool_add(&c->schemes, s);
     if (!s->id) {
         scheme_destroy(s);
@@ -308,7 +308,31 @@ static kiln_result l_scheme_stats(struct kctx *c, kiln_scheme h, kiln_scheme_sta
 {
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
+    scheme_stats_update(s);
     *out = s->stats;
+    return KILN_OK;
+}
+
+static kiln_result l_scheme_spec_events(struct kctx *c, kiln_scheme h, kiln_spec_event *out, uint32_t cap,
+                                        uint32_t *count)
+{
+    struct scheme *s;
+    GET(schemes, struct scheme, "scheme", h, s);
+    *count = spec_events_take(&s->spec, out, cap);
+    return KILN_OK;
+}
+
+static kiln_result l_node_is_specialized(struct kctx *c, kiln_node h, int *out)
+{
+    struct node *n;
+    GET(nodes, struct node, "node", h, n);
+    *out = n->site.bound != NULL;
+    return KILN_OK;
+}
+
+static kiln_result l_compiles_pending(struct kctx *c, uint32_t *out)
+{
+    *out = csvc_pending(c->svc);
     return KILN_OK;
 }
 
@@ -456,6 +480,7 @@ static void l_destroy(struct kctx *c)
             pool_remove(&c->programs, id);
             prog_destroy(p);
         }
+        spec_cache_finish(&c->spec);   /* the schemes are gone; its variants go before the service */
         arc_store_set_gate(&c->archive, NULL, NULL);   /* before the service it reads goes */
         if (c->svc) {
             char line[1024];
@@ -517,6 +542,9 @@ const struct rt_ops ctx_local_ops = {
     .archive_info = l_archive_info,
     .archive_files = l_archive_files,
     .archive_tidy = l_archive_tidy,
+    .scheme_spec_events = l_scheme_spec_events,
+    .node_is_specialized = l_node_is_specialized,
+    .compiles_pending = l_compiles_pending,
     .precompile = l_precompile,
     .destroy = l_destroy,
 };
@@ -551,6 +579,8 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
         if (desc->compile_threads)
             cfg.workers = desc->compile_threads;
         r = csvc_create(c->dev, &cfg, NULL, &c->svc);
+        if (r == KILN_OK)
+            spec_cache_init(&c->spec, c->svc, c->dev->ops->layout_follows_signature, desc->specialization);
     }
     if (r == KILN_OK) {
         r = arc_store_open(&c->archive, &c->dev->caps, NULL);

@@ -22,6 +22,7 @@
 #include "backend/backend.h"
 #include "base/base.h"
 #include "base/pool.h"
+#include "spec/spec.h"
 
 struct kctx;
 
@@ -54,6 +55,10 @@ struct rt_ops {
                                  uint32_t *count);
     kiln_result (*archive_tidy)(struct kctx *c, const kiln_archive_tidy_desc *d, kiln_archive_tidy_result *out);
     kiln_result (*precompile)(struct kctx *c, const kiln_precompile_desc *d, kiln_precompile_result *out);
+    kiln_result (*scheme_spec_events)(struct kctx *c, kiln_scheme s, kiln_spec_event *out, uint32_t cap,
+                                      uint32_t *count);
+    kiln_result (*node_is_specialized)(struct kctx *c, kiln_node n, int *out);
+    kiln_result (*compiles_pending)(struct kctx *c, uint32_t *out);
     void (*destroy)(struct kctx *c);
 };
 
@@ -74,6 +79,7 @@ struct kctx {
     struct csvc *svc;           /* the compile service (its own lock; taken after this one) */
     struct arc_store archive;   /* the device pair's archive folder (its own lock) */
     _Atomic uint64_t last_submit_ns;   /* the archive saver's gate reads it without the lock */
+    struct spec_cache spec;     /* specialization variants, shared by the schemes */
     kiln_pending_policy pending;
     bool skip_log;              /* KILN_SKIP_LOG */
 };

@@ -108,6 +108,47 @@ kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *
     return prog_source_init(dst, &d);
 }
 
+kiln_result prog_source_variant(struct prog_source *dst, const struct prog_source *src, const struct prog_define *add,
+                                uint32_t add_count)
+{
+    KILN_TRY(prog_source_copy(dst, src));
+    bool ok = true;
+    struct prog_define *defs = realloc(dst->defines, (dst->define_count + add_count + 1) * sizeof *defs);
+    if (defs) {
+        dst->defines = defs;
+        for (uint32_t i = 0; ok && i < add_count; i++) {
+            struct prog_define *d = &defs[dst->define_count];
+            d->name = str_dup(add[i].name);
+            d->value = str_dup(add[i].value);
+            if (d->name && d->value) {
+                dst->define_count++;
+            } else {
+                free(d->name);
+                free(d->value);
+                ok = false;
+            }
+        }
+    }
+    if (ok && defs && src->include_count) {
+        dst->includes = calloc(src->include_count, sizeof *dst->includes);
+        ok = dst->includes != NULL;
+        for (uint32_t i = 0; ok && i < src->include_count; i++) {
+            const struct prog_include *f = &src->includes[i];
+            struct prog_include *t = &dst->includes[i];
+            dst->include_count = i + 1;
+            *t = (struct prog_include){.req = str_dup(f->req), .from = str_dup(f->from), .relative = f->relative,
+                                       .path = f->path ? str_dup(f->path) : NULL,
+                                       .content = f->content ? str_ndup(f->content, f->len) : NULL, .len = f->len};
+            ok = t->req && t->from && (!f->path || t->path) && (!f->content || t->content);
+        }
+    }
+    if (!ok || !defs) {
+        prog_source_finish(dst);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory making a program variant");
+    }
+    return KILN_OK;
+}
+
 void prog_source_finish(struct prog_source *src)
 {
     free(src->source);
@@ -283,6 +324,20 @@ char *prog_include_read(const struct prog_source *src, const char *req, bool rel
                         char *path, size_t path_cap, size_t *len)
 {
     char *content = NULL;
+    if (src->includes) {
+        /* A snapshot: the files exactly as its first request read them. */
+        for (uint32_t i = 0; i < src->include_count; i++) {
+            const struct prog_include *f = &src->includes[i];
+            if (f->relative != relative || strcmp(f->req, req) || strcmp(f->from, from))
+                continue;
+            if (!f->content)
+                return NULL;
+            snprintf(path, path_cap, "%s", f->path ? f->path : req);
+            *len = f->len;
+            return str_ndup(f->content, f->len);
+        }
+        return NULL;
+    }
     if (relative) {
         const char *slash = strrchr(from, '/');
         if (slash)

@@ -63,6 +63,10 @@ struct prog_output {
 KILN_NODISCARD kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *desc);
 /* Deep-copies a provenance (not its include snapshot). */
 KILN_NODISCARD kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *src);
+/* Deep-copies a provenance with its include snapshot (the variant reads the
+ * universal's files as they were) and the given defines added (copied). */
+KILN_NODISCARD kiln_result prog_source_variant(struct prog_source *dst, const struct prog_source *src,
+                                               const struct prog_define *add, uint32_t add_count);
 void prog_source_finish(struct prog_source *src);
 
 /* The source text the compiler sees: prelude inserted, #line restored.
@@ -70,8 +74,9 @@ void prog_source_finish(struct prog_source *src);
 char *prog_preprocess(const struct prog_source *src, size_t *len);
 
 /* Reads the file an #include names, the way the compiler resolves it:
- * relative to the including file `from` first when `relative` ("x"), then
- * each include folder. Returns the malloc'd content (NULL if not found) and
+ * from src's include snapshot when it has one, else relative to the
+ * including file `from` first when `relative` ("x"), then each include
+ * folder. Returns the malloc'd content (NULL if not found) and
  * writes the path it came from. */
 char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
                         char *path, size_t path_cap, size_t *len);

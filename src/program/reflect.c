@@ -148,6 +148,14 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, kiln_program_inter
         spvc_type type = spvc_compiler_get_type_handle(comp, pc[0].base_type_id);
         if (spvc_compiler_get_declared_struct_size(comp, type, &size) == SPVC_SUCCESS)
             out->push_constant_size = (uint32_t)size;
+        /* The param words the code reads (kiln's block: word n at 4n). */
+        const spvc_buffer_range *ranges;
+        size_t nr;
+        if (spvc_compiler_get_active_buffer_ranges(comp, pc[0].id, &ranges, &nr) == SPVC_SUCCESS)
+            for (size_t i = 0; i < nr; i++)
+                for (size_t w = ranges[i].offset / 4; w < KILN_PARAM_WORDS && w * 4 < ranges[i].offset + ranges[i].range;
+                     w++)
+                    out->params_read |= 1u << w;
     }
     for (unsigned i = 0; i < 3; i++)
         out->workgroup_size[i] =

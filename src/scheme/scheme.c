@@ -9,7 +9,7 @@
 #include <string.h>
 
 kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pending, bool skip_log,
-                          struct scheme **out)
+                          struct spec_cache *spec, struct scheme **out)
 {
     struct scheme *s = calloc(1, sizeof *s);
     if (!s)
@@ -20,6 +20,7 @@ kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pe
     s->skip_pending = skip_pending;
     s->skip_log = skip_log;
     snprintf(s->label, sizeof s->label, "%s", label ? label : "scheme");
+    spec_sched_init(&s->spec, spec);
     *out = s;
     return KILN_OK;
 }
@@ -38,8 +39,11 @@ void scheme_destroy(struct scheme *s)
 {
     if (s->last_ticket)
         (void)kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX);
-    for (uint32_t i = 0; i < s->node_count; i++)
+    for (uint32_t i = 0; i < s->node_count; i++) {
+        spec_node_removed(s, s->nodes[i]);
         node_free(s, s->nodes[i]);
+    }
+    spec_sched_finish(&s->spec);
     for (uint32_t i = 0; i < s->garbage_count; i++)
         kb_bindset_destroy(s->dev, s->garbage[i].bindset);
     for (uint32_t i = 0; i < s->cmd_count; i++)
@@ -169,6 +173,7 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     s->nodes[s->node_count++] = n;
     s->dirty = SCHEME_STRUCT;
     s->stats.nodes = s->node_count;
+    spec_node_added(s, n);
     *out = n;
     return KILN_OK;
 }
@@ -190,6 +195,7 @@ static void retire_bindset(struct scheme *s, struct kb_bindset *b)
 void scheme_node_remove(struct node *n)
 {
     struct scheme *s = n->scheme;
+    spec_node_removed(s, n);
     retire_bindset(s, n->bindset);
     n->bindset = NULL;
     for (uint32_t i = n->index + 1; i < s->node_count; i++) {
@@ -214,6 +220,7 @@ kiln_result node_set_param(struct node *n, uint32_t slot, uint32_t word)
         return KILN_RAISE(KILN_ERR_INVALID, "node '%s': param slot %u, slots are 0..%d", n->label, slot,
                           KILN_PARAM_WORDS - 1);
     if (n->params[slot] != word) {
+        spec_param_changed(n->scheme, n, slot, n->params[slot], word);
         n->params[slot] = word;
         mark_params_dirty(n->scheme);
     }
@@ -235,6 +242,7 @@ kiln_result node_set_program(struct node *n, struct prog *p)
         n->prog->node_refs--;
         p->node_refs++;
         n->prog = p;
+        spec_program_changed(n->scheme, n);
         n->scheme->dirty = SCHEME_STRUCT;
         return KILN_OK;
     }
@@ -254,6 +262,7 @@ kiln_result node_set_program(struct node *n, struct prog *p)
     n->prog->node_refs--;
     p->node_refs++;
     n->prog = p;
+    spec_program_changed(n->scheme, n);
     mark_params_dirty(n->scheme);
     return KILN_OK;
 }
@@ -408,8 +417,9 @@ static kiln_result record(struct scheme *s)
         if (nd->barrier_before)
             s->steps[n++] = (struct kb_step){.kind = KB_STEP_BARRIER};
         struct kb_step *st = &s->steps[n++];
+        struct kb_pipeline *variant = spec_pipeline(nd);
         *st = (struct kb_step){.kind = KB_STEP_DISPATCH,
-                               .pipeline = nd->prog->pipeline,
+                               .pipeline = variant ? variant : nd->prog->pipeline,
                                .layout = nd->prog->layout,
                                .bindset = nd->bindset};
         memcpy(st->params, nd->params, sizeof st->params);
@@ -427,9 +437,24 @@ static kiln_result record(struct scheme *s)
     return KILN_OK;
 }
 
+static void spec_stats(struct scheme *s)
+{
+    s->stats.spec_warms = s->spec.warms;
+    s->stats.spec_promotions = s->spec.promotions;
+    s->stats.spec_demotions = s->spec.demotions;
+    s->stats.spec_pinned = s->spec.pinned;
+    uint64_t bound = 0;
+    for (uint32_t i = 0; i < s->node_count; i++)
+        bound += s->nodes[i]->site.bound != NULL;
+    s->stats.spec_specialized = bound;
+}
+
+void scheme_stats_update(struct scheme *s) { spec_stats(s); }
+
 kiln_result scheme_submit(struct scheme *s, uint64_t *ticket)
 {
     collect_garbage(s);
+    spec_predict(s);
     if (s->skipping && skips_resolved(s))
         s->dirty = SCHEME_STRUCT;
     if (s->dirty != SCHEME_CLEAN || s->current < 0)

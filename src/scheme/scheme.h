@@ -15,6 +15,10 @@
  * write, write-after-write), or writes a range one read (write-after-read),
  * gets a barrier before it.
  *
+ * Specialization (src/spec): at the top of a submit the predictor may swap
+ * a node's program for a variant with its stable words baked in (a
+ * params-only change); set_param demotes in the same call.
+ *
  * A node whose program is still compiling makes a submit wait for it (and
  * mark it wanted), or, under the context's skip policy, is left out of the
  * recording and counted; the scheme records again once the program is done.
@@ -28,6 +32,7 @@
 #include "base/base.h"
 #include "compile/compile.h"
 #include "program/program.h"
+#include "spec/spec.h"
 
 #define SCHEME_MAX_CMDS 4   /* retained command buffers; past it a record waits for the oldest */
 
@@ -53,6 +58,7 @@ struct node {
     bool barrier_before;
     bool skipped;                /* left out of the current recording: its program was pending */
     const struct prog *skip_logged;  /* the program a skip was last logged for */
+    struct spec_site site;       /* specialization */
 };
 
 enum scheme_dirty { SCHEME_CLEAN = 0, SCHEME_PARAMS = 1, SCHEME_STRUCT = 2 };
@@ -86,10 +92,12 @@ struct scheme {
     bool skip_log;           /* KILN_SKIP_LOG: name each skipped node once per program */
     uint32_t skipping;       /* nodes left out of the current recording */
     kiln_scheme_stats stats;
+    struct spec_sched spec;  /* specialization: sites needing a look, parked variants, events */
 };
 
+/* spec: the context's variant cache (NULL: no specialization). */
 KILN_NODISCARD kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pending, bool skip_log,
-                                         struct scheme **out);
+                                         struct spec_cache *spec, struct scheme **out);
 /* Waits for the scheme's submits, then frees it and its nodes (their
  * handles must already be gone from the caller's pool). */
 void scheme_destroy(struct scheme *s);
@@ -109,5 +117,7 @@ void scheme_node_remove(struct node *n);
 KILN_NODISCARD kiln_result node_set_param(struct node *n, uint32_t slot, uint32_t word);
 KILN_NODISCARD kiln_result node_set_program(struct node *n, struct prog *p);
 KILN_NODISCARD kiln_result scheme_submit(struct scheme *s, uint64_t *ticket);
+/* Brings s->stats' specialization counts up to date. */
+void scheme_stats_update(struct scheme *s);
 
 #endif

@@ -1,0 +1,168 @@
+/*
+ * spec: specialization prediction. A dispatch node's param words are the
+ * caller's facts about a frame; a word that stays put can be compiled into
+ * the program as a constant, and the compiler can then drop whole code
+ * paths. kiln decides which words to bake on its own: callers name no flag.
+ *
+ * Every node whose program reads a param word has a site. Per slot (param
+ * word) the site knows:
+ * - certain: never changed by kiln_node_set_param since the node's first
+ *   submit (a change before it is part of recording). A certain word needs
+ *   no history and counts as proven;
+ * - for a changed word, the submit from which it has held its value, and a
+ *   bake threshold: how long it must hold before it is baked. The threshold
+ *   starts at the policy's warm count and grows each time the slot breaks a
+ *   compile or a promotion (to the promote count, then doubling, capped),
+ *   so a word that flips every few submits is baked once, disproved once,
+ *   and then left dynamic while its neighbours bake.
+ * Only kiln_node_set_param moves a word; re-records for other reasons leave
+ * history alone.
+ *
+ * The bake target of a site: the slots its program reads that are certain
+ * or have held past their threshold. Stages: when the target is not what
+ * the node runs, the site warms (its variant compiles at background
+ * priority through the compile service, and so through the archive); once
+ * the variant is ready and every changed slot in it has held for the
+ * promote count, the site promotes (the node records with the variant). A
+ * new site warms at its first submit: all its words are certain.
+ *
+ * The one invariant: demotion is mandatory. kiln_node_set_param with a word
+ * that differs from a baked one puts the node back on its universal program
+ * in the same call, so no submit runs a variant whose baked words disagree
+ * with the frame.
+ *
+ * Off the hot path: the predictor runs at the top of a submit and looks
+ * only at sites in the scheme's awake list (declared, a word changed, a
+ * compile in flight) or whose next decision point in the wake queue (a
+ * min-heap keyed by submit number) has come. A settled site costs nothing.
+ *
+ * Variants: program identity (the universal's front-end key hash) plus the
+ * baked mask and words, cached per context and shared by its schemes,
+ * refcounted by the sites warming or bound to them. Sites warming the same
+ * variant share one compile; a site letting go of a variant whose compile
+ * has not started cancels it; one already running finishes and stays
+ * cached. Unreferenced variants are kept, least recently used first out, up
+ * to 16 per live scheme. A variant a node stops recording with is parked
+ * until two more submits have passed and the device finished the last
+ * submit that may have used it. Three failed compiles pin a site to its
+ * universal program.
+ *
+ * Gates: only where the backend's pipeline layout follows the program's
+ * signature (a variant then binds exactly like its universal), and only
+ * while KILN_SPECIALIZATION (read at every submit; a context's desc may
+ * override it) is on; turned off, every site is demoted on the next submit
+ * and its compiles dropped.
+ */
+#ifndef KILN_SPEC_H
+#define KILN_SPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+struct csvc;
+struct cjob;
+struct scheme;
+struct node;
+
+struct spec_policy {
+    uint32_t warm;           /* a changed word warms after holding this many submits (2) */
+    uint32_t promote;        /* ... and is swapped in after this many (10) */
+    uint32_t cap;            /* bake thresholds grow to at most this (4096) */
+    uint32_t max_failures;   /* failed compiles before a site is pinned (3) */
+    uint32_t park_submits;   /* an unbound variant is kept this many submits (2) */
+    uint32_t cache_per_scheme;   /* unreferenced variants kept, per live scheme (16) */
+};
+void spec_policy_default(struct spec_policy *p);
+
+struct spec_variant {
+    uint8_t prog_hash[16];   /* the universal's front-end key hash */
+    uint32_t mask;           /* baked slots */
+    uint32_t words[KILN_PARAM_WORDS];   /* baked words; 0 outside mask */
+    struct cjob *job;        /* its compile's front node, held */
+    uint32_t refs;           /* sites warming or bound, and parked releases */
+    struct spec_variant *prev, *next;   /* the cache's list, most recently used first */
+};
+
+/* A context's variants, shared by its schemes. Under the context's lock. */
+struct spec_cache {
+    struct csvc *svc;
+    struct spec_policy policy;
+    struct spec_variant *head, *tail;
+    uint32_t count, unreferenced;
+    uint32_t schemes;        /* live schemes (the bound on unreferenced entries) */
+    int override;            /* 1 on, -1 off, 0: KILN_SPECIALIZATION decides */
+    bool capable;            /* the backend's layout follows the signature */
+};
+void spec_cache_init(struct spec_cache *c, struct csvc *svc, bool capable, int override);
+/* Lets go of every variant (before the compile service goes). */
+void spec_cache_finish(struct spec_cache *c);
+/* Whether prediction runs now (the gates above). */
+bool spec_enabled(const struct spec_cache *c);
+
+struct spec_slot {
+    bool changed;            /* moved by set_param since the first submit */
+    uint64_t since;          /* changed: the first submit that ran its current word */
+    uint32_t threshold;      /* its bake threshold */
+};
+
+/* A node's site (embedded in struct node). */
+struct spec_site {
+    bool started;            /* the node's first submit happened */
+    bool pinned;             /* too many failed compiles: universal for good */
+    bool awake;              /* in the scheme's awake list */
+    uint32_t failures;
+    struct spec_slot slot[KILN_PARAM_WORDS];
+    struct spec_variant *warming;    /* compiling or ready, not bound yet */
+    struct spec_variant *bound;      /* promoted: the node records with it */
+    uint64_t wake_at;        /* next decision point (submit number); 0 none */
+    uint32_t heap_at;        /* its place in the wake queue; UINT32_MAX none */
+};
+
+/* The scheme's part (embedded in struct scheme). */
+struct spec_parked {
+    struct spec_variant *v;
+    uint64_t after_submit;   /* released once this submit has been made ... */
+    uint64_t ticket;         /* ... and the device finished this one */
+};
+
+#define SPEC_EVENTS 256
+
+struct spec_sched {
+    struct spec_cache *cache;        /* the context's */
+    struct node **awake;
+    uint32_t awake_count, awake_cap;
+    struct node **heap;              /* the wake queue, by site.wake_at */
+    uint32_t heap_count, heap_cap;
+    struct spec_parked *parked;
+    uint32_t parked_count, parked_cap;
+    bool was_enabled;
+    kiln_spec_event events[SPEC_EVENTS];   /* a ring, oldest overwritten */
+    uint32_t event_head, event_count;
+    uint64_t events_dropped;
+    uint64_t warms, promotions, demotions, pinned, failures;
+};
+
+void spec_sched_init(struct spec_sched *q, struct spec_cache *cache);
+/* Releases every parked variant (the scheme's submits are done). */
+void spec_sched_finish(struct spec_sched *q);
+
+/* Hooks, called by the scheme. `now` is the submit number about to be made
+ * (the scheme's submits so far plus one). */
+void spec_node_added(struct scheme *s, struct node *n);
+void spec_node_removed(struct scheme *s, struct node *n);
+/* Before a word changes: demotes and drops holds as the invariant says. */
+void spec_param_changed(struct scheme *s, struct node *n, uint32_t slot, uint32_t old_word, uint32_t new_word);
+/* The caller replaced the universal: the site starts over (certain words
+ * stay certain, the cache is kept). */
+void spec_program_changed(struct scheme *s, struct node *n);
+/* The predictor: at the top of a submit. */
+void spec_predict(struct scheme *s);
+/* The pipeline a node records with: its variant's, or NULL for the
+ * universal. */
+struct kb_pipeline *spec_pipeline(const struct node *n);
+/* Copies and removes up to cap events, oldest first. */
+uint32_t spec_events_take(struct spec_sched *q, kiln_spec_event *out, uint32_t cap);
+
+#endif
