@@ -330,7 +330,9 @@ struct kside {
 
 static void kiln_init(struct kside *k, uint32_t nodes, uint64_t *stride, uint32_t (**params)[KILN_PARAM_WORDS])
 {
-    KCHECK(kiln_context_create(&(kiln_context_desc){.validation = -1}, &k->ctx));
+    /* Specialization off: this measures recording and replay; its own
+     * overhead is measured by bench_spec. */
+    KCHECK(kiln_context_create(&(kiln_context_desc){.validation = -1, .specialization = -1}, &k->ctx));
     KCHECK(kiln_context_caps(k->ctx, &k->caps));
     if (k->caps.validation)
         die("the validation layer is on; timings would be meaningless");

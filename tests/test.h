@@ -99,6 +99,14 @@ static inline kiln_result test_context(kiln_context *ctx)
     return kiln_context_create(&(kiln_context_desc){0}, ctx);
 }
 
+/* The same with specialization off: for tests that count records, which a
+ * promotion (a params-only record whenever its compile lands) would make
+ * depend on timing. */
+static inline kiln_result test_context_nospec(kiln_context *ctx)
+{
+    return kiln_context_create(&(kiln_context_desc){.specialization = -1}, ctx);
+}
+
 /* Destroys ctx; fails the running test when validation was asked for but is
  * off, or reported errors. */
 #define test_context_done(ctx)                                                                     \

@@ -965,7 +965,7 @@ static void *worker_main(void *arg)
     struct csvc *s = w->svc;
     pthread_mutex_lock(&s->lock);
     for (;;) {
-        struct cjob *j = s->stopping ? NULL : pick(s);
+        struct cjob *j = s->stopping || s->held ? NULL : pick(s);
         if (!j) {
             if (s->stopping)
                 break;
@@ -1505,6 +1505,14 @@ uint32_t csvc_pending(struct csvc *s)
             n++;
     pthread_mutex_unlock(&s->lock);
     return n;
+}
+
+void csvc_hold(struct csvc *s, bool hold)
+{
+    pthread_mutex_lock(&s->lock);
+    s->held = hold;
+    pthread_cond_broadcast(&s->work);
+    pthread_mutex_unlock(&s->lock);
 }
 
 uint32_t csvc_giants_in_flight(struct csvc *s)

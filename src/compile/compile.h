@@ -166,6 +166,7 @@ struct csvc {
     pthread_cond_t work;         /* a job became runnable, or stopping */
     pthread_cond_t ended;        /* a job ended */
     bool started, stopping;
+    bool held;                   /* tests: workers start nothing while set (csvc_hold) */
     struct csvc_worker *workers;
     uint32_t worker_count;
     pthread_t watchdog;
@@ -247,6 +248,8 @@ struct csvc_precompile {
     double seconds;
 };
 KILN_NODISCARD kiln_result csvc_precompile(struct csvc *svc, double stall_s, struct csvc_precompile *out);
+/* For tests: while held, workers start no job (queued ones stay queued). */
+void csvc_hold(struct csvc *svc, bool hold);
 /* Giant back ends compiling now (the archive's saver holds back meanwhile). */
 uint32_t csvc_giants_in_flight(struct csvc *svc);
 /* Copies up to cap slow entries; returns how many there are. */

@@ -561,7 +561,12 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
         for (uint32_t i = 0; i < KILN_PARAM_WORDS; i++)
             if ((target & (1u << i)) && t->slot[i].changed)
                 grow(&t->slot[i], p);
-        drop_warming(s, n);
+        /* A failure is not cached: asked for again, the variant compiles
+         * again (a driver's failure may not repeat). */
+        struct spec_variant *v = t->warming;
+        t->warming = NULL;
+        if (--v->refs == 0)
+            variant_free(q->cache, v);
         if (++t->failures >= p->max_failures) {
             t->pinned = true;
             q->pinned++;

@@ -178,7 +178,7 @@ TEST(a_submit_waits_for_a_program_still_compiling)
 TEST(the_skip_policy_leaves_out_a_compiling_program_then_runs_it)
 {
     kiln_context ctx;
-    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.pending = KILN_PENDING_SKIP}, &ctx));
+    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.pending = KILN_PENDING_SKIP, .specialization = -1}, &ctx));
     kiln_buffer buf;
     REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4, .label = "x"}, &buf));
     static uint32_t in[N], out[N];

@@ -25,7 +25,8 @@ struct fixture {
 
 static kiln_result setup(struct fixture *f)
 {
-    KILN_TRY(kiln_context_create(&(kiln_context_desc){.backend = KILN_BACKEND_MOCK}, &f->ctx));
+    /* Specialization off: these tests count records (tests/spec has its own). */
+    KILN_TRY(kiln_context_create(&(kiln_context_desc){.backend = KILN_BACKEND_MOCK, .specialization = -1}, &f->ctx));
     f->dev = ctx_device(api_context_peek(f->ctx));
     KILN_TRY(kiln_program_create(f->ctx, &(kiln_program_desc){.source = k_rw, .name = "rw.comp"}, &f->prog));
     KILN_TRY(kiln_program_wait(f->ctx, f->prog));   /* so that bad bindings are refused at add */

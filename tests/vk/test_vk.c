@@ -63,7 +63,7 @@ static void cpu_run(uint32_t *bufs[], const struct chain_node *nodes, int count)
 TEST(chain_of_twelve_nodes_with_hazards_matches_the_cpu)
 {
     kiln_context ctx;
-    REQUIRE_OK(test_context(&ctx));
+    REQUIRE_OK(test_context_nospec(&ctx));
     kiln_program mad, binop;
     REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = k_mad, .name = "mad.comp"}, &mad));
     REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = k_binop, .name = "binop.comp"}, &binop));
@@ -236,7 +236,7 @@ TEST(baked_program_matches_the_universal_one)
 TEST(set_program_swaps_a_variant_under_a_recorded_node)
 {
     kiln_context ctx;
-    REQUIRE_OK(test_context(&ctx));
+    REQUIRE_OK(test_context_nospec(&ctx));
     kiln_define bake = {"KILN_SPEC_MAIN_UW0", "2u"};
     kiln_program uni, baked;
     REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = k_mad}, &uni));
