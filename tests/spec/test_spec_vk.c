@@ -1,0 +1,142 @@
+/*
+ * test_spec_vk.c: the no-wrong-frame invariant on lavapipe. Two chained
+ * nodes run one program whose output depends on every param word it reads:
+ * a flag gating a step, a loop count, a scale, a frame counter. Seeded
+ * random scripts move the words over 200 submits (the flag rarely, the loop
+ * count now and then, the scale never, the counter every frame), with
+ * pauses that let variant compiles land. Every frame's output is read back
+ * and must equal the universal program's result for that frame's words,
+ * computed on the CPU; the run must have promoted and demoted nodes, so
+ * frames ran on variants and on the universal program both.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "test.h"
+
+#define N 256
+
+static const char *k_src = "#version 450\n"
+                           "layout(local_size_x = 64) in;\n"
+                           "layout(std430, binding = 0) readonly buffer In { uint a[]; };\n"
+                           "layout(std430, binding = 1) writeonly buffer Out { uint b[]; };\n"
+                           "void main() {\n"
+                           "    uint i = gl_GlobalInvocationID.x;\n"
+                           "    uint v = a[i];\n"
+                           "    if (kiln_param(0) != 0u) v = v * 3u + 1u;\n"
+                           "    for (uint k = 0u; k < kiln_param(1); k++) v = v * 1664525u + 1013904223u;\n"
+                           "    v += kiln_param(2) * 7u + kiln_param(3);\n"
+                           "    b[i] = v;\n"
+                           "}\n";
+
+static uint32_t f(uint32_t v, const uint32_t p[4])
+{
+    if (p[0])
+        v = v * 3u + 1u;
+    for (uint32_t k = 0; k < p[1]; k++)
+        v = v * 1664525u + 1013904223u;
+    return v + p[2] * 7u + p[3];
+}
+
+static uint32_t rng_state;
+static uint32_t rnd(void)
+{
+    rng_state = rng_state * 1103515245u + 12345u;
+    return rng_state >> 8;
+}
+
+static void run_script(uint32_t seed, uint64_t *promotions, uint64_t *demotions)
+{
+    rng_state = seed;
+    kiln_context ctx;
+    if (kiln_context_create(&(kiln_context_desc){.specialization = 1}, &ctx) != KILN_OK) {
+        test_failures_++;
+        fprintf(stderr, "%s: context: %s\n", test_name_, kiln_last_error());
+        return;
+    }
+    kiln_program prog;
+    kiln_buffer in, mid, out;
+    kiln_scheme s;
+    kiln_node node[2];
+    uint32_t p[2][4] = {{1, 3, 5, 0}, {0, 2, 9, 0}};
+    uint32_t input[N];
+    for (uint32_t i = 0; i < N; i++)
+        input[i] = i * 2654435761u;
+    CHECK_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = k_src, .name = "frames.comp"}, &prog));
+    CHECK_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &in));
+    CHECK_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &mid));
+    CHECK_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &out));
+    CHECK_OK(kiln_buffer_upload(ctx, in, 0, input, sizeof input));
+    CHECK_OK(kiln_scheme_create(ctx, &(kiln_scheme_desc){.label = "frames"}, &s));
+    kiln_binding b0[2] = {{.binding = 0, .buffer = in}, {.binding = 1, .buffer = mid}};
+    kiln_binding b1[2] = {{.binding = 0, .buffer = mid}, {.binding = 1, .buffer = out}};
+    kiln_node_desc d0 = {.program = prog, .bindings = b0, .binding_count = 2, .groups = {N / 64}, .label = "first"};
+    kiln_node_desc d1 = {.program = prog, .bindings = b1, .binding_count = 2, .groups = {N / 64}, .label = "second"};
+    memcpy(d0.params, p[0], sizeof p[0]);
+    memcpy(d1.params, p[1], sizeof p[1]);
+    CHECK_OK(kiln_scheme_add_node(ctx, s, &d0, &node[0]));
+    CHECK_OK(kiln_scheme_add_node(ctx, s, &d1, &node[1]));
+
+    uint32_t bad_frames = 0;
+    for (uint32_t frame = 1; frame <= 200; frame++) {
+        for (int k = 0; k < 2; k++) {
+            uint32_t r = rnd() % 100;
+            uint32_t before[4];
+            memcpy(before, p[k], sizeof before);
+            if (r < 3)
+                p[k][0] ^= 1u;                      /* the flag: rarely */
+            if (r >= 90)
+                p[k][1] = rnd() % 6;                /* the loop count: now and then */
+            if (k == 0)
+                p[k][3] = frame;                    /* a frame counter on the first node */
+            for (uint32_t w = 0; w < 4; w++)
+                if (p[k][w] != before[w])
+                    CHECK_OK(kiln_node_set_param(ctx, node[k], w, p[k][w]));
+        }
+        kiln_ticket t;
+        CHECK_OK(kiln_scheme_submit(ctx, s, &t));
+        uint32_t got[N];
+        CHECK_OK(kiln_buffer_readback(ctx, out, 0, got, sizeof got));
+        uint32_t wrong = 0;
+        for (uint32_t i = 0; i < N; i++)
+            wrong += got[i] != f(f(input[i], p[0]), p[1]);
+        if (wrong && bad_frames++ < 3)
+            fprintf(stderr, "%s: seed %u frame %u: %u of %d values differ from the universal program's\n",
+                    test_name_, seed, frame, wrong, N);
+        if (frame % 25 == 0) {   /* let variant compiles land */
+            uint32_t pending = 1;
+            for (int w = 0; w < 5000 && pending; w++) {
+                CHECK_OK(kiln_compiles_pending(ctx, &pending));
+                if (pending)
+                    nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+            }
+        }
+    }
+    CHECK_EQ(bad_frames, 0);
+    kiln_scheme_stats st;
+    CHECK_OK(kiln_scheme_stats_get(ctx, s, &st));
+    *promotions += st.spec_promotions;
+    *demotions += st.spec_demotions;
+    test_context_done(ctx);
+}
+
+TEST(every_frame_matches_the_universal_program)
+{
+    uint64_t promotions = 0, demotions = 0;
+    for (uint32_t seed = 1; seed <= 3; seed++)
+        run_script(seed, &promotions, &demotions);
+    /* Frames ran on variants and went back to the universal program. */
+    CHECK(promotions > 0);
+    CHECK(demotions > 0);
+    printf("  %llu promotions, %llu demotions over 3 scripts of 200 frames\n", (unsigned long long)promotions,
+           (unsigned long long)demotions);
+}
+
+int main(void)
+{
+    unsetenv("KILN_SPECIALIZATION");
+    RUN(every_frame_matches_the_universal_program);
+    return TEST_SUMMARY();
+}
