@@ -593,6 +593,34 @@ TEST(archive_commands)
     run_free(&r);
 }
 
+/* kiln run --frames N prints specialization events as they happen, one
+ * line each naming the node and its baked slots, and counts them. */
+TEST(run_frames_prints_specialization)
+{
+    static const char loop_src[] = "#version 450\n"
+                                   "layout(local_size_x = 64) in;\n"
+                                   "layout(std430, binding = 0) buffer X { uint x[]; };\n"
+                                   "void main() { uint v = x[gl_GlobalInvocationID.x];\n"
+                                   "    for (uint k = 0u; k < kiln_param(0); k++) v = v * 3u + 1u;\n"
+                                   "    x[gl_GlobalInvocationID.x] = v; }\n";
+    write_text("loop.comp", loop_src);
+    struct run r;
+    static const char *const on[] = {"KILN_SPECIALIZATION=1", NULL};
+    KILN(&r, on, "run", P("loop.comp"), "--buffer", "0=size:4096", "--groups", "16", "--param", "0=100",
+         "--frames", "300");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "kiln run: submit 1: warm     node 'run' (");
+    CHECK_HAS(r, err, "loop.comp): slot0=0x64");
+    CHECK_HAS(r, err, "specialization     1 warms");
+    run_free(&r);
+    static const char *const off[] = {"KILN_SPECIALIZATION=0", NULL};
+    KILN(&r, off, "run", P("loop.comp"), "--buffer", "0=size:4096", "--groups", "16", "--param", "0=100",
+         "--frames", "3");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "specialization     0 warms, 0 promotions, 0 demotions");
+    run_free(&r);
+}
+
 /* Param words: raw words as given, and float math on float words. */
 static const char words_src[] =
     "#version 450\n"
@@ -1066,6 +1094,7 @@ int main(int argc, char **argv)
     RUN_IF(close_lines_at_destroy);
     RUN_IF(archive_commands);
     RUN_IF(run_float_words);
+    RUN_IF(run_frames_prints_specialization);
     RUN_IF(run_entry_defines_includes);
     RUN_IF(run_uniform_buffer);
     RUN_IF(run_fill_odd_size);

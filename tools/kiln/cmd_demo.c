@@ -313,6 +313,7 @@ struct demo {
     kiln_node node[N_COUNT];
     double *ms;          /* per-frame times */
     uint8_t *rgba;       /* the read-back image */
+    struct cli_spec spec;   /* specialization events seen */
 };
 
 static double now_ms(void)
@@ -481,6 +482,8 @@ static int run_frames(struct demo *d, const struct demo_opts *o)
         if ((r = kiln_ticket_wait(d->ctx, ticket, UINT64_MAX)) < 0)
             break;
         d->ms[f] = now_ms() - t0;
+        if (cli_spec_drain(d->ctx, d->scheme, "kiln demo", f, tty, &d->spec))
+            last_print = 0;   /* redraw the progress line at once */
         progress(tty, f, o->frames, d->ms[f], ev, tint, &last_print);
     }
     if (r == KILN_OK)
@@ -536,6 +539,8 @@ static void summary(struct demo *d, const struct demo_opts *o, const kiln_caps *
     printf("  %-18s %llu\n", "records, params", (unsigned long long)st->records_params);
     printf("  %-18s %llu\n", "replays", (unsigned long long)st->replays);
     printf("  %-18s %llu\n", "barriers", (unsigned long long)st->barriers);
+    cli_spec_summary(stdout, "specialization", &d->spec, d->ms, o->frames);
+    printf("  %-18s %llu of %d nodes\n", "specialized now", (unsigned long long)st->spec_specialized, N_COUNT);
     if (caps->validation)
         printf("  %-18s on, %llu errors, %llu warnings\n", "validation", (unsigned long long)cs->validation_errors,
                (unsigned long long)cs->validation_warnings);

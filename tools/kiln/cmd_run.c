@@ -624,16 +624,33 @@ static int run(struct run_args *a)
         goto done;
     }
 
+    /* One frame: a submit and its wait, timed; specialization events
+     * printed as they happen. */
+    double *ms = calloc(a->frames, sizeof *ms);
+    struct cli_spec spec = {0};
+    if (!ms) {
+        fprintf(stderr, "kiln run: out of host memory for %" PRIu64 " frame times\n", a->frames);
+        goto done;
+    }
     t0 = now_ms();
-    for (uint64_t f = 0; f < a->frames; f++)
-        if ((r = kiln_scheme_submit(ctx, scheme, NULL)) < 0) {
+    for (uint64_t f = 0; f < a->frames; f++) {
+        double f0 = now_ms();
+        kiln_ticket ticket;
+        if ((r = kiln_scheme_submit(ctx, scheme, &ticket)) < 0 ||
+            (r = kiln_ticket_wait(ctx, ticket, UINT64_MAX)) < 0) {
             char what[64];
-            snprintf(what, sizeof what, "submitting frame %" PRIu64, f + 1);
+            snprintf(what, sizeof what, "running frame %" PRIu64, f + 1);
             cli_fail(what, r);
+            free(ms);
             goto done;
         }
+        ms[f] = now_ms() - f0;
+        if (!a->quiet)
+            cli_spec_drain(ctx, scheme, "kiln run", f, false, &spec);
+    }
     if ((r = kiln_context_wait_idle(ctx)) < 0) {
         cli_fail("waiting for the run", r);
+        free(ms);
         goto done;
     }
     double run_ms = now_ms() - t0;
@@ -655,6 +672,9 @@ static int run(struct run_args *a)
                 " (compile %.1f ms)\n",
                 a->shader, a->frames, a->frames == 1 ? "" : "s", a->groups[0], a->groups[1], a->groups[2], run_ms,
                 compile_ms);
+    if (!rc && !a->quiet && a->frames > 1)
+        cli_spec_summary(stderr, "specialization", &spec, ms, a->frames);
+    free(ms);
 done:
     free(chunk);
     kiln_context_destroy(ctx);
