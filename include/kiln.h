@@ -50,6 +50,7 @@ typedef enum kiln_result {
     KILN_ERR_LIMIT = -10,      /* a device or kiln limit was exceeded; the message names it */
     KILN_ERR_TIMEOUT = -11,    /* a wait ran out of time */
     KILN_ERR_IO = -12,         /* a file could not be read or written */
+    KILN_ERR_VERIFY = -13,     /* KILN_SPEC_VERIFY=1: a variant computed other values than its universal program */
 } kiln_result;
 
 /* A constant name for a result, such as "KILN_ERR_HANDLE". */

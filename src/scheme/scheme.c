@@ -451,10 +451,133 @@ static void spec_stats(struct scheme *s)
 
 void scheme_stats_update(struct scheme *s) { spec_stats(s); }
 
+/* ---- KILN_SPEC_VERIFY ------------------------------------------------------------------ */
+
+/* Runs one dispatch of n with `pipeline`, alone, and waits for it. */
+static kiln_result run_alone(struct scheme *s, struct node *n, struct kb_pipeline *pipeline)
+{
+    struct kb_cmd *cmd;
+    KILN_TRY(kb_cmd_create(s->dev, &cmd));
+    struct kb_step st = {.kind = KB_STEP_DISPATCH, .pipeline = pipeline, .layout = n->prog->layout,
+                         .bindset = n->bindset};
+    memcpy(st.params, n->params, sizeof st.params);
+    memcpy(st.groups, n->groups, sizeof st.groups);
+    uint64_t t = 0;
+    kiln_result r = kb_cmd_record(s->dev, cmd, &st, 1);
+    if (r == KILN_OK)
+        r = kb_submit(s->dev, cmd, &t);
+    if (r == KILN_OK)
+        r = kb_ticket_wait(s->dev, t, UINT64_MAX);
+    kb_cmd_destroy(s->dev, cmd);
+    return r;
+}
+
+/* The node's bound ranges, read (into bytes[i]) or written back. */
+static kiln_result ranges_io(struct scheme *s, struct node *n, uint8_t **bytes, bool write)
+{
+    for (uint32_t i = 0; i < n->binding_count; i++) {
+        const struct node_binding *b = &n->bindings[i];
+        KILN_TRY(write ? kb_buffer_write(s->dev, b->buffer, b->offset, bytes[i], b->size)
+                       : kb_buffer_read(s->dev, b->buffer, b->offset, bytes[i], b->size));
+    }
+    return KILN_OK;
+}
+
+/* Runs the universal program and the variant on the same inputs (the
+ * node's buffers as they are now, restored after each) and compares what
+ * each left in the node's ranges. */
+static kiln_result verify_node(struct scheme *s, struct node *n)
+{
+    n->site.verify_due = false;
+    struct kb_pipeline *variant = spec_pipeline(n);
+    if (!variant || !n->bindset)
+        return KILN_OK;
+    if (s->last_ticket)
+        KILN_TRY(kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX));
+    uint8_t *snap[KILN_MAX_BINDINGS] = {0}, *uni[KILN_MAX_BINDINGS] = {0}, *var[KILN_MAX_BINDINGS] = {0};
+    kiln_result r = KILN_OK;
+    for (uint32_t i = 0; i < n->binding_count && r == KILN_OK; i++) {
+        size_t size = (size_t)n->bindings[i].size;
+        snap[i] = malloc(size);
+        uni[i] = malloc(size);
+        var[i] = malloc(size);
+        if (!snap[i] || !uni[i] || !var[i])
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for KILN_SPEC_VERIFY's copies");
+    }
+    if (r == KILN_OK)
+        r = ranges_io(s, n, snap, false);
+    if (r == KILN_OK)
+        r = run_alone(s, n, n->prog->pipeline);
+    if (r == KILN_OK)
+        r = ranges_io(s, n, uni, false);
+    if (r == KILN_OK)
+        r = ranges_io(s, n, snap, true);
+    if (r == KILN_OK)
+        r = run_alone(s, n, variant);
+    if (r == KILN_OK)
+        r = ranges_io(s, n, var, false);
+    if (r == KILN_OK)
+        r = ranges_io(s, n, snap, true);
+    for (uint32_t i = 0; i < n->binding_count && r == KILN_OK; i++) {
+        size_t size = (size_t)n->bindings[i].size;
+        if (!memcmp(uni[i], var[i], size))
+            continue;
+        size_t at = 0;
+        while (uni[i][at] == var[i][at])
+            at++;
+        char slots[160] = "";
+        size_t k = 0;
+        for (int w = 0; w < KILN_PARAM_WORDS && k < sizeof slots; w++)
+            if (n->site.bound->mask & (1u << w))
+                k += (size_t)snprintf(slots + k, sizeof slots - k, " slot%d=0x%x", w, n->site.bound->words[w]);
+        log_error("KILN_SPEC_VERIFY: scheme '%s' node '%s' (%s):%s: the variant wrote other values than the "
+                  "universal program at binding %u, byte %zu of its range (0x%02x, universal 0x%02x); the node "
+                  "runs its universal program from now on",
+                  s->label, n->label, n->prog->name, slots, n->bindings[i].binding, at, var[i][at], uni[i][at]);
+        spec_verify_failed(s, n);
+        r = KILN_RAISE(KILN_ERR_VERIFY,
+                       "KILN_SPEC_VERIFY: node '%s' (%s): its variant (%s) computed other values than the universal "
+                       "program at binding %u, byte %zu",
+                       n->label, n->prog->name, slots + (slots[0] == ' '), n->bindings[i].binding, at);
+    }
+    for (uint32_t i = 0; i < n->binding_count; i++) {
+        free(snap[i]);
+        free(uni[i]);
+        free(var[i]);
+    }
+    return r;
+}
+
+/* KILN_SPEC_VERIFY=1: every node promoted by this submit is checked. */
+static kiln_result verify_promotions(struct scheme *s)
+{
+    if (!s->spec.cache || !env_flag("KILN_SPEC_VERIFY", 0)) {
+        for (uint32_t i = 0; i < s->node_count; i++)
+            s->nodes[i]->site.verify_due = false;
+        return KILN_OK;
+    }
+    kiln_result first = KILN_OK;
+    for (uint32_t i = 0; i < s->node_count; i++) {
+        struct node *n = s->nodes[i];
+        if (!n->site.verify_due)
+            continue;
+        if (!n->bindset)
+            KILN_TRY(ready_nodes(s));
+        kiln_result r = verify_node(s, n);
+        if (r < 0 && first == KILN_OK)
+            first = r;
+    }
+    return first;
+}
+
 kiln_result scheme_submit(struct scheme *s, uint64_t *ticket)
 {
     collect_garbage(s);
     spec_predict(s);
+    if (s->spec.promoted_now) {
+        s->spec.promoted_now = false;
+        KILN_TRY(verify_promotions(s));
+    }
     if (s->skipping && skips_resolved(s))
         s->dirty = SCHEME_STRUCT;
     if (s->dirty != SCHEME_CLEAN || s->current < 0)

@@ -412,6 +412,20 @@ void spec_program_changed(struct scheme *s, struct node *n)
     wake(s, n);
 }
 
+void spec_verify_failed(struct scheme *s, struct node *n)
+{
+    struct spec_site *t = &n->site;
+    uint64_t now = now_of(s);
+    drop_warming(s, n);
+    demote(s, n, now);
+    if (!t->pinned) {
+        t->pinned = true;
+        s->spec.pinned++;
+        event(s, n, KILN_SPEC_PINNED, now, NULL);
+    }
+    unschedule(&s->spec, n);
+}
+
 struct kb_pipeline *spec_pipeline(const struct node *n)
 {
     const struct spec_variant *v = n->site.bound;
@@ -586,6 +600,8 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
     park(s, t->bound);
     t->bound = t->warming;
     t->warming = NULL;
+    t->verify_due = true;
+    q->promoted_now = true;
     q->promotions++;
     event(s, n, KILN_SPEC_PROMOTE, now, t->bound);
     if (s->dirty == SCHEME_CLEAN)

@@ -47,6 +47,11 @@
  * submit that may have used it. Three failed compiles pin a site to its
  * universal program.
  *
+ * KILN_SPEC_VERIFY=1 (for debugging kiln or a shader): on a site's first
+ * promoted submit, the scheme runs the node's universal program and its
+ * variant alone on copies of the node's buffers and compares what they
+ * wrote; a difference pins the site and fails that submit loudly.
+ *
  * Gates: only where the backend's pipeline layout follows the program's
  * signature (a variant then binds exactly like its universal), and only
  * while KILN_SPECIALIZATION (read at every submit; a context's desc may
@@ -112,6 +117,7 @@ struct spec_site {
     bool started;            /* the node's first submit happened */
     bool pinned;             /* too many failed compiles: universal for good */
     bool awake;              /* in the scheme's awake list */
+    bool verify_due;         /* promoted by this submit: KILN_SPEC_VERIFY checks it */
     uint32_t failures;
     struct spec_slot slot[KILN_PARAM_WORDS];
     struct spec_variant *warming;    /* compiling or ready, not bound yet */
@@ -138,6 +144,7 @@ struct spec_sched {
     struct spec_parked *parked;
     uint32_t parked_count, parked_cap;
     bool was_enabled;
+    bool promoted_now;               /* a site promoted at this submit's top */
     kiln_spec_event events[SPEC_EVENTS];   /* a ring, oldest overwritten */
     uint32_t event_head, event_count;
     uint64_t events_dropped;
@@ -162,6 +169,9 @@ void spec_predict(struct scheme *s);
 /* The pipeline a node records with: its variant's, or NULL for the
  * universal. */
 struct kb_pipeline *spec_pipeline(const struct node *n);
+/* KILN_SPEC_VERIFY found the node's variant wrong: back to the universal
+ * program for good (pinned), said loudly. */
+void spec_verify_failed(struct scheme *s, struct node *n);
 /* Copies and removes up to cap events, oldest first. */
 uint32_t spec_events_take(struct spec_sched *q, kiln_spec_event *out, uint32_t cap);
 

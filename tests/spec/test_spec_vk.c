@@ -134,9 +134,87 @@ TEST(every_frame_matches_the_universal_program)
            (unsigned long long)demotions);
 }
 
+/* KILN_SPEC_VERIFY=1 on correct variants: every promotion checked, none
+ * fails, frames still right. */
+TEST(verify_mode_passes_correct_variants)
+{
+    setenv("KILN_SPEC_VERIFY", "1", 1);
+    uint64_t promotions = 0, demotions = 0;
+    run_script(7, &promotions, &demotions);
+    unsetenv("KILN_SPEC_VERIFY");
+    CHECK(promotions > 0);
+}
+
+/* A variant that lies: the source maps the baked literal 3u to 4u, so the
+ * variant multiplies by 4 where the universal program multiplies by 3.
+ * KILN_SPEC_VERIFY catches it at the promoting submit, which fails loudly;
+ * the node is pinned to its universal program and later frames are right. */
+static const char *k_liar = "#version 450\n"
+                            "layout(local_size_x = 64) in;\n"
+                            "layout(std430, binding = 0) buffer X { uint x[]; };\n"
+                            "#define PASTE(a, b) a##b\n"
+                            "#define XPASTE(a, b) PASTE(a, b)\n"
+                            "#define WORD_kiln_pc kiln_pc\n"
+                            "#define WORD_3u 4u\n"
+                            "void main() { uint i = gl_GlobalInvocationID.x; x[i] = x[i] * XPASTE(WORD_, "
+                            "KILN_SPEC_MAIN_UW0) + 1u; }\n";
+
+TEST(verify_mode_catches_a_wrong_variant)
+{
+    setenv("KILN_SPEC_VERIFY", "1", 1);
+    kiln_context ctx;
+    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.specialization = 1}, &ctx));
+    kiln_program prog;
+    kiln_buffer buf;
+    kiln_scheme s;
+    kiln_node node;
+    CHECK_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = k_liar, .name = "liar.comp"}, &prog));
+    CHECK_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 64 * 4}, &buf));
+    CHECK_OK(kiln_scheme_create(ctx, NULL, &s));
+    CHECK_OK(kiln_scheme_add_node(ctx, s,
+                                  &(kiln_node_desc){.program = prog,
+                                                    .bindings = &(kiln_binding){.binding = 0, .buffer = buf},
+                                                    .binding_count = 1, .groups = {1}, .params = {3}, .label = "liar"},
+                                  &node));
+    uint32_t want[64] = {0}, got[64];
+    int verify_errors = 0;
+    for (int frame = 1; frame <= 40; frame++) {
+        kiln_ticket t;
+        kiln_result r = kiln_scheme_submit(ctx, s, &t);
+        if (r == KILN_ERR_VERIFY) {
+            verify_errors++;
+            CHECK(strstr(kiln_last_error(), "node 'liar' (liar.comp)") != NULL);
+            continue;   /* that frame did not run */
+        }
+        CHECK_OK(r);
+        for (int i = 0; i < 64; i++)
+            want[i] = want[i] * 3u + 1u;
+        CHECK_OK(kiln_buffer_readback(ctx, buf, 0, got, sizeof got));
+        CHECK(!memcmp(got, want, sizeof got));
+        uint32_t pending = 1;
+        for (int w = 0; w < 2000 && pending; w++) {   /* let the variant land */
+            CHECK_OK(kiln_compiles_pending(ctx, &pending));
+            if (pending)
+                nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+        }
+    }
+    CHECK_EQ(verify_errors, 1);
+    int spec = 1;
+    CHECK_OK(kiln_node_is_specialized(ctx, node, &spec));
+    CHECK_EQ(spec, 0);
+    kiln_scheme_stats st;
+    CHECK_OK(kiln_scheme_stats_get(ctx, s, &st));
+    CHECK_EQ(st.spec_pinned, 1);
+    unsetenv("KILN_SPEC_VERIFY");
+    test_context_done(ctx);
+}
+
 int main(void)
 {
     unsetenv("KILN_SPECIALIZATION");
+    unsetenv("KILN_SPEC_VERIFY");
     RUN(every_frame_matches_the_universal_program);
+    RUN(verify_mode_passes_correct_variants);
+    RUN(verify_mode_catches_a_wrong_variant);
     return TEST_SUMMARY();
 }
