@@ -238,6 +238,10 @@ KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer bu
  */
 #define KILN_PARAM_WORDS 8
 #define KILN_MAX_BINDINGS 16
+/* kiln's push-constant block: the 8 param words, then the byte length of
+ * the range bound at each binding number 0..15 (read in GLSL through
+ * kiln_len(b)); 96 bytes. */
+#define KILN_PUSH_BYTES (4 * (KILN_PARAM_WORDS + KILN_MAX_BINDINGS))
 #define KILN_MAX_DEFINES 32
 #define KILN_MAX_INCLUDE_DIRS 8
 
@@ -303,6 +307,8 @@ typedef struct kiln_program_interface {
     uint32_t spirv_words;
     char entry[64];
     uint32_t params_read;         /* bit n: the code reads param word n (kiln_param(n)) */
+    uint32_t lens_read;           /* bit b: the code reads kiln_len(b), binding b's range length */
+    int groups_read;              /* 1: the code reads the grid size (kiln_groups(), gl_NumWorkGroups) */
 } kiln_program_interface;
 
 /* The program's interface, read from its SPIR-V. KILN_ERR_PENDING while
@@ -393,6 +399,10 @@ typedef struct kiln_spec_event {
     char program[64];
     uint32_t mask;           /* bit n: param word n is baked */
     uint32_t words[KILN_PARAM_WORDS];   /* the baked words (0 where not baked) */
+    uint32_t lens_mask;      /* bit b: binding b's range length is baked (kiln_len) */
+    uint32_t lens[KILN_MAX_BINDINGS];   /* the baked lengths in bytes */
+    int groups_baked;        /* 1: the grid size is baked (kiln_groups) */
+    uint32_t groups[3];
 } kiln_spec_event;
 
 /* Takes up to cap of the scheme's specialization events, oldest first (the

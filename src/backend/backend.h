@@ -65,6 +65,7 @@ struct kb_step {
     struct kb_layout *layout;
     struct kb_bindset *bindset;
     uint32_t params[KILN_PARAM_WORDS];
+    uint32_t lens[KILN_MAX_BINDINGS];   /* byte length of the range at each binding number (push words 8..23) */
     uint32_t groups[3];
 };
 

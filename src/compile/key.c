@@ -26,7 +26,7 @@
 
 #include "compile.h"
 
-#define KEY_FORMAT "kiln-key-2"   /* 2: the interface gained params_read */
+#define KEY_FORMAT "kiln-key-3"   /* 3: binding lengths in the push block; params_read, lens_read, groups_read */
 #define MAX_INCLUDE_DEPTH 32
 #define MAX_INCLUDES 256
 
@@ -171,7 +171,7 @@ kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t
         put_u64(&b, ((uint64_t)bi->set << 32) | bi->binding);
         put_u64(&b, ((uint64_t)bi->kind << 32) | bi->access);
     }
-    put_u64(&b, 4 * KILN_PARAM_WORDS);   /* the push-constant range every layout has */
+    put_u64(&b, KILN_PUSH_BYTES);   /* the push-constant range every layout has */
     put_field(&b, spirv, words * 4);
     if (b.oom) {
         free(b.p);

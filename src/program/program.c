@@ -264,12 +264,25 @@ char *prog_preprocess(const struct prog_source *src, size_t *len)
         sb_put(&b, "\n", 1);
     static const char block[] = "layout(push_constant) uniform kiln_params_block {\n"
                                 "    uint uw0; uint uw1; uint uw2; uint uw3; uint uw4; uint uw5; uint uw6; uint uw7;\n"
+                                "    uint len0; uint len1; uint len2; uint len3; uint len4; uint len5; uint len6;\n"
+                                "    uint len7; uint len8; uint len9; uint len10; uint len11; uint len12; uint len13;\n"
+                                "    uint len14; uint len15;\n"
                                 "} kiln_pc;\n";
     sb_put(&b, block, sizeof block - 1);
     for (int n = 0; n < KILN_PARAM_WORDS; n++)
         sb_printf(&b, "#ifndef KILN_SPEC_%s_UW%d\n#define KILN_SPEC_%s_UW%d kiln_pc.uw%d\n#endif\n", entry_uc, n,
                   entry_uc, n, n);
+    for (int n = 0; n < KILN_MAX_BINDINGS; n++)
+        sb_printf(&b, "#ifndef KILN_SPEC_%s_LEN%d\n#define KILN_SPEC_%s_LEN%d kiln_pc.len%d\n#endif\n", entry_uc, n,
+                  entry_uc, n, n);
+    static const char axis[] = "XYZ";
+    for (int a = 0; a < 3; a++)
+        sb_printf(&b, "#ifndef KILN_SPEC_%s_GROUPS_%c\n#define KILN_SPEC_%s_GROUPS_%c gl_NumWorkGroups.%c\n#endif\n",
+                  entry_uc, axis[a], entry_uc, axis[a], "xyz"[a]);
     sb_printf(&b, "#define kiln_param(n) KILN_SPEC_%s_UW##n\n", entry_uc);
+    sb_printf(&b, "#define kiln_len(b) KILN_SPEC_%s_LEN##b\n", entry_uc);
+    sb_printf(&b, "#define kiln_groups() uvec3(KILN_SPEC_%s_GROUPS_X, KILN_SPEC_%s_GROUPS_Y, KILN_SPEC_%s_GROUPS_Z)\n",
+              entry_uc, entry_uc, entry_uc);
     sb_put(&b, "#define kiln_paramf(n) uintBitsToFloat(kiln_param(n))\n", 54);
     sb_put(&b, "#define kiln_parami(n) int(kiln_param(n))\n", 42);
     if (strcmp(src->entry, "main"))

@@ -153,10 +153,16 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, kiln_program_inter
         size_t nr;
         if (spvc_compiler_get_active_buffer_ranges(comp, pc[0].id, &ranges, &nr) == SPVC_SUCCESS)
             for (size_t i = 0; i < nr; i++)
-                for (size_t w = ranges[i].offset / 4; w < KILN_PARAM_WORDS && w * 4 < ranges[i].offset + ranges[i].range;
-                     w++)
-                    out->params_read |= 1u << w;
+                for (size_t w = ranges[i].offset / 4;
+                     w < KILN_PARAM_WORDS + KILN_MAX_BINDINGS && w * 4 < ranges[i].offset + ranges[i].range; w++) {
+                    if (w < KILN_PARAM_WORDS)
+                        out->params_read |= 1u << w;
+                    else
+                        out->lens_read |= 1u << (w - KILN_PARAM_WORDS);
+                }
     }
+    spvc_compiler_update_active_builtins(comp);
+    out->groups_read = spvc_compiler_has_active_builtin(comp, SpvBuiltInNumWorkgroups, SpvStorageClassInput) ? 1 : 0;
     for (unsigned i = 0; i < 3; i++)
         out->workgroup_size[i] =
             spvc_compiler_get_execution_mode_argument_by_index(comp, SpvExecutionModeLocalSize, i);

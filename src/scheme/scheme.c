@@ -269,6 +269,16 @@ kiln_result node_set_program(struct node *n, struct prog *p)
 
 /* ---- recording ------------------------------------------------------------------------ */
 
+/* The byte length of the range at each binding number (kiln_len). */
+static void node_lens(const struct node *n, uint32_t lens[KILN_MAX_BINDINGS])
+{
+    memset(lens, 0, KILN_MAX_BINDINGS * sizeof lens[0]);
+    for (uint32_t i = 0; i < n->binding_count; i++)
+        if (n->bindings[i].binding < KILN_MAX_BINDINGS)
+            lens[n->bindings[i].binding] =
+                n->bindings[i].size > UINT32_MAX ? UINT32_MAX : (uint32_t)n->bindings[i].size;
+}
+
 struct pending_access {
     struct kb_buffer *buffer;
     uint64_t offset, size;
@@ -424,6 +434,7 @@ static kiln_result record(struct scheme *s)
                                .bindset = nd->bindset};
         memcpy(st->params, nd->params, sizeof st->params);
         memcpy(st->groups, nd->groups, sizeof st->groups);
+        node_lens(nd, st->lens);
     }
     int slot;
     KILN_TRY(free_cmd(s, &slot));
@@ -462,6 +473,7 @@ static kiln_result run_alone(struct scheme *s, struct node *n, struct kb_pipelin
                          .bindset = n->bindset};
     memcpy(st.params, n->params, sizeof st.params);
     memcpy(st.groups, n->groups, sizeof st.groups);
+    node_lens(n, st.lens);
     uint64_t t = 0;
     kiln_result r = kb_cmd_record(s->dev, cmd, &st, 1);
     if (r == KILN_OK)

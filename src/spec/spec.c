@@ -117,14 +117,20 @@ void spec_cache_finish(struct spec_cache *c)
 
 /* ---- events and trace --------------------------------------------------------------- */
 
-static void slots_text(char *buf, size_t cap, uint32_t mask, const uint32_t *words)
+static void slots_text(char *buf, size_t cap, uint32_t mask, const uint32_t *words, const struct spec_facts *f)
 {
     size_t n = 0;
     buf[0] = 0;
     for (uint32_t i = 0; i < KILN_PARAM_WORDS && n < cap; i++)
         if (mask & (1u << i))
             n += (size_t)snprintf(buf + n, cap - n, "%sslot%u=0x%x", n ? " " : "", i, words[i]);
-    if (!mask)
+    for (uint32_t b = 0; f && b < KILN_MAX_BINDINGS && n < cap; b++)
+        if (f->lens_mask & (1u << b))
+            n += (size_t)snprintf(buf + n, cap - n, "%slen%u=%u", n ? " " : "", b, f->lens[b]);
+    if (f && f->groups_on && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "%sgroups=%ux%ux%u", n ? " " : "", f->groups[0], f->groups[1],
+                              f->groups[2]);
+    if (!n)
         snprintf(buf, cap, "(none)");
 }
 
@@ -157,9 +163,13 @@ static void event(struct scheme *s, struct node *n, kiln_spec_event_kind kind, u
     if (v) {
         e->mask = v->mask;
         memcpy(e->words, v->words, sizeof e->words);
+        e->lens_mask = v->facts.lens_mask;
+        memcpy(e->lens, v->facts.lens, sizeof e->lens);
+        e->groups_baked = (int)v->facts.groups_on;
+        memcpy(e->groups, v->facts.groups, sizeof e->groups);
     }
-    char slots[160];
-    slots_text(slots, sizeof slots, e->mask, e->words);
+    char slots[400];
+    slots_text(slots, sizeof slots, e->mask, e->words, v ? &v->facts : NULL);
     if (kind == KILN_SPEC_FAILED || kind == KILN_SPEC_PINNED)
         log_warn("spec: scheme '%s' node '%s' (%s) at submit %llu: %s: %s", s->label, n->label, n->prog->name,
                  (unsigned long long)submit, event_name(kind), slots);
@@ -437,10 +447,29 @@ struct kb_pipeline *spec_pipeline(const struct node *n)
                : NULL;
 }
 
-/* The variant of n's program baking `mask` at n's current words: found in
- * the cache, or made and its compile started (*started). NULL when it
- * cannot be made now. */
-static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32_t mask, bool *started)
+/* The certain facts of n its program reads. */
+static void node_facts(const struct node *n, struct spec_facts *f)
+{
+    *f = (struct spec_facts){0};
+    const kiln_program_interface *iface = &n->prog->iface;
+    for (uint32_t i = 0; i < n->binding_count; i++) {
+        uint32_t b = n->bindings[i].binding;
+        if (b < KILN_MAX_BINDINGS && (iface->lens_read & (1u << b))) {
+            f->lens_mask |= 1u << b;
+            f->lens[b] = n->bindings[i].size > UINT32_MAX ? UINT32_MAX : (uint32_t)n->bindings[i].size;
+        }
+    }
+    if (iface->groups_read) {
+        f->groups_on = 1;
+        memcpy(f->groups, n->groups, sizeof f->groups);
+    }
+}
+
+/* The variant of n's program baking `mask` at n's current words, with the
+ * facts: found in the cache, or made and its compile started (*started).
+ * NULL when it cannot be made now. */
+static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32_t mask,
+                                        const struct spec_facts *facts, bool *started)
 {
     struct spec_cache *c = s->spec.cache;
     const struct cjob *front = n->prog->front;
@@ -450,7 +479,8 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
             words[i] = n->params[i];
     *started = false;
     for (struct spec_variant *v = c->head; v; v = v->next)
-        if (v->mask == mask && !memcmp(v->words, words, sizeof words) && !memcmp(v->prog_hash, front->hash, 16)) {
+        if (v->mask == mask && !memcmp(v->words, words, sizeof words) && !memcmp(&v->facts, facts, sizeof *facts) &&
+            !memcmp(v->prog_hash, front->hash, 16)) {
             variant_ref(c, v);
             return v;
         }
@@ -462,16 +492,29 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
         entry_uc[k] = (char)((front->src.entry[k] >= 'a' && front->src.entry[k] <= 'z') ? front->src.entry[k] - 32
                                                                                           : front->src.entry[k]);
     entry_uc[k] = 0;
-    char names[KILN_PARAM_WORDS][96], values[KILN_PARAM_WORDS][16];
-    struct prog_define add[KILN_PARAM_WORDS];
+    enum { MAX_DEFS = KILN_PARAM_WORDS + KILN_MAX_BINDINGS + 3 };
+    char names[MAX_DEFS][96], values[MAX_DEFS][16];
+    struct prog_define add[MAX_DEFS];
     uint32_t na = 0;
     for (int i = 0; i < KILN_PARAM_WORDS; i++)
         if (mask & (1u << i)) {
             snprintf(names[na], sizeof names[na], "KILN_SPEC_%s_UW%d", entry_uc, i);
             snprintf(values[na], sizeof values[na], "%uu", words[i]);
-            add[na] = (struct prog_define){names[na], values[na]};
             na++;
         }
+    for (int b = 0; b < KILN_MAX_BINDINGS; b++)
+        if (facts->lens_mask & (1u << b)) {
+            snprintf(names[na], sizeof names[na], "KILN_SPEC_%s_LEN%d", entry_uc, b);
+            snprintf(values[na], sizeof values[na], "%uu", facts->lens[b]);
+            na++;
+        }
+    for (int a = 0; a < 3 && facts->groups_on; a++) {
+        snprintf(names[na], sizeof names[na], "KILN_SPEC_%s_GROUPS_%c", entry_uc, "XYZ"[a]);
+        snprintf(values[na], sizeof values[na], "%uu", facts->groups[a]);
+        na++;
+    }
+    for (uint32_t i = 0; i < na; i++)
+        add[i] = (struct prog_define){names[i], values[i]};
     struct prog_source src;
     if (prog_source_variant(&src, &front->src, add, na) < 0) {
         err_clear();
@@ -489,6 +532,7 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
     memcpy(v->prog_hash, front->hash, 16);
     v->mask = mask;
     memcpy(v->words, words, sizeof words);
+    v->facts = *facts;
     v->job = job;
     v->refs = 1;
     list_push_front(c, v);
@@ -497,9 +541,10 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
     return v;
 }
 
-static bool same_bake(const struct spec_variant *v, uint32_t mask, const uint32_t *params)
+static bool same_bake(const struct spec_variant *v, uint32_t mask, const uint32_t *params,
+                      const struct spec_facts *facts)
 {
-    if (!v || v->mask != mask)
+    if (!v || v->mask != mask || memcmp(&v->facts, facts, sizeof *facts))
         return false;
     for (int i = 0; i < KILN_PARAM_WORDS; i++)
         if ((mask & (1u << i)) && v->words[i] != params[i])
@@ -546,15 +591,18 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
         else
             next = earliest(next, sl->since + pt);
     }
-    if (!target || same_bake(t->bound, target, n->params)) {
+    struct spec_facts facts;
+    node_facts(n, &facts);
+    bool any_fact = facts.lens_mask || facts.groups_on;
+    if ((!target && !any_fact) || same_bake(t->bound, target, n->params, &facts)) {
         drop_warming(s, n);   /* nothing better to make now */
         schedule(q, n, next);
         return;
     }
-    if (!same_bake(t->warming, target, n->params)) {
+    if (!same_bake(t->warming, target, n->params, &facts)) {
         drop_warming(s, n);
         bool started;
-        t->warming = variant_get(s, n, target, &started);
+        t->warming = variant_get(s, n, target, &facts, &started);
         if (!t->warming) {
             schedule(q, n, next);
             return;

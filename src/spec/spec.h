@@ -18,6 +18,14 @@
  * Only kiln_node_set_param moves a word; re-records for other reasons leave
  * history alone.
  *
+ * Beside the words, two more kinds of facts are certain and bake with
+ * them: the byte length of the range bound at each binding (kiln_len(b)
+ * reads KILN_SPEC_<ENTRY>_LEN<b>, by default a push-constant word kiln
+ * fills) and the grid size (kiln_groups() reads KILN_SPEC_<ENTRY>_GROUPS_X
+ * .. _Z, by default gl_NumWorkGroups). No call changes a node's bindings or
+ * grid once it is made, so these never demote; they are baked when the
+ * program reads them.
+ *
  * The bake target of a site: the slots its program reads that are certain
  * or have held past their threshold. Stages: when the target is not what
  * the node runs, the site warms (its variant compiles at background
@@ -85,6 +93,12 @@ struct spec_variant {
     uint8_t prog_hash[16];   /* the universal's front-end key hash */
     uint32_t mask;           /* baked slots */
     uint32_t words[KILN_PARAM_WORDS];   /* baked words; 0 outside mask */
+    struct spec_facts {      /* certain facts baked beside the words (no call can change them) */
+        uint32_t lens_mask;  /* bit b: the length of the range at binding b (kiln_len(b)) */
+        uint32_t lens[KILN_MAX_BINDINGS];
+        uint32_t groups_on;  /* 1: the grid size (kiln_groups()) */
+        uint32_t groups[3];
+    } facts;
     struct cjob *job;        /* its compile's front node, held */
     uint32_t refs;           /* sites warming or bound, and parked releases */
     struct spec_variant *prev, *next;   /* the cache's list, most recently used first */

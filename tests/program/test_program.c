@@ -31,7 +31,7 @@ TEST(universal_program_reads_params_and_declares_all_words)
 {
     struct prog_output out;
     REQUIRE_OK(compile(&(kiln_program_desc){.source = k_storage, .name = "p.comp"}, &out));
-    CHECK_EQ(out.iface.push_constant_size, 32);   /* 8 words, even though 2 are read */
+    CHECK_EQ(out.iface.push_constant_size, KILN_PUSH_BYTES);   /* every word, even though 2 are read */
     CHECK_EQ(out.iface.binding_count, 1);
     CHECK_EQ(out.iface.workgroup_size[0], 64);
     CHECK_EQ(out.iface.workgroup_size[1], 1);
@@ -50,7 +50,7 @@ TEST(baking_a_word_compiles_a_constant_and_keeps_the_interface)
     CHECK(uni.words != baked.words || memcmp(uni.spirv, baked.spirv, uni.words * 4));
     char why[256];
     CHECK(prog_iface_compatible(&uni.iface, &baked.iface, why, sizeof why));
-    CHECK_EQ(baked.iface.push_constant_size, 32);  /* word 7 still read at its offset */
+    CHECK_EQ(baked.iface.push_constant_size, KILN_PUSH_BYTES);  /* word 7 still read at its offset */
     prog_output_finish(&uni);
     prog_output_finish(&baked);
 }

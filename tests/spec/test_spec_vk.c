@@ -10,6 +10,7 @@
  * frames ran on variants and on the universal program both.
  */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -209,6 +210,74 @@ TEST(verify_mode_catches_a_wrong_variant)
     test_context_done(ctx);
 }
 
+/* The certain facts: the range length at a binding (kiln_len) and the grid
+ * (kiln_groups) are pushed for the universal program and baked into the
+ * variant; both compute the same. */
+static const char *k_facts = "#version 450\n"
+                             "layout(local_size_x = 64) in;\n"
+                             "layout(std430, binding = 0) buffer X { uint x[]; };\n"
+                             "void main() {\n"
+                             "    uint i = gl_GlobalInvocationID.x;\n"
+                             "    uint n = kiln_len(0) / 4u;   /* the bound range, in words */\n"
+                             "    if (i < n) x[i] = x[i] + kiln_groups().x * 1000u + n;\n"
+                             "}\n";
+
+TEST(lengths_and_grid_bake_as_certain_facts)
+{
+    kiln_context ctx;
+    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.specialization = 1}, &ctx));
+    kiln_program prog;
+    kiln_buffer buf;
+    kiln_scheme s;
+    kiln_node node;
+    CHECK_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = k_facts, .name = "facts.comp"}, &prog));
+    CHECK_OK(kiln_program_wait(ctx, prog));
+    kiln_program_interface iface;
+    CHECK_OK(kiln_program_interface_get(ctx, prog, &iface));
+    CHECK_EQ(iface.lens_read, 1);
+    CHECK_EQ(iface.groups_read, 1);
+    CHECK_EQ(iface.params_read, 0);
+    CHECK_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 4096}, &buf));
+    CHECK_OK(kiln_scheme_create(ctx, NULL, &s));
+    /* 100 words bound of 1024, a grid of 3 workgroups (192 invocations). */
+    CHECK_OK(kiln_scheme_add_node(ctx, s,
+                                  &(kiln_node_desc){.program = prog,
+                                                    .bindings = &(kiln_binding){.binding = 0, .buffer = buf,
+                                                                                .size = 400},
+                                                    .binding_count = 1, .groups = {3}, .label = "facts"},
+                                  &node));
+    uint32_t want[1024] = {0}, got[1024];
+    bool promoted_seen = false;
+    for (int frame = 1; frame <= 30; frame++) {
+        kiln_ticket t;
+        CHECK_OK(kiln_scheme_submit(ctx, s, &t));
+        for (int i = 0; i < 100; i++)
+            want[i] += 3000u + 100u;
+        CHECK_OK(kiln_buffer_readback(ctx, buf, 0, got, sizeof got));
+        CHECK(!memcmp(got, want, sizeof got));
+        kiln_spec_event ev[8];
+        uint32_t n = 0;
+        CHECK_OK(kiln_scheme_spec_events(ctx, s, ev, 8, &n));
+        for (uint32_t k = 0; k < n; k++)
+            if (ev[k].kind == KILN_SPEC_PROMOTE) {
+                promoted_seen = true;
+                CHECK_EQ(ev[k].mask, 0);
+                CHECK_EQ(ev[k].lens_mask, 1);
+                CHECK_EQ(ev[k].lens[0], 400);
+                CHECK_EQ(ev[k].groups_baked, 1);
+                CHECK_EQ(ev[k].groups[0], 3);
+            }
+        uint32_t pending = 1;
+        for (int w = 0; w < 2000 && pending; w++) {
+            CHECK_OK(kiln_compiles_pending(ctx, &pending));
+            if (pending)
+                nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+        }
+    }
+    CHECK(promoted_seen);
+    test_context_done(ctx);
+}
+
 int main(void)
 {
     unsetenv("KILN_SPECIALIZATION");
@@ -216,5 +285,6 @@ int main(void)
     RUN(every_frame_matches_the_universal_program);
     RUN(verify_mode_passes_correct_variants);
     RUN(verify_mode_catches_a_wrong_variant);
+    RUN(lengths_and_grid_bake_as_certain_facts);
     return TEST_SUMMARY();
 }

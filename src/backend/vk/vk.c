@@ -742,7 +742,7 @@ static kiln_result vk_layout_create(struct kb_device *dev, const kiln_program_in
                                            .pBindings = b};
     VkResult vr = vkCreateDescriptorSetLayout(d->device, &dci, NULL, &l->set_layout);
     /* kiln's param ABI: 8 u32 words, always, whatever the program reads. */
-    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 4 * KILN_PARAM_WORDS};
+    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = KILN_PUSH_BYTES};
     VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                       .setLayoutCount = 1,
                                       .pSetLayouts = &l->set_layout,
@@ -989,7 +989,10 @@ static kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const 
         }
         vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout->layout, 0, 1, &s->bindset->set, 0,
                                 NULL);
-        vkCmdPushConstants(c->cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof s->params, s->params);
+        uint32_t push[KILN_PUSH_BYTES / 4];
+        memcpy(push, s->params, sizeof s->params);
+        memcpy(push + KILN_PARAM_WORDS, s->lens, sizeof s->lens);
+        vkCmdPushConstants(c->cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
         vkCmdDispatch(c->cb, s->groups[0], s->groups[1], s->groups[2]);
     }
     barrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
