@@ -352,6 +352,7 @@ typedef struct kiln_scheme_stats {
     uint64_t spec_demotions;       /* nodes put back on their universal program */
     uint64_t spec_pinned;          /* sites pinned to their universal program after failed compiles */
     uint64_t spec_specialized;     /* nodes running a variant now */
+    uint64_t spec_no_gain;         /* variants timed no faster than their universal program, demoted */
 } kiln_scheme_stats;
 
 KILN_NODISCARD kiln_result kiln_scheme_create(kiln_context ctx, const kiln_scheme_desc *desc, kiln_scheme *out);

@@ -34,6 +34,8 @@ struct kb_device {
     /* A pipeline can be asked for "from the cache or not at all"
      * (VK_PIPELINE_CREATE_FAIL_ON_PIPELINE_COMPILE_REQUIRED_BIT). */
     bool cache_control;
+    /* Dispatches can be timed (kb_step.timed, kb_cmd_times). */
+    bool timestamps;
     _Atomic uint64_t validation_errors;    /* the validation layer's errors, counted by its callback */
     _Atomic uint64_t validation_warnings;
 };
@@ -67,6 +69,7 @@ struct kb_step {
     uint32_t params[KILN_PARAM_WORDS];
     uint32_t lens[KILN_MAX_BINDINGS];   /* byte length of the range at each binding number (push words 8..23) */
     uint32_t groups[3];
+    bool timed;              /* time this dispatch (where the device has timestamps) */
 };
 
 struct backend_ops {
@@ -105,6 +108,11 @@ struct backend_ops {
      * cmd is not in flight. */
     kiln_result (*cmd_record)(struct kb_device *dev, struct kb_cmd *cmd, const struct kb_step *steps, uint32_t n);
     kiln_result (*submit)(struct kb_device *dev, struct kb_cmd *cmd, uint64_t *ticket);
+    /* The durations (ns) of the timed dispatches of cmd's last completed
+     * execution, in step order; *count receives how many. KILN_ERR_PENDING
+     * when they are not available (still running, or never run). */
+    kiln_result (*cmd_times)(struct kb_device *dev, struct kb_cmd *cmd, uint64_t *ns, uint32_t cap,
+                             uint32_t *count);
     /* The highest ticket known done. */
     uint64_t (*ticket_done)(struct kb_device *dev);
     kiln_result (*ticket_wait)(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns);
@@ -152,6 +160,9 @@ static inline kiln_result kb_cmd_record(struct kb_device *d, struct kb_cmd *c, c
 { return d->ops->cmd_record(d, c, s, n); }
 static inline kiln_result kb_submit(struct kb_device *d, struct kb_cmd *c, uint64_t *t)
 { return d->ops->submit(d, c, t); }
+static inline kiln_result kb_cmd_times(struct kb_device *d, struct kb_cmd *c, uint64_t *ns, uint32_t cap,
+                                       uint32_t *count)
+{ return d->ops->cmd_times(d, c, ns, cap, count); }
 static inline uint64_t kb_ticket_done(struct kb_device *d) { return d->ops->ticket_done(d); }
 static inline kiln_result kb_ticket_wait(struct kb_device *d, uint64_t t, uint64_t timeout_ns)
 { return d->ops->ticket_wait(d, t, timeout_ns); }

@@ -435,6 +435,9 @@ static kiln_result record(struct scheme *s)
         memcpy(st->params, nd->params, sizeof st->params);
         memcpy(st->groups, nd->groups, sizeof st->groups);
         node_lens(nd, st->lens);
+        st->timed = nd->site.timing;
+        nd->site.timed_in_record = nd->site.timing;
+        nd->site.timed_variant = variant != NULL;
     }
     int slot;
     KILN_TRY(free_cmd(s, &slot));
@@ -454,6 +457,7 @@ static void spec_stats(struct scheme *s)
     s->stats.spec_promotions = s->spec.promotions;
     s->stats.spec_demotions = s->spec.demotions;
     s->stats.spec_pinned = s->spec.pinned;
+    s->stats.spec_no_gain = s->spec.no_gain;
     uint64_t bound = 0;
     for (uint32_t i = 0; i < s->node_count; i++)
         bound += s->nodes[i]->site.bound != NULL;

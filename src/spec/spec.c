@@ -18,7 +18,7 @@
 void spec_policy_default(struct spec_policy *p)
 {
     *p = (struct spec_policy){.warm = 2, .promote = 10, .cap = 4096, .max_failures = 3, .park_submits = 2,
-                              .cache_per_scheme = 16};
+                              .measure = 3, .gain = 0.97, .cache_per_scheme = 16};
 }
 
 /* ---- the variant cache -------------------------------------------------------------- */
@@ -374,6 +374,10 @@ void spec_node_removed(struct scheme *s, struct node *n)
             }
     unschedule(q, n);
     drop_warming(s, n);
+    if (n->site.timing) {
+        n->site.timing = false;
+        q->timing--;
+    }
     park(s, n->site.bound);
     n->site.bound = NULL;
 }
@@ -554,6 +558,102 @@ static bool same_bake(const struct spec_variant *v, uint32_t mask, const uint32_
 
 static uint64_t earliest(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < b ? a : b; }
 
+/* ---- the cost model ------------------------------------------------------------------ */
+
+static void timing_start(struct scheme *s, struct node *n)
+{
+    struct spec_site *t = &n->site;
+    if (!s->dev->timestamps)
+        return;
+    t->uni_best = t->var_best = 0;
+    t->uni_n = t->var_n = 0;
+    if (t->timing)
+        return;
+    t->timing = true;
+    s->spec.timing++;
+    if (s->dirty == SCHEME_CLEAN)
+        s->dirty = SCHEME_PARAMS;
+}
+
+static void timing_stop(struct scheme *s, struct node *n)
+{
+    struct spec_site *t = &n->site;
+    if (!t->timing)
+        return;
+    t->timing = false;
+    s->spec.timing--;
+    if (s->dirty == SCHEME_CLEAN)
+        s->dirty = SCHEME_PARAMS;
+}
+
+/* Reads the times of the last submit's timed dispatches into their sites. */
+static void collect_times(struct scheme *s)
+{
+    if (!s->spec.timing || s->current < 0 || !s->last_ticket)
+        return;
+    if (kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX) < 0) {
+        err_clear();
+        return;
+    }
+    uint64_t ns[64];
+    uint32_t count = 0;
+    if (kb_cmd_times(s->dev, s->cmds[s->current].cmd, ns, 64, &count) < 0) {
+        err_clear();
+        return;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->node_count && k < count; i++) {
+        struct node *n = s->nodes[i];
+        struct spec_site *t = &n->site;
+        if (n->skipped || !t->timed_in_record)
+            continue;
+        uint64_t v = ns[k++];
+        if (!t->timing)
+            continue;
+        if (t->timed_variant) {
+            if (t->bound && (!t->var_n || v < t->var_best))
+                t->var_best = v;
+            t->var_n += t->bound != NULL;
+        } else {
+            if (!t->uni_n || v < t->uni_best)
+                t->uni_best = v;
+            t->uni_n++;
+        }
+    }
+}
+
+static bool no_gain_has(const struct spec_site *t, uint32_t mask, const uint32_t *params)
+{
+    for (uint32_t i = 0; i < t->no_gain_n && i < 4; i++) {
+        if (t->no_gain[i].mask != mask)
+            continue;
+        bool same = true;
+        for (int w = 0; w < KILN_PARAM_WORDS; w++)
+            same &= !(mask & (1u << w)) || t->no_gain[i].words[w] == params[w];
+        if (same)
+            return true;
+    }
+    return false;
+}
+
+/* A promoted variant timed long enough: kept, or demoted as no faster. */
+static void judge(struct scheme *s, struct node *n, uint64_t now)
+{
+    struct spec_site *t = &n->site;
+    const struct spec_policy *p = &s->spec.cache->policy;
+    timing_stop(s, n);
+    if (!t->uni_n || (double)t->var_best <= (double)t->uni_best * p->gain)
+        return;
+    struct spec_no_gain *g = &t->no_gain[t->no_gain_n++ % 4];
+    g->mask = t->bound->mask;
+    memcpy(g->words, t->bound->words, sizeof g->words);
+    s->spec.no_gain++;
+    log_debug("spec: scheme '%s' node '%s' (%s): its variant took %llu ns against the universal program's %llu: no "
+              "gain, demoted",
+              s->label, n->label, n->prog->name, (unsigned long long)t->var_best, (unsigned long long)t->uni_best);
+    demote(s, n, now);
+}
+
 /* One look at a site at the top of submit `now`. Leaves it awake when it
  * needs the next submit too, else scheduled or settled. */
 static void site_step(struct scheme *s, struct node *n, uint64_t now)
@@ -594,9 +694,17 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
     struct spec_facts facts;
     node_facts(n, &facts);
     bool any_fact = facts.lens_mask || facts.groups_on;
-    if ((!target && !any_fact) || same_bake(t->bound, target, n->params, &facts)) {
+    if (t->bound && t->timing && t->var_n >= p->measure)
+        judge(s, n, now);
+    if ((!target && !any_fact) || same_bake(t->bound, target, n->params, &facts) ||
+        no_gain_has(t, target, n->params)) {
         drop_warming(s, n);   /* nothing better to make now */
-        schedule(q, n, next);
+        if (t->timing && !(t->bound && t->var_n < p->measure))
+            timing_stop(s, n);
+        if (t->timing)
+            wake(s, n);   /* still measuring its variant */
+        else
+            schedule(q, n, next);
         return;
     }
     if (!same_bake(t->warming, target, n->params, &facts)) {
@@ -610,6 +718,7 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
         if (started)
             q->warms++;
         event(s, n, KILN_SPEC_WARM, now, t->warming);
+        timing_start(s, n);
     }
     struct csvc_result res;
     kiln_program_state st = csvc_status(q->cache->svc, t->warming->job, &res);
@@ -644,6 +753,10 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
         schedule(q, n, next);   /* ready; swapped in once the changed words have held long enough */
         return;
     }
+    if (t->timing) {
+        t->var_n = 0;   /* the variant's samples start with this submit */
+        t->var_best = 0;
+    }
     /* Promote: recorded by this very submit. */
     park(s, t->bound);
     t->bound = t->warming;
@@ -654,7 +767,10 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
     event(s, n, KILN_SPEC_PROMOTE, now, t->bound);
     if (s->dirty == SCHEME_CLEAN)
         s->dirty = SCHEME_PARAMS;
-    schedule(q, n, next);
+    if (t->timing)
+        wake(s, n);   /* measured over the next submits */
+    else
+        schedule(q, n, next);
 }
 
 void spec_predict(struct scheme *s)
@@ -663,6 +779,7 @@ void spec_predict(struct scheme *s)
     if (!q->cache)
         return;
     release_parked(s, false);
+    collect_times(s);
     uint64_t now = now_of(s);
     bool on = spec_enabled(q->cache);
     if (!on) {
@@ -672,6 +789,7 @@ void spec_predict(struct scheme *s)
                 struct node *n = s->nodes[i];
                 drop_warming(s, n);
                 demote(s, n, now);
+                timing_stop(s, n);
                 unschedule(q, n);
                 n->site.awake = false;
             }

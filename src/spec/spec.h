@@ -55,6 +55,14 @@
  * submit that may have used it. Three failed compiles pin a site to its
  * universal program.
  *
+ * Cost model (where the device has timestamps): a site warming a variant
+ * times its node's dispatches; once promoted, the variant is timed for a
+ * few submits; a variant whose fastest time is not at most 97% of the
+ * universal's fastest is demoted and its words marked no-gain for that
+ * site, so tiny dispatches stop paying re-records. Timing needs the node's
+ * previous submit done: while a site times, submits wait for the one
+ * before.
+ *
  * KILN_SPEC_VERIFY=1 (for debugging kiln or a shader): on a site's first
  * promoted submit, the scheme runs the node's universal program and its
  * variant alone on copies of the node's buffers and compares what they
@@ -85,6 +93,8 @@ struct spec_policy {
     uint32_t cap;            /* bake thresholds grow to at most this (4096) */
     uint32_t max_failures;   /* failed compiles before a site is pinned (3) */
     uint32_t park_submits;   /* an unbound variant is kept this many submits (2) */
+    uint32_t measure;        /* cost model: submits a promoted variant is timed for (3) */
+    double gain;             /* ... it stays only if it takes at most this share of the universal's time (0.97) */
     uint32_t cache_per_scheme;   /* unreferenced variants kept, per live scheme (16) */
 };
 void spec_policy_default(struct spec_policy *p);
@@ -132,6 +142,19 @@ struct spec_site {
     bool pinned;             /* too many failed compiles: universal for good */
     bool awake;              /* in the scheme's awake list */
     bool verify_due;         /* promoted by this submit: KILN_SPEC_VERIFY checks it */
+    /* The cost model: while timing, the node's dispatches carry timestamps;
+     * the fastest universal and variant times seen decide whether a
+     * promotion pays. */
+    bool timing;
+    bool timed_in_record;    /* the current recording times it ... */
+    bool timed_variant;      /* ... running its variant */
+    uint64_t uni_best, var_best;   /* ns; fastest seen */
+    uint32_t uni_n, var_n;
+    struct spec_no_gain {    /* bakes found not faster: not promoted again at these words */
+        uint32_t mask;
+        uint32_t words[KILN_PARAM_WORDS];
+    } no_gain[4];
+    uint32_t no_gain_n;
     uint32_t failures;
     struct spec_slot slot[KILN_PARAM_WORDS];
     struct spec_variant *warming;    /* compiling or ready, not bound yet */
@@ -162,7 +185,8 @@ struct spec_sched {
     kiln_spec_event events[SPEC_EVENTS];   /* a ring, oldest overwritten */
     uint32_t event_head, event_count;
     uint64_t events_dropped;
-    uint64_t warms, promotions, demotions, pinned, failures;
+    uint64_t warms, promotions, demotions, pinned, failures, no_gain;
+    uint32_t timing;                 /* sites timing their dispatches now */
 };
 
 void spec_sched_init(struct spec_sched *q, struct spec_cache *cache);

@@ -340,6 +340,51 @@ TEST(unbound_variant_is_parked)
     fx_done(&f);
 }
 
+/* The cost model, with the mock's timestamps: a variant no faster than its
+ * universal program is demoted after 3 timed submits and not promoted again
+ * at those words; a faster one stays. */
+static struct kb_pipeline *g_universal;
+static uint64_t g_variant_cost;
+
+static uint64_t cost(void *ud, const struct kb_pipeline *pipe)
+{
+    (void)ud;
+    return pipe == g_universal ? 1000 : g_variant_cost;
+}
+
+static void cost_model(uint64_t variant_cost, const char *want, uint64_t want_no_gain, int want_specialized)
+{
+    struct fx f;
+    if (fx_init(&f, k_two, 1) != KILN_OK) {
+        test_failures_++;
+        fprintf(stderr, "%s: setup: %s\n", test_name_, kiln_last_error());
+        return;
+    }
+    struct kctx *c = api_context_peek(f.ctx);
+    struct prog *p = pool_get(&c->programs, f.prog.id);
+    g_universal = p->pipeline;
+    g_variant_cost = variant_cost;
+    mockb_set_cost(c->dev, cost, NULL);
+    for (int i = 1; i <= 20; i++)
+        step(&f);
+    CHECK_LOG(&f, want);
+    CHECK_EQ(sstats(&f).spec_no_gain, want_no_gain);
+    CHECK_EQ(specialized(&f, 0), want_specialized);
+    mockb_set_cost(c->dev, NULL, NULL);
+    fx_done(&f);
+}
+
+TEST(cost_model_demotes_a_variant_no_faster)
+{
+    /* Timed: submit 1 (universal), 2, 3, 4 (the variant); judged at 5. */
+    cost_model(990, "warm@1{0,1} promote@2{0,1} demote@5{0,1}", 1, 0);
+}
+
+TEST(cost_model_keeps_a_faster_variant)
+{
+    cost_model(400, "warm@1{0,1} promote@2{0,1}", 0, 1);
+}
+
 int main(void)
 {
     unsetenv("KILN_SPECIALIZATION");
@@ -354,5 +399,7 @@ int main(void)
     RUN(pinned_after_three_failures);
     RUN(off_switch_mid_run);
     RUN(unbound_variant_is_parked);
+    RUN(cost_model_demotes_a_variant_no_faster);
+    RUN(cost_model_keeps_a_faster_variant);
     return TEST_SUMMARY();
 }

@@ -28,6 +28,8 @@ struct mock_device {
     uint64_t next_ticket, done_ticket;
     bool hold;
     struct kb_cmd *last_submitted;
+    uint64_t (*cost)(void *ud, const struct kb_pipeline *pipe);   /* mockb_set_cost */
+    void *cost_ud;
 };
 
 static const struct backend_ops mock_ops;
@@ -239,6 +241,24 @@ static kiln_result mock_cmd_record(struct kb_device *dev, struct kb_cmd *c, cons
     return KILN_OK;
 }
 
+void mockb_set_cost(struct kb_device *dev, uint64_t (*cost)(void *ud, const struct kb_pipeline *pipe), void *ud)
+{
+    md(dev)->cost = cost;
+    md(dev)->cost_ud = ud;
+    dev->timestamps = cost != NULL;
+}
+
+static kiln_result mock_cmd_times(struct kb_device *dev, struct kb_cmd *c, uint64_t *ns, uint32_t cap,
+                                  uint32_t *count)
+{
+    struct mock_device *d = md(dev);
+    *count = 0;
+    for (uint32_t i = 0; i < c->n && *count < cap && d->cost; i++)
+        if (c->steps[i].kind == KB_STEP_DISPATCH && c->steps[i].timed)
+            ns[(*count)++] = d->cost(d->cost_ud, c->steps[i].pipeline);
+    return KILN_OK;
+}
+
 static kiln_result mock_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t *ticket)
 {
     struct mock_device *d = md(dev);
@@ -285,6 +305,7 @@ static const struct backend_ops mock_ops = {
     .cmd_create = mock_cmd_create,
     .cmd_destroy = mock_cmd_destroy,
     .cmd_record = mock_cmd_record,
+    .cmd_times = mock_cmd_times,
     .submit = mock_submit,
     .ticket_done = mock_ticket_done,
     .ticket_wait = mock_ticket_wait,

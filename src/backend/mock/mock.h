@@ -23,6 +23,9 @@ bool mockb_is(struct kb_device *dev);
 struct mock_counts mockb_counts(struct kb_device *dev);
 /* While held, tickets stay in flight until released (or waited on). */
 void mockb_hold(struct kb_device *dev, bool hold);
+/* Gives the mock timestamps: a timed dispatch of `pipe` "takes" cost(ud,
+ * pipe) ns. NULL: no timestamps (the default). */
+void mockb_set_cost(struct kb_device *dev, uint64_t (*cost)(void *ud, const struct kb_pipeline *pipe), void *ud);
 /* Completes every ticket submitted so far. */
 void mockb_release(struct kb_device *dev);
 /* The params of dispatch i of the last recording of the last submitted

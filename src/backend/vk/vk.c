@@ -53,10 +53,15 @@ struct kb_bindset {
 
 struct kb_cmd {
     VkCommandBuffer cb;
+    VkQueryPool pool;        /* timestamps of timed dispatches: two each */
+    uint32_t pool_size;
+    uint32_t timed;          /* timed dispatches in the current recording */
 };
 
 struct vk_device {
     struct kb_device base;
+    float timestamp_period;      /* ns per timestamp tick */
+    uint64_t timestamp_mask;     /* the queue's valid timestamp bits */
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice phys;
@@ -216,6 +221,21 @@ static const char *type_name(VkPhysicalDeviceType t)
     return (unsigned)t < 5 ? names[t] : "other";
 }
 
+static int compute_family_props(VkPhysicalDevice p, VkQueueFamilyProperties *out)
+{
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(p, &n, NULL);
+    VkQueueFamilyProperties props[32];
+    n = KILN_MIN(n, 32u);
+    vkGetPhysicalDeviceQueueFamilyProperties(p, &n, props);
+    for (uint32_t i = 0; i < n; i++)
+        if (props[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+            *out = props[i];
+            return (int)i;
+        }
+    return -1;
+}
+
 static int compute_family(VkPhysicalDevice p)
 {
     uint32_t n = 0;
@@ -323,6 +343,12 @@ static void fill_caps(struct vk_device *d)
     vkGetPhysicalDeviceProperties2(d->phys, &p2);
     const VkPhysicalDeviceProperties *p = &p2.properties;
     snprintf(c->device_name, sizeof c->device_name, "%s", p->deviceName);
+    VkQueueFamilyProperties qf;
+    if (compute_family_props(d->phys, &qf) >= 0 && qf.timestampValidBits && p->limits.timestampPeriod > 0) {
+        d->base.timestamps = true;
+        d->timestamp_period = p->limits.timestampPeriod;
+        d->timestamp_mask = qf.timestampValidBits >= 64 ? UINT64_MAX : (1ull << qf.timestampValidBits) - 1;
+    }
     snprintf(c->driver_name, sizeof c->driver_name, "%s", drv.driverName);
     snprintf(c->driver_info, sizeof c->driver_info, "%s", drv.driverInfo);
     c->device_type = map_type(p->deviceType);
@@ -955,7 +981,46 @@ static void vk_cmd_destroy(struct kb_device *dev, struct kb_cmd *c)
 {
     struct vk_device *d = vkd(dev);
     vkFreeCommandBuffers(d->device, d->cmd_pool, 1, &c->cb);
+    if (c->pool)
+        vkDestroyQueryPool(d->device, c->pool, NULL);
     free(c);
+}
+
+/* A query pool of at least n timestamps for c (not in flight). */
+static kiln_result cmd_pool(struct vk_device *d, struct kb_cmd *c, uint32_t n)
+{
+    if (c->pool_size >= n)
+        return KILN_OK;
+    if (c->pool)
+        vkDestroyQueryPool(d->device, c->pool, NULL);
+    c->pool = VK_NULL_HANDLE;
+    c->pool_size = 0;
+    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = n};
+    VK_CHECK(vkCreateQueryPool(d->device, &qi, NULL, &c->pool), "vkCreateQueryPool");
+    c->pool_size = n;
+    return KILN_OK;
+}
+
+static kiln_result vk_cmd_times(struct kb_device *dev, struct kb_cmd *c, uint64_t *ns, uint32_t cap, uint32_t *count)
+{
+    struct vk_device *d = vkd(dev);
+    *count = 0;
+    if (!c->timed || !c->pool)
+        return KILN_OK;
+    uint64_t raw[2 * 64];
+    uint32_t n = KILN_MIN(c->timed, KILN_MIN(cap, 64u));
+    VkResult vr = vkGetQueryPoolResults(d->device, c->pool, 0, 2 * n, sizeof raw, raw, sizeof raw[0],
+                                        VK_QUERY_RESULT_64_BIT);
+    if (vr == VK_NOT_READY)
+        return KILN_ERR_PENDING;
+    VK_CHECK(vr, "vkGetQueryPoolResults");
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t ticks = ((raw[2 * i + 1] & d->timestamp_mask) - (raw[2 * i] & d->timestamp_mask)) & d->timestamp_mask;
+        ns[i] = (uint64_t)((double)ticks * d->timestamp_period);
+    }
+    *count = n;
+    return KILN_OK;
 }
 
 static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_access, VkPipelineStageFlags dst,
@@ -968,10 +1033,19 @@ static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags 
 
 static kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const struct kb_step *steps, uint32_t n)
 {
-    (void)dev;
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
+    uint32_t timed = 0;
+    for (uint32_t i = 0; i < n && dev->timestamps; i++)
+        timed += steps[i].kind == KB_STEP_DISPATCH && steps[i].timed;
+    timed = KILN_MIN(timed, 64u);
+    if (timed)
+        KILN_TRY(cmd_pool(vkd(dev), c, 2 * timed));
+    c->timed = timed;
     VK_CHECK(vkBeginCommandBuffer(c->cb, &bi), "vkBeginCommandBuffer");
+    if (timed)
+        vkCmdResetQueryPool(c->cb, c->pool, 0, 2 * timed);
+    uint32_t timed_at = 0;
     const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
     barrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rw);
@@ -993,7 +1067,14 @@ static kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const 
         memcpy(push, s->params, sizeof s->params);
         memcpy(push + KILN_PARAM_WORDS, s->lens, sizeof s->lens);
         vkCmdPushConstants(c->cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+        bool time_it = s->timed && timed_at < timed;
+        if (time_it)
+            vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, c->pool, 2 * timed_at);
         vkCmdDispatch(c->cb, s->groups[0], s->groups[1], s->groups[2]);
+        if (time_it) {
+            vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, c->pool, 2 * timed_at + 1);
+            timed_at++;
+        }
     }
     barrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -1041,6 +1122,7 @@ static const struct backend_ops vk_ops = {
     .bindset_destroy = vk_bindset_destroy,
     .cmd_create = vk_cmd_create,
     .cmd_destroy = vk_cmd_destroy,
+    .cmd_times = vk_cmd_times,
     .cmd_record = vk_cmd_record,
     .submit = vk_submit,
     .ticket_done = vk_ticket_done,
