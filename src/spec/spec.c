@@ -443,12 +443,10 @@ void spec_verify_failed(struct scheme *s, struct node *n)
 struct kb_pipeline *spec_pipeline(const struct node *n)
 {
     const struct spec_variant *v = n->site.bound;
-    if (!v)
+    if (!v || !v->job)
         return NULL;
     struct csvc_result res;
-    return csvc_status(v->job ? n->scheme->spec.cache->svc : NULL, v->job, &res) == KILN_PROGRAM_READY
-               ? res.pipeline
-               : NULL;
+    return csvc_status(n->scheme->spec.cache->svc, v->job, &res) == KILN_PROGRAM_READY ? res.pipeline : NULL;
 }
 
 /* The certain facts of n its program reads. */
