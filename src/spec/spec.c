@@ -558,6 +558,10 @@ static uint64_t earliest(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < 
 
 /* ---- the cost model ------------------------------------------------------------------ */
 
+/* Sites timed at once, at most: a recording times as many dispatches as the
+ * backend's query pool holds. A site past it is promoted unmeasured. */
+#define SPEC_TIMED_MAX 64
+
 static void timing_start(struct scheme *s, struct node *n)
 {
     struct spec_site *t = &n->site;
@@ -565,7 +569,7 @@ static void timing_start(struct scheme *s, struct node *n)
         return;
     t->uni_best = t->var_best = 0;
     t->uni_n = t->var_n = 0;
-    if (t->timing)
+    if (t->timing || s->spec.timing >= SPEC_TIMED_MAX)
         return;
     t->timing = true;
     s->spec.timing++;
