@@ -7,14 +7,14 @@
  * workgroups in a scheme of its own, run three ways:
  *   universal  specialization off (.specialization = -1): the program reads
  *              its param word from push constants;
- *   auto       specialization on (.specialization = 1): the scheme is
- *              submitted until kiln_compiles_pending() is 0 and
- *              kiln_node_is_specialized() is 1 (the run fails if that has not
- *              happened after PROMOTE_TIMEOUT_S seconds), so the node runs
- *              the variant kiln compiled with the word baked in;
+ *   auto       specialization on (.specialization = 1): the scheme is first
+ *              submitted until it settles (below); its node must have been
+ *              promoted to the variant kiln compiled with the word baked in
+ *              (never promoted is an error; a variant kiln's cost model
+ *              demoted as no faster is said, and auto then runs universal);
  *   hand       specialization off, the program created with the define
- *              KILN_SPEC_MAIN_UW0 set to the same literal kiln bakes (the
- *              decimal word and 'u'): what a person would write by hand.
+ *              KILN_SPEC_MAIN_UW0 set to the literal kiln bakes (the decimal
+ *              word and 'u'): what a person would write by hand.
  * The kernels:
  *   loop  per element a loop of kiln_param(0) = 64 iterations of integer
  *         ALU work; baked, the trip count is a constant;
@@ -25,40 +25,48 @@
  * warm-up (whose times also size the blocks), rounds (default 9, --rounds)
  * of one block per way, the order rotating each round (A,B,C then B,C,A,
  * ...) so that a burst of machine noise hits all three alike. A block is M
- * submits, each followed by kiln_ticket_wait, with M chosen per way so that
- * a block takes about BLOCK_S seconds (at least 3 submits); its figure is
- * the block's wall time over M, the time of one dispatch plus the submit
- * and wait around it (the dispatch dominates). Each way's figure is the
- * median over the rounds. Printed: auto/hand (target <= 1.03x: the variant
- * kiln made runs as fast as a hand-baked one) and universal/auto (the gain).
- * Checks: every measured submit is a replay of the recording; the auto
- * node still runs its variant at the end with no demotion; the output
- * buffer of each way is read back once and must equal the others' and a
- * reference computed on the host.
+ * submits, each followed by kiln_ticket_wait, M chosen per way so that a
+ * block takes about BLOCK_S seconds (at least 3 submits); its figure is the
+ * block's wall time over M: one dispatch plus the submit and wait around it
+ * (on lavapipe the dispatch dominates; on a fast GPU the fixed part is a
+ * larger share). Each way's figure is the median over the rounds. Printed:
+ * auto/hand (target <= 1.03x: kiln's variant runs as fast as one baked by
+ * hand) and universal/auto (the gain). Checks: every measured submit is a
+ * replay, the auto node runs as it settled, with no promotion or demotion
+ * while measured; each way's output is read back once and must equal the
+ * other ways' and a reference computed on the host.
+ *
+ * Settled: nothing compiles in the context (kiln_compiles_pending() is 0)
+ * and the last SETTLE_REPLAYS submits were plain replays. By then the
+ * predictor has promoted what it will, and its cost model, which times a
+ * promoted variant over a few submits before keeping or demoting it, has
+ * judged. The submits and seconds this took are printed.
  *
  * Part 2, the cost. One scheme of 10,000 one-workgroup nodes (--nodes),
  * each on its own range of one buffer (so no barriers), all running one
  * program that adds its param word 0 to its range's first word, every node
- * with the same word that never changes. Two contexts: predictor on
- * (.specialization = 1) and off (-1). The "on" scheme is first submitted
- * until compiles are 0 and every node runs the variant (one compile serves
- * them all), then until a submit is a plain replay; the predictor has then
- * nothing left to look at. Timed: the kiln_scheme_submit call alone; the
- * ticket is waited for after the clock stops, on every submit. Rounds of
- * one block of K submits per context, the order alternating, K chosen so a
- * block takes about BLOCK_S seconds; each figure is the median over every
- * timed submit. Printed: on/off (target <= 1.02x). Checks: all measured
- * submits are replays, nothing demoted, and each node's word is the number
- * of submits times its param.
+ * with the same word that never changes; one variant compile serves them
+ * all. Two contexts: predictor on (.specialization = 1) and off (-1), both
+ * settled first. Timed: the kiln_scheme_submit call alone; the ticket is
+ * waited for after the clock stops, on every submit. The two sides
+ * alternate submit by submit (the order flipping each pair), in rounds
+ * (default 15) sized so the measured part takes about PART2_S seconds; each
+ * figure is the median over every timed submit. Printed: on/off (target <=
+ * 1.02x) with a bootstrap 90% interval of that ratio: the submit call is
+ * tens of microseconds, and on a loaded machine with few samples (lavapipe
+ * runs 10,000 dispatches in a few hundred milliseconds) the interval shows
+ * how far the point estimate can be trusted. Checks: all measured submits
+ * are replays, nothing promoted or demoted while measured, and each node's
+ * word is the number of submits times its param.
  *
  * Cold compiles: the drivers' disk caches are turned off
  * (MESA_SHADER_CACHE_DISABLE=true, __GL_SHADER_DISK_CACHE=0) and kiln's
  * archive too unless KILN_ARCHIVE is set, before any context is made, so
- * the promotion times printed are those of a first run. Validation is off.
+ * the promotion times are those of a first run. Validation is off.
  *
  * Exit status: 0 whether or not the targets are met (a miss prints
  * MISSED); 1 on errors: a failed call, a compile failure, an auto node that
- * never promotes, a result that differs.
+ * never promotes, a scheme that never settles, a result that differs.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -78,8 +86,12 @@
 #define TABLE_WORDS 1024u         /* the flag kernel's second buffer */
 #define GROUP 64u                 /* workgroup width of both kernels */
 #define NODE_WORD 3u              /* part 2: every node's param word 0 */
-#define PROMOTE_TIMEOUT_S 120.0   /* auto ways and the "on" scheme must settle within it */
+#define BLOCK_S 0.25              /* part 1: seconds per block, about */
+#define PART2_S 60.0              /* part 2: seconds measured, about */
 #define MAX_BLOCK 2000u           /* submits per block at most */
+#define SETTLE_REPLAYS 8u         /* replays in a row that show a scheme settled */
+#define SETTLE_TIMEOUT_S 600.0    /* a scheme must settle within this */
+#define BOOTSTRAP 300             /* resamples for part 2's interval */
 
 /* ---- the kernels ------------------------------------------------------------------ */
 
@@ -135,7 +147,7 @@ static const char tiny_source[] = "#version 450\n"
 
 enum kernel { K_LOOP, K_FLAG, K_COUNT };
 static const char *const kernel_name[K_COUNT] = {"loop", "flag"};
-static const char *const kernel_what[K_COUNT] = {"loop of 64 (param 0 = 64)", "flag off (param 0 = 0)"};
+static const char *const kernel_what[K_COUNT] = {"loop bound, param 0 = 64", "flag off, param 0 = 0"};
 static const uint32_t kernel_word[K_COUNT] = {LOOP_TRIPS, 0u};
 
 /* The host's reference of each kernel, with its word. */
@@ -173,6 +185,12 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Median of n samples; sorts them. */
 static double median(uint64_t *v, size_t n)
 {
@@ -187,6 +205,8 @@ static void *xcalloc(size_t n, size_t size)
         die("out of memory");
     return p;
 }
+
+static double seconds_since(uint64_t t0) { return (double)(now_ns() - t0) / 1e9; }
 
 static kiln_context make_context(int specialization, kiln_caps *caps)
 {
@@ -218,21 +238,6 @@ static kiln_program make_program(kiln_context ctx, const char *source, const cha
     return prog;
 }
 
-static void print_events(kiln_context ctx, kiln_scheme scheme, const char *what)
-{
-    kiln_spec_event ev[16];
-    uint32_t n;
-    do {
-        KCHECK(kiln_scheme_spec_events(ctx, scheme, ev, 16, &n));
-        for (uint32_t i = 0; i < n; i++) {
-            static const char *const kind[] = {"?", "warm", "promote", "demote", "failed", "pinned"};
-            printf("  %s: submit %" PRIu64 ": %s node '%s' (%s) mask 0x%x word0 %u\n", what, ev[i].submit,
-                   ev[i].kind >= 1 && ev[i].kind <= 5 ? kind[ev[i].kind] : "?", ev[i].node_label, ev[i].program,
-                   ev[i].mask, ev[i].words[0]);
-        }
-    } while (n == 16);
-}
-
 /* Submits and waits; returns the wall time. */
 static uint64_t submit_wait(kiln_context ctx, kiln_scheme scheme)
 {
@@ -243,10 +248,84 @@ static uint64_t submit_wait(kiln_context ctx, kiln_scheme scheme)
     return now_ns() - t0;
 }
 
-static uint32_t block_size(double per_submit_ns, double block_s, uint32_t least)
+static uint32_t clamp_count(double v, uint32_t least)
 {
-    double m = block_s * 1e9 / (per_submit_ns > 1 ? per_submit_ns : 1);
-    return m < least ? least : m > MAX_BLOCK ? MAX_BLOCK : (uint32_t)m;
+    return v < least ? least : v > MAX_BLOCK ? MAX_BLOCK : (uint32_t)v;
+}
+
+/* ---- specialization events and settling ------------------------------------------- */
+
+/* Takes the scheme's specialization events; prints the first `lines` of
+ * them and, when there were more, a count of each kind. Returns the submit
+ * of the last promotion seen (0: none). */
+static uint64_t take_events(kiln_context ctx, kiln_scheme scheme, const char *what, uint32_t lines)
+{
+    static const char *const kind_name[] = {"?", "warm", "promote", "demote", "failed", "pinned"};
+    uint64_t count[6] = {0}, promoted_at = 0, seen = 0;
+    kiln_spec_event ev[64];
+    uint32_t n;
+    do {
+        KCHECK(kiln_scheme_spec_events(ctx, scheme, ev, 64, &n));
+        for (uint32_t i = 0; i < n; i++, seen++) {
+            int kind = ev[i].kind >= 1 && ev[i].kind <= 5 ? (int)ev[i].kind : 0;
+            count[kind]++;
+            if (kind == KILN_SPEC_PROMOTE)
+                promoted_at = ev[i].submit;
+            if (seen < lines)
+                printf("    %s: submit %" PRIu64 ": %s node '%s' (%s), baked mask 0x%x, word 0 = %u\n", what,
+                       ev[i].submit, kind_name[kind], ev[i].node_label, ev[i].program, ev[i].mask, ev[i].words[0]);
+        }
+    } while (n == 64);
+    if (lines && seen > lines) {
+        printf("    %s: %" PRIu64 " events taken (the scheme keeps the last 256):", what, seen);
+        for (int k = 1; k <= 5; k++)
+            if (count[k])
+                printf(" %" PRIu64 " %s", count[k], kind_name[k]);
+        printf("\n");
+    }
+    return promoted_at;
+}
+
+struct settled {
+    uint64_t submits;        /* submits made until settled */
+    double seconds;
+    double promoted_s;       /* with a node: until a submit first ran it on a variant (0: none did) */
+};
+
+/* Submits the scheme, waiting for each, until it is settled (see the top
+ * of the file). Dies, with the scheme's events, after SETTLE_TIMEOUT_S. */
+static struct settled settle(kiln_context ctx, kiln_scheme scheme, const char *what, kiln_node node)
+{
+    struct settled r = {0};
+    uint64_t t0 = now_ns();
+    uint32_t replays_in_row = 0, pending = 0;
+    for (;;) {
+        kiln_scheme_stats before, after;
+        KCHECK(kiln_scheme_stats_get(ctx, scheme, &before));
+        (void)submit_wait(ctx, scheme);
+        r.submits++;
+        KCHECK(kiln_scheme_stats_get(ctx, scheme, &after));
+        KCHECK(kiln_compiles_pending(ctx, &pending));
+        if (node.id && !r.promoted_s) {
+            int specialized;
+            KCHECK(kiln_node_is_specialized(ctx, node, &specialized));
+            if (specialized)
+                r.promoted_s = seconds_since(t0);
+        }
+        replays_in_row = after.replays > before.replays ? replays_in_row + 1 : 0;
+        if (!pending && replays_in_row >= SETTLE_REPLAYS)
+            break;
+        if (seconds_since(t0) > SETTLE_TIMEOUT_S) {
+            printf("  specialization events of %s:\n", what);
+            (void)take_events(ctx, scheme, what, 32);
+            die("%s never settled: after %" PRIu64 " submits in %.0f s, compiles pending %u, %u replays in a row, "
+                "%" PRIu64 " nodes specialized, %" PRIu64 " promotions, %" PRIu64 " demotions (%" PRIu64 " no gain)",
+                what, r.submits, seconds_since(t0), pending, replays_in_row, after.spec_specialized,
+                after.spec_promotions, after.spec_demotions, after.spec_no_gain);
+        }
+    }
+    r.seconds = seconds_since(t0);
+    return r;
 }
 
 /* ---- part 1: universal, auto, hand ------------------------------------------------ */
@@ -262,8 +341,9 @@ struct kern {
     uint32_t spirv_words;
     uint32_t block;              /* M: submits per timed block */
     uint64_t *round_ns;          /* per round: the block's wall time over M */
-    uint64_t promote_submits;    /* auto: submits until the node ran its variant */
-    double promote_s;
+    struct settled settled;      /* auto only */
+    uint64_t promote_submit;     /* auto: the submit that promoted it */
+    int specialized;             /* auto: the node runs a variant once settled */
 };
 
 struct way_ctx {
@@ -311,32 +391,24 @@ static void kern_init(struct way_ctx *w, enum way way, enum kernel k, uint32_t e
     KCHECK(kiln_scheme_add_node(w->ctx, kn->scheme, &nd, &kn->node));
 }
 
-/* Submits the auto way's scheme until its variant runs and nothing compiles. */
+/* Settles the auto way's scheme; its node must have been promoted. */
 static void promote(struct way_ctx *w, enum kernel k)
 {
     struct kern *kn = &w->k[k];
-    uint64_t t0 = now_ns();
-    for (;;) {
-        (void)submit_wait(w->ctx, kn->scheme);
-        kn->promote_submits++;
-        uint32_t pending;
-        int specialized;
-        KCHECK(kiln_compiles_pending(w->ctx, &pending));
-        KCHECK(kiln_node_is_specialized(w->ctx, kn->node, &specialized));
-        if (!pending && specialized)
-            break;
-        double s = (double)(now_ns() - t0) / 1e9;
-        if (s > PROMOTE_TIMEOUT_S) {
-            printf("spec events of the %s kernel's auto scheme:\n", kernel_name[k]);
-            print_events(w->ctx, kn->scheme, "auto");
-            die("the %s kernel's node never ran a variant: after %" PRIu64 " submits in %.0f s, compiles pending %u, "
-                "specialized %d",
-                kernel_name[k], kn->promote_submits, s, pending, specialized);
-        }
-    }
-    kn->promote_s = (double)(now_ns() - t0) / 1e9;
-    if (verbose)
-        print_events(w->ctx, kn->scheme, "auto");
+    char what[64];
+    snprintf(what, sizeof what, "the %s kernel's auto scheme", kernel_name[k]);
+    kn->settled = settle(w->ctx, kn->scheme, what, kn->node);
+    kiln_scheme_stats st;
+    KCHECK(kiln_scheme_stats_get(w->ctx, kn->scheme, &st));
+    KCHECK(kiln_node_is_specialized(w->ctx, kn->node, &kn->specialized));
+    kn->promote_submit = take_events(w->ctx, kn->scheme, "auto", verbose || !kn->specialized ? 32 : 0);
+    if (!st.spec_promotions)
+        die("%s: the node never ran a variant (%" PRIu64 " submits, %.1f s, %" PRIu64 " variant compiles)", what,
+            kn->settled.submits, kn->settled.seconds, st.spec_warms);
+    if (!kn->specialized)
+        printf("  note: %s: kiln demoted the variant (%" PRIu64 " demotions, %" PRIu64
+               " judged no faster by its cost model); auto runs the universal program\n",
+               what, st.spec_demotions, st.spec_no_gain);
 }
 
 static void check_outputs(struct way_ctx *w, enum kernel k, uint32_t elements, const uint32_t *input,
@@ -363,6 +435,7 @@ static void check_outputs(struct way_ctx *w, enum kernel k, uint32_t elements, c
 struct part1_result {
     double ms[K_COUNT][W_COUNT];
     double auto_hand[K_COUNT], universal_auto[K_COUNT];
+    int specialized[K_COUNT];
 };
 
 static void part1(uint32_t elements, uint32_t rounds, double block_s, struct part1_result *res, kiln_caps *caps_out)
@@ -383,24 +456,27 @@ static void part1(uint32_t elements, uint32_t rounds, double block_s, struct par
         for (int k = 0; k < K_COUNT; k++)
             kern_init(&w[v], (enum way)v, (enum kernel)k, elements, input, table);
 
-    printf("part 1: each kernel over %u elements (%u workgroups of %u), one node; validation off\n", elements,
+    printf("part 1: each kernel over %u elements (%u workgroups of %u), one node\n", elements,
            (elements + GROUP - 1) / GROUP, GROUP);
     for (int k = 0; k < K_COUNT; k++) {
         promote(&w[W_AUTO], (enum kernel)k);
-        printf("  %s kernel: auto ran its variant after %" PRIu64 " submits, %.2f s; SPIR-V words universal %u, "
-               "hand %u\n",
-               kernel_name[k], w[W_AUTO].k[k].promote_submits, w[W_AUTO].k[k].promote_s,
+        const struct kern *a = &w[W_AUTO].k[k];
+        printf("  %s kernel, auto: promoted at submit %" PRIu64 " (%.2f s), settled after %" PRIu64
+               " submits (%.2f s); SPIR-V words universal %u, hand %u\n",
+               kernel_name[k], a->promote_submit, a->settled.promoted_s, a->settled.submits, a->settled.seconds,
                w[W_UNIVERSAL].k[k].spirv_words, w[W_HAND].k[k].spirv_words);
+        res->specialized[k] = a->specialized;
     }
 
-    /* Warm-up: two submits per way (the first dispatch of a pipeline may
-     * build its machine code), then one timed to size the blocks. */
+    /* Warm-up: two submits per way (a driver may build a pipeline's machine
+     * code at its first dispatch), then one timed to size the blocks. */
     for (int k = 0; k < K_COUNT; k++)
         for (int v = 0; v < W_COUNT; v++) {
             struct kern *kn = &w[v].k[k];
             (void)submit_wait(w[v].ctx, kn->scheme);
             (void)submit_wait(w[v].ctx, kn->scheme);
-            kn->block = block_size((double)submit_wait(w[v].ctx, kn->scheme), block_s, 3);
+            double one = (double)submit_wait(w[v].ctx, kn->scheme);
+            kn->block = clamp_count(block_s * 1e9 / (one > 1 ? one : 1), 3);
             kn->round_ns = xcalloc(rounds, sizeof(uint64_t));
         }
 
@@ -423,9 +499,9 @@ static void part1(uint32_t elements, uint32_t rounds, double block_s, struct par
                 }
                 kn->round_ns[r] = (now_ns() - t0) / kn->block;
             }
-    double measured_s = (double)(now_ns() - t_start) / 1e9;
+    double measured_s = seconds_since(t_start);
 
-    /* The recordings held, and the auto nodes stayed on their variants. */
+    /* The recordings held, and every node ran as it settled. */
     for (int v = 0; v < W_COUNT; v++)
         for (int k = 0; k < K_COUNT; k++) {
             struct kern *kn = &w[v].k[k];
@@ -439,17 +515,19 @@ static void part1(uint32_t elements, uint32_t rounds, double block_s, struct par
                     a->records_full - b->records_full, a->records_params - b->records_params);
             int specialized;
             KCHECK(kiln_node_is_specialized(w[v].ctx, kn->node, &specialized));
-            if (specialized != (v == W_AUTO))
+            if (specialized != (v == W_AUTO && kn->specialized))
                 die("%s kernel, %s way: the node %s a variant at the end", kernel_name[k], way_name[v],
                     specialized ? "runs" : "does not run");
-            if (a->spec_demotions)
-                die("%s kernel, %s way: %" PRIu64 " demotions", kernel_name[k], way_name[v], a->spec_demotions);
+            if (a->spec_promotions != b->spec_promotions || a->spec_demotions != b->spec_demotions)
+                die("%s kernel, %s way: %" PRIu64 " promotions and %" PRIu64 " demotions while measured",
+                    kernel_name[k], way_name[v], a->spec_promotions - b->spec_promotions,
+                    a->spec_demotions - b->spec_demotions);
         }
     for (int k = 0; k < K_COUNT; k++)
         check_outputs(w, (enum kernel)k, elements, input, table);
 
-    printf("  %u rounds, the ways' order rotating; submits per block: loop %u/%u/%u, flag %u/%u/%u "
-           "(universal/auto/hand)\n",
+    printf("  %u rounds, the ways' order rotating; submits per block (universal/auto/hand): loop %u/%u/%u, "
+           "flag %u/%u/%u\n",
            rounds, w[0].k[0].block, w[1].k[0].block, w[2].k[0].block, w[0].k[1].block, w[1].k[1].block,
            w[2].k[1].block);
     if (verbose)
@@ -462,7 +540,8 @@ static void part1(uint32_t elements, uint32_t rounds, double block_s, struct par
                 printf(" %.2f", (double)w[W_UNIVERSAL].k[k].round_ns[r] / (double)w[W_AUTO].k[k].round_ns[r]);
             printf("\n");
         }
-    printf("  results checked: all three ways' outputs equal the host's reference, %u elements per kernel\n",
+    printf("  results checked: the three ways' outputs equal the host's reference, %u elements per kernel; "
+           "all measured submits replays\n",
            elements);
     printf("  measured part: %.1f s\n\n", measured_s);
 
@@ -494,8 +573,8 @@ struct many {
     kiln_scheme scheme;
     uint64_t stride;             /* bytes per node's range */
     uint64_t submits;            /* all of them, for the check */
-    uint64_t settle_submits;
-    double settle_s;
+    struct settled settled;
+    uint64_t specialized;        /* nodes running the variant once settled */
     uint64_t *submit_ns, *total_ns;   /* per timed submit */
 };
 
@@ -517,41 +596,6 @@ static void many_init(struct many *m, int specialization, uint32_t nodes)
     }
 }
 
-/* Submits until every node runs the variant, nothing compiles and a submit
- * is a plain replay. */
-static void many_settle(struct many *m, uint32_t nodes, bool on)
-{
-    uint64_t t0 = now_ns();
-    kiln_scheme_stats st;
-    for (;;) {
-        uint64_t replays_before;
-        KCHECK(kiln_scheme_stats_get(m->ctx, m->scheme, &st));
-        replays_before = st.replays;
-        (void)submit_wait(m->ctx, m->scheme);
-        m->submits++;
-        m->settle_submits++;
-        uint32_t pending;
-        KCHECK(kiln_compiles_pending(m->ctx, &pending));
-        KCHECK(kiln_scheme_stats_get(m->ctx, m->scheme, &st));
-        bool replayed = st.replays > replays_before;
-        if (!pending && replayed && (!on || st.spec_specialized == nodes))
-            break;
-        double s = (double)(now_ns() - t0) / 1e9;
-        if (s > PROMOTE_TIMEOUT_S) {
-            printf("spec events of the %u-node scheme (the last 256 at most):\n", nodes);
-            print_events(m->ctx, m->scheme, "many");
-            die("%s: the scheme never settled: after %" PRIu64 " submits in %.0f s, compiles pending %u, %" PRIu64
-                " of %u nodes specialized, last submit %s",
-                side_name[on ? S_ON : S_OFF], m->settle_submits, s, pending, st.spec_specialized, nodes,
-                replayed ? "a replay" : "a record");
-        }
-    }
-    m->settle_s = (double)(now_ns() - t0) / 1e9;
-    if (on && st.spec_warms != 1)
-        printf("  note: %" PRIu64 " variant compiles for %u nodes of one program and one word (1 expected)\n",
-               st.spec_warms, nodes);
-}
-
 static void many_check(struct many *m, uint32_t nodes, const char *what)
 {
     uint32_t words = (uint32_t)(m->stride / 4);
@@ -560,33 +604,76 @@ static void many_check(struct many *m, uint32_t nodes, const char *what)
     uint32_t want = (uint32_t)(m->submits * NODE_WORD);
     for (uint32_t i = 0; i < nodes; i++)
         if (d[(size_t)i * words] != want)
-            die("%s: node %u's word is %u, expected %u (%" PRIu64 " submits of %u)", what, i,
-                d[(size_t)i * words], want, m->submits, NODE_WORD);
+            die("%s: node %u's word is %u, expected %u (%" PRIu64 " submits of %u)", what, i, d[(size_t)i * words],
+                want, m->submits, NODE_WORD);
     free(d);
+}
+
+/* A small deterministic generator for the bootstrap. */
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* The 5% and 95% points of median(on)/median(off) over resamples of both
+ * sample sets (n each, drawn with replacement). */
+static void bootstrap_ratio(const uint64_t *on, const uint64_t *off, size_t n, double *lo, double *hi)
+{
+    uint64_t *tmp = xcalloc(n, sizeof *tmp), seed = 0x9e3779b97f4a7c15u;
+    double *ratio = xcalloc(BOOTSTRAP, sizeof *ratio);
+    for (int b = 0; b < BOOTSTRAP; b++) {
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = on[rng_next(&seed) % n];
+        double m_on = median(tmp, n);
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = off[rng_next(&seed) % n];
+        double m_off = median(tmp, n);
+        ratio[b] = m_on / (m_off > 0 ? m_off : 1);
+    }
+    qsort(ratio, BOOTSTRAP, sizeof *ratio, cmp_double);
+    *lo = ratio[BOOTSTRAP / 20];
+    *hi = ratio[BOOTSTRAP - 1 - BOOTSTRAP / 20];
+    free(ratio);
+    free(tmp);
 }
 
 struct part2_result {
     double submit_us[S_COUNT], total_us[S_COUNT];
-    double on_off;
+    double on_off, lo, hi;
+    struct settled settled;      /* the "on" side's */
+    uint64_t specialized;
 };
 
-static void part2(uint32_t nodes, uint32_t rounds, double block_s, struct part2_result *res)
+static void part2(uint32_t nodes, uint32_t rounds, double part_s, struct part2_result *res)
 {
     struct many m[S_COUNT] = {0};
     many_init(&m[S_ON], 1, nodes);
     many_init(&m[S_OFF], -1, nodes);
     printf("part 2: %u nodes of one workgroup in one scheme, one program, param word 0 = %u on every node\n", nodes,
            NODE_WORD);
-    many_settle(&m[S_ON], nodes, true);
-    many_settle(&m[S_OFF], nodes, false);
+    for (int s = 0; s < S_COUNT; s++) {
+        m[s].settled = settle(m[s].ctx, m[s].scheme, side_name[s], (kiln_node){0});
+        m[s].submits += m[s].settled.submits;
+    }
     kiln_scheme_stats st;
     KCHECK(kiln_scheme_stats_get(m[S_ON].ctx, m[S_ON].scheme, &st));
-    printf("  predictor on: all %" PRIu64 " nodes ran the variant and replayed after %" PRIu64
-           " submits, %.2f s (%" PRIu64 " variant compile%s)\n",
-           st.spec_specialized, m[S_ON].settle_submits, m[S_ON].settle_s, st.spec_warms,
-           st.spec_warms == 1 ? "" : "s");
+    if (!st.spec_promotions)
+        die("predictor on: no node ever ran a variant (%" PRIu64 " submits, %" PRIu64 " variant compiles)",
+            m[S_ON].settled.submits, st.spec_warms);
+    printf("  predictor on: settled after %" PRIu64 " submits (%.2f s): %" PRIu64 " variant compile%s, %" PRIu64
+           " promotions, %" PRIu64 " demotions (%" PRIu64 " judged no faster); %" PRIu64 " of %u nodes run the "
+           "variant\n",
+           m[S_ON].settled.submits, m[S_ON].settled.seconds, st.spec_warms, st.spec_warms == 1 ? "" : "s",
+           st.spec_promotions, st.spec_demotions, st.spec_no_gain, st.spec_specialized, nodes);
+    (void)take_events(m[S_ON].ctx, m[S_ON].scheme, "on", verbose ? 8 : 0);
+    m[S_ON].specialized = st.spec_specialized;
+    res->settled = m[S_ON].settled;
+    res->specialized = st.spec_specialized;
 
-    /* Warm-up, then blocks sized from it. */
+    /* Warm-up, then rounds sized from it. */
     uint64_t per = 0;
     for (int s = 0; s < S_COUNT; s++)
         for (int i = 0; i < 3; i++) {
@@ -594,7 +681,7 @@ static void part2(uint32_t nodes, uint32_t rounds, double block_s, struct part2_
             m[s].submits++;
             per = i == 2 && t > per ? t : per;
         }
-    uint32_t block = block_size((double)per, block_s, 5);
+    uint32_t block = clamp_count(part_s * 1e9 / ((double)rounds * S_COUNT * (double)(per ? per : 1)), 5);
     size_t total = (size_t)rounds * block;
     for (int s = 0; s < S_COUNT; s++) {
         m[s].submit_ns = xcalloc(total, sizeof(uint64_t));
@@ -605,53 +692,62 @@ static void part2(uint32_t nodes, uint32_t rounds, double block_s, struct part2_
     for (int s = 0; s < S_COUNT; s++)
         KCHECK(kiln_scheme_stats_get(m[s].ctx, m[s].scheme, &before[s]));
     uint64_t t_start = now_ns();
-    double *round_ratio = xcalloc(rounds, sizeof(double));
-    for (uint32_t r = 0; r < rounds; r++) {
+    for (size_t i = 0; i < total; i++)
         for (int j = 0; j < S_COUNT; j++) {
-            int s = (int)((r + (uint32_t)j) % S_COUNT);
-            struct many *ms = &m[s];
-            for (uint32_t i = 0; i < block; i++) {
-                kiln_ticket t;
-                uint64_t t0 = now_ns();
-                KCHECK(kiln_scheme_submit(ms->ctx, ms->scheme, &t));
-                uint64_t t1 = now_ns();
-                KCHECK(kiln_ticket_wait(ms->ctx, t, UINT64_MAX));
-                ms->submit_ns[(size_t)r * block + i] = t1 - t0;
-                ms->total_ns[(size_t)r * block + i] = now_ns() - t0;
-                ms->submits++;
-            }
+            struct many *ms = &m[(i + (size_t)j) % S_COUNT];
+            kiln_ticket t;
+            uint64_t t0 = now_ns();
+            KCHECK(kiln_scheme_submit(ms->ctx, ms->scheme, &t));
+            uint64_t t1 = now_ns();
+            KCHECK(kiln_ticket_wait(ms->ctx, t, UINT64_MAX));
+            ms->submit_ns[i] = t1 - t0;
+            ms->total_ns[i] = now_ns() - t0;
+            ms->submits++;
         }
-        /* Sorting a round's slice leaves the overall median as it is. */
-        round_ratio[r] = median(m[S_ON].submit_ns + (size_t)r * block, block) /
-                         median(m[S_OFF].submit_ns + (size_t)r * block, block);
-    }
-    double measured_s = (double)(now_ns() - t_start) / 1e9;
+    double measured_s = seconds_since(t_start);
 
     for (int s = 0; s < S_COUNT; s++) {
         KCHECK(kiln_scheme_stats_get(m[s].ctx, m[s].scheme, &after[s]));
         uint64_t submits = after[s].submits - before[s].submits;
         if (after[s].replays - before[s].replays != submits)
-            die("%s: %" PRIu64 " of %" PRIu64 " measured submits were not replays", side_name[s],
-                submits - (after[s].replays - before[s].replays), submits);
-        if (after[s].spec_demotions || after[s].spec_specialized != (s == S_ON ? nodes : 0))
-            die("%s: %" PRIu64 " demotions, %" PRIu64 " nodes specialized at the end", side_name[s],
-                after[s].spec_demotions, after[s].spec_specialized);
+            die("%s: %" PRIu64 " of %" PRIu64 " measured submits were not replays (full records %" PRIu64
+                ", params-only %" PRIu64 ")",
+                side_name[s], submits - (after[s].replays - before[s].replays), submits,
+                after[s].records_full - before[s].records_full, after[s].records_params - before[s].records_params);
+        if (after[s].spec_promotions != before[s].spec_promotions ||
+            after[s].spec_demotions != before[s].spec_demotions || after[s].spec_specialized != m[s].specialized)
+            die("%s: %" PRIu64 " promotions and %" PRIu64 " demotions while measured; %" PRIu64
+                " nodes specialized at the end, %" PRIu64 " when settled",
+                side_name[s], after[s].spec_promotions - before[s].spec_promotions,
+                after[s].spec_demotions - before[s].spec_demotions, after[s].spec_specialized, m[s].specialized);
         many_check(&m[s], nodes, side_name[s]);
     }
 
-    printf("  %u rounds x %u timed submits per side, the order alternating; each submit waited for untimed\n",
-           rounds, block);
+    printf("  %zu timed submits per side in %u rounds, the sides alternating submit by submit; each ticket waited "
+           "for untimed\n",
+           total, rounds);
     if (verbose) {
         printf("  per-round on/off (submit call):");
-        for (uint32_t r = 0; r < rounds; r++)
-            printf(" %.3f", round_ratio[r]);
+        for (uint32_t r = 0; r < rounds; r++) {
+            /* Sorting a round's slice leaves the overall median as it is. */
+            size_t at = (size_t)r * block;
+            printf(" %.3f", median(m[S_ON].submit_ns + at, block) / median(m[S_OFF].submit_ns + at, block));
+        }
         printf("\n");
+        for (int s = 0; s < S_COUNT; s++) {
+            uint64_t *v = m[s].submit_ns;
+            qsort(v, total, sizeof *v, cmp_u64);
+            printf("  %s, submit call: min %.1f us, p10 %.1f, p25 %.1f, p50 %.1f, p75 %.1f, p90 %.1f, max %.1f\n",
+                   side_name[s], v[0] / 1e3, v[total / 10] / 1e3, v[total / 4] / 1e3, v[total / 2] / 1e3,
+                   v[total * 3 / 4] / 1e3, v[total * 9 / 10] / 1e3, v[total - 1] / 1e3);
+        }
     }
     printf("  results checked: every node's word is its submits times %u, both sides; all measured submits "
            "replays\n",
            NODE_WORD);
     printf("  measured part: %.1f s\n\n", measured_s);
 
+    bootstrap_ratio(m[S_ON].submit_ns, m[S_OFF].submit_ns, total, &res->lo, &res->hi);
     for (int s = 0; s < S_COUNT; s++) {
         res->submit_us[s] = median(m[s].submit_ns, total) / 1e3;
         res->total_us[s] = median(m[s].total_ns, total) / 1e3;
@@ -660,7 +756,6 @@ static void part2(uint32_t nodes, uint32_t rounds, double block_s, struct part2_
         (void)kiln_context_destroy(m[s].ctx);
     }
     res->on_off = res->submit_us[S_ON] / res->submit_us[S_OFF];
-    free(round_ratio);
 }
 
 /* ---- main ---------------------------------------------------------------------------- */
@@ -673,7 +768,7 @@ static void usage(FILE *f)
                "  --nodes N     nodes of part 2's scheme (default 10000)\n"
                "  --rounds N    rounds of each part (default 9 and 15)\n"
                "  --quick       small sizes and few rounds (a smoke test; results still checked)\n"
-               "  --verbose     per-round ratios and specialization events\n");
+               "  --verbose     per-round ratios, sample spread and specialization events\n");
 }
 
 static uint32_t parse_count(const char *opt, const char *s, uint32_t hi)
@@ -692,7 +787,7 @@ int main(int argc, char **argv)
     setenv("__GL_SHADER_DISK_CACHE", "0", 1);
     setenv("KILN_ARCHIVE", "0", 0);
 
-    uint32_t elements = 0, nodes = 10000, rounds = 0;
+    uint32_t elements = 0, nodes = 0, rounds = 0;
     bool quick = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -714,16 +809,12 @@ int main(int argc, char **argv)
             die("unknown argument '%s'", a);
         }
     }
-    bool nodes_given = false;
-    for (int i = 1; i < argc; i++)
-        nodes_given |= !strcmp(argv[i], "--nodes");
-    if (quick && !nodes_given)
-        nodes = 300;
+    if (!nodes)
+        nodes = quick ? 300 : 10000;
     uint32_t rounds1 = rounds ? rounds : quick ? 2 : 9;
     uint32_t rounds2 = rounds ? rounds : quick ? 2 : 15;
-    double block_s = quick ? 0.02 : 0.25;
 
-    /* The device decides the default size; a context made and let go. */
+    /* The device decides the default size: a context made and let go. */
     if (!elements) {
         kiln_caps caps;
         kiln_context probe = make_context(-1, &caps);
@@ -731,33 +822,42 @@ int main(int argc, char **argv)
         elements = quick ? 65536 : caps.device_type == KILN_DEVICE_CPU ? 1048576 : 4194304;
     }
 
+    printf("bench_spec: kiln's specialization: its own variant against one baked by hand and the universal "
+           "program, then the predictor's cost on settled nodes (validation off)\n");
+    fflush(stdout);
     struct part1_result r1;
     kiln_caps caps;
-    printf("bench_spec: kiln's specialization: a baked variant made by kiln against one baked by hand and the "
-           "universal program, then the predictor's cost on settled nodes\n");
+    part1(elements, rounds1, quick ? 0.02 : BLOCK_S, &r1, &caps);
     fflush(stdout);
-    part1(elements, rounds1, block_s, &r1, &caps);
     struct part2_result r2;
-    part2(nodes, rounds2, block_s, &r2);
+    part2(nodes, rounds2, quick ? 1.0 : PART2_S, &r2);
 
     printf("device: %s (%s; %s)\n", caps.device_name, caps.driver_name, caps.driver_info);
-    printf("part 1, median per dispatch (submit + wait)    universal        auto        hand   auto/hand   "
-           "universal/auto\n");
-    for (int k = 0; k < K_COUNT; k++)
-        printf("  %-4s %-37s %9.2f ms %8.2f ms %8.2f ms %9.3fx %11.2fx\n", kernel_name[k], kernel_what[k],
-               r1.ms[k][W_UNIVERSAL], r1.ms[k][W_AUTO], r1.ms[k][W_HAND], r1.auto_hand[k], r1.universal_auto[k]);
-    printf("part 2, %u settled nodes, median       submit call   submit + wait\n", nodes);
+    printf("part 1, %u elements, median time per dispatch (submit + wait):\n", elements);
+    printf("%-44s%11s%11s%11s%11s%16s\n", "", "universal", "auto", "hand", "auto/hand", "universal/auto");
+    for (int k = 0; k < K_COUNT; k++) {
+        char label[64];
+        snprintf(label, sizeof label, "%s (%s)", kernel_name[k], kernel_what[k]);
+        printf("  %-42s%8.2f ms%8.2f ms%8.2f ms%10.3fx%15.2fx%s\n", label, r1.ms[k][W_UNIVERSAL], r1.ms[k][W_AUTO],
+               r1.ms[k][W_HAND], r1.auto_hand[k], r1.universal_auto[k],
+               r1.specialized[k] ? "" : " (auto demoted: runs universal)");
+    }
+    printf("part 2, %u settled nodes, median:\n", nodes);
+    printf("%-44s%13s%15s\n", "", "submit call", "submit + wait");
     for (int s = 0; s < S_COUNT; s++)
-        printf("  %-36s %9.1f us %12.1f us\n", side_name[s], r2.submit_us[s], r2.total_us[s]);
+        printf("  %-42s%10.1f us%12.1f us\n", side_name[s], r2.submit_us[s], r2.total_us[s]);
+    printf("  predictor on: settled after %" PRIu64 " submits (%.1f s); %" PRIu64 " of %u nodes run the variant\n",
+           r2.settled.submits, r2.settled.seconds, r2.specialized, nodes);
     printf("\n");
     for (int k = 0; k < K_COUNT; k++)
         printf("%s kernel, auto / hand: %.3fx (target <= %.2fx) %s\n", kernel_name[k], r1.auto_hand[k],
                TARGET_AUTO_HAND, r1.auto_hand[k] <= TARGET_AUTO_HAND ? "met" : "MISSED");
     for (int k = 0; k < K_COUNT; k++)
         printf("%s kernel, universal / auto: %.2fx\n", kernel_name[k], r1.universal_auto[k]);
-    printf("%u settled nodes, submit call, predictor on / off: %.3fx (target <= %.2fx) %s\n", nodes, r2.on_off,
-           TARGET_ON_OFF, r2.on_off <= TARGET_ON_OFF ? "met" : "MISSED");
+    printf("%u settled nodes, submit call, predictor on / off: %.3fx, 90%% interval %.3f-%.3f (target <= %.2fx) "
+           "%s\n",
+           nodes, r2.on_off, r2.lo, r2.hi, TARGET_ON_OFF, r2.on_off <= TARGET_ON_OFF ? "met" : "MISSED");
     if (quick)
-        printf("(--quick: small sizes and %u rounds; the ratios are rough)\n", rounds1);
+        printf("(--quick: small sizes and few rounds; the ratios are rough)\n");
     return 0;
 }
