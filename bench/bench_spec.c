@@ -312,7 +312,9 @@ static struct settled settle(kiln_context ctx, kiln_scheme scheme, const char *w
             if (specialized)
                 r.promoted_s = seconds_since(t0);
         }
-        replays_in_row = after.replays > before.replays ? replays_in_row + 1 : 0;
+        /* Replays count only once nothing compiles: a variant that lands
+         * is swapped in by the next submit, which records. */
+        replays_in_row = after.replays > before.replays && !pending ? replays_in_row + 1 : 0;
         if (!pending && replays_in_row >= SETTLE_REPLAYS)
             break;
         if (seconds_since(t0) > SETTLE_TIMEOUT_S) {
