@@ -244,6 +244,11 @@ static void scheme_account(struct kctx *c, struct scheme *s)
     c->skipped_nodes += s->stats.skipped_nodes;
     c->records_params += s->stats.records_params;
     c->replays += s->stats.replays;
+    c->spec_warms += s->spec.warms;
+    c->spec_promotions += s->spec.promotions;
+    c->spec_demotions += s->spec.demotions;
+    c->spec_pinned += s->spec.pinned;
+    c->spec_no_gain += s->spec.no_gain;
 }
 
 static kiln_result l_scheme_destroy(struct kctx *c, kiln_scheme h)
@@ -500,11 +505,14 @@ static void l_destroy(struct kctx *c)
         }
         uint64_t verr = atomic_load(&c->dev->validation_errors);
         log_info("context closed: %llu submits (%llu full records, %llu params-only records, %llu replays, "
-                 "%llu nodes skipped while compiling); validation: %s, %llu errors",
+                 "%llu nodes skipped while compiling); specialization: %llu variant compiles, %llu promotions, "
+                 "%llu demotions (%llu no faster), %llu pinned; validation: %s, %llu errors",
                  (unsigned long long)c->stats.submits, (unsigned long long)c->records_full,
                  (unsigned long long)c->records_params, (unsigned long long)c->replays,
-                 (unsigned long long)c->skipped_nodes, c->dev->caps.validation ? "on" : "off",
-                 (unsigned long long)verr);
+                 (unsigned long long)c->skipped_nodes, (unsigned long long)c->spec_warms,
+                 (unsigned long long)c->spec_promotions, (unsigned long long)c->spec_demotions,
+                 (unsigned long long)c->spec_no_gain, (unsigned long long)c->spec_pinned,
+                 c->dev->caps.validation ? "on" : "off", (unsigned long long)verr);
         kb_destroy(c->dev);
     }
     pool_finish(&c->buffers);
