@@ -304,6 +304,54 @@ TEST(an_unusable_folder_is_not_applied)
     CHECK_EQ(st.programs_compiled, PROGRAMS);
 }
 
+/* A variant (specialization) an earlier process compiled comes from the
+ * archive too: the second context compiles no SPIR-V at all. */
+static kiln_context_stats run_specialized(void)
+{
+    kiln_context_stats st = {0};
+    kiln_context ctx;
+    if (kiln_context_create(&(kiln_context_desc){.specialization = 1}, &ctx) != KILN_OK) {
+        test_failures_++;
+        return st;
+    }
+    char src[512];
+    source_of(40, src, sizeof src);
+    kiln_program p;
+    kiln_buffer b;
+    kiln_scheme s;
+    kiln_node n;
+    CHECK_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = "spec.comp"}, &p));
+    CHECK_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 64 * 4}, &b));
+    CHECK_OK(kiln_scheme_create(ctx, NULL, &s));
+    CHECK_OK(kiln_scheme_add_node(ctx, s,
+                                  &(kiln_node_desc){.program = p,
+                                                    .bindings = &(kiln_binding){.binding = 0, .buffer = b},
+                                                    .binding_count = 1, .groups = {1}, .params = {5}},
+                                  &n));
+    int spec = 0;
+    for (int i = 0; i < 2000 && !spec; i++) {
+        CHECK_OK(kiln_scheme_submit(ctx, s, NULL));
+        CHECK_OK(kiln_context_wait_idle(ctx));
+        CHECK_OK(kiln_node_is_specialized(ctx, n, &spec));
+    }
+    CHECK_EQ(spec, 1);
+    CHECK_OK(kiln_context_stats_get(ctx, &st));
+    test_context_done(ctx);
+    return st;
+}
+
+TEST(variants_come_from_the_archive_too)
+{
+    unsetenv("KILN_SPECIALIZATION");
+    kiln_context_stats first = run_specialized();
+    kiln_context_stats second = run_specialized();
+    setenv("KILN_SPECIALIZATION", "0", 1);
+    CHECK_EQ(first.archive_added, 2);    /* the program and its variant */
+    CHECK_EQ(second.archive_hits, 2);
+    CHECK_EQ(second.archive_added, 0);
+    CHECK(second.front_end_seconds == 0.0);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/kiln-archive-XXXXXX");
@@ -323,6 +371,7 @@ int main(void)
     RUN(a_corrupt_file_is_a_counted_miss);
     RUN(archive_off_reads_and_writes_nothing);
     RUN(an_unusable_folder_is_not_applied);
+    RUN(variants_come_from_the_archive_too);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);
     if (system(cmd) != 0)
