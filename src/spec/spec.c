@@ -426,12 +426,15 @@ void spec_program_changed(struct scheme *s, struct node *n)
     wake(s, n);
 }
 
+static void timing_stop(struct scheme *s, struct node *n);
+
 void spec_verify_failed(struct scheme *s, struct node *n)
 {
     struct spec_site *t = &n->site;
     uint64_t now = now_of(s);
     drop_warming(s, n);
     demote(s, n, now);
+    timing_stop(s, n);
     if (!t->pinned) {
         t->pinned = true;
         s->spec.pinned++;
@@ -743,6 +746,7 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
         if (++t->failures >= p->max_failures) {
             t->pinned = true;
             q->pinned++;
+            timing_stop(s, n);
             demote(s, n, now);
             event(s, n, KILN_SPEC_PINNED, now, NULL);
             unschedule(q, n);

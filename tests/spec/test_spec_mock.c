@@ -18,7 +18,19 @@
 #include "backend/mock/mock.h"
 #include "compile/compile.h"
 #include "context/context.h"
+#include "scheme/scheme.h"
 #include "test.h"
+
+/* The mock's timestamps for the cost-model tests: the universal program's
+ * dispatch "takes" 1000 ns, a variant's g_variant_cost. */
+static struct kb_pipeline *g_universal;
+static uint64_t g_variant_cost;
+
+static uint64_t cost(void *ud, const struct kb_pipeline *pipe)
+{
+    (void)ud;
+    return pipe == g_universal ? 1000 : g_variant_cost;
+}
 
 static const char *k_two = "#version 450\n"
                            "layout(local_size_x = 64) in;\n"
@@ -288,6 +300,26 @@ TEST(pinned_after_three_failures)
     fx_done(&f);
 }
 
+/* Pinned while the cost model timed it: the site stops timing (else every
+ * later submit would wait for the one before). */
+TEST(pinned_site_stops_timing)
+{
+    struct fx f;
+    REQUIRE_OK(fx_init(&f, k_fails, 1));
+    struct kctx *c = api_context_peek(f.ctx);
+    g_universal = NULL;
+    g_variant_cost = 500;
+    mockb_set_cost(c->dev, cost, NULL);
+    for (int i = 1; i <= 8; i++)
+        step(&f);
+    struct scheme *s = pool_get(&c->schemes, f.scheme.id);
+    REQUIRE(s != NULL);
+    CHECK_EQ(sstats(&f).spec_pinned, 1);
+    CHECK_EQ(s->spec.timing, 0);
+    mockb_set_cost(c->dev, NULL, NULL);
+    fx_done(&f);
+}
+
 TEST(off_switch_mid_run)
 {
     struct fx f;
@@ -343,14 +375,6 @@ TEST(unbound_variant_is_parked)
 /* The cost model, with the mock's timestamps: a variant no faster than its
  * universal program is demoted after 3 timed submits and not promoted again
  * at those words; a faster one stays. */
-static struct kb_pipeline *g_universal;
-static uint64_t g_variant_cost;
-
-static uint64_t cost(void *ud, const struct kb_pipeline *pipe)
-{
-    (void)ud;
-    return pipe == g_universal ? 1000 : g_variant_cost;
-}
 
 static void cost_model(uint64_t variant_cost, const char *want, uint64_t want_no_gain, int want_specialized)
 {
@@ -397,6 +421,7 @@ int main(void)
     RUN(sites_share_one_compile);
     RUN(cancel_unstarted_compile);
     RUN(pinned_after_three_failures);
+    RUN(pinned_site_stops_timing);
     RUN(off_switch_mid_run);
     RUN(unbound_variant_is_parked);
     RUN(cost_model_demotes_a_variant_no_faster);
