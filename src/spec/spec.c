@@ -759,6 +759,10 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
         schedule(q, n, next);   /* ready; swapped in once the changed words have held long enough */
         return;
     }
+    if (t->timing && t->uni_n < p->measure) {
+        wake(s, n);   /* the universal program's times first: as many samples as the variant will get */
+        return;
+    }
     if (t->timing) {
         t->var_n = 0;   /* the variant's samples start with this submit */
         t->var_best = 0;

@@ -56,9 +56,10 @@
  * universal program.
  *
  * Cost model (where the device has timestamps): a site warming a variant
- * times its node's dispatches; once promoted, the variant is timed for a
- * few submits; a variant whose fastest time is not at most 97% of the
- * universal's fastest is demoted and its words marked no-gain for that
+ * times its node's dispatches, and promotes only once the universal program
+ * has been timed as often as the variant will be (3 submits); the variant
+ * is then timed for 3 submits; one whose fastest time is not at most 97% of
+ * the universal's fastest is demoted and its words marked no-gain for that
  * site, so tiny dispatches stop paying re-records. Timing needs the node's
  * previous submit done: while a site times, submits wait for the one
  * before.

@@ -400,13 +400,15 @@ static void cost_model(uint64_t variant_cost, const char *want, uint64_t want_no
 
 TEST(cost_model_demotes_a_variant_no_faster)
 {
-    /* Timed: submit 1 (universal), 2, 3, 4 (the variant); judged at 5. */
-    cost_model(990, "warm@1{0,1} promote@2{0,1} demote@5{0,1}", 1, 0);
+    /* Timed: submits 1, 2, 3 (the universal program; promoted once it has
+     * as many samples as the variant will get), 4, 5, 6 (the variant);
+     * judged at 7. */
+    cost_model(990, "warm@1{0,1} promote@4{0,1} demote@7{0,1}", 1, 0);
 }
 
 TEST(cost_model_keeps_a_faster_variant)
 {
-    cost_model(400, "warm@1{0,1} promote@2{0,1}", 0, 1);
+    cost_model(400, "warm@1{0,1} promote@4{0,1}", 0, 1);
 }
 
 int main(void)
