@@ -434,16 +434,6 @@ static void tidy(struct arc_store *s, bool compact, bool gc)
     }
 }
 
-static void wait_ns(struct arc_store *s, uint64_t ns)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t at = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ns;
-    ts.tv_sec = (time_t)(at / 1000000000ull);
-    ts.tv_nsec = (long)(at % 1000000000ull);
-    pthread_cond_timedwait(&s->wake, &s->lock, &ts);
-}
-
 #define GATE_POLL_NS (20ull * 1000 * 1000)
 
 static void *saver_main(void *arg)
@@ -473,7 +463,7 @@ static void *saver_main(void *arg)
             if (next_retry == UINT64_MAX)
                 pthread_cond_wait(&s->wake, &s->lock);
             else
-                wait_ns(s, next_retry);
+                cond_wait_ns(&s->wake, &s->lock, next_retry);
             continue;
         }
         bool urgent = s->unsaved >= s->cfg.urgent_bytes;
@@ -482,7 +472,7 @@ static void *saver_main(void *arg)
         pthread_mutex_lock(&s->lock);
         if (busy) {
             s->stats.saver_waits++;
-            wait_ns(s, GATE_POLL_NS);
+            cond_wait_ns(&s->wake, &s->lock, GATE_POLL_NS);
             continue;
         }
         if (due) {

@@ -183,6 +183,16 @@ uint64_t time_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+void cond_wait_ns(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t at = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ns;
+    ts.tv_sec = (time_t)(at / 1000000000ull);
+    ts.tv_nsec = (long)(at % 1000000000ull);
+    pthread_cond_timedwait(cond, mutex, &ts);
+}
+
 const char *kiln_result_name(kiln_result r)
 {
     switch (r) {

@@ -11,6 +11,7 @@
 #define KILN_BASE_H
 
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,5 +77,7 @@ void hash128(const void *data, size_t len, uint8_t out[16]);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t time_now_ns(void);
+/* pthread_cond_timedwait for at most ns nanoseconds (the mutex held). */
+void cond_wait_ns(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t ns);
 
 #endif

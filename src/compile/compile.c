@@ -1058,13 +1058,8 @@ static void *watchdog_main(void *arg)
     struct csvc *s = arg;
     pthread_mutex_lock(&s->lock);
     while (!s->stopping) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
         double step = s->cfg.slow_s < 1.0 ? s->cfg.slow_s / 4 : 0.5;
-        ts.tv_nsec += (long)(step * 1e9);
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&s->ended, &s->lock, &ts);
+        cond_wait_ns(&s->ended, &s->lock, (uint64_t)(step * 1e9));
         check_slow(s);
     }
     pthread_mutex_unlock(&s->lock);
@@ -1466,12 +1461,7 @@ kiln_result csvc_precompile(struct csvc *s, double stall_s, struct csvc_precompi
             out->background = out->programs - ready - failed;
             break;
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000 * 1000;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&s->ended, &s->lock, &ts);
+        cond_wait_ns(&s->ended, &s->lock, 50ull * 1000 * 1000);
     }
     pthread_mutex_unlock(&s->lock);
     out->seconds = (double)(time_now_ns() - t0) / 1e9;

@@ -245,6 +245,14 @@ static size_t header_len(const char *s, size_t len, unsigned *lines, bool *has_v
     return end;
 }
 
+void prog_entry_upper(const char *entry, char out[64])
+{
+    size_t i = 0;
+    for (; entry[i] && i < 63; i++)
+        out[i] = (char)toupper((unsigned char)entry[i]);
+    out[i] = 0;
+}
+
 char *prog_preprocess(const struct prog_source *src, size_t *len)
 {
     struct bytes b = {0};
@@ -252,10 +260,7 @@ char *prog_preprocess(const struct prog_source *src, size_t *len)
     bool has_version;
     size_t head = header_len(src->source, src->source_len, &lines, &has_version);
     char entry_uc[64];
-    size_t i = 0;
-    for (; src->entry[i] && i < sizeof entry_uc - 1; i++)
-        entry_uc[i] = (char)toupper((unsigned char)src->entry[i]);
-    entry_uc[i] = 0;
+    prog_entry_upper(src->entry, entry_uc);
 
     if (!has_version)
         sb_put(&b, "#version 450\n", 13);

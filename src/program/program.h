@@ -69,6 +69,10 @@ KILN_NODISCARD kiln_result prog_source_variant(struct prog_source *dst, const st
                                                const struct prog_define *add, uint32_t add_count);
 void prog_source_finish(struct prog_source *src);
 
+/* The entry's name as the prelude's macros spell it (KILN_SPEC_<ENTRY>_UW0):
+ * upper case, at most 63 characters. */
+void prog_entry_upper(const char *entry, char out[64]);
+
 /* The source text the compiler sees: prelude inserted, #line restored.
  * Returns a malloc'd string (NULL on exhaustion); *len receives its length. */
 char *prog_preprocess(const struct prog_source *src, size_t *len);

@@ -159,6 +159,10 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     memcpy(n->groups, groups, sizeof groups);
     memcpy(n->params, init->params, sizeof n->params);
     memcpy(n->label, label, sizeof label);
+    for (uint32_t i = 0; i < n->binding_count; i++)
+        if (n->bindings[i].binding < KILN_MAX_BINDINGS)
+            n->lens[n->bindings[i].binding] =
+                n->bindings[i].size > UINT32_MAX ? UINT32_MAX : (uint32_t)n->bindings[i].size;
     if (prog_refresh(n->prog) == KILN_PROGRAM_READY) {
         kiln_result r = node_bind(s, n);
         if (r < 0) {
@@ -268,16 +272,6 @@ kiln_result node_set_program(struct node *n, struct prog *p)
 }
 
 /* ---- recording ------------------------------------------------------------------------ */
-
-/* The byte length of the range at each binding number (kiln_len). */
-static void node_lens(const struct node *n, uint32_t lens[KILN_MAX_BINDINGS])
-{
-    memset(lens, 0, KILN_MAX_BINDINGS * sizeof lens[0]);
-    for (uint32_t i = 0; i < n->binding_count; i++)
-        if (n->bindings[i].binding < KILN_MAX_BINDINGS)
-            lens[n->bindings[i].binding] =
-                n->bindings[i].size > UINT32_MAX ? UINT32_MAX : (uint32_t)n->bindings[i].size;
-}
 
 struct pending_access {
     struct kb_buffer *buffer;
@@ -434,7 +428,7 @@ static kiln_result record(struct scheme *s)
                                .bindset = nd->bindset};
         memcpy(st->params, nd->params, sizeof st->params);
         memcpy(st->groups, nd->groups, sizeof st->groups);
-        node_lens(nd, st->lens);
+        memcpy(st->lens, nd->lens, sizeof st->lens);
         st->timed = nd->site.timing;
         nd->site.timed_in_record = nd->site.timing;
         nd->site.timed_variant = variant != NULL;
@@ -451,7 +445,7 @@ static kiln_result record(struct scheme *s)
     return KILN_OK;
 }
 
-static void spec_stats(struct scheme *s)
+void scheme_stats_update(struct scheme *s)
 {
     s->stats.spec_warms = s->spec.warms;
     s->stats.spec_promotions = s->spec.promotions;
@@ -464,7 +458,6 @@ static void spec_stats(struct scheme *s)
     s->stats.spec_specialized = bound;
 }
 
-void scheme_stats_update(struct scheme *s) { spec_stats(s); }
 
 /* ---- KILN_SPEC_VERIFY ------------------------------------------------------------------ */
 
@@ -477,7 +470,7 @@ static kiln_result run_alone(struct scheme *s, struct node *n, struct kb_pipelin
                          .bindset = n->bindset};
     memcpy(st.params, n->params, sizeof st.params);
     memcpy(st.groups, n->groups, sizeof st.groups);
-    node_lens(n, st.lens);
+    memcpy(st.lens, n->lens, sizeof st.lens);
     uint64_t t = 0;
     kiln_result r = kb_cmd_record(s->dev, cmd, &st, 1);
     if (r == KILN_OK)

@@ -53,6 +53,7 @@ struct node {
     uint32_t binding_count;
     uint32_t groups[3];
     uint32_t params[KILN_PARAM_WORDS];
+    uint32_t lens[KILN_MAX_BINDINGS];   /* byte length of the range at each binding number (kiln_len) */
     char label[64];
     struct kb_bindset *bindset;  /* made once the program is ready and the bindings fit it */
     bool barrier_before;

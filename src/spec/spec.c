@@ -445,11 +445,7 @@ void spec_verify_failed(struct scheme *s, struct node *n)
 
 struct kb_pipeline *spec_pipeline(const struct node *n)
 {
-    const struct spec_variant *v = n->site.bound;
-    if (!v || !v->job)
-        return NULL;
-    struct csvc_result res;
-    return csvc_status(n->scheme->spec.cache->svc, v->job, &res) == KILN_PROGRAM_READY ? res.pipeline : NULL;
+    return n->site.bound ? n->site.bound->pipeline : NULL;
 }
 
 /* The certain facts of n its program reads. */
@@ -461,7 +457,7 @@ static void node_facts(const struct node *n, struct spec_facts *f)
         uint32_t b = n->bindings[i].binding;
         if (b < KILN_MAX_BINDINGS && (iface->lens_read & (1u << b))) {
             f->lens_mask |= 1u << b;
-            f->lens[b] = n->bindings[i].size > UINT32_MAX ? UINT32_MAX : (uint32_t)n->bindings[i].size;
+            f->lens[b] = n->lens[b];
         }
     }
     if (iface->groups_read) {
@@ -492,11 +488,7 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
     if (!front->src.source)
         return NULL;   /* no source to compile a variant from */
     char entry_uc[64];
-    size_t k = 0;
-    for (; front->src.entry[k] && k < sizeof entry_uc - 1; k++)
-        entry_uc[k] = (char)((front->src.entry[k] >= 'a' && front->src.entry[k] <= 'z') ? front->src.entry[k] - 32
-                                                                                          : front->src.entry[k]);
-    entry_uc[k] = 0;
+    prog_entry_upper(front->src.entry, entry_uc);
     enum { MAX_DEFS = KILN_PARAM_WORDS + KILN_MAX_BINDINGS + 3 };
     char names[MAX_DEFS][96], values[MAX_DEFS][16];
     struct prog_define add[MAX_DEFS];
@@ -727,6 +719,8 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
     }
     struct csvc_result res;
     kiln_program_state st = csvc_status(q->cache->svc, t->warming->job, &res);
+    if (st == KILN_PROGRAM_READY)
+        t->warming->pipeline = res.pipeline;   /* valid while the variant holds its job */
     if (st == KILN_PROGRAM_PENDING) {
         wake(s, n);
         return;

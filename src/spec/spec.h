@@ -87,6 +87,7 @@ struct csvc;
 struct cjob;
 struct scheme;
 struct node;
+struct kb_pipeline;
 
 struct spec_policy {
     uint32_t warm;           /* a changed word warms after holding this many submits (2) */
@@ -111,6 +112,7 @@ struct spec_variant {
         uint32_t groups[3];
     } facts;
     struct cjob *job;        /* its compile's front node, held */
+    struct kb_pipeline *pipeline;   /* once compiled (a site binds only a compiled variant) */
     uint32_t refs;           /* sites warming or bound, and parked releases */
     struct spec_variant *prev, *next;   /* the cache's list, most recently used first */
 };
