@@ -45,6 +45,17 @@ static void die(const char *fmt, ...)
             die("%s:%d: %s returned VkResult %d", __FILE__, __LINE__, #call, (int)v_);             \
     } while (0)
 
+/* An option's number in [lo, hi]; dies naming the option otherwise. */
+static inline uint64_t bench_parse_num(const char *opt, const char *s, uint64_t lo, uint64_t hi)
+{
+    char *end;
+    unsigned long long v = s ? strtoull(s, &end, 10) : 0;
+    if (!s || !*s || *end || s[0] == '-' || v < lo || v > hi)
+        die("%s wants a number from %llu to %llu, got '%s'", opt, (unsigned long long)lo, (unsigned long long)hi,
+            s ? s : "");
+    return v;
+}
+
 static inline uint64_t now_ns(void)
 {
     struct timespec ts;

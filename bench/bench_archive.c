@@ -132,15 +132,6 @@ static void usage(FILE *f)
             DEFAULT_GIANT_LINES);
 }
 
-static uint64_t parse_num(const char *opt, const char *s, uint64_t lo, uint64_t hi)
-{
-    char *end;
-    unsigned long long v = s ? strtoull(s, &end, 10) : 0;
-    if (!s || !*s || *end || s[0] == '-' || v < lo || v > hi)
-        die("%s wants a number from %" PRIu64 " to %" PRIu64 ", got '%s'", opt, lo, hi, s ? s : "");
-    return v;
-}
-
 static void parse_modes(struct opts *o, const char *v)
 {
     if (!v || !*v)
@@ -167,19 +158,19 @@ static void parse_opts(struct opts *o, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--programs")) {
-            o->programs = (uint32_t)parse_num(a, v, 1, 100000);
+            o->programs = (uint32_t)bench_parse_num(a, v, 1, 100000);
             i++;
         } else if (!strcmp(a, "--giants")) {
-            o->giants = (uint32_t)parse_num(a, v, 0, 100000);
+            o->giants = (uint32_t)bench_parse_num(a, v, 0, 100000);
             i++;
         } else if (!strcmp(a, "--giant-lines")) {
-            o->giant_lines = (uint32_t)parse_num(a, v, 1, 10000000);
+            o->giant_lines = (uint32_t)bench_parse_num(a, v, 1, 10000000);
             i++;
         } else if (!strcmp(a, "--seed")) {
-            o->seed = parse_num(a, v, 0, UINT64_MAX);
+            o->seed = bench_parse_num(a, v, 0, UINT64_MAX);
             i++;
         } else if (!strcmp(a, "--workers")) {
-            o->workers = (uint32_t)parse_num(a, v, 0, 256);
+            o->workers = (uint32_t)bench_parse_num(a, v, 0, 256);
             i++;
         } else if (!strcmp(a, "--modes")) {
             parse_modes(o, v);
@@ -191,7 +182,7 @@ static void parse_opts(struct opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--verbose")) {
             o->verbose = true;
         } else if (!strcmp(a, "--child")) {   /* internal: this process is a start */
-            o->child_fd = (int)parse_num(a, v, 0, 1 << 20);
+            o->child_fd = (int)bench_parse_num(a, v, 0, 1 << 20);
             i++;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);

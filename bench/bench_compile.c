@@ -319,15 +319,6 @@ static void usage(FILE *f)
             DEFAULT_GIANT_LINES);
 }
 
-static uint64_t parse_num(const char *opt, const char *s, uint64_t lo, uint64_t hi)
-{
-    char *end;
-    unsigned long long v = s ? strtoull(s, &end, 10) : 0;
-    if (!s || !*s || *end || s[0] == '-' || v < lo || v > hi)
-        die("%s wants a number from %" PRIu64 " to %" PRIu64 ", got '%s'", opt, lo, hi, s ? s : "");
-    return v;
-}
-
 static const char *const serial_label[2] = {"serial fresh (compiler each)", "serial held (one compiler)"};
 
 int main(int argc, char **argv)
@@ -357,7 +348,7 @@ int main(int argc, char **argv)
             for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
                 if (worker_count == MAX_CONFIGS / 2)
                     die("--workers: at most %d counts", MAX_CONFIGS / 2);
-                workers[worker_count++] = (uint32_t)parse_num("--workers", tok, 1, 256);
+                workers[worker_count++] = (uint32_t)bench_parse_num("--workers", tok, 1, 256);
             }
             if (!worker_count)
                 die("--workers wants a list such as 1,4,16");
@@ -385,19 +376,19 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--skip-serial")) {
             run_serial[0] = run_serial[1] = false;
         } else if (!strcmp(a, "--programs")) {
-            w.distinct = (uint32_t)parse_num(a, v, 1, 100000);
+            w.distinct = (uint32_t)bench_parse_num(a, v, 1, 100000);
             i++;
         } else if (!strcmp(a, "--dup-percent")) {
-            dup_percent = (uint32_t)parse_num(a, v, 0, 1000);
+            dup_percent = (uint32_t)bench_parse_num(a, v, 0, 1000);
             i++;
         } else if (!strcmp(a, "--giants")) {
-            w.giants = (uint32_t)parse_num(a, v, 0, 100000);
+            w.giants = (uint32_t)bench_parse_num(a, v, 0, 100000);
             i++;
         } else if (!strcmp(a, "--giant-lines")) {
-            w.giant_lines = (uint32_t)parse_num(a, v, 1, 10000000);
+            w.giant_lines = (uint32_t)bench_parse_num(a, v, 1, 10000000);
             i++;
         } else if (!strcmp(a, "--seed")) {
-            seed = parse_num(a, v, 0, UINT64_MAX);
+            seed = bench_parse_num(a, v, 0, UINT64_MAX);
             i++;
         } else if (!strcmp(a, "--dump")) {
             if (!v)

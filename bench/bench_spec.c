@@ -773,15 +773,6 @@ static void usage(FILE *f)
                "  --verbose     per-round ratios, sample spread and specialization events\n");
 }
 
-static uint32_t parse_count(const char *opt, const char *s, uint32_t hi)
-{
-    char *end;
-    unsigned long v = s ? strtoul(s, &end, 10) : 0;
-    if (!s || !*s || *end || s[0] == '-' || v == 0 || v > hi)
-        die("%s wants a count from 1 to %u, got '%s'", opt, hi, s ? s : "");
-    return (uint32_t)v;
-}
-
 int main(int argc, char **argv)
 {
     /* Cold drivers and a cold kiln: before any Vulkan call. */
@@ -794,11 +785,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--elements"))
-            elements = parse_count(a, v, 1u << 28), i++;
+            elements = (uint32_t)bench_parse_num(a, v, 1, 1u << 28), i++;
         else if (!strcmp(a, "--nodes"))
-            nodes = parse_count(a, v, 1000000), i++;
+            nodes = (uint32_t)bench_parse_num(a, v, 1, 1000000), i++;
         else if (!strcmp(a, "--rounds"))
-            rounds = parse_count(a, v, 10000), i++;
+            rounds = (uint32_t)bench_parse_num(a, v, 1, 10000), i++;
         else if (!strcmp(a, "--quick"))
             quick = true;
         else if (!strcmp(a, "--verbose"))

@@ -463,25 +463,16 @@ static void usage(FILE *f)
                AUTO_SECONDS);
 }
 
-static uint32_t parse_count(const char *opt, const char *s)
-{
-    char *end;
-    unsigned long v = s ? strtoul(s, &end, 10) : 0;
-    if (!s || !*s || *end || v == 0 || v > 1000000)
-        die("%s wants a count from 1 to 1000000, got '%s'", opt, s ? s : "");
-    return (uint32_t)v;
-}
-
 int main(int argc, char **argv)
 {
     uint32_t nodes = 1000, iters = 0, rounds = 15;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--nodes"))
-            nodes = parse_count("--nodes", i + 1 < argc ? argv[++i] : NULL);
+            nodes = (uint32_t)bench_parse_num("--nodes", i + 1 < argc ? argv[++i] : NULL, 1, 1000000);
         else if (!strcmp(argv[i], "--iters"))
-            iters = parse_count("--iters", i + 1 < argc ? argv[++i] : NULL);
+            iters = (uint32_t)bench_parse_num("--iters", i + 1 < argc ? argv[++i] : NULL, 1, 1000000);
         else if (!strcmp(argv[i], "--rounds"))
-            rounds = parse_count("--rounds", i + 1 < argc ? argv[++i] : NULL);
+            rounds = (uint32_t)bench_parse_num("--rounds", i + 1 < argc ? argv[++i] : NULL, 1, 1000000);
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "archive/archive.h"
+#include "archive/arc_files.h"
 #include "test.h"
 
 static char g_root[256];   /* KILN_ARCHIVE_DIR of the current test */
@@ -123,35 +124,27 @@ static uint32_t entries_found(uint32_t n, size_t len)
 
 /* How many files of the folder hold entry key (each entry must be in one
  * file only). */
+struct copies {
+    const char *key;
+    uint32_t n;
+};
+
+static void count_copies(void *ud, const struct arc_file *f)
+{
+    struct copies *c = ud;
+    const uint8_t *v;
+    size_t vlen;
+    c->n += arc_file_find(f, ARC_FRONT, c->key, strlen(c->key), &v, &vlen) == ARC_HIT;
+}
+
 static uint32_t copies_of(const char *dir, const char *key)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    uint32_t copies = 0;
     kiln_caps caps = test_caps();
     struct arc_device dev;
     arc_device_from_caps(&dev, &caps);
-    while (d && (e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l < 5 || strcmp(e->d_name + l - 4, ".arc"))
-            continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct arc_map m;
-        struct arc_file f;
-        if (arc_map_open(&m, path) != KILN_OK)
-            continue;
-        const uint8_t *v;
-        size_t vlen;
-        if (arc_file_open(&f, m.data, m.size, &dev) == KILN_OK) {
-            copies += arc_file_find(&f, ARC_FRONT, key, strlen(key), &v, &vlen) == ARC_HIT;
-            arc_file_close(&f);
-        }
-        arc_map_close(&m);
-    }
-    if (d)
-        closedir(d);
-    return copies;
+    struct copies c = {key, 0};
+    test_each_arc(dir, &dev, count_copies, &c);
+    return c.n;
 }
 
 static bool gate_busy_flag(void *ud) { return atomic_load((_Atomic bool *)ud); }

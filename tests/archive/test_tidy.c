@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "archive/archive.h"
+#include "archive/arc_files.h"
 #include "test.h"
 
 static const struct arc_device k_dev = {.cache_uuid = {9, 8, 7}, .driver_version = 11, .vendor_id = 12,
@@ -127,51 +128,40 @@ struct census {
     int counts[N_ENTRIES];
     int wrong, bad, files;
 };
+static void census_file(void *ud, const struct arc_file *f)
+{
+    struct census *c = ud;
+    if (f->whole != ARC_HIT)
+        return;
+    c->files++;
+    for (uint32_t j = 0; j < f->ref_count; j++) {
+        uint32_t kind;
+        const uint8_t *k, *v;
+        size_t kl, vl;
+        if (arc_file_entry(f, j, &kind, &k, &kl, &v, &vl) != ARC_HIT) {
+            c->bad++;
+            continue;
+        }
+        if (kl == 3 && !memcmp(k, "pad", 3))
+            continue;
+        int i = -1;
+        if (kl == 7 && !memcmp(k, "key-", 4))
+            i = (k[4] - '0') * 100 + (k[5] - '0') * 10 + (k[6] - '0');
+        char key[16];
+        uint8_t want[600];
+        if (i < 0 || i >= N_ENTRIES || key_of(i, key) != kl || memcmp(key, k, kl) ||
+            kind != (uint32_t)kind_of(i) || value_of(i, want) != vl || memcmp(want, v, vl)) {
+            c->wrong++;
+            continue;
+        }
+        c->counts[i]++;
+    }
+}
+
 static void census(const char *dir, struct census *c)
 {
     memset(c, 0, sizeof *c);
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (n < 5 || strcmp(e->d_name + n - 4, ".arc"))
-            continue;
-        char path[600];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct arc_map m;
-        struct arc_file f;
-        if (arc_map_open(&m, path) != KILN_OK)
-            continue;
-        if (arc_file_open(&f, m.data, m.size, &k_dev) == KILN_OK && f.whole == ARC_HIT) {
-            c->files++;
-            for (uint32_t j = 0; j < f.ref_count; j++) {
-                uint32_t kind;
-                const uint8_t *k, *v;
-                size_t kl, vl;
-                if (arc_file_entry(&f, j, &kind, &k, &kl, &v, &vl) != ARC_HIT) {
-                    c->bad++;
-                    continue;
-                }
-                if (kl == 3 && !memcmp(k, "pad", 3))
-                    continue;
-                int i = -1;
-                if (kl == 7 && !memcmp(k, "key-", 4))
-                    i = (k[4] - '0') * 100 + (k[5] - '0') * 10 + (k[6] - '0');
-                char key[16];
-                uint8_t want[600];
-                if (i < 0 || i >= N_ENTRIES || key_of(i, key) != kl || memcmp(key, k, kl) ||
-                    kind != (uint32_t)kind_of(i) || value_of(i, want) != vl || memcmp(want, v, vl)) {
-                    c->wrong++;
-                    continue;
-                }
-                c->counts[i]++;
-            }
-        }
-        arc_file_close(&f);
-        arc_map_close(&m);
-    }
-    if (d)
-        closedir(d);
+    test_each_arc(dir, &k_dev, census_file, c);
 }
 
 /* Every entry ids[0..n) can be looked up, with its right value, in some

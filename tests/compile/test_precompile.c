@@ -19,6 +19,7 @@
 
 #include "backend/mock/mock.h"
 #include "compile/compile.h"
+#include "archive/arc_files.h"
 #include "test.h"
 
 static char g_root[64];
@@ -119,35 +120,23 @@ static kiln_result compile_one(struct rig *r, const char *name, int lines, int s
 
 /* Copies the front-end entries (only) of every .arc in `from` into one new
  * file in `to`: an archive that holds programs this device never noted. */
+static void add_front_ends(void *ud, const struct arc_file *f)
+{
+    struct arc_writer *w = ud;
+    for (uint32_t i = 0; i < f->ref_count; i++) {
+        uint32_t kind;
+        const uint8_t *key, *value;
+        size_t klen, vlen;
+        if (arc_file_entry(f, i, &kind, &key, &klen, &value, &vlen) == ARC_HIT && kind == ARC_FRONT)
+            arc_writer_add(w, ARC_FRONT, key, klen, value, vlen);
+    }
+}
+
 static void copy_front_ends(const char *from, const char *to, const struct arc_device *dev)
 {
-    DIR *d = opendir(from);
-    struct dirent *e;
     struct arc_writer w;
     arc_writer_init(&w, dev);
-    while (d && (e = readdir(d))) {
-        if (!strstr(e->d_name, ".arc"))
-            continue;
-        char path[4096 + 512];
-        snprintf(path, sizeof path, "%s/%s", from, e->d_name);
-        struct arc_map m;
-        struct arc_file f;
-        if (arc_map_open(&m, path) != KILN_OK)
-            continue;
-        if (arc_file_open(&f, m.data, m.size, dev) == KILN_OK) {
-            for (uint32_t i = 0; i < f.ref_count; i++) {
-                uint32_t kind;
-                const uint8_t *key, *value;
-                size_t klen, vlen;
-                if (arc_file_entry(&f, i, &kind, &key, &klen, &value, &vlen) == ARC_HIT && kind == ARC_FRONT)
-                    arc_writer_add(&w, ARC_FRONT, key, klen, value, vlen);
-            }
-            arc_file_close(&f);
-        }
-        arc_map_close(&m);
-    }
-    if (d)
-        closedir(d);
+    test_each_arc(from, dev, add_front_ends, &w);
     const uint8_t *data;
     size_t len;
     if (arc_writer_close(&w, &data, &len) != KILN_OK || arc_save(to, "shipped.arc", data, len) != KILN_OK)

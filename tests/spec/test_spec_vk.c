@@ -32,6 +32,17 @@ static const char *k_src = "#version 450\n"
                            "    b[i] = v;\n"
                            "}\n";
 
+/* Lets the variant compiles in flight land (at most about 5 s). */
+static void wait_compiles(kiln_context ctx)
+{
+    uint32_t pending = 1;
+    for (int w = 0; w < 5000 && pending; w++) {
+        CHECK_OK(kiln_compiles_pending(ctx, &pending));
+        if (pending)
+            nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
+}
+
 static uint32_t f(uint32_t v, const uint32_t p[4])
 {
     if (p[0])
@@ -107,12 +118,7 @@ static void run_script(uint32_t seed, uint64_t *promotions, uint64_t *demotions)
             fprintf(stderr, "%s: seed %u frame %u: %u of %d values differ from the universal program's\n",
                     test_name_, seed, frame, wrong, N);
         if (frame % 25 == 0) {   /* let variant compiles land */
-            uint32_t pending = 1;
-            for (int w = 0; w < 5000 && pending; w++) {
-                CHECK_OK(kiln_compiles_pending(ctx, &pending));
-                if (pending)
-                    nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-            }
+            wait_compiles(ctx);
         }
     }
     CHECK_EQ(bad_frames, 0);
@@ -192,12 +198,7 @@ TEST(verify_mode_catches_a_wrong_variant)
             want[i] = want[i] * 3u + 1u;
         CHECK_OK(kiln_buffer_readback(ctx, buf, 0, got, sizeof got));
         CHECK(!memcmp(got, want, sizeof got));
-        uint32_t pending = 1;
-        for (int w = 0; w < 2000 && pending; w++) {   /* let the variant land */
-            CHECK_OK(kiln_compiles_pending(ctx, &pending));
-            if (pending)
-                nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-        }
+        wait_compiles(ctx);
     }
     CHECK_EQ(verify_errors, 1);
     int spec = 1;
@@ -267,12 +268,7 @@ TEST(lengths_and_grid_bake_as_certain_facts)
                 CHECK_EQ(ev[k].groups_baked, 1);
                 CHECK_EQ(ev[k].groups[0], 3);
             }
-        uint32_t pending = 1;
-        for (int w = 0; w < 2000 && pending; w++) {
-            CHECK_OK(kiln_compiles_pending(ctx, &pending));
-            if (pending)
-                nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-        }
+        wait_compiles(ctx);
     }
     CHECK(promoted_seen);
     test_context_done(ctx);

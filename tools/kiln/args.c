@@ -102,3 +102,9 @@ bool cli_write_file(const char *path, const void *data, size_t len)
     ok &= fclose(f) == 0;
     return ok;
 }
+
+int cli_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}

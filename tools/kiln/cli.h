@@ -24,6 +24,8 @@ int cli_fail(const char *what, kiln_result r);
 bool cli_parse_word(const char *s, uint32_t *out);
 /* Parses an unsigned decimal or 0x number into *out; false if malformed. */
 bool cli_parse_u64(const char *s, uint64_t *out);
+/* qsort's comparison of doubles, ascending. */
+int cli_cmp_double(const void *a, const void *b);
 /* Reads a whole file; NULL with errno set on failure. */
 char *cli_read_file(const char *path, size_t *len);
 bool cli_write_file(const char *path, const void *data, size_t len);

@@ -495,12 +495,6 @@ static int run_frames(struct demo *d, const struct demo_opts *o)
     return cli_fail(msg, r);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Prints the summary table to stdout; sorts d->ms. */
 static void summary(struct demo *d, const struct demo_opts *o, const kiln_caps *caps, const kiln_scheme_stats *st,
                     const kiln_context_stats *cs, const kiln_precompile_result *pre, double compile_ms, double run_ms)
@@ -509,7 +503,7 @@ static void summary(struct demo *d, const struct demo_opts *o, const kiln_caps *
     double sum = 0;
     for (uint32_t i = 0; i < n; i++)
         sum += d->ms[i];
-    qsort(d->ms, n, sizeof *d->ms, cmp_double);
+    qsort(d->ms, n, sizeof *d->ms, cli_cmp_double);
     double median = n % 2 ? d->ms[n / 2] : 0.5 * (d->ms[n / 2 - 1] + d->ms[n / 2]);
 
     printf("kiln demo\n");

@@ -59,12 +59,6 @@ bool cli_spec_drain(kiln_context ctx, kiln_scheme scheme, const char *tool, uint
     return any;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median of ms[from, to); -1 when empty. */
 static double median(const double *ms, uint64_t from, uint64_t to)
 {
@@ -75,7 +69,7 @@ static double median(const double *ms, uint64_t from, uint64_t to)
     if (!v)
         return -1;
     memcpy(v, ms + from, n * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, cli_cmp_double);
     double m = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
     free(v);
     return m;
