@@ -322,6 +322,7 @@ void spec_sched_finish(struct spec_sched *q)
         q->cache->schemes--;
     free(q->parked);
     free(q->awake);
+    free(q->spare);
     free(q->heap);
     *q = (struct spec_sched){0};
 }
@@ -815,13 +816,15 @@ void spec_predict(struct scheme *s)
     if (!q->awake_count)
         return;
     /* Each awake site once; a step may wake it again for the next submit. */
-    uint32_t count = q->awake_count;
+    uint32_t count = q->awake_count, cap = q->awake_cap;
     struct node **list = q->awake;
-    q->awake = NULL;
-    q->awake_count = q->awake_cap = 0;
+    q->awake = q->spare;   /* the two lists trade places: no allocation per submit */
+    q->awake_cap = q->spare_cap;
+    q->awake_count = 0;
     for (uint32_t i = 0; i < count; i++)
         list[i]->site.awake = false;
     for (uint32_t i = 0; i < count; i++)
         site_step(s, list[i], now);
-    free(list);
+    q->spare = list;
+    q->spare_cap = cap;
 }

@@ -179,6 +179,8 @@ struct spec_sched {
     struct spec_cache *cache;        /* the context's */
     struct node **awake;
     uint32_t awake_count, awake_cap;
+    struct node **spare;             /* the list being stepped, kept for the next submit */
+    uint32_t spare_cap;
     struct node **heap;              /* the wake queue, by site.wake_at */
     uint32_t heap_count, heap_cap;
     struct spec_parked *parked;
