@@ -309,7 +309,7 @@ bool arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, siz
         for (uint32_t i = 0; i < s->taking_count && !r; i++)
             if (!s->taking[i]->held)
                 r = s->taking[i];
-        if (!r && s->taking_count < s->cfg.taking && (r = calloc(1, sizeof *r))) {
+        if (!r && s->taking_count < s->cfg.taking && (r = mem_calloc(1, sizeof *r))) {
             arc_writer_init(&r->w, &s->device);
             r->counted = r->w.out.len;
             s->unsaved += r->counted;

@@ -233,8 +233,8 @@ static bool seen_init(struct seen *s, size_t most)
     size_t cap = 16;
     while (cap < 2 * most)
         cap *= 2;
-    *s = (struct seen){.keys = malloc((most ? most : 1) * sizeof *s->keys),
-                       .slots = calloc(cap, sizeof *s->slots),
+    *s = (struct seen){.keys = mem_alloc((most ? most : 1) * sizeof *s->keys),
+                       .slots = mem_calloc(cap, sizeof *s->slots),
                        .mask = cap - 1};
     return s->keys && s->slots;
 }
@@ -441,7 +441,7 @@ static kiln_result compact_listed(const char *dir, const struct arc_device *dev,
         n += small_archive(&l->v[i], small_bytes);
     if (n < min_files)
         return KILN_OK;
-    struct source *src = calloc(n, sizeof *src);
+    struct source *src = mem_calloc(n, sizeof *src);
     if (!src)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory", dir);
     for (uint32_t i = 0, j = 0; i < l->count; i++) {

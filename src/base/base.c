@@ -102,11 +102,41 @@ uint64_t env_u64(const char *name, uint64_t dflt)
     return x;
 }
 
+/* 0: disarmed. Otherwise the number of allocations still to succeed plus
+ * one; it sticks at 1 once reached, so every later allocation fails too. */
+static _Atomic uint64_t fault_countdown;
+static _Atomic uint64_t fault_hits;
+
+static bool fault_now(void)
+{
+    uint64_t c = atomic_load_explicit(&fault_countdown, memory_order_relaxed);
+    while (c > 1)
+        if (atomic_compare_exchange_weak(&fault_countdown, &c, c - 1))
+            return false;
+    if (c == 1) {
+        atomic_fetch_add(&fault_hits, 1);
+        return true;
+    }
+    return false;
+}
+
+void mem_fault_arm(uint64_t n)
+{
+    atomic_store(&fault_hits, 0);
+    atomic_store(&fault_countdown, n);
+}
+
+uint64_t mem_fault_hits(void) { return atomic_load(&fault_hits); }
+
+void *mem_alloc(size_t n) { return fault_now() ? NULL : malloc(n); }
+void *mem_calloc(size_t count, size_t size) { return fault_now() ? NULL : calloc(count, size); }
+void *mem_realloc(void *p, size_t n) { return fault_now() ? NULL : realloc(p, n); }
+
 char *str_dup(const char *s) { return s ? str_ndup(s, strlen(s)) : NULL; }
 
 char *str_ndup(const char *s, size_t n)
 {
-    char *d = malloc(n + 1);
+    char *d = mem_alloc(n + 1);
     if (!d)
         return NULL;
     memcpy(d, s, n);
@@ -132,7 +162,7 @@ bool vec_reserve(void **buf, uint32_t *cap, uint32_t need, size_t sz)
     uint32_t c = *cap ? *cap : 8;
     while (c < need)
         c *= 2;
-    void *p = realloc(*buf, (size_t)c * sz);
+    void *p = mem_realloc(*buf, (size_t)c * sz);
     if (!p)
         return false;
     *buf = p;
@@ -152,7 +182,7 @@ uint8_t *bytes_put(struct bytes *b, const void *src, size_t n)
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n)
             cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
+        uint8_t *p = mem_realloc(b->p, cap);
         if (!p) {
             b->oom = true;
             return NULL;

@@ -51,8 +51,21 @@ int env_flag(const char *name, int dflt);
 /* Unsigned integer; dflt when unset; a malformed value is warned about. */
 uint64_t env_u64(const char *name, uint64_t dflt);
 
-/* Allocation that aborts with a message on exhaustion of host memory is not
- * kiln's way: these return NULL and callers raise KILN_ERR_NO_MEMORY. */
+/* Every allocation kiln makes itself goes through these three (free() is
+ * the release): allocation that aborts on exhaustion of host memory is not
+ * kiln's way, they return NULL and callers raise KILN_ERR_NO_MEMORY. The
+ * driver's and the compiler's own allocations do not come here.
+ *
+ * Fault injection for tests: mem_fault_arm(n) makes the n-th allocation
+ * from now (1 = the next) and every later one fail, process-wide, until
+ * mem_fault_arm(0) disarms it; mem_fault_hits() counts the failures made.
+ * Disarmed, the check is one relaxed atomic load. */
+void *mem_alloc(size_t n);
+void *mem_calloc(size_t count, size_t size);
+void *mem_realloc(void *p, size_t n);
+void mem_fault_arm(uint64_t n);
+uint64_t mem_fault_hits(void);
+
 char *str_dup(const char *s);
 char *str_ndup(const char *s, size_t n);
 /* Case-insensitive substring search. */

@@ -6,6 +6,7 @@
  * top generation the slot is retired instead of being linked back.
  */
 #include "pool.h"
+#include "base.h"
 
 #include <stdlib.h>
 
@@ -36,7 +37,7 @@ uint64_t pool_add(struct pool *p, void *obj)
             return 0;
         if (p->len == p->cap) {
             uint32_t cap = p->cap ? p->cap * 2 : 16;
-            struct pool_entry *e = realloc(p->e, (size_t)cap * sizeof *e);
+            struct pool_entry *e = mem_realloc(p->e, (size_t)cap * sizeof *e);
             if (!e)
                 return 0;
             p->e = e;

@@ -135,7 +135,7 @@ static uint32_t bucket(const struct csvc *s, const uint8_t h[16])
 static bool table_grow(struct csvc *s)
 {
     uint32_t cap = s->table_cap ? s->table_cap * 2 : 256;
-    struct cjob **t = calloc(cap, sizeof *t);
+    struct cjob **t = mem_calloc(cap, sizeof *t);
     if (!t)
         return false;
     struct cjob **old = s->table;
@@ -387,8 +387,8 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
         front->back = b;
         return;
     }
-    b = calloc(1, sizeof *b);
-    uint32_t *spirv = malloc(front->out.words * 4 + 4);
+    b = mem_calloc(1, sizeof *b);
+    uint32_t *spirv = mem_alloc(front->out.words * 4 + 4);
     if (!b || !spirv) {
         free(b);
         free(spirv);
@@ -483,7 +483,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     }
     pthread_mutex_unlock(&s->lock);
 
-    j = calloc(1, sizeof *j);
+    j = mem_calloc(1, sizeof *j);
     if (!j) {
         free(key);
         prog_includes_free(includes, include_count);
@@ -717,7 +717,7 @@ static bool unarchive_front(struct cjob *j, const uint8_t *v, size_t n)
     if (iface.binding_count > KILN_MAX_BINDINGS || magic != 0x07230203u)
         return false;
     size_t words = (n - fixed - head[2]) / 4;
-    uint32_t *copy = malloc(words * 4);
+    uint32_t *copy = mem_alloc(words * 4);
     char *log = str_ndup((const char *)v + fixed, head[2]);
     if (!copy || !log) {
         free(copy);
@@ -1081,7 +1081,7 @@ static kiln_result start_workers(struct csvc *s)
 {
     if (s->started)
         return KILN_OK;
-    s->workers = calloc(s->cfg.workers, sizeof *s->workers);
+    s->workers = mem_calloc(s->cfg.workers, sizeof *s->workers);
     if (!s->workers)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     if (kb_cache_create(s->dev, NULL, 0, &s->shared) < 0) {
@@ -1166,7 +1166,7 @@ void csvc_set_archive(struct csvc *s, struct arc_store *archive) { s->archive = 
 kiln_result csvc_create(struct kb_device *dev, const struct csvc_config *cfg, const struct csvc_hooks *hooks,
                         struct csvc **out)
 {
-    struct csvc *s = calloc(1, sizeof *s);
+    struct csvc *s = mem_calloc(1, sizeof *s);
     if (!s)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     s->dev = dev;
@@ -1333,8 +1333,8 @@ static struct cjob *post_keyed(struct csvc *s, const struct pre_item *it)
     struct cjob *j = table_find(s, CJOB_FRONT, it->hash, it->key, it->key_len);
     if (j)
         return adopt_front(s, j, CPRIO_NORMAL);
-    j = calloc(1, sizeof *j);
-    uint8_t *key = malloc(it->key_len ? it->key_len : 1);
+    j = mem_calloc(1, sizeof *j);
+    uint8_t *key = mem_alloc(it->key_len ? it->key_len : 1);
     char *name = str_dup(it->name);
     if (!j || !key || !name || !vec_reserve((void **)&j->conts, &j->cont_cap, 1, sizeof *j->conts)) {
         if (j)

@@ -130,7 +130,7 @@ kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len
     put_str(&b, "vulkan1.2");
     put_u64(&b, (uint64_t)(src->optimize > 0));
     put_str(&b, src->entry);
-    struct prog_define *defs = malloc((src->define_count + 1) * sizeof *defs);
+    struct prog_define *defs = mem_alloc((src->define_count + 1) * sizeof *defs);
     if (!defs)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     memcpy(defs, src->defines, src->define_count * sizeof *defs);

@@ -14,7 +14,7 @@ kiln_result prog_create(struct csvc *svc, const kiln_program_desc *desc, enum cp
 {
     struct prog_source src;
     KILN_TRY(prog_source_init(&src, desc));
-    struct prog *p = calloc(1, sizeof *p);
+    struct prog *p = mem_calloc(1, sizeof *p);
     if (!p || !(p->name = str_dup(src.name))) {
         free(p);
         prog_source_finish(&src);
@@ -45,7 +45,7 @@ static const char *own_log(struct prog *p, const char *log, const char *compiled
         n++;
     if (!n)
         return log;
-    char *out = malloc(strlen(log) + n * to + 1);
+    char *out = mem_alloc(strlen(log) + n * to + 1);
     if (!out)
         return log;   /* the other name is still a true account */
     char *w = out;

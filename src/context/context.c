@@ -559,7 +559,7 @@ const struct rt_ops ctx_local_ops = {
 
 kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
 {
-    struct kctx *c = calloc(1, sizeof *c);
+    struct kctx *c = mem_calloc(1, sizeof *c);
     if (!c)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     c->ops = &ctx_local_ops;

@@ -17,8 +17,9 @@
 
 extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words,
                                    char *err, size_t err_cap);
+extern "C" void *mem_alloc(size_t n);
 
-// Optimizes for speed; *out is malloc'd. Returns 0, or -1 with err filled.
+// Optimizes for speed; *out comes from mem_alloc (free() releases it). Returns 0, or -1 with err filled.
 extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words,
                                    char *err, size_t err_cap)
 {
@@ -42,7 +43,7 @@ extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **
                           first_error.empty() ? "no reason given" : first_error.c_str());
             return -1;
         }
-        *out = static_cast<uint32_t *>(std::malloc(result.size() * 4 + 4));
+        *out = static_cast<uint32_t *>(mem_alloc(result.size() * 4 + 4));
         if (!*out) {
             std::snprintf(err, err_cap, "out of host memory");
             return -1;

@@ -74,8 +74,8 @@ kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d
     src->name = str_dup(d->name ? d->name : "program.comp");
     src->entry = str_dup(entry);
     src->optimize = d->optimize < 0 ? -1 : 1;
-    src->defines = calloc(d->define_count + 1, sizeof *src->defines);
-    src->include_dirs = calloc(d->include_dir_count + 1, sizeof *src->include_dirs);
+    src->defines = mem_calloc(d->define_count + 1, sizeof *src->defines);
+    src->include_dirs = mem_calloc(d->include_dir_count + 1, sizeof *src->include_dirs);
     bool ok = src->source && src->name && src->entry && src->defines && src->include_dirs;
     for (uint32_t i = 0; ok && i < d->define_count; i++) {
         src->defines[i].name = str_dup(d->defines[i].name);
@@ -113,7 +113,7 @@ kiln_result prog_source_variant(struct prog_source *dst, const struct prog_sourc
 {
     KILN_TRY(prog_source_copy(dst, src));
     bool ok = true;
-    struct prog_define *defs = realloc(dst->defines, (dst->define_count + add_count + 1) * sizeof *defs);
+    struct prog_define *defs = mem_realloc(dst->defines, (dst->define_count + add_count + 1) * sizeof *defs);
     if (defs) {
         dst->defines = defs;
         for (uint32_t i = 0; ok && i < add_count; i++) {
@@ -130,7 +130,7 @@ kiln_result prog_source_variant(struct prog_source *dst, const struct prog_sourc
         }
     }
     if (ok && defs && src->include_count) {
-        dst->includes = calloc(src->include_count, sizeof *dst->includes);
+        dst->includes = mem_calloc(src->include_count, sizeof *dst->includes);
         ok = dst->includes != NULL;
         for (uint32_t i = 0; ok && i < src->include_count; i++) {
             const struct prog_include *f = &src->includes[i];
@@ -397,7 +397,7 @@ static const struct prog_include *snapshot_find(const struct prog_source *src, c
 static shaderc_include_result *include_resolve(void *ud, const char *req, int type, const char *from, size_t depth)
 {
     struct includer *inc = ud;
-    struct include_result *res = calloc(1, sizeof *res);
+    struct include_result *res = mem_calloc(1, sizeof *res);
     if (!res)
         return NULL;
     (void)depth;
@@ -516,7 +516,7 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
     } else {
         size_t bytes = shaderc_result_get_length(res);
         out->words = bytes / 4;
-        out->spirv = malloc(bytes ? bytes : 4);
+        out->spirv = mem_alloc(bytes ? bytes : 4);
         if (!out->spirv) {
             r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory keeping the SPIR-V of %s", src->name);
         } else {

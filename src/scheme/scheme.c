@@ -11,7 +11,7 @@
 kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pending, bool skip_log,
                           struct spec_cache *spec, struct scheme **out)
 {
-    struct scheme *s = calloc(1, sizeof *s);
+    struct scheme *s = mem_calloc(1, sizeof *s);
     if (!s)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     s->dev = dev;
@@ -149,7 +149,7 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     }
     if (!vec_reserve((void **)&s->nodes, &s->node_cap, s->node_count + 1, sizeof *s->nodes))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
-    struct node *n = calloc(1, sizeof *n);
+    struct node *n = mem_calloc(1, sizeof *n);
     if (!n)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     n->scheme = s;
@@ -507,9 +507,9 @@ static kiln_result verify_node(struct scheme *s, struct node *n)
     kiln_result r = KILN_OK;
     for (uint32_t i = 0; i < n->binding_count && r == KILN_OK; i++) {
         size_t size = (size_t)n->bindings[i].size;
-        snap[i] = malloc(size);
-        uni[i] = malloc(size);
-        var[i] = malloc(size);
+        snap[i] = mem_alloc(size);
+        uni[i] = mem_alloc(size);
+        var[i] = mem_alloc(size);
         if (!snap[i] || !uni[i] || !var[i])
             r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for KILN_SPEC_VERIFY's copies");
     }

@@ -518,7 +518,7 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
         err_clear();
         return NULL;
     }
-    struct spec_variant *v = calloc(1, sizeof *v);
+    struct spec_variant *v = mem_calloc(1, sizeof *v);
     struct cjob *job = NULL;
     kiln_result r = v ? csvc_request(c->svc, &src, CPRIO_BACKGROUND, &job) : KILN_ERR_NO_MEMORY;
     prog_source_finish(&src);

@@ -59,7 +59,7 @@ bool mockb_last_dispatch(struct kb_device *dev, uint32_t i, struct kb_step *out)
 
 static void *counted(struct mock_device *d, size_t size)
 {
-    void *p = calloc(1, size);
+    void *p = mem_calloc(1, size);
     pthread_mutex_lock(&d->lock);
     if (p)
         d->counts.live_objects++;
@@ -92,7 +92,7 @@ static kiln_result mock_buffer_create(struct kb_device *dev, uint64_t size, uint
 {
     struct mock_device *d = md(dev);
     struct mock_buffer *b = counted(d, sizeof *b);
-    if (!b || !(b->bytes = calloc(1, size))) {
+    if (!b || !(b->bytes = mem_calloc(1, size))) {
         uncounted(d, b);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a %llu-byte buffer",
                           (unsigned long long)size);
@@ -171,7 +171,7 @@ static void mock_cache_destroy(struct kb_device *dev, struct kb_cache *c) { unco
 static kiln_result mock_cache_data(struct kb_device *dev, struct kb_cache *c, void **data, size_t *len)
 {
     (void)dev, (void)c;
-    if (!(*data = calloc(1, 32)))
+    if (!(*data = mem_calloc(1, 32)))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
     *len = 32;
     return KILN_OK;
@@ -313,7 +313,7 @@ static const struct backend_ops mock_ops = {
 
 kiln_result mockb_create(struct kb_device **out)
 {
-    struct mock_device *d = calloc(1, sizeof *d);
+    struct mock_device *d = mem_calloc(1, sizeof *d);
     if (!d)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     d->base.ops = &mock_ops;

@@ -116,7 +116,7 @@ static bool has_layer(const char *name)
 {
     uint32_t n = 0;
     vkEnumerateInstanceLayerProperties(&n, NULL);
-    VkLayerProperties *props = calloc(n ? n : 1, sizeof *props);
+    VkLayerProperties *props = mem_calloc(n ? n : 1, sizeof *props);
     if (!props)
         return false;
     vkEnumerateInstanceLayerProperties(&n, props);
@@ -193,7 +193,7 @@ static bool has_device_extension(VkPhysicalDevice p, const char *name)
 {
     uint32_t n = 0;
     vkEnumerateDeviceExtensionProperties(p, NULL, &n, NULL);
-    VkExtensionProperties *props = calloc(n ? n : 1, sizeof *props);
+    VkExtensionProperties *props = mem_calloc(n ? n : 1, sizeof *props);
     if (!props)
         return false;
     vkEnumerateDeviceExtensionProperties(p, NULL, &n, props);
@@ -405,7 +405,7 @@ static void vk_destroy(struct kb_device *dev)
 
 kiln_result vkb_create(const char *selector, int validation, struct kb_device **out)
 {
-    struct vk_device *d = calloc(1, sizeof *d);
+    struct vk_device *d = mem_calloc(1, sizeof *d);
     if (!d)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     d->base.ops = &vk_ops;
@@ -531,7 +531,7 @@ static void vk_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf);
 static kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out)
 {
     struct vk_device *d = vkd(dev);
-    struct vk_buffer *b = calloc(1, sizeof *b);
+    struct vk_buffer *b = mem_calloc(1, sizeof *b);
     if (!b)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     b->base.size = size;
@@ -746,7 +746,7 @@ static kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, 
 static kiln_result vk_layout_create(struct kb_device *dev, const kiln_program_interface *iface, struct kb_layout **out)
 {
     struct vk_device *d = vkd(dev);
-    struct kb_layout *l = calloc(1, sizeof *l);
+    struct kb_layout *l = mem_calloc(1, sizeof *l);
     if (!l)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     VkDescriptorSetLayoutBinding b[KILN_MAX_BINDINGS];
@@ -828,7 +828,7 @@ static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *l
     }
     if (vr != VK_SUCCESS)
         return vk_fail(vr, __FILE__, __LINE__, "vkCreateComputePipelines");
-    struct kb_pipeline *p = calloc(1, sizeof *p);
+    struct kb_pipeline *p = mem_calloc(1, sizeof *p);
     if (!p) {
         vkDestroyPipeline(d->device, pipe, NULL);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
@@ -840,7 +840,7 @@ static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *l
 
 static kiln_result vk_cache_create(struct kb_device *dev, const void *data, size_t len, struct kb_cache **out)
 {
-    struct kb_cache *c = calloc(1, sizeof *c);
+    struct kb_cache *c = mem_calloc(1, sizeof *c);
     if (!c)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     /* "If the contents of pInitialData are incompatible ... the
@@ -863,7 +863,7 @@ static kiln_result vk_cache_data(struct kb_device *dev, struct kb_cache *c, void
     struct vk_device *d = vkd(dev);
     size_t n = 0;
     VK_CHECK(vkGetPipelineCacheData(d->device, c->cache, &n, NULL), "vkGetPipelineCacheData");
-    void *buf = malloc(n ? n : 1);
+    void *buf = mem_alloc(n ? n : 1);
     if (!buf)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     VkResult vr = vkGetPipelineCacheData(d->device, c->cache, &n, buf);
@@ -905,7 +905,7 @@ static kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *la
                                      uint32_t n, struct kb_bindset **out)
 {
     struct vk_device *d = vkd(dev);
-    struct kb_bindset *s = calloc(1, sizeof *s);
+    struct kb_bindset *s = mem_calloc(1, sizeof *s);
     if (!s)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     VkDescriptorPoolSize sizes[2];
@@ -961,7 +961,7 @@ static void vk_bindset_destroy(struct kb_device *dev, struct kb_bindset *s)
 static kiln_result vk_cmd_create(struct kb_device *dev, struct kb_cmd **out)
 {
     struct vk_device *d = vkd(dev);
-    struct kb_cmd *c = calloc(1, sizeof *c);
+    struct kb_cmd *c = mem_calloc(1, sizeof *c);
     if (!c)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
