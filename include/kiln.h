@@ -51,6 +51,9 @@ typedef enum kiln_result {
     KILN_ERR_TIMEOUT = -11,    /* a wait ran out of time */
     KILN_ERR_IO = -12,         /* a file could not be read or written */
     KILN_ERR_VERIFY = -13,     /* KILN_SPEC_VERIFY=1: a variant computed other values than its universal program */
+    KILN_ERR_DEVICE_LOST = -14, /* the device was lost, or submitted work outlived device_timeout_ms;
+                                   every later call on the context returns it; the message names
+                                   what was running */
 } kiln_result;
 
 /* A constant name for a result, such as "KILN_ERR_HANDLE". */
@@ -109,6 +112,13 @@ typedef struct kiln_context_desc {
      * decides (default on; read at every submit). For tests that count
      * records; applications need not touch it. */
     int specialization;
+    /* Submitted work that has not finished this many milliseconds after its
+     * submit counts as runaway: the context is then lost (every later call
+     * returns KILN_ERR_DEVICE_LOST naming what was running) and destroy
+     * returns without waiting for it. 0 = KILN_DEVICE_TIMEOUT_S (seconds,
+     * fractions allowed) decides; unset, there is no bound and destroy waits
+     * for submitted work. */
+    uint32_t device_timeout_ms;
 } kiln_context_desc;
 
 typedef struct kiln_caps {

@@ -240,6 +240,7 @@ const char *kiln_result_name(kiln_result r)
     case KILN_ERR_TIMEOUT: return "KILN_ERR_TIMEOUT";
     case KILN_ERR_IO: return "KILN_ERR_IO";
     case KILN_ERR_VERIFY: return "KILN_ERR_VERIFY";
+    case KILN_ERR_DEVICE_LOST: return "KILN_ERR_DEVICE_LOST";
     }
     return "KILN_ERR_UNKNOWN";
 }
