@@ -12,6 +12,7 @@ PACKAGES=(
   libspirv-cross-c-shared-dev               # reflection
   libxxhash-dev libzstd-dev                 # hashing, compression
   libpng-dev                                # the demo's PNG
+  clang                                     # libFuzzer targets (scripts/fuzz.sh)
 )
 
 missing=()

@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 /* Writes seed archives into dir: a good one, one cut short, one damaged. */
-int fuzz_archive_write_seeds(const char *dir);
-int fuzz_archive_write_seeds(const char *dir)
+int fuzz_write_seeds(const char *dir);
+int fuzz_write_seeds(const char *dir)
 {
     struct arc_writer w;
     arc_writer_init(&w, &k_dev);

@@ -2,8 +2,9 @@
  * replay.c: runs a fuzz target over corpus files without libFuzzer, so CI
  * replays every corpus on every build. Arguments are files or folders
  * (every regular file inside is fed once). `--write-seeds DIR` makes the
- * target's seed files instead. Prints "N passed, 0 failed": a failing input
- * crashes or aborts, which CTest reports.
+ * target's seed files instead, for targets that define fuzz_write_seeds.
+ * Prints "N passed, 0 failed": a failing input crashes or aborts, which
+ * CTest reports.
  */
 #define _DEFAULT_SOURCE
 #include <dirent.h>
@@ -14,7 +15,8 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int fuzz_archive_write_seeds(const char *dir);
+/* A target that makes its own seed files defines this; others do not. */
+int fuzz_write_seeds(const char *dir) __attribute__((weak));
 
 static int feed(const char *path)
 {
@@ -36,8 +38,13 @@ static int feed(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && !strcmp(argv[1], "--write-seeds"))
-        return fuzz_archive_write_seeds(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "--write-seeds")) {
+        if (!fuzz_write_seeds) {
+            fprintf(stderr, "replay: this target makes no seeds\n");
+            return 1;
+        }
+        return fuzz_write_seeds(argv[2]);
+    }
     int inputs = 0;
     for (int i = 1; i < argc; i++) {
         struct stat st;
