@@ -524,7 +524,20 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
             char err[512];
             uint32_t *opt;
             size_t opt_words;
-            if (src->optimize > 0) {
+            int guard = src->optimize > 0 ? prog_fold_guard(out->spirv, out->words, &opt, &opt_words, NULL, err,
+                                                            sizeof err)
+                                          : 1;
+            if (guard == 0) {
+                free(out->spirv);
+                out->spirv = opt;
+                out->words = opt_words;
+            } else if (guard < 0) {
+                /* The optimizer could fold INT_MIN / -1 and trap in this
+                 * process: the module runs unoptimized (correct, slower). */
+                prog_fold_guard_count_skip();
+                log_warn("%s: %s; not optimized, so that no signed division by -1 can be folded", src->name, err);
+            }
+            if (src->optimize > 0 && guard >= 0) {
                 if (prog_spirv_optimize(out->spirv, out->words, &opt, &opt_words, err, sizeof err) == 0) {
                     free(out->spirv);
                     out->spirv = opt;

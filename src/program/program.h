@@ -101,6 +101,21 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, kiln_program_inter
 bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_interface *b, char *why,
                            size_t cap);
 
+/* fold_guard.c: rewrites every OpSDiv / OpSRem / OpSMod of a module so that
+ * no optimizer can fold a signed division by -1 (which traps in SPIRV-Tools'
+ * host arithmetic), keeping every value the module computes (see the file's
+ * comment). Returns 0 with *out (mem_alloc'd, the caller frees it) the
+ * guarded module and *rewritten (may be NULL) the ops rewritten; 1 when the
+ * module divides nothing (*out NULL: keep the input); -1 when the module
+ * cannot be guarded and must not be optimized, -2 out of host memory: err
+ * says why in both cases. `in` is borrowed. Thread-safe. */
+int prog_fold_guard(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words, uint32_t *rewritten,
+                    char *err, size_t err_cap);
+/* Process-wide counts: ops guarded, modules left unoptimized because they
+ * could not be guarded. */
+void prog_fold_guard_counts(uint64_t *ops, uint64_t *skipped);
+void prog_fold_guard_count_skip(void);
+
 /* The first line of a compile log that says "error", for one-line messages. */
 void prog_log_first_error(const char *log, char *buf, size_t cap);
 

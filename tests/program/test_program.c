@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <spirv-tools/libspirv.h>
+#include <spirv/unified1/spirv.h>
+
 #include "program/program.h"
 #include "test.h"
 
@@ -312,6 +315,158 @@ TEST(first_error_line)
     CHECK(!strcmp(buf, "x.comp:5: error: 'y' : undeclared"));
 }
 
+/* ---- signed division by -1 (fold_guard.c) ------------------------------------ */
+
+int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words, char *err,
+                        size_t err_cap);
+
+/* Constants that reach INT_MIN / -1 (32 and 64 bits, scalars and vectors,
+ * / and %) once the optimizer propagates them: without the guard, SPIRV-Tools
+ * folds them in this process and SIGFPE kills it. */
+static const char *k_div_min =
+    "#version 450\n"
+    "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n"
+    "layout(local_size_x = 1) in;\n"
+    "layout(std430, binding = 0) buffer B { int x[8]; int64_t y[4]; };\n"
+    "void main() {\n"
+    "    int m = -2147483647 - 1; int b = -1;\n"
+    "    x[0] = m / b; x[1] = m % b;\n"
+    "    ivec3 v = ivec3(m, 5, m) / ivec3(b); x[2] = v.x; x[3] = v.y;\n"
+    "    ivec2 r = ivec2(m, 7) % ivec2(b); x[4] = r.x; x[5] = r.y;\n"
+    "    int64_t m64 = -9223372036854775807l - 1l; int64_t b64 = -1l;\n"
+    "    y[0] = m64 / b64; y[1] = m64 % b64;\n"
+    "    i64vec2 w = i64vec2(m64, 3l) / i64vec2(b64); y[2] = w.x; y[3] = w.y;\n"
+    "}\n";
+
+static bool spirv_valid(const uint32_t *w, size_t n, const char *what)
+{
+    spv_context c = spvContextCreate(SPV_ENV_VULKAN_1_2);
+    spv_const_binary_t bin = {w, n};
+    spv_diagnostic diag = NULL;
+    spv_result_t r = spvValidate(c, &bin, &diag);
+    if (r != SPV_SUCCESS)
+        fprintf(stderr, "%s: spirv-val: %s\n", what, diag && diag->error ? diag->error : "(no message)");
+    spvDiagnosticDestroy(diag);
+    spvContextDestroy(c);
+    return r == SPV_SUCCESS;
+}
+
+/* How many OpSDiv/OpSRem/OpSMod the module holds, and how many of them take
+ * their divisor from an OpSelect (the guard's). */
+static void count_divisions(const uint32_t *w, size_t n, uint32_t *divs, uint32_t *selected)
+{
+    *divs = *selected = 0;
+    for (size_t at = 5; at < n; at += w[at] >> 16) {
+        uint32_t op = w[at] & 0xffff;
+        if (op != SpvOpSDiv && op != SpvOpSRem && op != SpvOpSMod)
+            continue;
+        (*divs)++;
+        for (size_t d = 5; d < n; d += w[d] >> 16)
+            if ((w[d] & 0xffff) == SpvOpSelect && w[d + 2] == w[at + 4])
+                (*selected)++;
+    }
+}
+
+TEST(division_guard_rewrites_every_signed_division_and_validates)
+{
+    struct prog_output raw;
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = k_div_min, .name = "div.comp", .optimize = -1}, &raw));
+    uint32_t before, sel;
+    count_divisions(raw.spirv, raw.words, &before, &sel);
+    CHECK_EQ(before, 7);
+    CHECK_EQ(sel, 0);
+    /* OpSMod too: the same module with every OpSRem turned into OpSMod. */
+    uint32_t *smod = malloc(raw.words * 4);
+    REQUIRE(smod);
+    memcpy(smod, raw.spirv, raw.words * 4);
+    for (size_t at = 5; at < raw.words; at += smod[at] >> 16)
+        if ((smod[at] & 0xffff) == SpvOpSRem)
+            smod[at] = (smod[at] & 0xffff0000u) | SpvOpSMod;
+    const uint32_t *mods[2] = {raw.spirv, smod};
+    for (int k = 0; k < 2; k++) {
+        uint32_t *g = NULL, *opt = NULL, n_rw = 0;
+        size_t gw = 0, ow = 0;
+        char err[256] = "";
+        CHECK_EQ(prog_fold_guard(mods[k], raw.words, &g, &gw, &n_rw, err, sizeof err), 0);
+        if (!g) {
+            fprintf(stderr, "guard: %s\n", err);
+            continue;
+        }
+        CHECK_EQ(n_rw, 7);
+        uint32_t divs;
+        count_divisions(g, gw, &divs, &sel);
+        CHECK_EQ(divs, 7);
+        CHECK_EQ(sel, 7);   /* every divisor is the guard's select */
+        CHECK(g[3] > raw.spirv[3]);   /* the bound grew */
+        CHECK(spirv_valid(g, gw, k ? "guarded (SMod)" : "guarded"));
+        /* The optimizer runs on it in this process and survives. */
+        CHECK_EQ(prog_spirv_optimize(g, gw, &opt, &ow, err, sizeof err), 0);
+        if (opt)
+            CHECK(spirv_valid(opt, ow, "guarded and optimized"));
+        free(g);
+        free(opt);
+    }
+    free(smod);
+    /* A module that divides nothing is left alone. */
+    struct prog_output plain;
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = k_storage, .optimize = -1}, &plain));
+    uint32_t *g = NULL;
+    size_t gw = 0;
+    char err[256];
+    CHECK_EQ(prog_fold_guard(plain.spirv, plain.words, &g, &gw, NULL, err, sizeof err), 1);
+    CHECK(!g);
+    prog_output_finish(&plain);
+    prog_output_finish(&raw);
+}
+
+TEST(int_min_over_minus_one_compiles_optimized_without_killing_the_process)
+{
+    /* Without the guard this compile dies of SIGFPE inside SPIRV-Tools. */
+    struct prog_output out;
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = k_div_min, .name = "div.comp"}, &out));
+    CHECK(spirv_valid(out.spirv, out.words, "compiled"));
+    prog_output_finish(&out);
+    /* The shape: the divisor is a baked word. */
+    static const char *baked =
+        "#version 450\n"
+        "layout(local_size_x = 1) in;\n"
+        "layout(std430, binding = 0) buffer B { int x[]; };\n"
+        "void main() { int a = -2147483647 - 1; int b = kiln_parami(0);\n"
+        "    x[0] = (-2147483647 - 1) / kiln_parami(0); x[1] = a / b; x[2] = a % b; }\n";
+    kiln_define def = {"KILN_SPEC_MAIN_UW0", "0xffffffffu"};
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = baked, .defines = &def, .define_count = 1}, &out));
+    prog_output_finish(&out);
+}
+
+TEST(division_of_other_widths_is_left_unoptimized_and_counted)
+{
+    static const char *src16 =
+        "#version 450\n"
+        "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n"
+        "layout(local_size_x = 1) in;\n"
+        "layout(std430, binding = 0) buffer B { int x[]; };\n"
+        "void main() { int16_t a = int16_t(x[0]); int16_t b = int16_t(x[1]); x[2] = int(a / b); }\n";
+    struct prog_output raw, out;
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = src16, .optimize = -1}, &raw));
+    uint32_t *g = NULL;
+    size_t gw = 0;
+    char err[256] = "";
+    CHECK_EQ(prog_fold_guard(raw.spirv, raw.words, &g, &gw, NULL, err, sizeof err), -1);
+    CHECK(strstr(err, "16-bit") != NULL);
+    uint64_t skipped0, skipped1;
+    prog_fold_guard_counts(NULL, &skipped0);
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = src16}, &out));
+    prog_fold_guard_counts(NULL, &skipped1);
+    CHECK_EQ(skipped1, skipped0 + 1);
+    CHECK_EQ(out.words, raw.words);   /* kept as compiled */
+    prog_output_finish(&out);
+    prog_output_finish(&raw);
+    /* Malformed input is refused, not read past its end. */
+    uint32_t bad[7] = {0x07230203u, 0x10000, 0, 10, 0, (9u << 16) | SpvOpSDiv, 1};
+    CHECK_EQ(prog_fold_guard(bad, 7, &g, &gw, NULL, err, sizeof err), -1);
+    CHECK_EQ(prog_fold_guard(bad, 3, &g, &gw, NULL, err, sizeof err), -1);
+}
+
 int main(void)
 {
     RUN(universal_program_reads_params_and_declares_all_words);
@@ -328,5 +483,8 @@ int main(void)
     RUN(bad_descs_are_refused_by_name);
     RUN(interface_compatibility_names_the_difference);
     RUN(first_error_line);
+    RUN(division_guard_rewrites_every_signed_division_and_validates);
+    RUN(int_min_over_minus_one_compiles_optimized_without_killing_the_process);
+    RUN(division_of_other_widths_is_left_unoptimized_and_counted);
     return TEST_SUMMARY();
 }
