@@ -31,8 +31,11 @@ extern "C" {
 #define KILN_NODISCARD
 #endif
 
+/* kiln's version, MAJOR.MINOR.PATCH; kiln_version() is the library's own
+ * (the one linked, which may differ from the header compiled against). */
 #define KILN_VERSION_MAJOR 0
-#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_MINOR 2
+#define KILN_VERSION_PATCH 0
 
 /* ---- results ------------------------------------------------------------ */
 
@@ -58,6 +61,9 @@ typedef enum kiln_result {
 
 /* A constant name for a result, such as "KILN_ERR_HANDLE". */
 const char *kiln_result_name(kiln_result r);
+
+/* The library's version as "MAJOR.MINOR.PATCH", such as "0.2.0"; a constant string. */
+const char *kiln_version(void);
 
 /* The message of the last call on this thread, if it failed ("" if it
  * succeeded: every call clears it when it starts). The text stays valid

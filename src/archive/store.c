@@ -113,35 +113,6 @@ static void load_files(struct arc_store *s, const char *folder)
         closedir(d);
 }
 
-/* "1073741824", "512M", "1G", "64KiB": bytes; 0 when it does not parse. */
-static uint64_t parse_size(const char *v)
-{
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno || end == v)
-        return 0;
-    unsigned shift = 0;
-    switch (toupper((unsigned char)*end)) {
-    case 0: break;
-    case 'K': shift = 10; break;
-    case 'M': shift = 20; break;
-    case 'G': shift = 30; break;
-    case 'T': shift = 40; break;
-    default: return 0;
-    }
-    if (*end) {
-        end++;
-        if (!strcasecmp(end, "ib") || !strcasecmp(end, "b"))
-            end += strlen(end);
-        if (*end)
-            return 0;
-    }
-    if (shift && n > (UINT64_MAX >> shift))
-        return 0;
-    return (uint64_t)n << shift;
-}
-
 void arc_store_config_default(struct arc_store_config *c)
 {
     *c = (struct arc_store_config){
@@ -155,13 +126,16 @@ void arc_store_config_default(struct arc_store_config *c)
         .compact_at = 8,
         .tidy_delay_s = 2.0,
     };
+    /* The size parser every size goes through (base/parse.h); 0 would
+     * remove every file, so it is refused too. */
     const char *v = getenv("KILN_ARCHIVE_MAX_SIZE");
+    uint64_t n = 0;
+    char why[PARSE_WHY_LEN] = "0 bytes would leave no room for any file";
     if (v && *v) {
-        uint64_t n = parse_size(v);
-        if (n)
+        if (parse_size(v, &n, why) && n)
             c->max_size = n;
         else
-            log_warn("KILN_ARCHIVE_MAX_SIZE=%s: NOT applied: not a size (bytes, or with K, M, G or T); using 1G", v);
+            log_warn("KILN_ARCHIVE_MAX_SIZE: NOT applied: %s; using 1G", why);
     }
 }
 

@@ -91,12 +91,40 @@ int env_flag(const char *name, int dflt)
 uint64_t env_u64(const char *name, uint64_t dflt)
 {
     const char *v = getenv(name);
+    uint64_t x;
+    char why[PARSE_WHY_LEN];
     if (!v || !*v)
         return dflt;
-    char *end;
-    unsigned long long x = strtoull(v, &end, 0);
-    if (*end || v[0] == '-') {
-        log_warn("%s=%s is not an unsigned number; using %llu", name, v, (unsigned long long)dflt);
+    if (!parse_u64(v, &x, why)) {
+        log_warn("%s: %s; using %llu", name, why, (unsigned long long)dflt);
+        return dflt;
+    }
+    return x;
+}
+
+uint64_t env_size(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    uint64_t x;
+    char why[PARSE_WHY_LEN];
+    if (!v || !*v)
+        return dflt;
+    if (!parse_size(v, &x, why)) {
+        log_warn("%s: %s; using %llu bytes", name, why, (unsigned long long)dflt);
+        return dflt;
+    }
+    return x;
+}
+
+double env_seconds(const char *name, double dflt)
+{
+    const char *v = getenv(name);
+    double x;
+    char why[PARSE_WHY_LEN];
+    if (!v || !*v)
+        return dflt;
+    if (!parse_seconds(v, &x, why)) {
+        log_warn("%s: %s; using %g s", name, why, dflt);
         return dflt;
     }
     return x;
@@ -246,3 +274,10 @@ const char *kiln_result_name(kiln_result r)
 }
 
 const char *kiln_last_error(void) { return last_error; }
+
+#define KILN_STR_(x) #x
+#define KILN_STR(x) KILN_STR_(x)
+const char *kiln_version(void)
+{
+    return KILN_STR(KILN_VERSION_MAJOR) "." KILN_STR(KILN_VERSION_MINOR) "." KILN_STR(KILN_VERSION_PATCH);
+}

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "kiln.h"
+#include "parse.h"
 
 #define KILN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define KILN_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -48,8 +49,14 @@ const char *err_last(void);
 /* Environment switches. env_flag: 1 for 1/true/yes/on, 0 for 0/false/no/off,
  * dflt when unset or empty; a value that is neither is warned about once. */
 int env_flag(const char *name, int dflt);
-/* Unsigned integer; dflt when unset; a malformed value is warned about. */
+/* The numbers of parse.h, read from the environment: dflt when unset or
+ * empty; a value that does not parse is warned about, naming the variable,
+ * the text and why, and dflt is used. env_u64 takes a count (decimal or 0x
+ * hex), env_size a size (bytes, or with K, M, G, T), env_seconds a
+ * duration (decimal seconds, fractions allowed). */
 uint64_t env_u64(const char *name, uint64_t dflt);
+uint64_t env_size(const char *name, uint64_t dflt);
+double env_seconds(const char *name, double dflt);
 
 /* Every allocation kiln makes itself goes through these three (free() is
  * the release): allocation that aborts on exhaustion of host memory is not
