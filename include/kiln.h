@@ -148,6 +148,13 @@ typedef struct kiln_caps {
     int unified_memory;            /* 1: buffers are host-visible device memory */
     int validation;                /* 1: the validation layer is on */
     kiln_backend_kind backend;
+    /* 1: the driver's pipeline caches keep compiled code (NVIDIA's do), so
+     * the pipeline archive keeps pipelines as well as front ends and a later
+     * start builds them without compiling; 0: they keep only a header
+     * (lavapipe's), so the archive keeps front ends (SPIR-V and interface)
+     * alone and every start compiles its pipelines. Found at context
+     * creation by making one small pipeline through a fresh cache. */
+    int pipeline_cache_keeps_code;
 } kiln_caps;
 
 /* Creates a context on one device. On KILN_ERR_NO_DEVICE the message lists

@@ -1,5 +1,16 @@
 /*
  * mock.c: the deterministic backend (see mock.h).
+ *
+ * Pipeline caches: by default a cache keeps no compiled code and its data is
+ * a 32-byte header (as lavapipe's). A device made after
+ * mockb_keep_compiled_code(true) behaves like a driver whose caches keep
+ * code (NVIDIA's): a cache remembers every pipeline compiled through it, by
+ * the XXH3-128 of its SPIR-V; its data is the header followed by one
+ * 32-byte record per pipeline (the hash, then the hash again standing for
+ * the code); a cache seeded with such data supplies those pipelines without
+ * compiling, also when asked for them "from the cache or not at all". Data
+ * that does not check out seeds an empty cache, as Vulkan says
+ * (vkCreatePipelineCache ignores incompatible initial data).
  */
 #include "mock.h"
 
@@ -14,7 +25,11 @@ struct mock_buffer {
 };
 struct kb_layout { int unused; };
 struct kb_pipeline { int unused; };
-struct kb_cache { uint32_t pipelines; };   /* pipelines compiled through it (and merged into it) */
+struct kb_cache {
+    uint32_t pipelines;          /* pipelines compiled through it (and merged into it) */
+    uint8_t (*kept)[16];         /* keeping mode: the SPIR-V hashes of the pipelines it holds */
+    uint32_t kept_count, kept_cap;
+};
 struct kb_bindset { int unused; };
 struct kb_cmd {
     struct kb_step *steps;
@@ -30,7 +45,15 @@ struct mock_device {
     struct kb_cmd *last_submitted;
     uint64_t (*cost)(void *ud, const struct kb_pipeline *pipe);   /* mockb_set_cost */
     void *cost_ud;
+    bool keeps_code;             /* its caches keep compiled code (mockb_keep_compiled_code) */
 };
+
+#define MOCK_CACHE_HEADER 32
+#define MOCK_CACHE_RECORD 32
+static const char mock_cache_magic[8] = "KMOCKPC1";
+
+static _Atomic bool g_keep_code;   /* for devices made from now on */
+void mockb_keep_compiled_code(bool keeps) { atomic_store(&g_keep_code, keeps); }
 
 static const struct backend_ops mock_ops;
 static struct mock_device *md(struct kb_device *d) { return (struct mock_device *)d; }
@@ -138,6 +161,26 @@ static kiln_result mock_layout_create(struct kb_device *dev, const kiln_program_
 }
 static void mock_layout_destroy(struct kb_device *dev, struct kb_layout *l) { uncounted(md(dev), l); }
 
+/* Whether c holds the pipeline of hash h (device lock held). */
+static bool cache_holds(const struct kb_cache *c, const uint8_t h[16])
+{
+    for (uint32_t i = 0; c && i < c->kept_count; i++)
+        if (!memcmp(c->kept[i], h, 16))
+            return true;
+    return false;
+}
+
+/* Adds h to c unless there (device lock held); false when out of memory. */
+static bool cache_keep(struct kb_cache *c, const uint8_t h[16])
+{
+    if (cache_holds(c, h))
+        return true;
+    if (!vec_reserve((void **)&c->kept, &c->kept_cap, c->kept_count + 1, sizeof *c->kept))
+        return false;
+    memcpy(c->kept[c->kept_count++], h, 16);
+    return true;
+}
+
 static kiln_result mock_pipeline_create(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
                                         size_t words, struct kb_cache *cache, bool cache_only, struct kb_pipeline **out)
 {
@@ -145,35 +188,80 @@ static kiln_result mock_pipeline_create(struct kb_device *dev, struct kb_layout 
     struct mock_device *d = md(dev);
     if (!spirv || words < 5 || spirv[0] != 0x07230203u)
         return KILN_RAISE(KILN_ERR_DEVICE, "mock: pipeline from %zu words that are not SPIR-V", words);
-    if (cache_only)   /* the mock keeps no compiled code */
+    uint8_t h[16];
+    hash128(spirv, words * 4, h);
+    pthread_mutex_lock(&d->lock);
+    bool cached = d->keeps_code && cache_holds(cache, h);
+    pthread_mutex_unlock(&d->lock);
+    if (cache_only && !cached)
         return KILN_RAISE(KILN_ERR_PENDING, "mock: not in the pipeline cache");
     if (!(*out = counted(d, sizeof **out)))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
     pthread_mutex_lock(&d->lock);
-    d->counts.pipelines_created++;
-    if (cache)
-        cache->pipelines++;
+    if (cached) {
+        d->counts.pipelines_from_cache++;
+    } else {
+        d->counts.pipelines_created++;
+        if (cache)
+            cache->pipelines++;
+        if (cache && d->keeps_code && !cache_keep(cache, h)) {
+            pthread_mutex_unlock(&d->lock);
+            uncounted(d, *out);
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline cache's record");
+        }
+    }
     pthread_mutex_unlock(&d->lock);
     return KILN_OK;
 }
 
+static void mock_cache_destroy(struct kb_device *dev, struct kb_cache *c)
+{
+    if (c)
+        free(c->kept);
+    uncounted(md(dev), c);
+}
+
+/* Seeded with data of the keeping mode's form: each record whose two
+ * halves agree is kept; anything else seeds nothing. */
 static kiln_result mock_cache_create(struct kb_device *dev, const void *data, size_t len, struct kb_cache **out)
 {
-    (void)data, (void)len;
-    if (!(*out = counted(md(dev), sizeof **out)))
+    struct mock_device *d = md(dev);
+    struct kb_cache *c = counted(d, sizeof *c);
+    if (!c)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+    const uint8_t *p = data;
+    if (d->keeps_code && p && len >= MOCK_CACHE_HEADER && (len - MOCK_CACHE_HEADER) % MOCK_CACHE_RECORD == 0 &&
+        !memcmp(p, mock_cache_magic, sizeof mock_cache_magic)) {
+        for (size_t off = MOCK_CACHE_HEADER; off < len; off += MOCK_CACHE_RECORD)
+            if (!memcmp(p + off, p + off + 16, 16) && !cache_keep(c, p + off)) {
+                mock_cache_destroy(dev, c);
+                return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline cache's records");
+            }
+    }
+    *out = c;
     return KILN_OK;
 }
 
-static void mock_cache_destroy(struct kb_device *dev, struct kb_cache *c) { uncounted(md(dev), c); }
-
-/* The mock keeps no compiled code: its cache data is a header's worth. */
+/* The header (magic, then zeros), and in the keeping mode a record per
+ * pipeline the cache holds. */
 static kiln_result mock_cache_data(struct kb_device *dev, struct kb_cache *c, void **data, size_t *len)
 {
-    (void)dev, (void)c;
-    if (!(*data = mem_calloc(1, 32)))
+    struct mock_device *d = md(dev);
+    pthread_mutex_lock(&d->lock);
+    size_t n = MOCK_CACHE_HEADER + (size_t)c->kept_count * MOCK_CACHE_RECORD;
+    uint8_t *p = mem_calloc(1, n);
+    if (p) {
+        memcpy(p, mock_cache_magic, sizeof mock_cache_magic);
+        for (uint32_t i = 0; i < c->kept_count; i++) {
+            memcpy(p + MOCK_CACHE_HEADER + (size_t)i * MOCK_CACHE_RECORD, c->kept[i], 16);
+            memcpy(p + MOCK_CACHE_HEADER + (size_t)i * MOCK_CACHE_RECORD + 16, c->kept[i], 16);
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    if (!p)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
-    *len = 32;
+    *data = p;
+    *len = n;
     return KILN_OK;
 }
 
@@ -182,8 +270,14 @@ static kiln_result mock_cache_merge(struct kb_device *dev, struct kb_cache *dst,
 {
     struct mock_device *d = md(dev);
     pthread_mutex_lock(&d->lock);
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         dst->pipelines += srcs[i]->pipelines;
+        for (uint32_t k = 0; k < srcs[i]->kept_count; k++)
+            if (!cache_keep(dst, srcs[i]->kept[k])) {
+                pthread_mutex_unlock(&d->lock);
+                return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory merging pipeline caches");
+            }
+    }
     d->counts.cache_merges++;
     pthread_mutex_unlock(&d->lock);
     return KILN_OK;
@@ -336,6 +430,14 @@ kiln_result mockb_create(struct kb_device **out)
     c->min_uniform_buffer_offset_alignment = 16;
     c->unified_memory = 1;
     c->backend = KILN_BACKEND_MOCK;
+    if (atomic_load(&g_keep_code)) {
+        /* Another "driver": its archives live in a device pair of their own. */
+        d->keeps_code = true;
+        d->base.cache_control = true;
+        c->pipeline_cache_keeps_code = 1;
+        c->pipeline_cache_uuid[0] = 1;
+        snprintf(c->driver_name, sizeof c->driver_name, "kiln mock (pipeline caches keep compiled code)");
+    }
     *out = &d->base;
     return KILN_OK;
 }

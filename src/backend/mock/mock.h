@@ -13,6 +13,7 @@
 
 struct mock_counts {
     uint64_t buffers_created, layouts_created, pipelines_created, bindsets_created;
+    uint64_t pipelines_from_cache;   /* made from a pipeline cache without compiling (keeping mode) */
     uint64_t cmds_created, records, dispatches_recorded, barriers_recorded;
     uint64_t submits, waits;
     uint64_t cache_merges;
@@ -20,6 +21,13 @@ struct mock_counts {
 };
 
 bool mockb_is(struct kb_device *dev);
+/* Mock devices made from now on (in this process) have pipeline caches
+ * that keep compiled code, like NVIDIA's driver (keeps), or only a 32-byte
+ * header, like lavapipe (the default); caps.pipeline_cache_keeps_code says
+ * which. Keeping devices serve another device pair (their pipeline cache
+ * UUID differs), so their archives live apart. For tests of what differs
+ * between such drivers. */
+void mockb_keep_compiled_code(bool keeps);
 struct mock_counts mockb_counts(struct kb_device *dev);
 /* While held, tickets stay in flight until released (or waited on). */
 void mockb_hold(struct kb_device *dev, bool hold);

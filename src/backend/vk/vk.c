@@ -371,6 +371,66 @@ static void fill_caps(struct vk_device *d)
     c->backend = KILN_BACKEND_VULKAN;
 }
 
+/* A compute shader that does nothing (SPIR-V 1.0, local size 1x1x1): the
+ * pipeline-cache probe's program. */
+static const uint32_t probe_spirv[] = {
+    0x07230203, 0x00010000, 0x00070000, 0x00000005, 0x00000000, 0x00020011, 0x00000001, 0x0003000e, 0x00000000,
+    0x00000001, 0x0005000f, 0x00000005, 0x00000001, 0x6e69616d, 0x00000000, 0x00060010, 0x00000001, 0x00000011,
+    0x00000001, 0x00000001, 0x00000001, 0x00020013, 0x00000002, 0x00030021, 0x00000003, 0x00000002, 0x00050036,
+    0x00000002, 0x00000001, 0x00000000, 0x00000003, 0x000200f8, 0x00000004, 0x000100fd, 0x00010038,
+};
+
+/* Whether the driver's pipeline caches keep compiled code: one pipeline made
+ * through a fresh cache must grow the cache's data past the empty cache's
+ * (its header). Lavapipe's stays at the 32-byte header; NVIDIA's grows by
+ * the pipeline's code. A probe that cannot run says no: the archive then
+ * keeps front ends alone, which is right on any driver. */
+static bool probe_cache_keeps_code(struct vk_device *d)
+{
+    VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                     .codeSize = sizeof probe_spirv,
+                                     .pCode = probe_spirv};
+    VkPipelineCacheCreateInfo cci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkShaderModule mod = VK_NULL_HANDLE;
+    VkPipelineCache cache = VK_NULL_HANDLE;
+    VkPipeline pipe = VK_NULL_HANDLE;
+    size_t empty = 0, full = 0;
+    VkResult vr;
+    if ((vr = vkCreatePipelineLayout(d->device, &lci, NULL, &layout)) == VK_SUCCESS &&
+        (vr = vkCreateShaderModule(d->device, &smci, NULL, &mod)) == VK_SUCCESS &&
+        (vr = vkCreatePipelineCache(d->device, &cci, NULL, &cache)) == VK_SUCCESS &&
+        (vr = vkGetPipelineCacheData(d->device, cache, &empty, NULL)) == VK_SUCCESS) {
+        VkComputePipelineCreateInfo cpci = {
+            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                      .module = mod,
+                      .pName = "main"},
+            .layout = layout,
+        };
+        if ((vr = vkCreateComputePipelines(d->device, cache, 1, &cpci, NULL, &pipe)) == VK_SUCCESS)
+            vr = vkGetPipelineCacheData(d->device, cache, &full, NULL);
+    }
+    if (pipe)
+        vkDestroyPipeline(d->device, pipe, NULL);
+    if (cache)
+        vkDestroyPipelineCache(d->device, cache, NULL);
+    if (mod)
+        vkDestroyShaderModule(d->device, mod, NULL);
+    if (layout)
+        vkDestroyPipelineLayout(d->device, layout, NULL);
+    if (vr != VK_SUCCESS) {
+        log_warn("device: the pipeline-cache probe failed (VkResult %d): pipelines are taken as not kept in "
+                 "pipeline caches, so the archive keeps front ends only", (int)vr);
+        return false;
+    }
+    log_info("device: pipeline caches keep %s (a probe pipeline took the cache's data from %zu to %zu bytes)",
+             full > empty ? "compiled code" : "no compiled code", empty, full);
+    return full > empty;
+}
+
 static int find_memory(const VkPhysicalDeviceMemoryProperties *mp, uint32_t type_bits, VkMemoryPropertyFlags want)
 {
     for (uint32_t i = 0; i < mp->memoryTypeCount; i++)
@@ -486,6 +546,7 @@ kiln_result vkb_create(const char *selector, int validation, struct kb_device **
         log_info("KILN_FORCE_STAGING: buffers go through staging copies");
     }
     d->base.caps.unified_memory = d->unified;
+    d->base.caps.pipeline_cache_keeps_code = probe_cache_keeps_code(d);
     log_info("device: %s (%s), %s memory", d->base.caps.device_name, d->base.caps.driver_name,
              d->unified ? "unified" : "separate (staged)");
     *out = &d->base;
