@@ -8,17 +8,25 @@
  * ~150 ms to rebuild them each time (measured by bench/bench_compile).
  * #include "x" is resolved against the including file's folder first, then
  * the program's include folders in order; #include <x> only against the
- * include folders.
+ * include folders. The resolver (prog_include_resolve) bounds what the
+ * source can make it do: includes nest at most PROG_MAX_INCLUDE_DEPTH deep,
+ * a cycle is refused naming its chain, an included file is read only if it
+ * is a regular file of at most PROG_MAX_INCLUDE_BYTES, opened without
+ * blocking.
  */
 #define _GNU_SOURCE
 #include "program.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <shaderc/shaderc.h>
 
@@ -304,43 +312,70 @@ char *prog_preprocess(const struct prog_source *src, size_t *len)
 
 /* ---- includes --------------------------------------------------------------- */
 
-struct includer {
-    const struct prog_source *src;
-};
-
 struct include_result {
     shaderc_include_result r;
     char *name;
     char *content;
 };
 
-static char *read_file(const char *path, size_t *len)
+/* Reads a whole included file: opened without blocking (a FIFO is never
+ * waited on), checked to be a regular file, and read only up to
+ * PROG_MAX_INCLUDE_BYTES. NULL when it cannot be opened (the search goes
+ * on: why stays empty) or when it is refused or unreadable (why says so,
+ * naming the path). */
+static char *read_file(const char *path, size_t *len, char *why, size_t why_cap)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    why[0] = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
         return NULL;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        snprintf(why, why_cap, "%s is not a regular file: not read", path);
+        close(fd);
+        return NULL;
+    }
     struct bytes b = {0};
     char tmp[8192];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-        sb_put(&b, tmp, n);
-    bool err = ferror(f);
-    fclose(f);
-    if (err || b.oom) {
+    ssize_t n;
+    while ((n = read(fd, tmp, sizeof tmp)) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            snprintf(why, why_cap, "cannot read %s: %s", path, strerror(errno));
+            break;
+        }
+        if (b.len + (size_t)n > PROG_MAX_INCLUDE_BYTES) {
+            snprintf(why, why_cap, "%s is larger than the largest included file kiln reads (%u bytes): not read",
+                     path, PROG_MAX_INCLUDE_BYTES);
+            break;
+        }
+        sb_put(&b, tmp, (size_t)n);
+    }
+    close(fd);
+    if (!why[0] && b.oom)
+        snprintf(why, why_cap, "out of host memory reading %s", path);
+    if (why[0]) {
         free(b.p);
         return NULL;
     }
     if (!b.p) {
         *len = 0;
-        return str_dup("");
+        char *empty = str_dup("");
+        if (!empty)
+            snprintf(why, why_cap, "out of host memory reading %s", path);
+        return empty;
     }
     *len = b.len;
     return (char *)b.p;
 }
 
-char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
-                        char *path, size_t path_cap, size_t *len)
+/* The file an #include names, from the snapshot or the disk; NULL when not
+ * found (why empty) or refused (why set). */
+static char *include_find(const struct prog_source *src, const char *req, bool relative, const char *from,
+                          char *path, size_t path_cap, size_t *len, char *why, size_t why_cap)
 {
+    why[0] = 0;
     char *content = NULL;
     if (src->includes) {
         /* A snapshot: the files exactly as its first request read them. */
@@ -352,7 +387,10 @@ char *prog_include_read(const struct prog_source *src, const char *req, bool rel
                 return NULL;
             snprintf(path, path_cap, "%s", f->path ? f->path : req);
             *len = f->len;
-            return str_ndup(f->content, f->len);
+            content = str_ndup(f->content, f->len);
+            if (!content)
+                snprintf(why, why_cap, "out of host memory for include '%s'", req);
+            return content;
         }
         return NULL;
     }
@@ -362,13 +400,162 @@ char *prog_include_read(const struct prog_source *src, const char *req, bool rel
             snprintf(path, path_cap, "%.*s/%s", (int)(slash - from), from, req);
         else
             snprintf(path, path_cap, "%s", req);
-        content = read_file(path, len);
+        content = read_file(path, len, why, why_cap);
     }
-    for (uint32_t i = 0; !content && i < src->include_dir_count; i++) {
+    for (uint32_t i = 0; !content && !why[0] && i < src->include_dir_count; i++) {
         snprintf(path, path_cap, "%s/%s", src->include_dirs[i], req);
-        content = read_file(path, len);
+        content = read_file(path, len, why, why_cap);
     }
     return content;
+}
+
+char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
+                        char *path, size_t path_cap, size_t *len)
+{
+    char why[PATH_MAX + 128];
+    char *content = include_find(src, req, relative, from, path, path_cap, len, why, sizeof why);
+    if (!content && why[0])
+        log_warn("#include \"%s\" in %s: %s", req, from, why);
+    return content;
+}
+
+void prog_includer_init(struct prog_includer *in, const struct prog_source *src)
+{
+    *in = (struct prog_includer){.src = src};
+}
+
+void prog_includer_finish(struct prog_includer *in)
+{
+    for (uint32_t i = 0; i <= PROG_MAX_INCLUDE_DEPTH; i++)
+        free(in->chain[i]);
+    for (uint32_t i = 0; i < in->once_count; i++)
+        free(in->once[i]);
+    free(in->once);
+    *in = (struct prog_includer){0};
+}
+
+/* Whether text has a "#pragma once" line (blanks allowed around '#'). */
+static bool has_pragma_once(const char *text, size_t len)
+{
+    for (size_t pos = 0; pos < len;) {
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - line) : len - pos;
+        pos += n + 1;
+        size_t i = 0;
+        while (i < n && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        if (i >= n || line[i++] != '#')
+            continue;
+        while (i < n && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        if (n - i < 6 || memcmp(line + i, "pragma", 6))
+            continue;
+        i += 6;
+        size_t blanks = 0;
+        while (i < n && (line[i] == ' ' || line[i] == '\t'))
+            i++, blanks++;
+        if (blanks && n - i >= 4 && !memcmp(line + i, "once", 4) &&
+            (n - i == 4 || line[i + 4] == ' ' || line[i + 4] == '\t' || line[i + 4] == '\r'))
+            return true;
+    }
+    return false;
+}
+
+/* Sets chain[at] to name (copied unless it is already that). */
+static bool chain_set(struct prog_includer *in, uint32_t at, const char *name)
+{
+    if (in->chain[at] && !strcmp(in->chain[at], name))
+        return true;
+    char *copy = str_dup(name);
+    if (!copy)
+        return false;
+    free(in->chain[at]);
+    in->chain[at] = copy;
+    return true;
+}
+
+/* "a.h includes b.h includes ... includes last", from chain[first] on. */
+static void chain_text(const struct prog_includer *in, uint32_t first, uint32_t count, const char *last, char *out,
+                       size_t cap)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (uint32_t k = first; k < count && n < cap; k++)
+        n += (size_t)snprintf(out + n, cap - n, "%s includes ", in->chain[k] ? in->chain[k] : "?");
+    if (n < cap)
+        snprintf(out + n, cap - n, "%s", last);
+}
+
+kiln_result prog_include_resolve(struct prog_includer *in, const char *from, const char *req, bool relative,
+                                 size_t depth, char **content, size_t *len, char *path, size_t path_cap)
+{
+    *content = NULL;
+    *len = 0;
+    if (path_cap)
+        path[0] = 0;
+    if (depth < 1)
+        depth = 1;
+    char text[1024];
+    if (depth > PROG_MAX_INCLUDE_DEPTH) {
+        chain_text(in, 0, PROG_MAX_INCLUDE_DEPTH + 1, req, text, sizeof text);
+        return KILN_RAISE(KILN_ERR_LIMIT, "#include \"%s\" in %s: includes nested deeper than %d: %s", req, from,
+                          PROG_MAX_INCLUDE_DEPTH, text);
+    }
+    /* The chain down to the requesting file: the compiler includes depth
+     * first, so chain[depth - 1] is `from` and deeper entries are done. */
+    uint32_t d = (uint32_t)depth;
+    for (uint32_t k = d; k <= PROG_MAX_INCLUDE_DEPTH; k++) {
+        free(in->chain[k]);
+        in->chain[k] = NULL;
+    }
+    if (!chain_set(in, d - 1, from))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory following #include \"%s\" in %s", req, from);
+    char why[PATH_MAX + 128];
+    size_t n = 0;
+    char *c = include_find(in->src, req, relative, from, path, path_cap, &n, why, sizeof why);
+    if (!c) {
+        if (why[0])
+            return KILN_RAISE(KILN_ERR_IO, "#include \"%s\" in %s: %s", req, from, why);
+        return KILN_RAISE(KILN_ERR_IO, "cannot open include '%s' (searched %s%u include folder%s)", req,
+                          relative ? "the including file's folder and " : "", in->src->include_dir_count,
+                          in->src->include_dir_count == 1 ? "" : "s");
+    }
+    /* A cycle: this very step (from -> path) was taken before on the
+     * chain, so the compiler would take it again for ever. A header whose
+     * guard or #pragma once stopped it the first time never gets here. */
+    for (uint32_t k = 0; k + 1 < d; k++) {
+        if (in->chain[k] && in->chain[k + 1] && !strcmp(in->chain[k], from) && !strcmp(in->chain[k + 1], path)) {
+            free(c);
+            chain_text(in, k, d, path, text, sizeof text);
+            return KILN_RAISE(KILN_ERR_COMPILE, "#include cycle: %s", text);
+        }
+    }
+    if (!chain_set(in, d, path)) {
+        free(c);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory following #include \"%s\" in %s", req, from);
+    }
+    if (has_pragma_once(c, n)) {
+        bool given = false;
+        for (uint32_t i = 0; i < in->once_count && !given; i++)
+            given = !strcmp(in->once[i], path);
+        if (given) {
+            c[0] = 0;   /* given once already: nothing more of it */
+            n = 0;
+        } else {
+            char *copy = NULL;
+            if (!vec_reserve((void **)&in->once, &in->once_cap, in->once_count + 1, sizeof *in->once) ||
+                !(copy = str_dup(path))) {
+                free(c);
+                return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory following #include \"%s\" in %s", req,
+                                  from);
+            }
+            in->once[in->once_count++] = copy;
+        }
+    }
+    *content = c;
+    *len = n;
+    return KILN_OK;
 }
 
 void prog_includes_free(struct prog_include *inc, uint32_t n)
@@ -382,52 +569,30 @@ void prog_includes_free(struct prog_include *inc, uint32_t n)
     free(inc);
 }
 
-/* The snapshot's entry for an #include, or NULL. */
-static const struct prog_include *snapshot_find(const struct prog_source *src, const char *req, bool relative,
-                                                const char *from)
-{
-    for (uint32_t i = 0; i < src->include_count; i++) {
-        const struct prog_include *e = &src->includes[i];
-        if (e->relative == relative && !strcmp(e->req, req) && !strcmp(e->from, from))
-            return e;
-    }
-    return NULL;
-}
-
+/* shaderc's include callback: prog_include_resolve, its error turned into
+ * the result shaderc reports (an empty source name, the message as
+ * content). */
 static shaderc_include_result *include_resolve(void *ud, const char *req, int type, const char *from, size_t depth)
 {
-    struct includer *inc = ud;
+    struct prog_includer *inc = ud;
     struct include_result *res = mem_calloc(1, sizeof *res);
     if (!res)
         return NULL;
-    (void)depth;
     char path[PATH_MAX];
     size_t len = 0;
-    bool relative = type == shaderc_include_type_relative;
-    const struct prog_include *snap = snapshot_find(inc->src, req, relative, from);
     char *content = NULL;
-    if (snap) {
-        if (snap->path) {
-            snprintf(path, sizeof path, "%s", snap->path);
-            content = str_ndup(snap->content, snap->len);
-            len = snap->len;
-        }
-    } else {
-        content = prog_include_read(inc->src, req, relative, from, path, sizeof path, &len);
-    }
-    if (content) {
+    if (prog_include_resolve(inc, from, req, type == shaderc_include_type_relative, depth, &content, &len, path,
+                             sizeof path) == KILN_OK) {
         res->name = str_dup(path);
         res->content = content;
         res->r.content_length = len;
     } else {
-        /* shaderc reports an empty source_name as "cannot find or open". */
-        char msg[PATH_MAX + 64];
-        snprintf(msg, sizeof msg, "cannot open include '%s' (searched %s%u include folder%s)", req,
-                 type == shaderc_include_type_relative ? "the including file's folder and " : "",
-                 inc->src->include_dir_count, inc->src->include_dir_count == 1 ? "" : "s");
+        /* shaderc reports an empty source_name as "cannot find or open",
+         * followed by the content: the reason. */
         res->name = str_dup("");
-        res->content = str_dup(msg);
+        res->content = str_dup(kiln_last_error());
         res->r.content_length = res->content ? strlen(res->content) : 0;
+        err_clear();
     }
     res->r.source_name = res->name ? res->name : "";
     res->r.source_name_length = res->name ? strlen(res->name) : 0;
@@ -500,12 +665,14 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
     for (uint32_t i = 0; i < src->define_count; i++)
         shaderc_compile_options_add_macro_definition(opts, src->defines[i].name, strlen(src->defines[i].name),
                                                      src->defines[i].value, strlen(src->defines[i].value));
-    struct includer inc = {.src = src};
+    struct prog_includer inc;
+    prog_includer_init(&inc, src);
     shaderc_compile_options_set_include_callbacks(opts, include_resolve, include_release, &inc);
 
     shaderc_compilation_result_t res =
         shaderc_compile_into_spv(compiler, text, len, shaderc_compute_shader, src->name, "main", opts);
     free(text);
+    prog_includer_finish(&inc);
     kiln_result r = KILN_OK;
     const char *msg = res ? shaderc_result_get_error_message(res) : "shaderc returned no result";
     out->log = str_dup(msg ? msg : "");

@@ -80,12 +80,50 @@ char *prog_preprocess(const struct prog_source *src, size_t *len);
 /* Reads the file an #include names, the way the compiler resolves it:
  * from src's include snapshot when it has one, else relative to the
  * including file `from` first when `relative` ("x"), then each include
- * folder. Returns the malloc'd content (NULL if not found) and
- * writes the path it came from. */
+ * folder. Returns the malloc'd content (NULL if not found, or refused: not
+ * a regular file or past PROG_MAX_INCLUDE_BYTES, warned about) and writes
+ * the path it came from. */
 char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
                         char *path, size_t path_cap, size_t *len);
 
 void prog_includes_free(struct prog_include *inc, uint32_t n);
+
+/* Includes nest at most this deep (the program's own source is depth 0). */
+#define PROG_MAX_INCLUDE_DEPTH 32
+/* The largest included file read (16 MiB); a larger one is refused unread. */
+#define PROG_MAX_INCLUDE_BYTES (16u << 20)
+
+/*
+ * The include resolver of one compile, callable without the compiler (the
+ * fuzz target drives it alone). It follows the compiler's include chain
+ * (depth first: the requesting file at depth d - 1 is the last one resolved
+ * at that depth) to refuse a cycle: an include step (file -> file) taken a
+ * second time on one chain, which the compiler would repeat for ever. A
+ * header included again and stopped by its guard or #pragma once includes
+ * nothing the second time, so never repeats a step: it is fine.
+ * `#pragma once` is honoured here (glslang only warns "not implemented"): a
+ * file holding that line, given once in this compile, is given empty after.
+ */
+struct prog_includer {
+    const struct prog_source *src;              /* borrowed: dirs and the include snapshot */
+    char *chain[PROG_MAX_INCLUDE_DEPTH + 1];    /* owned: chain[0] the program, chain[d] the file at depth d */
+    char **once;                                /* owned: paths given that hold #pragma once */
+    uint32_t once_count, once_cap;
+};
+void prog_includer_init(struct prog_includer *in, const struct prog_source *src);
+void prog_includer_finish(struct prog_includer *in);
+/* Resolves `#include "req"` (relative) or `#include <req>` written in file
+ * `from` at include depth `depth` (1: in the program's own source, whose
+ * name is src->name), as prog_include_read finds it. On KILN_OK *content is
+ * the file's bytes (malloc'd: the caller frees it), *len their count, and
+ * path where they came from. Errors, each naming the include and the
+ * including file: KILN_ERR_LIMIT past PROG_MAX_INCLUDE_DEPTH (with the
+ * chain), KILN_ERR_COMPILE for a cycle ("#include cycle: a.h includes b.h
+ * includes a.h ..."), KILN_ERR_IO when not found or refused (not a regular
+ * file, past PROG_MAX_INCLUDE_BYTES, unreadable), KILN_ERR_NO_MEMORY. */
+KILN_NODISCARD kiln_result prog_include_resolve(struct prog_includer *in, const char *from, const char *req,
+                                                bool relative, size_t depth, char **content, size_t *len,
+                                                char *path, size_t path_cap);
 
 /* Compiles to SPIR-V and reflects it. KILN_OK when it compiled; a compile
  * error is KILN_ERR_COMPILE with out->log filled. Thread-safe. */
@@ -100,6 +138,20 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, kiln_program_inter
  * with the same kinds and access. Otherwise writes the first difference. */
 bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_interface *b, char *why,
                            size_t cap);
+
+/* Bytes of Workgroup (`shared`) memory a module declares: the sum of its
+ * Workgroup variables' sizes, computed with explicit type sizes (scalars
+ * by width, bool 4, vectors, matrices and arrays by count, structs by the sum
+ * of their members; array lengths from specialization constants at their
+ * defaults), saturating at UINT64_MAX. KILN_ERR_INVALID for a malformed
+ * module. */
+kiln_result prog_shared_bytes(const uint32_t *spirv, size_t words, uint64_t *out);
+/* Whether a device can run a program: workgroup size (each dimension and the
+ * product), shared memory, push-constant bytes, and storage, uniform and
+ * total buffer counts per stage. KILN_ERR_LIMIT names the first limit
+ * exceeded, the value and the device's limit. */
+kiln_result prog_check_limits(const uint32_t *spirv, size_t words, const kiln_program_interface *iface,
+                              const kiln_caps *caps);
 
 /* fold_guard.c: rewrites every OpSDiv / OpSRem / OpSMod of a module so that
  * no optimizer can fold a signed division by -1 (which traps in SPIRV-Tools'

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <spirv-tools/libspirv.h>
@@ -207,6 +208,169 @@ TEST(includes_resolve_from_include_folders)
     prog_output_finish(&out);
     unlink(path);
     rmdir(dir);
+}
+
+/* ---- the include resolver: depth, cycles, what it reads ----------------------- */
+
+/* Writes dir/name with text. */
+static bool put_text(const char *dir, const char *name, const char *text)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    bool ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+static void remove_tree(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_EQ(system(cmd), 0);
+}
+
+static const char *k_inc_main = "#version 450\n"
+                                "#include \"a.h\"\n"
+                                "layout(local_size_x = 1) in;\n"
+                                "layout(std430, binding = 0) buffer D { uint d[]; };\n"
+                                "void main() { d[0] = kiln_param(0); }\n";
+
+/* Compiles k_inc_main with dir as its include folder; the log must hold
+ * `want` (NULL: must compile). Returns within seconds whatever the files
+ * do (an alarm kills the test binary otherwise). */
+static void compile_includes(const char *dir, const char *want)
+{
+    const char *dirs[] = {dir};
+    struct prog_output out;
+    alarm(60);
+    kiln_result r = compile(&(kiln_program_desc){.source = k_inc_main, .name = "m.comp", .include_dirs = dirs,
+                                                 .include_dir_count = 1},
+                            &out);
+    alarm(0);
+    if (!want) {
+        CHECK_OK(r);
+        if (r != KILN_OK && out.log)
+            fprintf(stderr, "log: %s\n", out.log);
+    } else {
+        CHECK_EQ(r, KILN_ERR_COMPILE);
+        CHECK(out.log && strstr(out.log, want));
+        if (!out.log || !strstr(out.log, want))
+            fprintf(stderr, "log lacks '%s': %s\n", want, out.log ? out.log : "(none)");
+    }
+    prog_output_finish(&out);
+}
+
+TEST(an_include_cycle_is_refused_naming_its_chain)
+{
+    char dir[] = "/tmp/kiln-test-inc-XXXXXX", chain[400];
+    REQUIRE(mkdtemp(dir));
+    /* A header that includes itself, unguarded. */
+    REQUIRE(put_text(dir, "a.h", "#include \"a.h\"\nuint fa() { return 1u; }\n"));
+    snprintf(chain, sizeof chain, "%s/a.h includes %s/a.h includes %s/a.h", dir, dir, dir);
+    compile_includes(dir, chain);
+    /* Two headers that include each other, unguarded. */
+    REQUIRE(put_text(dir, "a.h", "#include \"b.h\"\nuint fa() { return 1u; }\n"));
+    REQUIRE(put_text(dir, "b.h", "#include \"a.h\"\nuint fb() { return 2u; }\n"));
+    snprintf(chain, sizeof chain, "%s/a.h includes %s/b.h includes %s/a.h", dir, dir, dir);
+    compile_includes(dir, chain);
+    compile_includes(dir, "#include cycle");
+    remove_tree(dir);
+}
+
+TEST(guarded_headers_included_again_are_fine)
+{
+    char dir[] = "/tmp/kiln-test-inc-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    /* a.h and b.h include each other behind guards, and a.h includes b.h
+     * twice: each header's body is read once. */
+    REQUIRE(put_text(dir, "a.h", "#ifndef A_H\n#define A_H\n#include \"b.h\"\n#include \"b.h\"\n"
+                                 "uint fa() { return fb() + 1u; }\n#endif\n"));
+    REQUIRE(put_text(dir, "b.h", "#ifndef B_H\n#define B_H\n#include \"a.h\"\nuint fb() { return 2u; }\n#endif\n"));
+    compile_includes(dir, NULL);
+    /* A header that includes itself behind a guard. */
+    REQUIRE(put_text(dir, "a.h", "#ifndef A_H\n#define A_H\n#include \"a.h\"\nuint fa() { return 1u; }\n#endif\n"));
+    compile_includes(dir, NULL);
+    /* #pragma once (kiln honours it; glslang only warns): included again on
+     * one chain (a.h -> c.h -> a.h), and twice side by side (c.h). */
+    REQUIRE(put_text(dir, "a.h", "#pragma once\n#include \"c.h\"\n#include \"c.h\"\nuint fa() { return 1u; }\n"));
+    REQUIRE(put_text(dir, "c.h", "  # pragma once\n#include \"a.h\"\nuint fc() { return 3u; }\n"));
+    compile_includes(dir, NULL);
+    remove_tree(dir);
+}
+
+TEST(includes_nest_at_most_32_deep)
+{
+    char dir[] = "/tmp/kiln-test-inc-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    /* a.h -> h1.h -> ... -> h<n>.h: 32 levels compile, 33 are refused. */
+    for (int deep = 32; deep <= 33; deep++) {
+        REQUIRE(put_text(dir, "a.h", "#include \"h1.h\"\n"));
+        for (int i = 1; i < deep; i++) {
+            char name[32], text[64];
+            snprintf(name, sizeof name, "h%d.h", i);
+            if (i + 1 < deep)
+                snprintf(text, sizeof text, "#include \"h%d.h\"\n", i + 1);
+            else
+                snprintf(text, sizeof text, "uint fh() { return %du; }\n", i);
+            REQUIRE(put_text(dir, name, text));
+        }
+        compile_includes(dir, deep == 32 ? NULL : "includes nested deeper than 32");
+    }
+    remove_tree(dir);
+}
+
+TEST(an_include_that_is_no_regular_file_is_refused_at_once)
+{
+    char dir[] = "/tmp/kiln-test-inc-XXXXXX", path[600];
+    REQUIRE(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/a.h", dir);
+    REQUIRE(mkfifo(path, 0644) == 0);   /* opened for reading without O_NONBLOCK, it waits for a writer */
+    compile_includes(dir, "is not a regular file");
+    remove_tree(dir);
+}
+
+/* The resolver alone, without the compiler: the way a fuzz target drives
+ * it, over an in-memory include table. */
+TEST(the_include_resolver_runs_alone)
+{
+    struct prog_include table[] = {
+        {.req = "a.h", .from = "m.comp", .relative = true, .path = "inc/a.h", .content = "A", .len = 1},
+        {.req = "b.h", .from = "inc/a.h", .relative = true, .path = "inc/b.h", .content = "B", .len = 1},
+        {.req = "a.h", .from = "inc/b.h", .relative = true, .path = "inc/a.h", .content = "A", .len = 1},
+        {.req = "gone.h", .from = "m.comp", .relative = false, .path = NULL, .content = NULL, .len = 0},
+    };
+    struct prog_source src = {.name = "m.comp", .includes = table, .include_count = 4};
+    struct prog_includer in;
+    prog_includer_init(&in, &src);
+    char *content = NULL, path[256];
+    size_t len = 0;
+    REQUIRE_OK(prog_include_resolve(&in, "m.comp", "a.h", true, 1, &content, &len, path, sizeof path));
+    CHECK(len == 1 && content && content[0] == 'A' && !strcmp(path, "inc/a.h"));
+    free(content);
+    REQUIRE_OK(prog_include_resolve(&in, "inc/a.h", "b.h", true, 2, &content, &len, path, sizeof path));
+    free(content);
+    /* a.h again, from b.h: a guard may stop it there, so it is given. */
+    REQUIRE_OK(prog_include_resolve(&in, "inc/b.h", "a.h", true, 3, &content, &len, path, sizeof path));
+    free(content);
+    /* b.h again from a.h: the step a.h -> b.h is taken a second time. */
+    CHECK_RESULT(prog_include_resolve(&in, "inc/a.h", "b.h", true, 4, &content, &len, path, sizeof path),
+                 KILN_ERR_COMPILE);
+    CHECK_MSG("inc/a.h includes inc/b.h includes inc/a.h includes inc/b.h");
+    CHECK(content == NULL);
+    /* Back up the chain, the same step is a new one: a sibling include. */
+    REQUIRE_OK(prog_include_resolve(&in, "inc/a.h", "b.h", true, 2, &content, &len, path, sizeof path));
+    free(content);
+    /* Not in the table; too deep. */
+    CHECK_RESULT(prog_include_resolve(&in, "m.comp", "gone.h", false, 1, &content, &len, path, sizeof path),
+                 KILN_ERR_IO);
+    CHECK_MSG("gone.h");
+    CHECK_RESULT(prog_include_resolve(&in, "x.h", "a.h", true, PROG_MAX_INCLUDE_DEPTH + 1, &content, &len, path,
+                                      sizeof path),
+                 KILN_ERR_LIMIT);
+    CHECK_MSG("deeper than 32");
+    prog_includer_finish(&in);
 }
 
 TEST(reflection_reads_kinds_access_and_sizes)
@@ -478,6 +642,11 @@ int main(void)
     RUN(float_and_int_accessors);
     RUN(defines_reach_the_source);
     RUN(includes_resolve_from_include_folders);
+    RUN(an_include_cycle_is_refused_naming_its_chain);
+    RUN(guarded_headers_included_again_are_fine);
+    RUN(includes_nest_at_most_32_deep);
+    RUN(an_include_that_is_no_regular_file_is_refused_at_once);
+    RUN(the_include_resolver_runs_alone);
     RUN(reflection_reads_kinds_access_and_sizes);
     RUN(unbindable_resources_fail_the_program_with_a_reason);
     RUN(bad_descs_are_refused_by_name);
