@@ -153,6 +153,8 @@ static void print_caps(const kiln_caps *c)
     field("min uniform buffer offset alignment:", "%" PRIu64 " bytes", c->min_uniform_buffer_offset_alignment);
     field("pipeline cache uuid:", "%s", uuid);
     field("unified memory:", "%s", c->unified_memory ? "yes" : "no");
+    field("pipeline caches keep code:", "%s", c->pipeline_cache_keeps_code ? "yes (the archive keeps pipelines)"
+                                                                          : "no (the archive keeps front ends only)");
     field("validation:", "%s", c->validation ? "on" : "off");
     field("backend:", "%s", backend_name(c->backend));
 }
