@@ -397,6 +397,7 @@ static bool probe_cache_keeps_code(struct vk_device *d)
     VkPipelineCache cache = VK_NULL_HANDLE;
     VkPipeline pipe = VK_NULL_HANDLE;
     size_t empty = 0, full = 0;
+    uint64_t t0 = time_now_ns();
     VkResult vr;
     if ((vr = vkCreatePipelineLayout(d->device, &lci, NULL, &layout)) == VK_SUCCESS &&
         (vr = vkCreateShaderModule(d->device, &smci, NULL, &mod)) == VK_SUCCESS &&
@@ -426,8 +427,9 @@ static bool probe_cache_keeps_code(struct vk_device *d)
                  "pipeline caches, so the archive keeps front ends only", (int)vr);
         return false;
     }
-    log_info("device: pipeline caches keep %s (a probe pipeline took the cache's data from %zu to %zu bytes)",
-             full > empty ? "compiled code" : "no compiled code", empty, full);
+    log_info("device: pipeline caches keep %s (a probe pipeline took the cache's data from %zu to %zu bytes, "
+             "in %.1f ms)",
+             full > empty ? "compiled code" : "no compiled code", empty, full, (double)(time_now_ns() - t0) / 1e6);
     return full > empty;
 }
 
