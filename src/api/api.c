@@ -59,11 +59,16 @@ static kiln_result leave(struct kctx *c, kiln_result r)
     return r;
 }
 
+/* Every call on a context whose device is lost fails with
+ * KILN_ERR_DEVICE_LOST (ctx_live); a call that finds it lost latches it. */
 #define CALL(h, op, ...)                                                                           \
     do {                                                                                           \
         struct kctx *c_;                                                                           \
         KILN_TRY(enter((h), &c_));                                                                 \
-        return leave(c_, c_->ops->op(c_, __VA_ARGS__));                                            \
+        kiln_result r_ = ctx_live(c_);                                                             \
+        if (r_ == KILN_OK)                                                                         \
+            r_ = ctx_seen(c_, c_->ops->op(c_, __VA_ARGS__));                                       \
+        return leave(c_, r_);                                                                      \
     } while (0)
 
 #define NEED(ptr, what)                                                                            \
@@ -127,7 +132,10 @@ kiln_result kiln_context_wait_idle(kiln_context ctx)
 {
     struct kctx *c;
     KILN_TRY(enter(ctx, &c));
-    return leave(c, c->ops->wait_idle(c));
+    kiln_result r = ctx_live(c);
+    if (r == KILN_OK)
+        r = ctx_seen(c, c->ops->wait_idle(c));
+    return leave(c, r);
 }
 
 kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out)

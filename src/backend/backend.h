@@ -12,6 +12,21 @@
  *
  * Tickets: each submit signals the next value of a monotonic counter; a
  * ticket is done when the counter reaches it.
+ *
+ * Loss and runaway work (backend.c, shared by every backend): every submit
+ * is noted with what it runs (a scheme's label, nodes and programs; a
+ * transfer). A device is latched lost when the driver reports it
+ * (KILN_ERR_DEVICE_LOST from an op: VK_ERROR_DEVICE_LOST) or when, with a
+ * timeout set (kb_set_timeout), kiln waits on work and the device finishes
+ * nothing for that long: the clock of the oldest unfinished submit starts at
+ * the later of its submit and the moment kiln last saw the device finish a
+ * submit, so work queued behind other work is not charged for its wait.
+ * Every wait is bounded by it (a wait "for ever" means "while the device
+ * lives"). Once lost, kb_live, kb_submit and kb_ticket_wait refuse with
+ * KILN_ERR_DEVICE_LOST and the first reason. A lost device whose work has
+ * not finished is abandoned at destroy (kb_abandon): a CPU driver cannot
+ * stop a dispatch, so its objects are left to the running work, kept
+ * reachable and logged, never freed under it.
  */
 #ifndef KILN_BACKEND_H
 #define KILN_BACKEND_H
@@ -28,6 +43,8 @@ struct kb_bindset;
 struct kb_cmd;
 struct kb_cache;
 
+#define KB_NOTES 64   /* submits remembered by what they run */
+
 struct kb_device {
     const struct backend_ops *ops;
     kiln_caps caps;
@@ -38,7 +55,21 @@ struct kb_device {
     bool timestamps;
     _Atomic uint64_t validation_errors;    /* the validation layer's errors, counted by its callback */
     _Atomic uint64_t validation_warnings;
+    /* Loss (backend.c). Guarded by the context lock, whose holder submits
+     * and waits; `lost` and `abandon` are also read without it. */
+    uint64_t timeout_ns;                   /* runaway bound; 0 = none */
+    _Atomic int lost;                      /* enum kb_lost */
+    _Atomic bool abandon;                  /* destroy ops leave objects to running work */
+    char lost_why[768];                    /* the first reason, written before `lost` */
+    uint64_t last_noted;                   /* the newest ticket noted */
+    uint64_t seen_done, progress_ns;       /* the done counter as last seen, and when it last moved */
+    struct kb_submit_note {
+        uint64_t ticket, at_ns;
+        char what[200];
+    } notes[KB_NOTES];                     /* by ticket % KB_NOTES */
 };
+
+enum kb_lost { KB_LIVE = 0, KB_LOST_DRIVER = 1, KB_LOST_TIMEOUT = 2 };
 
 /* A buffer: backends embed this as their buffer's first member. */
 struct kb_buffer {
@@ -107,6 +138,8 @@ struct backend_ops {
     /* Records steps into cmd, replacing what it held. The caller guarantees
      * cmd is not in flight. */
     kiln_result (*cmd_record)(struct kb_device *dev, struct kb_cmd *cmd, const struct kb_step *steps, uint32_t n);
+    /* Submits cmd. KILN_ERR_DEVICE_LOST when the driver reports the device
+     * lost (as every op may). Called through kb_submit only. */
     kiln_result (*submit)(struct kb_device *dev, struct kb_cmd *cmd, uint64_t *ticket);
     /* The durations (ns) of the timed dispatches of cmd's last completed
      * execution, in step order; *count receives how many. KILN_ERR_PENDING
@@ -115,6 +148,9 @@ struct backend_ops {
                              uint32_t *count);
     /* The highest ticket known done. */
     uint64_t (*ticket_done)(struct kb_device *dev);
+    /* Waits at most timeout_ns for ticket: KILN_ERR_TIMEOUT when it is not
+     * done by then, KILN_ERR_DEVICE_LOST when the driver reports the device
+     * lost. Called through kb_ticket_wait only, which bounds it. */
     kiln_result (*ticket_wait)(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns);
 };
 
@@ -122,6 +158,14 @@ struct backend_ops {
 KILN_NODISCARD kiln_result vkb_create(const char *selector, int validation, struct kb_device **out);
 KILN_NODISCARD kiln_result vkb_enumerate(kiln_device_info *out, uint32_t cap, uint32_t *count);
 KILN_NODISCARD kiln_result mockb_create(struct kb_device **out);
+
+/* Fault hooks of the Vulkan backend, for kiln's tests: VKB_FAULT_LOST makes
+ * every later submit and wait report VK_ERROR_DEVICE_LOST (the work already
+ * submitted still runs to its end); VKB_FAULT_HANG makes every later submit
+ * "never finish" as kiln sees it (the device runs it, kiln is told it did
+ * not: its ticket is never done, waits on it time out). */
+enum vkb_fault { VKB_FAULT_LOST = 1, VKB_FAULT_HANG = 2 };
+void vkb_fault(struct kb_device *dev, enum vkb_fault fault);
 
 /* ---- wrappers: the one way other modules call a backend ---- */
 
@@ -158,13 +202,38 @@ static inline kiln_result kb_cmd_create(struct kb_device *d, struct kb_cmd **o) 
 static inline void kb_cmd_destroy(struct kb_device *d, struct kb_cmd *c) { d->ops->cmd_destroy(d, c); }
 static inline kiln_result kb_cmd_record(struct kb_device *d, struct kb_cmd *c, const struct kb_step *s, uint32_t n)
 { return d->ops->cmd_record(d, c, s, n); }
-static inline kiln_result kb_submit(struct kb_device *d, struct kb_cmd *c, uint64_t *t)
-{ return d->ops->submit(d, c, t); }
 static inline kiln_result kb_cmd_times(struct kb_device *d, struct kb_cmd *c, uint64_t *ns, uint32_t cap,
                                        uint32_t *count)
 { return d->ops->cmd_times(d, c, ns, cap, count); }
 static inline uint64_t kb_ticket_done(struct kb_device *d) { return d->ops->ticket_done(d); }
-static inline kiln_result kb_ticket_wait(struct kb_device *d, uint64_t t, uint64_t timeout_ns)
-{ return d->ops->ticket_wait(d, t, timeout_ns); }
+
+/* ---- loss and runaway work (backend.c) ---- */
+
+/* Work that finishes nothing for ns nanoseconds is runaway; 0: no bound. */
+void kb_set_timeout(struct kb_device *d, uint64_t ns);
+/* Submits cmd, noting it as running `what` (copied; names the submit in a
+ * loss message). KILN_ERR_DEVICE_LOST on a lost device. */
+KILN_NODISCARD kiln_result kb_submit(struct kb_device *d, struct kb_cmd *c, const char *what, uint64_t *t);
+/* Notes a submit a backend made itself (a transfer) as running `what`. */
+void kb_note_submit(struct kb_device *d, uint64_t ticket, const char *what);
+/* Waits for ticket, at most timeout_ns (UINT64_MAX: while the device
+ * lives), and never past the device's timeout: work that outlives it
+ * latches the device lost. KILN_ERR_TIMEOUT when the caller's bound ran
+ * out first, KILN_ERR_DEVICE_LOST when the device is (or becomes) lost. */
+kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeout_ns);
+/* KILN_OK, or KILN_ERR_DEVICE_LOST naming why the device was lost. */
+KILN_NODISCARD kiln_result kb_live(struct kb_device *d);
+static inline bool kb_is_lost(struct kb_device *d) { return atomic_load(&d->lost) != KB_LIVE; }
+/* Latches the device lost (how: enum kb_lost) with the formatted reason,
+ * unless it already is, and raises KILN_ERR_DEVICE_LOST with the reason. */
+KILN_NODISCARD kiln_result kb_lose(struct kb_device *d, int how, const char *fmt, ...) KILN_PRINTF(3, 4);
+/* r, after latching the device lost if r is KILN_ERR_DEVICE_LOST: for the
+ * ops other than submit and wait, which may report it too. */
+kiln_result kb_seen(struct kb_device *d, kiln_result r);
+/* At destroy: a lost device whose noted work has not all finished is
+ * marked abandoned (the destroy ops then leave their objects to the running
+ * work) and true is returned. A live device, or one whose work is done,
+ * is left to be freed as usual. */
+bool kb_abandon(struct kb_device *d);
 
 #endif

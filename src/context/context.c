@@ -5,6 +5,12 @@
  * names the object and why (pool_why). Destroying an object another object
  * still uses (a buffer bound by a node, a program run by a node) is
  * KILN_ERR_BUSY: nothing is freed under a recorded scheme.
+ *
+ * A lost device (backend.h: the driver said so, or work outlived the
+ * context's device timeout) fails every later call (ctx_live, called by
+ * api/ before each). Destroy then waits for nothing: a lost device whose
+ * work is unfinished is abandoned to it (kb_abandon), everything kiln holds
+ * on the host is freed, and the close line says what was left.
  */
 #include "context.h"
 
@@ -24,6 +30,10 @@
     } while (0)
 
 struct kb_device *ctx_device(struct kctx *c) { return c->dev; }
+
+kiln_result ctx_live(struct kctx *c) { return c->dev ? kb_live(c->dev) : KILN_OK; }
+
+kiln_result ctx_seen(struct kctx *c, kiln_result r) { return c->dev ? kb_seen(c->dev, r) : r; }
 
 /* ---- context ------------------------------------------------------------------------ */
 
@@ -473,7 +483,9 @@ static bool saver_gate(void *ud)
 static void l_destroy(struct kctx *c)
 {
     if (c->dev) {
-        (void)l_wait_idle(c);
+        if (!kb_is_lost(c->dev))
+            (void)l_wait_idle(c);   /* bounded by the device timeout, past which the device is lost */
+        bool abandoned = kb_abandon(c->dev);
         uint32_t cur = 0;
         uint64_t id;
         struct scheme *s;
@@ -527,6 +539,9 @@ const struct rt_ops ctx_local_ops = {
     .caps = l_caps,
     .wait_idle = l_wait_idle,
     .stats = l_stats,
+        if (kb_is_lost(c->dev))
+            log_warn("context closed on a lost device (%s): %s", abandoned ? "its running work keeps the device, "
+                     "which is abandoned, not freed" : "nothing was running; all freed", c->dev->lost_why);
     .buffer_create = l_buffer_create,
     .buffer_destroy = l_buffer_destroy,
     .buffer_upload = l_buffer_upload,
@@ -604,3 +619,6 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
     *out = c;
     return KILN_OK;
 }
+    double timeout_s = desc->device_timeout_ms ? desc->device_timeout_ms / 1e3 : env_seconds("KILN_DEVICE_TIMEOUT_S", 0);
+    if (timeout_s > 0)
+        kb_set_timeout(c->dev, timeout_s >= 1e9 ? UINT64_MAX / 2 : (uint64_t)(timeout_s * 1e9));

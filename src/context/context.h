@@ -96,3 +96,10 @@ struct csvc;
 struct kb_device *ctx_device(struct kctx *c);
 
 #endif
+/* KILN_ERR_DEVICE_LOST naming what was running when c's device was lost,
+ * else KILN_OK: api/ asks before every call (lock held). */
+KILN_NODISCARD kiln_result ctx_live(struct kctx *c);
+/* r, after latching c's device lost if r is KILN_ERR_DEVICE_LOST (any op
+ * may report it): api/ passes every call's result through (lock held). */
+kiln_result ctx_seen(struct kctx *c, kiln_result r);
+

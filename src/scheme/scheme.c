@@ -464,6 +464,22 @@ void scheme_stats_update(struct scheme *s)
 /* Runs one dispatch of n with `pipeline`, alone, and waits for it. */
 static kiln_result run_alone(struct scheme *s, struct node *n, struct kb_pipeline *pipeline)
 {
+/* What a submit of s runs, for a loss message: the scheme's label and its
+ * recorded nodes with their programs (as many as fit). */
+static void describe(const struct scheme *s, char *buf, size_t cap)
+{
+    size_t used = (size_t)snprintf(buf, cap, "scheme '%s' (%u node%s:", s->label, s->node_count,
+                                   s->node_count == 1 ? "" : "s");
+    for (uint32_t i = 0; i < s->node_count && used < cap; i++) {
+        const struct node *n = s->nodes[i];
+        if (!n->skipped)
+            used += (size_t)snprintf(buf + used, cap - used, "%s '%s' running program %s", i ? "," : "", n->label,
+                                     n->prog->name);
+    }
+    if (used < cap)
+        snprintf(buf + used, cap - used, ")");
+}
+
     struct kb_cmd *cmd;
     KILN_TRY(kb_cmd_create(s->dev, &cmd));
     struct kb_step st = {.kind = KB_STEP_DISPATCH, .pipeline = pipeline, .layout = n->prog->layout,
@@ -474,10 +490,13 @@ static kiln_result run_alone(struct scheme *s, struct node *n, struct kb_pipelin
     uint64_t t = 0;
     kiln_result r = kb_cmd_record(s->dev, cmd, &st, 1);
     if (r == KILN_OK)
-        r = kb_submit(s->dev, cmd, &t);
+        r = kb_submit(s->dev, cmd, what, &t);
     if (r == KILN_OK)
         r = kb_ticket_wait(s->dev, t, UINT64_MAX);
     kb_cmd_destroy(s->dev, cmd);
+    char what[200];
+    snprintf(what, sizeof what, "KILN_SPEC_VERIFY's run of node '%s' of scheme '%s' (program %s)", n->label, s->label,
+             n->prog->name);
     return r;
 }
 
@@ -594,7 +613,9 @@ kiln_result scheme_submit(struct scheme *s, uint64_t *ticket)
     else
         s->stats.replays++;
     uint64_t t;
-    KILN_TRY(kb_submit(s->dev, s->cmds[s->current].cmd, &t));
+    char what[200];
+    describe(s, what, sizeof what);
+    KILN_TRY(kb_submit(s->dev, s->cmds[s->current].cmd, what, &t));
     s->cmds[s->current].ticket = t;
     s->last_ticket = t;
     s->stats.submits++;

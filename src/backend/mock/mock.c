@@ -14,8 +14,10 @@
  */
 #include "mock.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +44,9 @@ struct mock_device {
     struct mock_counts counts;
     uint64_t next_ticket, done_ticket;
     bool hold;
+    uint64_t hang_from;          /* mockb_hang: tickets from here on never finish (0: none) */
+    bool lost;                   /* mockb_lose */
+    uint64_t abandoned;          /* objects destroyed while abandoned (freed anyway: nothing runs them) */
     struct kb_cmd *last_submitted;
     uint64_t (*cost)(void *ud, const struct kb_pipeline *pipe);   /* mockb_set_cost */
     void *cost_ud;
@@ -67,7 +72,26 @@ struct mock_counts mockb_counts(struct kb_device *dev)
     return c;
 }
 void mockb_hold(struct kb_device *dev, bool hold) { md(dev)->hold = hold; }
-void mockb_release(struct kb_device *dev) { md(dev)->done_ticket = md(dev)->next_ticket; }
+void mockb_release(struct kb_device *dev)
+{
+    struct mock_device *d = md(dev);
+    if (!d->lost)
+        d->done_ticket = d->hang_from ? KILN_MAX(d->done_ticket, d->hang_from - 1) : d->next_ticket;
+}
+
+void mockb_hang(struct kb_device *dev, bool hang)
+{
+    struct mock_device *d = md(dev);
+    if (hang && !d->hang_from) {
+        d->hang_from = d->next_ticket + 1;
+    } else if (!hang && d->hang_from) {
+        d->hang_from = 0;
+        if (!d->lost)
+            d->done_ticket = d->next_ticket;
+    }
+}
+
+void mockb_lose(struct kb_device *dev) { md(dev)->lost = true; }
 
 bool mockb_last_dispatch(struct kb_device *dev, uint32_t i, struct kb_step *out)
 {
@@ -94,6 +118,8 @@ static void uncounted(struct mock_device *d, void *p)
     pthread_mutex_lock(&d->lock);
     if (p)
         d->counts.live_objects--;
+    if (p && atomic_load(&d->base.abandon))
+        d->abandoned++;
     pthread_mutex_unlock(&d->lock);
     free(p);
 }
@@ -107,6 +133,9 @@ static void count(struct mock_device *d, uint64_t *field)
 
 static void mock_destroy(struct kb_device *dev)
 {
+    if (atomic_load(&dev->abandon))
+        log_info("mock: abandoned device: %llu objects a device would have left to its running work (the mock frees "
+                 "them: nothing runs them)", (unsigned long long)md(dev)->abandoned);
     pthread_mutex_destroy(&md(dev)->lock);
     free(dev);
 }
@@ -133,10 +162,20 @@ static void mock_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf)
     uncounted(md(dev), buf);
 }
 
+/* Reads and writes wait for work that is hung or on a lost device, as a
+ * device's wait for earlier work would; held work stays in flight (tests of
+ * scheduling rely on it). */
+static kiln_result wait_hung(struct mock_device *d)
+{
+    if ((d->hang_from && d->next_ticket >= d->hang_from) || d->lost)
+        return kb_ticket_wait(&d->base, d->next_ticket, UINT64_MAX);
+    return KILN_OK;
+}
+
 static kiln_result mock_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
                                      uint64_t size)
 {
-    (void)dev;
+    KILN_TRY(wait_hung(md(dev)));
     memcpy(((struct mock_buffer *)buf)->bytes + off, data, size);
     return KILN_OK;
 }
@@ -144,7 +183,7 @@ static kiln_result mock_buffer_write(struct kb_device *dev, struct kb_buffer *bu
 static kiln_result mock_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data,
                                     uint64_t size)
 {
-    (void)dev;
+    KILN_TRY(wait_hung(md(dev)));
     memcpy(data, ((struct mock_buffer *)buf)->bytes + off, size);
     return KILN_OK;
 }
@@ -155,7 +194,7 @@ static kiln_result mock_layout_create(struct kb_device *dev, const kiln_program_
     (void)iface;
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline layout");
     count(d, &d->counts.layouts_created);
     return KILN_OK;
 }
@@ -196,7 +235,7 @@ static kiln_result mock_pipeline_create(struct kb_device *dev, struct kb_layout 
     if (cache_only && !cached)
         return KILN_RAISE(KILN_ERR_PENDING, "mock: not in the pipeline cache");
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline");
     pthread_mutex_lock(&d->lock);
     if (cached) {
         d->counts.pipelines_from_cache++;
@@ -228,7 +267,7 @@ static kiln_result mock_cache_create(struct kb_device *dev, const void *data, si
     struct mock_device *d = md(dev);
     struct kb_cache *c = counted(d, sizeof *c);
     if (!c)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline cache");
     const uint8_t *p = data;
     if (d->keeps_code && p && len >= MOCK_CACHE_HEADER && (len - MOCK_CACHE_HEADER) % MOCK_CACHE_RECORD == 0 &&
         !memcmp(p, mock_cache_magic, sizeof mock_cache_magic)) {
@@ -259,7 +298,7 @@ static kiln_result mock_cache_data(struct kb_device *dev, struct kb_cache *c, vo
     }
     pthread_mutex_unlock(&d->lock);
     if (!p)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for pipeline cache data");
     *data = p;
     *len = n;
     return KILN_OK;
@@ -291,7 +330,7 @@ static kiln_result mock_bindset_create(struct kb_device *dev, struct kb_layout *
     (void)layout, (void)b, (void)n;
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a binding set");
     count(d, &d->counts.bindsets_created);
     return KILN_OK;
 }
@@ -301,7 +340,7 @@ static kiln_result mock_cmd_create(struct kb_device *dev, struct kb_cmd **out)
 {
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a command buffer");
     count(d, &d->counts.cmds_created);
     return KILN_OK;
 }
@@ -319,7 +358,7 @@ static kiln_result mock_cmd_record(struct kb_device *dev, struct kb_cmd *c, cons
 {
     struct mock_device *d = md(dev);
     if (!vec_reserve((void **)&c->steps, &c->cap, n, sizeof *steps))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for %u recorded steps", n);
     if (n)
         memcpy(c->steps, steps, n * sizeof *steps);
     c->n = n;
@@ -356,8 +395,10 @@ static kiln_result mock_cmd_times(struct kb_device *dev, struct kb_cmd *c, uint6
 static kiln_result mock_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t *ticket)
 {
     struct mock_device *d = md(dev);
+    if (d->lost)
+        return KILN_RAISE(KILN_ERR_DEVICE_LOST, "mock: the device is lost (mockb_lose)");
     *ticket = ++d->next_ticket;
-    if (!d->hold)
+    if (!d->hold && !d->hang_from)
         d->done_ticket = d->next_ticket;
     d->last_submitted = c;
     count(d, &d->counts.submits);
@@ -369,10 +410,20 @@ static uint64_t mock_ticket_done(struct kb_device *dev) { return md(dev)->done_t
 static kiln_result mock_ticket_wait(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns)
 {
     struct mock_device *d = md(dev);
-    (void)timeout_ns;
     count(d, &d->counts.waits);
     if (ticket > d->next_ticket)
         return KILN_RAISE(KILN_ERR_INVALID, "mock: ticket %llu was never issued", (unsigned long long)ticket);
+    if (d->lost)
+        return KILN_RAISE(KILN_ERR_DEVICE_LOST, "mock: the device is lost (mockb_lose)");
+    if (d->hang_from && ticket >= d->hang_from) {
+        /* The work before the hung submit runs; the hung one never ends. */
+        d->done_ticket = KILN_MAX(d->done_ticket, d->hang_from - 1);
+        uint64_t ns = KILN_MIN(timeout_ns, 5000000000ull);
+        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+        return KILN_RAISE(KILN_ERR_TIMEOUT, "mock: ticket %llu hangs (mockb_hang)", (unsigned long long)ticket);
+    }
     if (d->done_ticket < ticket)
         d->done_ticket = ticket;   /* waiting "runs" the work up to the ticket */
     return KILN_OK;
@@ -409,7 +460,7 @@ kiln_result mockb_create(struct kb_device **out)
 {
     struct mock_device *d = mem_calloc(1, sizeof *d);
     if (!d)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the mock device");
     d->base.ops = &mock_ops;
     pthread_mutex_init(&d->lock, NULL);
     kiln_caps *c = &d->base.caps;
@@ -426,6 +477,11 @@ kiln_result mockb_create(struct kb_device **out)
     c->max_storage_buffer_range = 1u << 30;
     c->max_uniform_buffer_range = 65536;
     c->max_push_constants_size = 128;
+    c->max_shared_memory_size = 32768;
+    c->max_per_stage_storage_buffers = 16;
+    c->max_per_stage_uniform_buffers = 12;
+    c->max_per_stage_resources = 128;
+    c->max_buffer_size = 1ull << 32;
     c->min_storage_buffer_offset_alignment = 16;
     c->min_uniform_buffer_offset_alignment = 16;
     c->unified_memory = 1;

@@ -3,7 +3,9 @@
  * uploads read back), counts every call, and completes work
  * deterministically: a submit's ticket is done at once, unless the test holds
  * completion (mockb_hold), in which case tickets stay in flight until
- * mockb_release or a wait on them. Tests of kiln's own logic (recording,
+ * mockb_release or a wait on them. It can also simulate work that never
+ * finishes (mockb_hang) and a driver that reports the device lost
+ * (mockb_lose). Tests of kiln's own logic (recording,
  * scheduling, prediction) use it; it is no substitute for Vulkan.
  */
 #ifndef KILN_MOCK_H
@@ -34,6 +36,13 @@ void mockb_hold(struct kb_device *dev, bool hold);
 /* Gives the mock timestamps: a timed dispatch of `pipe` "takes" cost(ud,
  * pipe) ns. NULL: no timestamps (the default). */
 void mockb_set_cost(struct kb_device *dev, uint64_t (*cost)(void *ud, const struct kb_pipeline *pipe), void *ud);
+/* While hanging, submits made from now on never finish: a wait on them
+ * "runs" nothing, sleeps its whole bound (at most 5 s) and times out.
+ * Turned off, the hung work finishes at once. */
+void mockb_hang(struct kb_device *dev, bool hang);
+/* From now on submits and waits report the device lost, as a driver
+ * reports VK_ERROR_DEVICE_LOST; work in flight never finishes. */
+void mockb_lose(struct kb_device *dev);
 /* Completes every ticket submitted so far. */
 void mockb_release(struct kb_device *dev);
 /* The params of dispatch i of the last recording of the last submitted

@@ -1,0 +1,151 @@
+/*
+ * backend.c: what every backend shares: loss of the device and runaway
+ * work (see "Loss and runaway work" in backend.h).
+ *
+ * No timer and no thread watch the device: kiln learns of runaway work when
+ * it waits on it, and every wait is cut at the runaway deadline of the
+ * oldest unfinished submit. The wait is made one submit at a time (the
+ * oldest unfinished first), so the moment each finishes is seen and the
+ * next one's clock starts there: a queue of many short submits is never
+ * taken for one long one. A caller's own shorter bound still gives
+ * KILN_ERR_TIMEOUT, and leaves the device live.
+ *
+ * Everything here runs under the context lock (its holder submits and
+ * waits); `lost` is atomic so that other threads may read it.
+ */
+#include "backend.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void kb_set_timeout(struct kb_device *d, uint64_t ns) { d->timeout_ns = ns; }
+
+void kb_note_submit(struct kb_device *d, uint64_t ticket, const char *what)
+{
+    struct kb_submit_note *n = &d->notes[ticket % KB_NOTES];
+    n->ticket = ticket;
+    n->at_ns = time_now_ns();
+    snprintf(n->what, sizeof n->what, "%s", what ? what : "a submit");
+    if (ticket > d->last_noted)
+        d->last_noted = ticket;
+}
+
+/* The note of ticket, or NULL when it has been written over. */
+static const struct kb_submit_note *note(const struct kb_device *d, uint64_t ticket)
+{
+    const struct kb_submit_note *n = &d->notes[ticket % KB_NOTES];
+    return n->ticket == ticket ? n : NULL;
+}
+
+kiln_result kb_lose(struct kb_device *d, int how, const char *fmt, ...)
+{
+    if (atomic_load(&d->lost) == KB_LIVE) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->lost_why, sizeof d->lost_why, fmt, ap);
+        va_end(ap);
+        atomic_store(&d->lost, how);
+        log_error("%s", d->lost_why);
+    }
+    return err_raise(KILN_ERR_DEVICE_LOST, __FILE__, __LINE__, "%s", d->lost_why);
+}
+
+kiln_result kb_live(struct kb_device *d)
+{
+    if (atomic_load(&d->lost) == KB_LIVE)
+        return KILN_OK;
+    return err_raise(KILN_ERR_DEVICE_LOST, __FILE__, __LINE__, "%s", d->lost_why);
+}
+
+kiln_result kb_seen(struct kb_device *d, kiln_result r)
+{
+    if (r != KILN_ERR_DEVICE_LOST || kb_is_lost(d))
+        return r;
+    char why[512];
+    snprintf(why, sizeof why, "%s", err_last());
+    uint64_t done = d->ops->ticket_done(d);
+    const struct kb_submit_note *n = d->last_noted > done ? note(d, done + 1) : NULL;
+    return kb_lose(d, KB_LOST_DRIVER, "device lost: the driver reported the device lost (%s)%s%s; every call on "
+                   "this context now fails with KILN_ERR_DEVICE_LOST: destroy it", why,
+                   n ? " while running " : "", n ? n->what : "");
+}
+
+kiln_result kb_submit(struct kb_device *d, struct kb_cmd *c, const char *what, uint64_t *t)
+{
+    KILN_TRY(kb_live(d));
+    kiln_result r = d->ops->submit(d, c, t);
+    if (r == KILN_ERR_DEVICE_LOST) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", err_last());
+        return kb_lose(d, KB_LOST_DRIVER, "device lost: the driver reported the device lost when submitting %s (%s); "
+                       "every call on this context now fails with KILN_ERR_DEVICE_LOST: destroy it", what, why);
+    }
+    KILN_TRY(r);
+    kb_note_submit(d, *t, what);
+    return KILN_OK;
+}
+
+kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeout_ns)
+{
+    KILN_TRY(kb_live(d));
+    uint64_t start = time_now_ns();
+    uint64_t until = timeout_ns > UINT64_MAX - start ? UINT64_MAX : start + timeout_ns;
+    for (;;) {
+        uint64_t done = d->ops->ticket_done(d);
+        if (done >= ticket)
+            return KILN_OK;
+        uint64_t now = time_now_ns();
+        if (done != d->seen_done || !d->progress_ns) {
+            d->seen_done = done;
+            d->progress_ns = now;
+        }
+        uint64_t wait_for = ticket, wait_until = until;
+        if (d->timeout_ns) {
+            /* The oldest unfinished submit, and when its clock started. */
+            uint64_t next = done + 1;
+            const struct kb_submit_note *n = note(d, next);
+            uint64_t began = KILN_MAX(n ? n->at_ns : 0, d->progress_ns);
+            uint64_t deadline = began > UINT64_MAX - d->timeout_ns ? UINT64_MAX : began + d->timeout_ns;
+            if (now >= deadline) {
+                char what[240];
+                if (n)
+                    snprintf(what, sizeof what, "%s", n->what);
+                else
+                    snprintf(what, sizeof what, "submit %llu", (unsigned long long)next);
+                return kb_lose(d, KB_LOST_TIMEOUT,
+                               "device lost: %s did not finish within %.3f s of its start (the context's device "
+                               "timeout: device_timeout_ms or KILN_DEVICE_TIMEOUT_S); every call on this context now "
+                               "fails with KILN_ERR_DEVICE_LOST: destroy it",
+                               what, (double)(now - began) / 1e9);
+            }
+            wait_for = next;
+            wait_until = KILN_MIN(wait_until, deadline);
+        }
+        if (now >= until)
+            return KILN_RAISE(KILN_ERR_TIMEOUT, "ticket %llu not done within %llu ns", (unsigned long long)ticket,
+                              (unsigned long long)timeout_ns);
+        kiln_result r = d->ops->ticket_wait(d, wait_for, wait_until == UINT64_MAX ? UINT64_MAX : wait_until - now);
+        if (r == KILN_ERR_DEVICE_LOST)
+            return kb_seen(d, r);
+        if (r < 0 && r != KILN_ERR_TIMEOUT)
+            return r;
+        /* Done or timed out: the top of the loop decides which. */
+    }
+}
+
+bool kb_abandon(struct kb_device *d)
+{
+    if (!kb_is_lost(d))
+        return false;
+    uint64_t done = d->ops->ticket_done(d);
+    if (done >= d->last_noted)
+        return false;
+    atomic_store(&d->abandon, true);
+    const struct kb_submit_note *n = note(d, done + 1);
+    log_warn("device abandoned: %llu submit%s had not finished (the oldest: %s); a device cannot be made to stop "
+             "running work, so it and the objects that work may use are left to it, not freed",
+             (unsigned long long)(d->last_noted - done), d->last_noted - done == 1 ? "" : "s",
+             n ? n->what : "no longer recorded");
+    return true;
+}
