@@ -39,6 +39,12 @@
 #define ARC_FOOTER_SIZE 32
 #define ARC_MAX_KEY (64u << 20)     /* sizes declared past these are corrupt, not allocated */
 #define ARC_MAX_VALUE (1ull << 32)
+/* The largest archive file kiln reads (16 GiB): larger than any it writes (a
+ * run archive stops taking entries at its bound, 64 MiB by default, and one
+ * entry is at most ARC_MAX_KEY + ARC_MAX_VALUE; compaction merges at most
+ * this many bytes of sources into one pack). A larger file is refused
+ * unread. */
+#define ARC_MAX_FILE (16ull << 30)
 
 enum arc_kind { ARC_FRONT = 1, ARC_BACK = 2, ARC_NOTE = 3 };
 
@@ -103,6 +109,13 @@ KILN_NODISCARD kiln_result arc_file_open(struct arc_file *f, const void *data, s
                                          const struct arc_device *dev);
 void arc_file_close(struct arc_file *f);
 
+/* Checks an archive's header alone (its first ARC_HEADER_SIZE bytes of
+ * size): ARC_CORRUPT when it is no kiln archive (short, bad magic or
+ * checksum), ARC_VERSION for another format version, ARC_DEVICE_MISMATCH
+ * when it serves another device pair than dev, else ARC_HIT. dev NULL:
+ * the device pair is not judged. */
+enum arc_cause arc_header_check(const void *data, size_t size, const struct arc_device *dev);
+
 /* Looks an entry up by kind and key (hash found, then full key compared).
  * On ARC_HIT, *value and *value_len point into the file's bytes. */
 enum arc_cause arc_file_find(const struct arc_file *f, enum arc_kind kind, const void *key, size_t key_len,
@@ -153,6 +166,12 @@ struct arc_map {
     void *data;
     size_t size;
 };
+/* Maps path read-only. The file is opened without blocking (O_NONBLOCK: a
+ * FIFO or device planted under an archive name never hangs the opener) and
+ * checked before a byte is read: anything but a regular file fails with
+ * KILN_ERR_IO ("not a regular file"), a file past ARC_MAX_FILE with
+ * KILN_ERR_LIMIT; each message names the path. A symbolic link is followed
+ * (shipped archives may be links); what it names is checked the same way. */
 KILN_NODISCARD kiln_result arc_map_open(struct arc_map *m, const char *path);
 void arc_map_close(struct arc_map *m);
 
@@ -180,8 +199,11 @@ struct arc_tidy_result {
     bool busy;                    /* another process was tidying the folder: nothing done */
 };
 
-/* Removes whole .arc files of dir, least recently used first (oldest mtime;
- * arc_touch marks a use), until its .arc files total at most max_bytes.
+/* Removes whole .arc files of dir until its .arc files total at most
+ * max_bytes: first those that serve nothing (kiln cannot open or read them,
+ * or their header is no kiln archive's; counted in bad_dropped too), then
+ * the least recently used (oldest mtime; arc_touch marks a use). Files of
+ * another format version count as any other.
  * *out is filled (zeroed first) whether or not the call fails; busy set
  * with KILN_OK when another process holds the tidy lock. Fails with
  * KILN_ERR_IO naming the path and the system's reason when the folder
@@ -262,11 +284,15 @@ struct arc_store_stats {
     uint32_t let_go;             /* run archives given up after two failed saves */
     uint64_t entries_let_go;
     uint32_t saver_waits;        /* times the saver held back for its gate */
+    uint32_t files_skipped;      /* .arc files found at open and not used: not a regular file, past
+                                  * ARC_MAX_FILE, unreadable (each warned about by path) */
+    uint64_t readonly_dropped;   /* entries not kept: the folder is read-only */
     uint64_t look_ns, add_ns, save_ns;
 };
 
 struct arc_store {
     bool enabled;                /* false: KILN_ARCHIVE=0 or the folder is unusable */
+    bool dir_readonly;           /* the folder can be read, not written: lookups only, no saver */
     char dir[4096];              /* the device pair's folder */
     struct arc_device device;
     struct arc_store_config cfg;
@@ -304,7 +330,11 @@ struct arc_store {
  * pair's folders under each KILN_ARCHIVE_READONLY=dir[:dir] root (archives
  * shipped with an application: looked up first, never written). Never
  * fails: an unusable folder is logged once as NOT applied and the store
- * stays disabled. cfg NULL: the defaults (and KILN_ARCHIVE_MAX_SIZE). The
+ * stays disabled; one that can be read but not written opens read-only
+ * (dir_readonly: lookups only; adds are counted as not kept). Files that
+ * cannot be used (not regular files, past ARC_MAX_FILE, unreadable) are
+ * skipped, warned about by path and counted; opening never blocks on one.
+ * cfg NULL: the defaults (and KILN_ARCHIVE_MAX_SIZE). The
  * saver thread starts here; it first tidies the folder (compacts small run
  * archives, removes least recently used files past max_size) when its gate
  * allows. */

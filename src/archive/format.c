@@ -276,25 +276,27 @@ static void salvage(struct arc_file *f, uint32_t *cap)
     f->salvaged = true;
 }
 
-kiln_result arc_file_open(struct arc_file *f, const void *data, size_t size, const struct arc_device *dev)
+enum arc_cause arc_header_check(const void *data, size_t size, const struct arc_device *dev)
 {
-    *f = (struct arc_file){.data = data, .size = size, .whole = ARC_CORRUPT};
     if (!data || size < ARC_HEADER_SIZE || memcmp(data, HEAD_MAGIC, 8))
-        return KILN_OK;
+        return ARC_CORRUPT;
     const uint8_t *h = data;
     if (XXH3_64bits(h, 56) != get64(h + 56))
-        return KILN_OK;
-    if (get32(h + 8) != ARC_FORMAT_VERSION || get32(h + 12) != ARC_HEADER_SIZE) {
-        f->whole = ARC_VERSION;
-        return KILN_OK;
-    }
+        return ARC_CORRUPT;
+    if (get32(h + 8) != ARC_FORMAT_VERSION || get32(h + 12) != ARC_HEADER_SIZE)
+        return ARC_VERSION;
+    if (!dev)
+        return ARC_HIT;
     uint8_t want[ARC_HEADER_SIZE];
     header_bytes(want, dev);
-    if (memcmp(want + 16, h + 16, 40)) {
-        f->whole = ARC_DEVICE_MISMATCH;
+    return memcmp(want + 16, h + 16, 40) ? ARC_DEVICE_MISMATCH : ARC_HIT;
+}
+
+kiln_result arc_file_open(struct arc_file *f, const void *data, size_t size, const struct arc_device *dev)
+{
+    *f = (struct arc_file){.data = data, .size = size, .whole = arc_header_check(data, size, dev)};
+    if (f->whole != ARC_HIT)
         return KILN_OK;
-    }
-    f->whole = ARC_HIT;
     uint32_t cap = 0;
     f->indexed = read_index(f, &cap);
     if (!f->indexed && !f->oom)
@@ -341,7 +343,7 @@ enum arc_cause arc_file_find_hashed(const struct arc_file *f, enum arc_kind kind
             cause = ARC_CORRUPT;
             continue;
         }
-        if (kl != key_len || memcmp(kp, key, key_len))
+        if (kl != key_len || (key_len && memcmp(kp, key, key_len)))
             continue;   /* the hash never decides */
         *value = vp;
         *value_len = vl;

@@ -162,10 +162,28 @@ uint32_t arc_clean_tmp(const char *dir)
     return removed;
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISDIR(mode))
+        return "a folder";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
 kiln_result arc_map_open(struct arc_map *m, const char *path)
 {
     *m = (struct arc_map){0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+     * writer for ever. It changes nothing for a regular file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return KILN_RAISE(KILN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     struct stat st;
@@ -173,6 +191,16 @@ kiln_result arc_map_open(struct arc_map *m, const char *path)
         int e = errno;
         close(fd);
         return KILN_RAISE(KILN_ERR_IO, "cannot stat %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return KILN_RAISE(KILN_ERR_IO, "%s is not a regular file (%s): not read", path, file_kind(st.st_mode));
+    }
+    if ((uint64_t)st.st_size > ARC_MAX_FILE) {
+        close(fd);
+        return KILN_RAISE(KILN_ERR_LIMIT,
+                          "%s is %llu bytes, past the largest archive file kiln reads (%llu bytes): not read", path,
+                          (unsigned long long)st.st_size, (unsigned long long)ARC_MAX_FILE);
     }
     if (st.st_size > 0) {
         void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -24,8 +24,17 @@
  * (O_EXCL) no two processes write one name.
  *
  * KILN_ARCHIVE=0 turns it all off: nothing is read, written or logged. A
- * folder that cannot be used is one "NOT applied" line and kiln goes on
- * without an archive.
+ * folder that can be read but not written (a shipped archive, a read-only
+ * mount) is used read-only: its files are looked up, nothing is saved or
+ * tidied, and entries offered are counted as not kept. A folder that cannot
+ * be used at all is one "NOT applied" line and kiln goes on without an
+ * archive.
+ *
+ * Loading: every ".arc" file is mapped through arc_map_open, which never
+ * blocks (a FIFO planted under the name is not waited on) and refuses
+ * anything but a regular file of at most ARC_MAX_FILE bytes. A file refused
+ * or unreadable is skipped with a warning naming it and counted
+ * (files_skipped, in the close line); the good files are used as ever.
  *
  * Thread-safety: lookups read mapped files that never change after open;
  * everything else is under the store's lock. Lock order: gate_lock, then
@@ -82,6 +91,8 @@ static void pair_folder(char *out, size_t cap, const char *root, const kiln_caps
     snprintf(out, cap, "%s/%s-%08x-%s", root, name, caps->driver_version, uuid);
 }
 
+/* Maps every .arc file of folder; a file that cannot be used is skipped,
+ * warned about by path and counted. */
 static void load_files(struct arc_store *s, const char *folder)
 {
     DIR *d = opendir(folder);
@@ -90,18 +101,26 @@ static void load_files(struct arc_store *s, const char *folder)
         size_t n = strlen(e->d_name);
         if (n < 5 || strcmp(e->d_name + n - 4, ".arc"))
             continue;
-        if (!vec_reserve((void **)&s->files, &s->file_cap, s->file_count + 1, sizeof *s->files))
-            break;
+        char path[4096 + 512];
+        snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
+        if (!vec_reserve((void **)&s->files, &s->file_cap, s->file_count + 1, sizeof *s->files)) {
+            s->stats.files_skipped++;
+            log_warn("archive: %s skipped: out of host memory listing the folder's files", path);
+            continue;
+        }
         struct arc_store_file *f = &s->files[s->file_count];
         *f = (struct arc_store_file){0};
         snprintf(f->name, sizeof f->name, "%s", e->d_name);
-        char path[4096 + 512];
-        snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
         if (arc_map_open(&f->map, path) != KILN_OK) {
-            log_warn("archive: %s", kiln_last_error());
+            s->stats.files_skipped++;
+            log_warn("archive: skipped: %s", kiln_last_error());
+            err_clear();
             continue;
         }
         if (arc_file_open(&f->file, f->map.data, f->map.size, &s->device) != KILN_OK) {
+            s->stats.files_skipped++;
+            log_warn("archive: %s skipped: %s", path, kiln_last_error());
+            err_clear();
             arc_map_close(&f->map);
             continue;
         }
@@ -160,9 +179,17 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const str
     }
     pair_folder(s->dir, sizeof s->dir, root, caps);
     if (mkdirs(s->dir) < 0) {
-        log_warn("archive: NOT applied: %s", kiln_last_error());
+        struct stat st;
+        if (stat(s->dir, &st) < 0 || !S_ISDIR(st.st_mode) || access(s->dir, R_OK | X_OK) < 0) {
+            log_warn("archive: NOT applied: %s", kiln_last_error());
+            err_clear();
+            return KILN_OK;
+        }
+        /* There and readable, not writable: looked up, never written. */
+        log_info("archive: %s is read-only (%s): its files are looked up, nothing is saved there", s->dir,
+                 kiln_last_error());
         err_clear();
-        return KILN_OK;
+        s->dir_readonly = true;
     }
     if (cfg)
         s->cfg = *cfg;
@@ -170,7 +197,7 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const str
         arc_store_config_default(&s->cfg);
     s->cfg.taking = KILN_MIN(KILN_MAX(s->cfg.taking, 1u), (uint32_t)(sizeof s->taking / sizeof s->taking[0]));
     arc_device_from_caps(&s->device, caps);
-    uint32_t cleaned = arc_clean_tmp(s->dir);
+    uint32_t cleaned = s->dir_readonly ? 0 : arc_clean_tmp(s->dir);
     if (cleaned)
         log_info("archive: removed %u temporary files of dead processes", cleaned);
     const char *ro = getenv("KILN_ARCHIVE_READONLY");
@@ -196,14 +223,18 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const str
     s->enabled = true;
     s->open_ns = time_now_ns();
     s->qa = env_flag("KILN_ARCHIVE_QA", 0);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 1 << 20);
-    s->saver_started = pthread_create(&s->saver, &attr, saver_main, s) == 0;
-    pthread_attr_destroy(&attr);
-    if (!s->saver_started)
-        log_warn("archive: no saver thread (%s): run archives are saved at close", strerror(errno));
-    log_info("archive: %s: %u files (%u from read-only folders)", s->dir, s->file_count, s->readonly_files);
+    if (!s->dir_readonly) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 1 << 20);
+        int e = pthread_create(&s->saver, &attr, saver_main, s);
+        s->saver_started = e == 0;
+        pthread_attr_destroy(&attr);
+        if (!s->saver_started)
+            log_warn("archive: no saver thread (%s): run archives are saved at close", strerror(e));
+    }
+    log_info("archive: %s%s: %u files (%u from read-only folders, %u skipped)", s->dir,
+             s->dir_readonly ? " (read-only)" : "", s->file_count, s->readonly_files, s->stats.files_skipped);
     return KILN_OK;
 }
 
@@ -278,6 +309,11 @@ bool arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, siz
     uint64_t t0 = time_now_ns();
     uint64_t grows = ARC_ENTRY_HEAD_SIZE + key_len + value_len + 8 + ARC_INDEX_ROW_SIZE;
     pthread_mutex_lock(&s->lock);
+    if (s->dir_readonly) {
+        s->stats.readonly_dropped++;
+        pthread_mutex_unlock(&s->lock);
+        return false;
+    }
     struct arc_run *r = NULL;
     if (!s->stopping && s->unsaved + grows <= s->cfg.unsaved_bytes) {
         for (uint32_t i = 0; i < s->taking_count && !r; i++)
@@ -553,12 +589,14 @@ void arc_store_close(struct arc_store *s, char *summary, size_t cap)
     st.look_ns = atomic_load(&s->look_ns);
     if (summary)
         snprintf(summary, cap,
-                 "archive: %s: %llu entries added (%llu notes), %llu not kept (over a bound); %u run archives saved "
-                 "once each (%.2f MB), %u saves failed, %u run archives let go (%llu entries); saver held back %u "
-                 "times; time: %.3f s looking up, %.3f s adding, %.3f s saving",
+                 "archive: %s: %llu entries added (%llu notes), %llu not kept (over a bound), %llu not kept (the "
+                 "folder is read-only); %u files skipped at open (not regular files, too large or unreadable); %u "
+                 "run archives saved once each (%.2f MB), %u saves failed, %u run archives let go (%llu entries); "
+                 "saver held back %u times; time: %.3f s looking up, %.3f s adding, %.3f s saving",
                  s->dir, (unsigned long long)st.added, (unsigned long long)st.notes,
-                 (unsigned long long)st.over_bound, st.saved, (double)st.saved_bytes / (1 << 20), st.saves_failed,
-                 st.let_go, (unsigned long long)st.entries_let_go, st.saver_waits, (double)st.look_ns / 1e9,
+                 (unsigned long long)st.over_bound, (unsigned long long)st.readonly_dropped, st.files_skipped,
+                 st.saved, (double)st.saved_bytes / (1 << 20), st.saves_failed, st.let_go,
+                 (unsigned long long)st.entries_let_go, st.saver_waits, (double)st.look_ns / 1e9,
                  (double)st.add_ns / 1e9, (double)st.save_ns / 1e9);
     for (uint32_t i = 0; i < s->file_count; i++) {
         arc_file_close(&s->files[i].file);

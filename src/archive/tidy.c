@@ -6,6 +6,15 @@
  * A file's mtime is its use clock: arc_touch sets it, gc sorts by it. No
  * side file has to agree with the folder, and a copied folder keeps it.
  *
+ * gc removes first the files that serve nothing (kiln cannot read them, or
+ * they are no kiln archive: a bad header), then the least recently used.
+ * Files of another format version are judged by age like the rest: a newer
+ * kiln sharing the folder may be using them.
+ *
+ * Every file is opened without blocking and checked to be a regular file
+ * before a byte is read (arc_map_open): a FIFO or device planted under an
+ * archive's name is skipped, never waited on.
+ *
  * One process tidies a folder at a time, under a non-blocking flock on
  * ".tidy.lock": a second tidier skips rather than waits, tidying being
  * never urgent. Lookups and saves take no lock: saves go through ".tmp"
@@ -43,6 +52,7 @@ struct listed {
     char name[256];
     uint64_t size;
     struct timespec mtime;
+    bool useless;   /* gc: serves nothing (unreadable, or not a kiln archive) */
 };
 
 struct listing {
@@ -71,9 +81,14 @@ static kiln_result lock_folder(const char *dir, int *fd, bool *busy)
         return KILN_RAISE(KILN_ERR_INVALID, "archive tidy: folder name longer than %d bytes", DIR_MAX - 1);
     char path[PATH_CAP];
     join(path, dir, ".tidy.lock");
-    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
     if (f < 0)
         return KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: cannot open %s: %s", dir, path, strerror(errno));
+    struct stat st;
+    if (fstat(f, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(f);
+        return KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: %s is not a regular file: not tidying", dir, path);
+    }
     int r;
     while ((r = flock(f, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR)
         ;
@@ -130,6 +145,7 @@ static kiln_result list_folder(const char *dir, struct listing *l)
             break;
         }
         struct listed *f = &l->v[l->count++];
+        *f = (struct listed){0};
         snprintf(f->name, sizeof f->name, "%s", e->d_name);
         f->size = (uint64_t)st.st_size;
         f->mtime = st.st_mtim;
@@ -146,12 +162,42 @@ static int time_cmp(struct timespec a, struct timespec b)
     return a.tv_nsec < b.tv_nsec ? -1 : a.tv_nsec > b.tv_nsec;
 }
 
-/* Least recently used first; the name breaks ties so the order is stable. */
+/* Files serving nothing first, then least recently used first; the name
+ * breaks ties so the order is stable. */
 static int by_age(const void *a, const void *b)
 {
     const struct listed *x = a, *y = b;
+    if (x->useless != y->useless)
+        return x->useless ? -1 : 1;
     int c = time_cmp(x->mtime, y->mtime);
     return c ? c : strcmp(x->name, y->name);
+}
+
+/* Sorts a listing; an empty one has no array to sort (qsort's pointer must
+ * not be NULL, even for no elements). */
+static void sort_listing(struct listing *l, int (*cmp)(const void *, const void *))
+{
+    if (l->count > 1)
+        qsort(l->v, l->count, sizeof *l->v, cmp);
+}
+
+/* Whether dir/name serves nothing to any kiln of this format: it cannot be
+ * opened or read, or its header is no kiln archive's. Only the header is
+ * read. A file gone meanwhile is not useless (gc counts it gone anyway). */
+static bool useless_file(const char *dir, const char *name)
+{
+    char path[PATH_CAP];
+    join(path, dir, name);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+    if (fd < 0)
+        return errno != ENOENT;
+    struct stat st;
+    uint8_t h[ARC_HEADER_SIZE];
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        n = pread(fd, h, sizeof h, 0);
+    close(fd);
+    return n < 0 || arc_header_check(h, (size_t)n, NULL) == ARC_CORRUPT;
 }
 
 static int by_name(const void *a, const void *b)
@@ -190,7 +236,11 @@ kiln_result arc_gc(const char *dir, uint64_t max_bytes, struct arc_tidy_result *
     if (r == KILN_OK) {
         out->files_before = out->files_after = l.count;
         out->bytes_before = out->bytes_after = l.bytes;
-        qsort(l.v, l.count, sizeof *l.v, by_age);
+        if (l.bytes > max_bytes) {
+            for (uint32_t i = 0; i < l.count; i++)
+                l.v[i].useless = useless_file(dir, l.v[i].name);
+        }
+        sort_listing(&l, by_age);
         for (uint32_t i = 0; i < l.count && out->bytes_after > max_bytes; i++) {
             int e = remove_file(dir, l.v[i].name);
             if (e && e != ENOENT) {
@@ -199,6 +249,7 @@ kiln_result arc_gc(const char *dir, uint64_t max_bytes, struct arc_tidy_result *
                 break;
             }
             out->removed += e == 0;   /* ENOENT: another process removed it; gone all the same */
+            out->bad_dropped += e == 0 && l.v[i].useless;
             out->files_after--;
             out->bytes_after -= l.v[i].size;
         }
@@ -436,17 +487,28 @@ static bool small_archive(const struct listed *f, uint64_t small_bytes)
 static kiln_result compact_listed(const char *dir, const struct arc_device *dev, const struct listing *l,
                                   uint64_t small_bytes, uint32_t min_files, struct arc_tidy_result *out)
 {
+    /* The pack holds at most its sources' bytes: they are bounded so that
+     * it stays a file kiln reads (ARC_MAX_FILE); the rest wait for the next
+     * compaction. */
     uint32_t n = 0;
-    for (uint32_t i = 0; i < l->count; i++)
-        n += small_archive(&l->v[i], small_bytes);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < l->count; i++) {
+        if (small_archive(&l->v[i], small_bytes) && l->v[i].size <= ARC_MAX_FILE - total) {
+            n++;
+            total += l->v[i].size;
+        }
+    }
     if (n < min_files)
         return KILN_OK;
     struct source *src = mem_calloc(n, sizeof *src);
     if (!src)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory", dir);
-    for (uint32_t i = 0, j = 0; i < l->count; i++) {
-        if (small_archive(&l->v[i], small_bytes))
+    total = 0;
+    for (uint32_t i = 0, j = 0; i < l->count && j < n; i++) {
+        if (small_archive(&l->v[i], small_bytes) && l->v[i].size <= ARC_MAX_FILE - total) {
             src[j++].listed = &l->v[i];
+            total += l->v[i].size;
+        }
     }
     kiln_result r = KILN_OK;
     if (open_sources(dir, dev, src, n, out) >= min_files)
@@ -472,7 +534,7 @@ kiln_result arc_compact(const char *dir, const struct arc_device *dev, uint64_t 
     if (r == KILN_OK) {
         out->files_before = out->files_after = l.count;
         out->bytes_before = out->bytes_after = l.bytes;
-        qsort(l.v, l.count, sizeof *l.v, by_name);   /* the first of duplicates met is kept: a stable choice */
+        sort_listing(&l, by_name);   /* the first of duplicates met is kept: a stable choice */
         /* One file merged alone would only be rewritten. */
         r = compact_listed(dir, dev, &l, small_bytes, KILN_MAX(min_files, 2u), out);
     }

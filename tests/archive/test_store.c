@@ -5,16 +5,20 @@
  * failed save is tried once more and then let go, entries past a bound are
  * counted and not kept, adders on many threads lose nothing they were told
  * was kept, and the saver tidies the folder (compaction, the size bound,
- * used files marked used) after its delay.
+ * used files marked used) after its delay. A FIFO under an archive's name
+ * never hangs the opening (skipped, counted); a read-only folder is looked
+ * up and never written.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -481,6 +485,147 @@ TEST(max_size_from_env)
     unsetenv("KILN_ARCHIVE_MAX_SIZE");
 }
 
+/* ---- files and folders the store must not trust -------------------------------------- */
+
+/* Writes entries first..first+n-1 (values of len bytes) as dir/name. */
+static bool put_entries(const char *dir, const char *name, uint32_t first, uint32_t n, size_t len)
+{
+    kiln_caps caps = test_caps();
+    struct arc_device dev;
+    arc_device_from_caps(&dev, &caps);
+    struct arc_writer w;
+    arc_writer_init(&w, &dev);
+    uint8_t value[256];
+    for (uint32_t i = 0; i < n && len <= sizeof value; i++) {
+        char key[32];
+        entry_of(first + i, key, value, len);
+        arc_writer_add(&w, ARC_FRONT, key, strlen(key), value, len);
+    }
+    const uint8_t *data;
+    size_t l;
+    bool ok = arc_writer_close(&w, &data, &l) == KILN_OK && arc_save(dir, name, data, l) == KILN_OK;
+    arc_writer_finish(&w);
+    return ok;
+}
+
+/* How many of entries first..first+n-1 the open store finds, right. */
+static uint32_t found_in(struct arc_store *s, uint32_t first, uint32_t n, size_t len)
+{
+    uint32_t found = 0;
+    uint8_t want[256];
+    for (uint32_t i = 0; i < n; i++) {
+        char key[32];
+        entry_of(first + i, key, want, len);
+        uint8_t h[16];
+        hash128(key, strlen(key), h);
+        const uint8_t *v;
+        size_t vlen;
+        found += arc_store_find(s, ARC_FRONT, h, key, strlen(key), &v, &vlen) == ARC_HIT && vlen == len &&
+                 !memcmp(v, want, len);
+    }
+    return found;
+}
+
+/* The device pair's folder under g_root (made by a store opened once). */
+static bool pair_dir(char *out, size_t cap)
+{
+    struct arc_store s;
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    if (arc_store_open(&s, &caps, &cfg) != KILN_OK || !s.enabled)
+        return false;
+    snprintf(out, cap, "%s", s.dir);
+    arc_store_close(&s, NULL, 0);
+    return true;
+}
+
+/* A FIFO named x.arc in the folder and in a KILN_ARCHIVE_READONLY root:
+ * opening the store returns at once (an alarm turns a hang into a
+ * failure), both are skipped and counted, and the good files serve. */
+TEST(a_fifo_in_the_folder_or_a_readonly_root_is_skipped)
+{
+    fresh_root();
+    char dir[4096], ro_root[] = "/tmp/kiln-store-ro-XXXXXX", ro_dir[4096 + 64], fifo[4096 + 80];
+    REQUIRE(pair_dir(dir, sizeof dir));
+    REQUIRE(mkdtemp(ro_root));
+    snprintf(ro_dir, sizeof ro_dir, "%s%s", ro_root, dir + strlen(g_root));
+    REQUIRE(mkdir(ro_dir, 0755) == 0);
+    REQUIRE(put_entries(dir, "run-1.arc", 0, 4, 64));
+    REQUIRE(put_entries(ro_dir, "shipped.arc", 4, 4, 64));
+    snprintf(fifo, sizeof fifo, "%s/x.arc", dir);
+    REQUIRE(mkfifo(fifo, 0644) == 0);
+    snprintf(fifo, sizeof fifo, "%s/x.arc", ro_dir);
+    REQUIRE(mkfifo(fifo, 0644) == 0);
+    setenv("KILN_ARCHIVE_READONLY", ro_root, 1);
+    struct arc_store s;
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    alarm(60);
+    kiln_result r = arc_store_open(&s, &caps, &cfg);
+    alarm(0);
+    REQUIRE_OK(r);
+    REQUIRE(s.enabled);
+    CHECK_EQ(s.file_count, 2);
+    CHECK_EQ(s.readonly_files, 1);
+    CHECK_EQ(arc_store_stats_get(&s).files_skipped, 2);
+    CHECK_EQ(found_in(&s, 0, 8, 64), 8);
+    char line[8192];
+    arc_store_close(&s, line, sizeof line);
+    CHECK(strstr(line, "2 files skipped at open"));
+    unsetenv("KILN_ARCHIVE_READONLY");
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", ro_root);
+    CHECK_EQ(system(cmd), 0);
+    remove_root();
+}
+
+/* A folder kiln may read but not write (a shipped archive, a read-only
+ * mount) is used read-only: lookups hit, nothing is saved or removed, an
+ * entry offered is counted as not kept. Permissions bind root only on a
+ * read-only mount, so as root the store runs in a child as "nobody". */
+TEST(a_read_only_folder_is_looked_up_not_written)
+{
+    fresh_root();
+    char dir[4096];
+    REQUIRE(pair_dir(dir, sizeof dir));
+    REQUIRE(put_entries(dir, "run-1.arc", 0, 4, 64));
+    REQUIRE(chmod(g_root, 0755) == 0 && chmod(dir, 0555) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+            _exit(90);
+        alarm(60);
+        struct arc_store s;
+        kiln_caps caps = test_caps();
+        struct arc_store_config cfg = small_cfg();
+        cfg.tidy_delay_s = 0;   /* a writable folder would be tidied at once */
+        if (arc_store_open(&s, &caps, &cfg) != KILN_OK || !s.enabled)
+            _exit(91);
+        int bad = !s.dir_readonly ? 92 : s.saver_started ? 93 : found_in(&s, 0, 4, 64) != 4 ? 94 : 0;
+        uint8_t v[8] = {0};
+        if (!bad && arc_store_add(&s, ARC_FRONT, "k", 1, v, sizeof v))
+            bad = 95;
+        if (!bad && arc_store_stats_get(&s).readonly_dropped != 1)
+            bad = 96;
+        char line[8192];
+        arc_store_close(&s, line, sizeof line);
+        if (!bad && !strstr(line, "1 not kept (the folder is read-only)"))
+            bad = 97;
+        _exit(bad);
+    }
+    int ws;
+    REQUIRE(waitpid(pid, &ws, 0) == pid);
+    CHECK(WIFEXITED(ws));
+    CHECK_EQ(WEXITSTATUS(ws), 0);   /* 90: could not become nobody; 91: store off; 92..97: see above */
+    CHECK_EQ(count_files(dir, ".arc"), 1);
+    CHECK_EQ(count_files(dir, ".tmp"), 0);
+    CHECK(chmod(dir, 0755) == 0);
+    remove_root();
+}
+
 int main(void)
 {
     RUN(run_archives_fill_and_save);
@@ -490,5 +635,7 @@ int main(void)
     RUN(adders_on_many_threads);
     RUN(saver_tidies_folder);
     RUN(max_size_from_env);
+    RUN(a_fifo_in_the_folder_or_a_readonly_root_is_skipped);
+    RUN(a_read_only_folder_is_looked_up_not_written);
     return TEST_SUMMARY();
 }

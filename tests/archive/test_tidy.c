@@ -7,6 +7,8 @@
  * files, other devices' files and saves in progress (.tmp) alone. A second
  * tidier finds the folder busy. A kill at every step of compaction's save
  * loses no entry, and the next compaction drops the duplicates it leaves.
+ * A folder without archives tidies to nothing; gc removes files serving
+ * nothing first; FIFOs and folders under archive names are never waited on.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -572,6 +574,127 @@ TEST(entries_are_walked_as_lookups_check_them)
     free(data);
 }
 
+/* ---- what a folder may hold --------------------------------------------------------- */
+
+/* An empty folder (or one holding no archive) lists nothing: compaction and
+ * gc have nothing to sort, and say so without touching a NULL listing (the
+ * saver's first tidy of a fresh folder does this). */
+TEST(tidying_a_folder_without_archives)
+{
+    char dir[] = "/tmp/kiln-tidy-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    for (int round = 0; round < 2; round++) {
+        struct arc_tidy_result r;
+        CHECK_OK(arc_compact(dir, &k_dev, SMALL, 2, &r));
+        CHECK(!r.busy);
+        CHECK_EQ(r.files_before, 0);
+        CHECK_EQ(r.files_after, 0);
+        CHECK_EQ(r.merged, 0);
+        CHECK_OK(arc_gc(dir, 0, &r));
+        CHECK_EQ(r.files_before, 0);
+        CHECK_EQ(r.removed, 0);
+        CHECK_OK(arc_compact(dir, &k_dev, SMALL, 1, &r));
+        CHECK_EQ(r.merged, 0);
+        REQUIRE(put_file(dir, "notes.txt", "x", 1));   /* not an archive: still none listed */
+    }
+    remove_dir(dir);
+}
+
+/* gc removes what serves nothing before any good file, whatever its age:
+ * a file that is no kiln archive (junk, a cut header), then the least
+ * recently used. A file of another format version is judged by age. */
+TEST(gc_removes_files_serving_nothing_first)
+{
+    char dir[] = "/tmp/kiln-tidy-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    REQUIRE(put_arc(dir, "run-a.arc", k_five, 5, 0));
+    REQUIRE(put_arc(dir, "run-b.arc", k_five, 5, 0));
+    uint64_t one = size_of(dir, "run-a.arc");
+    REQUIRE(one > 100);
+    uint8_t *junk = calloc(1, one);
+    REQUIRE(junk);
+    memset(junk, 'j', one);
+    REQUIRE(put_file(dir, "run-junk.arc", junk, one));
+    size_t len;
+    uint8_t *cut = build(k_five, 5, 0, &k_dev, &len);
+    REQUIRE(cut);
+    REQUIRE(put_file(dir, "run-cut.arc", cut, 40));   /* a header cut short */
+    free(cut);
+    set_mtime(dir, "run-a.arc", 1000000);   /* oldest */
+    set_mtime(dir, "run-b.arc", 2000000);
+    set_mtime(dir, "run-junk.arc", 3000000);   /* newest */
+    set_mtime(dir, "run-cut.arc", 3000000);
+    struct arc_tidy_result r;
+    CHECK_OK(arc_gc(dir, 2 * one, &r));   /* room for two good files */
+    CHECK_EQ(r.files_before, 4);
+    CHECK_EQ(r.removed, 2);
+    CHECK_EQ(r.bad_dropped, 2);
+    CHECK(!exists(dir, "run-junk.arc") && !exists(dir, "run-cut.arc"));
+    CHECK(exists(dir, "run-a.arc") && exists(dir, "run-b.arc"));
+    /* Past the useless ones, the oldest good file goes. */
+    CHECK_OK(arc_gc(dir, one, &r));
+    CHECK_EQ(r.removed, 1);
+    CHECK_EQ(r.bad_dropped, 0);
+    CHECK(!exists(dir, "run-a.arc") && exists(dir, "run-b.arc"));
+    /* A file kiln cannot read serves nothing either (only a process that
+     * permissions bind can see it: not root). */
+    if (geteuid() != 0) {
+        REQUIRE(put_arc(dir, "run-c.arc", k_five, 5, 0));
+        REQUIRE(put_arc(dir, "run-locked.arc", k_five, 5, 0));
+        set_mtime(dir, "run-b.arc", 1000000);
+        set_mtime(dir, "run-c.arc", 2000000);
+        set_mtime(dir, "run-locked.arc", 3000000);
+        char path[600];
+        snprintf(path, sizeof path, "%s/run-locked.arc", dir);
+        REQUIRE(chmod(path, 0) == 0);
+        CHECK_OK(arc_gc(dir, 2 * one, &r));
+        CHECK_EQ(r.removed, 1);
+        CHECK(!exists(dir, "run-locked.arc") && exists(dir, "run-b.arc") && exists(dir, "run-c.arc"));
+    }
+    free(junk);
+    remove_dir(dir);
+}
+
+/* A FIFO, or a folder, under an archive's name: opening it to map never
+ * waits for a writer, and it is refused naming the path; tidying skips it.
+ * An alarm turns a hang into a failure. */
+TEST(a_fifo_named_like_an_archive_is_never_waited_on)
+{
+    char dir[] = "/tmp/kiln-tidy-XXXXXX", path[600];
+    REQUIRE(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run-fifo.arc", dir);
+    REQUIRE(mkfifo(path, 0644) == 0);
+    alarm(60);
+    struct arc_map m;
+    CHECK_RESULT(arc_map_open(&m, path), KILN_ERR_IO);
+    CHECK_MSG("run-fifo.arc is not a regular file (a FIFO)");
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/run-dir.arc", dir);
+    REQUIRE(mkdir(sub, 0755) == 0);
+    CHECK_RESULT(arc_map_open(&m, sub), KILN_ERR_IO);
+    CHECK_MSG("run-dir.arc is not a regular file (a folder)");
+    REQUIRE(put_arc(dir, "run-1.arc", k_five, 3, 0));
+    REQUIRE(put_arc(dir, "run-2.arc", k_five + 2, 3, 0));
+    struct arc_tidy_result r;
+    CHECK_OK(arc_compact(dir, &k_dev, SMALL, 2, &r));
+    CHECK_EQ(r.files_before, 2);   /* the FIFO and the folder are not listed */
+    CHECK_EQ(r.merged, 2);
+    CHECK_OK(arc_gc(dir, 0, &r));
+    CHECK_EQ(r.removed, 1);
+    alarm(0);
+    struct stat st;
+    CHECK(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));   /* left alone */
+    /* The tidy lock itself a FIFO: refused, not waited on. */
+    snprintf(path, sizeof path, "%s/.tidy.lock", dir);
+    unlink(path);
+    REQUIRE(mkfifo(path, 0644) == 0);
+    alarm(60);
+    CHECK_RESULT(arc_gc(dir, 0, &r), KILN_ERR_IO);
+    CHECK_MSG("not a regular file");
+    alarm(0);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     RUN(entries_are_walked_as_lookups_check_them);
@@ -583,5 +706,8 @@ int main(void)
     RUN(compaction_leaves_too_few_and_foreign_files_alone);
     RUN(a_second_tidier_finds_the_folder_busy);
     RUN(a_kill_at_every_step_of_compaction_loses_no_entry);
+    RUN(tidying_a_folder_without_archives);
+    RUN(gc_removes_files_serving_nothing_first);
+    RUN(a_fifo_named_like_an_archive_is_never_waited_on);
     return TEST_SUMMARY();
 }
