@@ -525,6 +525,9 @@ static void l_destroy(struct kctx *c)
                  (unsigned long long)c->spec_promotions, (unsigned long long)c->spec_demotions,
                  (unsigned long long)c->spec_no_gain, (unsigned long long)c->spec_pinned,
                  c->dev->caps.validation ? "on" : "off", (unsigned long long)verr);
+        if (kb_is_lost(c->dev))
+            log_warn("context closed on a lost device (%s): %s", abandoned ? "its running work keeps the device, "
+                     "which is abandoned, not freed" : "nothing was running; all freed", c->dev->lost_why);
         kb_destroy(c->dev);
     }
     pool_finish(&c->buffers);
@@ -539,9 +542,6 @@ const struct rt_ops ctx_local_ops = {
     .caps = l_caps,
     .wait_idle = l_wait_idle,
     .stats = l_stats,
-        if (kb_is_lost(c->dev))
-            log_warn("context closed on a lost device (%s): %s", abandoned ? "its running work keeps the device, "
-                     "which is abandoned, not freed" : "nothing was running; all freed", c->dev->lost_why);
     .buffer_create = l_buffer_create,
     .buffer_destroy = l_buffer_destroy,
     .buffer_upload = l_buffer_upload,
@@ -616,9 +616,9 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
     }
     c->pending = desc->pending;
     c->skip_log = env_flag("KILN_SKIP_LOG", 0);
-    *out = c;
-    return KILN_OK;
-}
     double timeout_s = desc->device_timeout_ms ? desc->device_timeout_ms / 1e3 : env_seconds("KILN_DEVICE_TIMEOUT_S", 0);
     if (timeout_s > 0)
         kb_set_timeout(c->dev, timeout_s >= 1e9 ? UINT64_MAX / 2 : (uint64_t)(timeout_s * 1e9));
+    *out = c;
+    return KILN_OK;
+}

@@ -95,7 +95,6 @@ struct csvc;
 /* The device of a context, for kiln's own tests and tools. */
 struct kb_device *ctx_device(struct kctx *c);
 
-#endif
 /* KILN_ERR_DEVICE_LOST naming what was running when c's device was lost,
  * else KILN_OK: api/ asks before every call (lock held). */
 KILN_NODISCARD kiln_result ctx_live(struct kctx *c);
@@ -103,3 +102,4 @@ KILN_NODISCARD kiln_result ctx_live(struct kctx *c);
  * may report it): api/ passes every call's result through (lock held). */
 kiln_result ctx_seen(struct kctx *c, kiln_result r);
 
+#endif

@@ -459,11 +459,6 @@ void scheme_stats_update(struct scheme *s)
 }
 
 
-/* ---- KILN_SPEC_VERIFY ------------------------------------------------------------------ */
-
-/* Runs one dispatch of n with `pipeline`, alone, and waits for it. */
-static kiln_result run_alone(struct scheme *s, struct node *n, struct kb_pipeline *pipeline)
-{
 /* What a submit of s runs, for a loss message: the scheme's label and its
  * recorded nodes with their programs (as many as fit). */
 static void describe(const struct scheme *s, char *buf, size_t cap)
@@ -480,6 +475,11 @@ static void describe(const struct scheme *s, char *buf, size_t cap)
         snprintf(buf + used, cap - used, ")");
 }
 
+/* ---- KILN_SPEC_VERIFY ------------------------------------------------------------------ */
+
+/* Runs one dispatch of n with `pipeline`, alone, and waits for it. */
+static kiln_result run_alone(struct scheme *s, struct node *n, struct kb_pipeline *pipeline)
+{
     struct kb_cmd *cmd;
     KILN_TRY(kb_cmd_create(s->dev, &cmd));
     struct kb_step st = {.kind = KB_STEP_DISPATCH, .pipeline = pipeline, .layout = n->prog->layout,
@@ -489,14 +489,14 @@ static void describe(const struct scheme *s, char *buf, size_t cap)
     memcpy(st.lens, n->lens, sizeof st.lens);
     uint64_t t = 0;
     kiln_result r = kb_cmd_record(s->dev, cmd, &st, 1);
+    char what[200];
+    snprintf(what, sizeof what, "KILN_SPEC_VERIFY's run of node '%s' of scheme '%s' (program %s)", n->label, s->label,
+             n->prog->name);
     if (r == KILN_OK)
         r = kb_submit(s->dev, cmd, what, &t);
     if (r == KILN_OK)
         r = kb_ticket_wait(s->dev, t, UINT64_MAX);
     kb_cmd_destroy(s->dev, cmd);
-    char what[200];
-    snprintf(what, sizeof what, "KILN_SPEC_VERIFY's run of node '%s' of scheme '%s' (program %s)", n->label, s->label,
-             n->prog->name);
     return r;
 }
 

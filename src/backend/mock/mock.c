@@ -194,7 +194,7 @@ static kiln_result mock_layout_create(struct kb_device *dev, const kiln_program_
     (void)iface;
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline layout");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
     count(d, &d->counts.layouts_created);
     return KILN_OK;
 }
@@ -235,7 +235,7 @@ static kiln_result mock_pipeline_create(struct kb_device *dev, struct kb_layout 
     if (cache_only && !cached)
         return KILN_RAISE(KILN_ERR_PENDING, "mock: not in the pipeline cache");
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
     pthread_mutex_lock(&d->lock);
     if (cached) {
         d->counts.pipelines_from_cache++;
@@ -267,7 +267,7 @@ static kiln_result mock_cache_create(struct kb_device *dev, const void *data, si
     struct mock_device *d = md(dev);
     struct kb_cache *c = counted(d, sizeof *c);
     if (!c)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline cache");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
     const uint8_t *p = data;
     if (d->keeps_code && p && len >= MOCK_CACHE_HEADER && (len - MOCK_CACHE_HEADER) % MOCK_CACHE_RECORD == 0 &&
         !memcmp(p, mock_cache_magic, sizeof mock_cache_magic)) {
@@ -298,7 +298,7 @@ static kiln_result mock_cache_data(struct kb_device *dev, struct kb_cache *c, vo
     }
     pthread_mutex_unlock(&d->lock);
     if (!p)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for pipeline cache data");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
     *data = p;
     *len = n;
     return KILN_OK;
@@ -330,7 +330,7 @@ static kiln_result mock_bindset_create(struct kb_device *dev, struct kb_layout *
     (void)layout, (void)b, (void)n;
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a binding set");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
     count(d, &d->counts.bindsets_created);
     return KILN_OK;
 }
@@ -340,7 +340,7 @@ static kiln_result mock_cmd_create(struct kb_device *dev, struct kb_cmd **out)
 {
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a command buffer");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
     count(d, &d->counts.cmds_created);
     return KILN_OK;
 }
@@ -358,7 +358,7 @@ static kiln_result mock_cmd_record(struct kb_device *dev, struct kb_cmd *c, cons
 {
     struct mock_device *d = md(dev);
     if (!vec_reserve((void **)&c->steps, &c->cap, n, sizeof *steps))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for %u recorded steps", n);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
     if (n)
         memcpy(c->steps, steps, n * sizeof *steps);
     c->n = n;
@@ -460,7 +460,7 @@ kiln_result mockb_create(struct kb_device **out)
 {
     struct mock_device *d = mem_calloc(1, sizeof *d);
     if (!d)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the mock device");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     d->base.ops = &mock_ops;
     pthread_mutex_init(&d->lock, NULL);
     kiln_caps *c = &d->base.caps;
@@ -477,11 +477,6 @@ kiln_result mockb_create(struct kb_device **out)
     c->max_storage_buffer_range = 1u << 30;
     c->max_uniform_buffer_range = 65536;
     c->max_push_constants_size = 128;
-    c->max_shared_memory_size = 32768;
-    c->max_per_stage_storage_buffers = 16;
-    c->max_per_stage_uniform_buffers = 12;
-    c->max_per_stage_resources = 128;
-    c->max_buffer_size = 1ull << 32;
     c->min_storage_buffer_offset_alignment = 16;
     c->min_uniform_buffer_offset_alignment = 16;
     c->unified_memory = 1;

@@ -536,28 +536,6 @@ static const struct backend_ops vk_ops;
 static void vk_destroy(struct kb_device *dev)
 {
     struct vk_device *d = vkd(dev);
-    if (d->device) {
-        vkDeviceWaitIdle(d->device);
-        if (d->timeline)
-            vkDestroySemaphore(d->device, d->timeline, NULL);
-        if (d->cmd_pool)
-            vkDestroyCommandPool(d->device, d->cmd_pool, NULL);
-        vkDestroyDevice(d->device, NULL);
-    }
-    if (d->messenger) {
-        PFN_vkDestroyDebugUtilsMessengerEXT destroy =
-            (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(d->instance, "vkDestroyDebugUtilsMessengerEXT");
-        if (destroy)
-            destroy(d->instance, d->messenger, NULL);
-    }
-    if (d->instance)
-        vkDestroyInstance(d->instance, NULL);
-    free(d);
-}
-
-kiln_result vkb_create(const char *selector, int validation, struct kb_device **out)
-{
-    struct vk_device *d = mem_calloc(1, sizeof *d);
     if (atomic_load(&dev->abandon)) {
         char line[512];
         size_t used = 0;
@@ -573,12 +551,46 @@ kiln_result vkb_create(const char *selector, int validation, struct kb_device **
         pthread_mutex_unlock(&graveyard_lock);
         return;
     }
-    if (!d)
+    if (d->device) {
         /* Nothing is left running here (a lost device with unfinished work
          * is abandoned instead), so this returns at once. */
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        vkDeviceWaitIdle(d->device);
         release_kept(d);
+        if (d->timeline)
+            vkDestroySemaphore(d->device, d->timeline, NULL);
+        if (d->cmd_pool)
+            vkDestroyCommandPool(d->device, d->cmd_pool, NULL);
+        vkDestroyDevice(d->device, NULL);
+    }
+    if (d->messenger) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy =
+            (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(d->instance, "vkDestroyDebugUtilsMessengerEXT");
+        if (destroy)
+            destroy(d->instance, d->messenger, NULL);
+    }
+    if (d->instance)
+        vkDestroyInstance(d->instance, NULL);
+    free(d->kept);
+    pthread_mutex_destroy(&d->kept_lock);
+    free(d);
+}
+
+void vkb_fault(struct kb_device *dev, enum vkb_fault fault)
+{
+    struct vk_device *d = vkd(dev);
+    if (fault == VKB_FAULT_LOST)
+        d->fault_lost = true;
+    else if (fault == VKB_FAULT_HANG && !d->hang_from)
+        d->hang_from = d->next_ticket + 1;
+}
+
+kiln_result vkb_create(const char *selector, int validation, struct kb_device **out)
+{
+    struct vk_device *d = mem_calloc(1, sizeof *d);
+    if (!d)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     d->base.ops = &vk_ops;
+    pthread_mutex_init(&d->kept_lock, NULL);
     kiln_result r = make_instance(d, validation);
     if (r == KILN_OK)
         r = pick_device(d, selector);
@@ -592,27 +604,15 @@ kiln_result vkb_create(const char *selector, int validation, struct kb_device **
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
         .queueFamilyIndex = d->queue_family,
-    free(d->kept);
-    pthread_mutex_destroy(&d->kept_lock);
         .queueCount = 1,
         .pQueuePriorities = &prio,
     };
-void vkb_fault(struct kb_device *dev, enum vkb_fault fault)
-{
-    struct vk_device *d = vkd(dev);
-    if (fault == VKB_FAULT_LOST)
-        d->fault_lost = true;
-    else if (fault == VKB_FAULT_HANG && !d->hang_from)
-        d->hang_from = d->next_ticket + 1;
-}
-
     /* Every feature the device has, so programs may use 64-bit, 16-bit and
      * 8-bit types, subgroup operations and the like where the device allows;
      * robust buffer access stays off (it costs speed; kiln checks ranges). */
     VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     VkPhysicalDevicePipelineCreationCacheControlFeatures fcc = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES};
-    pthread_mutex_init(&d->kept_lock, NULL);
     bool v13 = d->base.caps.api_version >= VK_API_VERSION_1_3;
     bool ext_cc = !v13 && has_device_extension(d->phys, VK_EXT_PIPELINE_CREATION_CACHE_CONTROL_EXTENSION_NAME);
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
@@ -781,13 +781,28 @@ static void vk_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf)
 {
     struct vk_device *d = vkd(dev);
     struct vk_buffer *b = (struct vk_buffer *)buf;
+    if (keep(d, KEPT_BUFFER, b, (void *)b->buf, (void *)b->mem))
+        return;
     vkDestroyBuffer(d->device, b->buf, NULL);
     vkFreeMemory(d->device, b->mem, NULL);
     free(b);
 }
 
+/* The raw wait (backend_ops.ticket_wait): kb_ticket_wait bounds it. */
 static kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t timeout_ns)
 {
+    if (d->fault_lost)
+        return vk_fail(VK_ERROR_DEVICE_LOST, __FILE__, __LINE__, "vkWaitSemaphores (vkb_fault)");
+    if (d->hang_from && value >= d->hang_from) {
+        /* Hung as kiln sees it: the earlier work runs, this never ends. */
+        if (d->hang_from > 1)
+            KILN_TRY(vk_wait_value(d, d->hang_from - 1, timeout_ns));
+        uint64_t ns = KILN_MIN(timeout_ns, 5000000000ull);
+        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+        return KILN_RAISE(KILN_ERR_TIMEOUT, "ticket %llu hangs (vkb_fault)", (unsigned long long)value);
+    }
     VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                               .semaphoreCount = 1,
                               .pSemaphores = &d->timeline,
@@ -804,34 +819,23 @@ static kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t t
  * *ticket; notes it as running `what` unless NULL (kb_submit notes it). */
 static kiln_result queue_submit(struct vk_device *d, VkCommandBuffer cb, const char *what, uint64_t *ticket)
 {
+    if (d->fault_lost)
+        return vk_fail(VK_ERROR_DEVICE_LOST, __FILE__, __LINE__, "vkQueueSubmit (vkb_fault)");
     uint64_t value = d->next_ticket + 1;
     VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                         .signalSemaphoreValueCount = 1,
                                         .pSignalSemaphoreValues = &value};
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .pNext = &ts,
-    if (keep(d, KEPT_BUFFER, b, (void *)b->buf, (void *)b->mem))
-        return;
                        .commandBufferCount = 1,
                        .pCommandBuffers = &cb,
                        .signalSemaphoreCount = 1,
                        .pSignalSemaphores = &d->timeline};
     VK_CHECK(vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
-/* The raw wait (backend_ops.ticket_wait): kb_ticket_wait bounds it. */
     d->next_ticket = value;
     *ticket = value;
-    if (d->fault_lost)
-        return vk_fail(VK_ERROR_DEVICE_LOST, __FILE__, __LINE__, "vkWaitSemaphores (vkb_fault)");
-    if (d->hang_from && value >= d->hang_from) {
-        /* Hung as kiln sees it: the earlier work runs, this never ends. */
-        if (d->hang_from > 1)
-            KILN_TRY(vk_wait_value(d, d->hang_from - 1, timeout_ns));
-        uint64_t ns = KILN_MIN(timeout_ns, 5000000000ull);
-        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-        }
-        return KILN_RAISE(KILN_ERR_TIMEOUT, "ticket %llu hangs (vkb_fault)", (unsigned long long)value);
-    }
+    if (what)
+        kb_note_submit(&d->base, value, what);
     return KILN_OK;
 }
 
@@ -847,8 +851,6 @@ static void xfer_begin(struct vk_device *d)
                                                VK_ACCESS_TRANSFER_WRITE_BIT,
                               .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
     vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-    if (d->fault_lost)
-        return vk_fail(VK_ERROR_DEVICE_LOST, __FILE__, __LINE__, "vkQueueSubmit (vkb_fault)");
                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
 }
 
@@ -862,8 +864,6 @@ static kiln_result xfer_end_and_wait(struct vk_device *d)
                                               VK_ACCESS_SHADER_WRITE_BIT};
     vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL, 0,
-    if (what)
-        kb_note_submit(&d->base, value, what);
                          NULL);
     VK_CHECK(vkEndCommandBuffer(d->xfer_cb), "vkEndCommandBuffer (transfer)");
     uint64_t value = 0;
@@ -912,6 +912,9 @@ static kiln_result staged_copy(struct vk_device *d, struct vk_buffer *b, uint64_
         if (r == KILN_OK && !upload)
             memcpy((char *)host + done, map, n);
     }
+    /* A transfer that did not finish on a lost device may still use them. */
+    if (keep(d, KEPT_STAGING, NULL, (void *)sbuf, (void *)smem))
+        return r;
     if (smem)
         vkFreeMemory(d->device, smem, NULL);
     vkDestroyBuffer(d->device, sbuf, NULL);
@@ -940,9 +943,6 @@ static kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, 
     if (b->map) {
         memcpy(data, (char *)b->map + off, size);
         return KILN_OK;
-    /* A transfer that did not finish on a lost device may still use them. */
-    if (keep(d, KEPT_STAGING, NULL, (void *)sbuf, (void *)smem))
-        return r;
     }
     return staged_copy(d, b, off, data, size, false);
 }
@@ -995,6 +995,8 @@ static kiln_result vk_layout_create(struct kb_device *dev, const kiln_program_in
 static void vk_layout_destroy(struct kb_device *dev, struct kb_layout *l)
 {
     struct vk_device *d = vkd(dev);
+    if (keep(d, KEPT_LAYOUT, l, (void *)l->layout, (void *)l->set_layout))
+        return;
     vkDestroyPipelineLayout(d->device, l->layout, NULL);
     vkDestroyDescriptorSetLayout(d->device, l->set_layout, NULL);
     free(l);
@@ -1023,8 +1025,6 @@ static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *l
                   .module = mod,
                   .pName = "main"},
         .layout = layout->layout,
-    if (keep(d, KEPT_LAYOUT, l, (void *)l->layout, (void *)l->set_layout))
-        return;
     };
     VkPipeline pipe = VK_NULL_HANDLE;
     VkResult vr = vkCreateComputePipelines(d->device, cache ? cache->cache : VK_NULL_HANDLE, 1, &cpci, NULL, &pipe);
@@ -1086,6 +1086,8 @@ static kiln_result vk_cache_data(struct kb_device *dev, struct kb_cache *c, void
 
 static void vk_cache_destroy(struct kb_device *dev, struct kb_cache *c)
 {
+    if (keep(vkd(dev), KEPT_CACHE, c, (void *)c->cache, NULL))
+        return;
     vkDestroyPipelineCache(vkd(dev)->device, c->cache, NULL);
     free(c);
 }
@@ -1105,6 +1107,8 @@ static kiln_result vk_cache_merge(struct kb_device *dev, struct kb_cache *dst, s
 
 static void vk_pipeline_destroy(struct kb_device *dev, struct kb_pipeline *p)
 {
+    if (keep(vkd(dev), KEPT_PIPELINE, p, (void *)p->pipe, NULL))
+        return;
     vkDestroyPipeline(vkd(dev)->device, p->pipe, NULL);
     free(p);
 }
@@ -1114,8 +1118,6 @@ static kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *la
 {
     struct vk_device *d = vkd(dev);
     struct kb_bindset *s = mem_calloc(1, sizeof *s);
-    if (keep(vkd(dev), KEPT_CACHE, c, (void *)c->cache, NULL))
-        return;
     if (!s)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
     VkDescriptorPoolSize sizes[2];
@@ -1135,8 +1137,6 @@ static kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *la
                                       .pSetLayouts = &layout->set_layout};
     if (vr == VK_SUCCESS)
         vr = vkAllocateDescriptorSets(d->device, &ai, &s->set);
-    if (keep(vkd(dev), KEPT_PIPELINE, p, (void *)p->pipe, NULL))
-        return;
     if (vr != VK_SUCCESS) {
         if (s->pool)
             vkDestroyDescriptorPool(d->device, s->pool, NULL);
@@ -1164,6 +1164,8 @@ static kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *la
 
 static void vk_bindset_destroy(struct kb_device *dev, struct kb_bindset *s)
 {
+    if (keep(vkd(dev), KEPT_BINDSET, s, (void *)s->pool, (void *)s->set))
+        return;
     vkDestroyDescriptorPool(vkd(dev)->device, s->pool, NULL);
     free(s);
 }
@@ -1192,7 +1194,7 @@ static kiln_result vk_cmd_create(struct kb_device *dev, struct kb_cmd **out)
 static void vk_cmd_destroy(struct kb_device *dev, struct kb_cmd *c)
 {
     struct vk_device *d = vkd(dev);
-    if (keep(vkd(dev), KEPT_BINDSET, s, (void *)s->pool, (void *)s->set))
+    if (keep(d, KEPT_CMD, c, (void *)c->cb, (void *)c->pool))
         return;
     vkFreeCommandBuffers(d->device, d->cmd_pool, 1, &c->cb);
     if (c->pool)
@@ -1222,8 +1224,6 @@ static kiln_result vk_cmd_times(struct kb_device *dev, struct kb_cmd *c, uint64_
     *count = 0;
     if (!c->timed || !c->pool)
         return KILN_OK;
-    if (keep(d, KEPT_CMD, c, (void *)c->cb, (void *)c->pool))
-        return;
     uint64_t raw[2 * 64];
     uint32_t n = KILN_MIN(c->timed, KILN_MIN(cap, 64u));
     VkResult vr = vkGetQueryPoolResults(d->device, c->pool, 0, 2 * n, sizeof raw, raw, sizeof raw[0],
@@ -1310,6 +1310,8 @@ static uint64_t vk_ticket_done(struct kb_device *dev)
     uint64_t v = 0;
     if (vkGetSemaphoreCounterValue(d->device, d->timeline, &v) != VK_SUCCESS)
         return 0;
+    if (d->hang_from && v >= d->hang_from)
+        v = d->hang_from - 1;   /* vkb_fault: the hung submits never finish, as kiln sees them */
     return v;
 }
 
@@ -1338,8 +1340,6 @@ static const struct backend_ops vk_ops = {
     .bindset_destroy = vk_bindset_destroy,
     .cmd_create = vk_cmd_create,
     .cmd_destroy = vk_cmd_destroy,
-    if (d->hang_from && v >= d->hang_from)
-        v = d->hang_from - 1;   /* vkb_fault: the hung submits never finish, as kiln sees them */
     .cmd_times = vk_cmd_times,
     .cmd_record = vk_cmd_record,
     .submit = vk_submit,
