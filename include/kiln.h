@@ -155,6 +155,19 @@ typedef struct kiln_caps {
      * alone and every start compiles its pipelines. Found at context
      * creation by making one small pipeline through a fresh cache. */
     int pipeline_cache_keeps_code;
+    /* Limits kiln checks before any Vulkan call (KILN_ERR_LIMIT names the
+     * one exceeded): bytes of `shared` (Workgroup) memory a program may
+     * declare (maxComputeSharedMemorySize); storage and uniform buffers and
+     * all resources one program may bind (maxPerStageDescriptorStorageBuffers,
+     * maxPerStageDescriptorUniformBuffers, maxPerStageResources); the largest
+     * buffer kiln creates, in bytes (the least of maxMemoryAllocationSize,
+     * maxBufferSize where Vulkan 1.3 has it, and the largest memory heap,
+     * rounded down to a multiple of 4). */
+    uint32_t max_shared_memory_size;
+    uint32_t max_per_stage_storage_buffers;
+    uint32_t max_per_stage_uniform_buffers;
+    uint32_t max_per_stage_resources;
+    uint64_t max_buffer_size;
 } kiln_caps;
 
 /* Creates a context on one device. On KILN_ERR_NO_DEVICE the message lists

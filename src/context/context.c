@@ -107,6 +107,10 @@ static kiln_result l_buffer_create(struct kctx *c, const kiln_buffer_desc *d, ki
     uint32_t usage = d->usage ? d->usage : KILN_BUFFER_STORAGE;
     if (usage & ~(uint32_t)(KILN_BUFFER_STORAGE | KILN_BUFFER_UNIFORM))
         return KILN_RAISE(KILN_ERR_INVALID, "buffer desc: unknown usage bits 0x%x", usage);
+    if (d->size > c->dev->caps.max_buffer_size)
+        return KILN_RAISE(KILN_ERR_LIMIT, "buffer '%s' of %llu bytes; the device allows %llu (max_buffer_size)",
+                          d->label ? d->label : "buffer", (unsigned long long)d->size,
+                          (unsigned long long)c->dev->caps.max_buffer_size);
     struct kb_buffer *b;
     KILN_TRY(kb_buffer_create(c->dev, d->size, usage, &b));
     snprintf(b->label, sizeof b->label, "%s", d->label ? d->label : "buffer");

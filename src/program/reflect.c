@@ -202,3 +202,118 @@ bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_i
     }
     return true;
 }
+
+/* ---- device limits --------------------------------------------------------------- */
+
+static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+static uint64_t mul_sat(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
+kiln_result prog_shared_bytes(const uint32_t *spirv, size_t words, uint64_t *out)
+{
+    *out = 0;
+    if (words < 5 || spirv[0] != SpvMagicNumber)
+        return KILN_RAISE(KILN_ERR_INVALID, "not a SPIR-V module (%zu words)", words);
+    uint32_t bound = spirv[3];
+    if (bound > (1u << 24))
+        return KILN_RAISE(KILN_ERR_INVALID, "SPIR-V id bound %u is beyond what kiln reads (%u)", bound, 1u << 24);
+    /* Per id: a type's size in bytes, a pointer's pointee, a constant's value. */
+    uint64_t *size = mem_calloc(bound + 1, sizeof *size);
+    uint64_t *value = mem_calloc(bound + 1, sizeof *value);
+    uint32_t *pointee = mem_calloc(bound + 1, sizeof *pointee);
+    kiln_result r = KILN_OK;
+    if (!size || !value || !pointee) {
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory reading a module of %u ids", bound);
+        goto done;
+    }
+#define ID(k) (a[k] < bound ? a[k] : bound)   /* an id out of range reads the zeroed spare entry */
+    for (size_t at = 5; at < words;) {
+        uint32_t n = spirv[at] >> 16, op = spirv[at] & 0xffff;
+        if (n == 0 || n > words - at) {
+            r = KILN_RAISE(KILN_ERR_INVALID, "malformed SPIR-V instruction at word %zu", at);
+            goto done;
+        }
+        const uint32_t *a = spirv + at + 1;
+        switch (n >= 3 ? op : 0) {
+        case SpvOpTypeInt:
+        case SpvOpTypeFloat: size[ID(0)] = a[1] / 8; break;
+        case SpvOpTypeBool: size[ID(0)] = 4; break;
+        case SpvOpTypeVector:
+        case SpvOpTypeMatrix:
+            if (n >= 4)
+                size[ID(0)] = mul_sat(size[ID(1)], a[2]);
+            break;
+        case SpvOpTypeArray:
+            if (n >= 4)
+                size[ID(0)] = mul_sat(size[ID(1)], value[ID(2)]);
+            break;
+        case SpvOpTypeStruct: {
+            uint64_t sum = 0;
+            for (uint32_t m = 1; m < n - 1; m++)
+                sum = add_sat(sum, size[ID(m)]);
+            size[ID(0)] = sum;
+            break;
+        }
+        case SpvOpTypePointer:
+            if (n >= 4)
+                pointee[ID(0)] = a[2];
+            break;
+        case SpvOpConstant:
+        case SpvOpSpecConstant:   /* its default: what runs unless specialized */
+            if (n >= 4)
+                value[ID(1)] = a[2] | (n >= 5 ? (uint64_t)a[3] << 32 : 0);
+            break;
+        case SpvOpVariable:
+            if (n >= 4 && a[2] == SpvStorageClassWorkgroup) {
+                uint32_t t = pointee[ID(0)];
+                *out = add_sat(*out, size[t < bound ? t : bound]);
+            }
+            break;
+        default: break;
+        }
+        at += n;
+    }
+#undef ID
+done:
+    free(size);
+    free(value);
+    free(pointee);
+    return r;
+}
+
+kiln_result prog_check_limits(const uint32_t *spirv, size_t words, const kiln_program_interface *iface,
+                              const kiln_caps *caps)
+{
+    static const char axis[] = "xyz";
+    const uint32_t *wg = iface->workgroup_size;
+    for (int i = 0; i < 3; i++)
+        if (wg[i] > caps->max_workgroup_size[i])
+            return KILN_RAISE(KILN_ERR_LIMIT, "local_size_%c = %u, the device allows at most %u "
+                              "(maxComputeWorkGroupSize[%d])", axis[i], wg[i], caps->max_workgroup_size[i], i);
+    uint64_t inv = (uint64_t)wg[0] * wg[1] * wg[2];
+    if (inv > caps->max_workgroup_invocations)
+        return KILN_RAISE(KILN_ERR_LIMIT, "a workgroup of %ux%ux%u = %llu invocations, the device allows at most %u "
+                          "(maxComputeWorkGroupInvocations)", wg[0], wg[1], wg[2], (unsigned long long)inv,
+                          caps->max_workgroup_invocations);
+    uint64_t shared;
+    KILN_TRY(prog_shared_bytes(spirv, words, &shared));
+    if (shared > caps->max_shared_memory_size)
+        return KILN_RAISE(KILN_ERR_LIMIT, "it uses %llu bytes of shared memory; the device allows %u "
+                          "(maxComputeSharedMemorySize)", (unsigned long long)shared, caps->max_shared_memory_size);
+    uint32_t push = KILN_MAX(iface->push_constant_size, (uint32_t)KILN_PUSH_BYTES);
+    if (push > caps->max_push_constants_size)
+        return KILN_RAISE(KILN_ERR_LIMIT, "it needs %u bytes of push constants; the device allows %u "
+                          "(maxPushConstantsSize)", push, caps->max_push_constants_size);
+    uint32_t storage = 0, uniform = 0;
+    for (uint32_t i = 0; i < iface->binding_count; i++)
+        (*(iface->bindings[i].kind == KILN_BINDING_UNIFORM_BUFFER ? &uniform : &storage))++;
+    if (storage > caps->max_per_stage_storage_buffers)
+        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u storage buffers; the device allows %u "
+                          "(maxPerStageDescriptorStorageBuffers)", storage, caps->max_per_stage_storage_buffers);
+    if (uniform > caps->max_per_stage_uniform_buffers)
+        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u uniform buffers; the device allows %u "
+                          "(maxPerStageDescriptorUniformBuffers)", uniform, caps->max_per_stage_uniform_buffers);
+    if (storage + uniform > caps->max_per_stage_resources)
+        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u buffers; the device allows %u resources per stage "
+                          "(maxPerStageResources)", storage + uniform, caps->max_per_stage_resources);
+    return KILN_OK;
+}

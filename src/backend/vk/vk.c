@@ -459,6 +459,28 @@ static void fill_caps(struct vk_device *d)
     c->min_uniform_buffer_offset_alignment = p->limits.minUniformBufferOffsetAlignment;
     memcpy(c->pipeline_cache_uuid, p->pipelineCacheUUID, 16);
     c->backend = KILN_BACKEND_VULKAN;
+    c->max_shared_memory_size = p->limits.maxComputeSharedMemorySize;
+    c->max_per_stage_storage_buffers = p->limits.maxPerStageDescriptorStorageBuffers;
+    c->max_per_stage_uniform_buffers = p->limits.maxPerStageDescriptorUniformBuffers;
+    c->max_per_stage_resources = p->limits.maxPerStageResources;
+    /* The largest buffer: one allocation holds it (maxMemoryAllocationSize,
+     * Vulkan 1.1), Vulkan 1.3's maxBufferSize, and no heap smaller. */
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceMaintenance4Properties m4 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
+    if (p->apiVersion >= VK_API_VERSION_1_3)
+        m3.pNext = &m4;
+    VkPhysicalDeviceProperties2 q2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    vkGetPhysicalDeviceProperties2(d->phys, &q2);
+    uint64_t most = m3.maxMemoryAllocationSize;
+    if (p->apiVersion >= VK_API_VERSION_1_3 && m4.maxBufferSize)
+        most = KILN_MIN(most, (uint64_t)m4.maxBufferSize);
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(d->phys, &mp);
+    uint64_t heap = 0;
+    for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
+        heap = KILN_MAX(heap, (uint64_t)mp.memoryHeaps[i].size);
+    most = KILN_MIN(most, heap);
+    c->max_buffer_size = most & ~(uint64_t)3;
 }
 
 /* A compute shader that does nothing (SPIR-V 1.0, local size 1x1x1): the
@@ -714,6 +736,11 @@ static void vk_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf);
 static kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out)
 {
     struct vk_device *d = vkd(dev);
+    /* The size is rounded up to 4 below: it must not wrap (the context
+     * refuses sizes over caps.max_buffer_size before this; defensive). */
+    if (!size || size > dev->caps.max_buffer_size)
+        return KILN_RAISE(KILN_ERR_LIMIT, "a buffer of %llu bytes; the device allows 1 to %llu (max_buffer_size)",
+                          (unsigned long long)size, (unsigned long long)dev->caps.max_buffer_size);
     struct vk_buffer *b = mem_calloc(1, sizeof *b);
     if (!b)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
