@@ -642,6 +642,64 @@ TEST(run_frames_prints_specialization)
     run_free(&r);
 }
 
+/* Signed division by -1. The divisor is param word 0 (or -D B=-1, a constant
+ * without any bake); INT_MIN / -1 and INT_MIN % -1 are undefined in SPIR-V
+ * and may be anything, but the run survives them (SPIRV-Tools used to fold
+ * them in kiln's process and die of SIGFPE once the word was baked), and
+ * every other a / -1 is exactly -a, specialized or not. */
+TEST(run_signed_division_by_minus_one)
+{
+    static const char div_src[] =
+        "#version 450\n"
+        "layout(local_size_x = 8) in;\n"
+        "layout(std430, binding = 0) buffer X { int x[]; };\n"
+        "#ifndef B\n"
+        "#define B kiln_parami(0)\n"
+        "#endif\n"
+        "void main() {\n"
+        "    uint i = gl_GlobalInvocationID.x;\n"
+        "    int m = -2147483647 - 1; int b = B; int c = 123456;\n"
+        "    if (i == 0u) x[0] = (-2147483647 - 1) / B;\n"
+        "    if (i == 1u) x[1] = m / b;\n"
+        "    if (i == 2u) x[2] = m % b;\n"
+        "    if (i == 3u) x[3] = c / b;\n"
+        "    if (i == 4u) x[4] = int(i) * 1000 / b;\n"
+        "    ivec2 v = ivec2(m + 5, 77) / ivec2(b);\n"
+        "    if (i == 5u) x[5] = v.x;\n"
+        "    if (i == 6u) x[6] = v.y;\n"
+        "    if (i == 7u) x[7] = -9 % b;\n"
+        "}\n";
+    write_text("div.comp", div_src);
+    static const char *const on[] = {"KILN_SPECIALIZATION=1", NULL};
+    static const char *const off[] = {"KILN_SPECIALIZATION=0", NULL};
+    char out_arg[600];
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("div.bin"));
+    for (int k = 0; k < 3; k++) {
+        struct run r;
+        if (k == 0)   /* baked after a few frames */
+            KILN(&r, on, "run", P("div.comp"), "--buffer", "0=size:32", "--out", out_arg, "--param", "0=-1",
+                 "--frames", "20");
+        else if (k == 1)   /* never baked */
+            KILN(&r, off, "run", P("div.comp"), "--buffer", "0=size:32", "--out", out_arg, "--param", "0=-1",
+                 "--frames", "3");
+        else   /* a constant -1 in the universal program */
+            KILN(&r, on, "run", P("div.comp"), "--define", "B=-1", "--buffer", "0=size:32", "--out", out_arg);
+        CHECK_STATUS(r, 0);
+        if (k == 0)
+            CHECK_HAS(r, err, "slot0=0xffffffff");   /* the word was baked */
+        run_free(&r);
+        int32_t *x = READ_OUT("div.bin", 32);
+        if (x) {
+            CHECK_EQ(x[3], -123456);
+            CHECK_EQ(x[4], -4000);
+            CHECK_EQ(x[5], 2147483643);
+            CHECK_EQ(x[6], -77);
+            CHECK_EQ(x[7], 0);
+        }
+        free(x);
+    }
+}
+
 /* Param words: raw words as given, and float math on float words. */
 static const char words_src[] =
     "#version 450\n"
@@ -1116,6 +1174,7 @@ int main(int argc, char **argv)
     RUN_IF(archive_commands);
     RUN_IF(run_float_words);
     RUN_IF(run_frames_prints_specialization);
+    RUN_IF(run_signed_division_by_minus_one);
     RUN_IF(run_entry_defines_includes);
     RUN_IF(run_uniform_buffer);
     RUN_IF(run_fill_odd_size);
