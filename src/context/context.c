@@ -267,6 +267,9 @@ static void scheme_account(struct kctx *c, struct scheme *s)
 
 static kiln_result l_scheme_destroy(struct kctx *c, kiln_scheme h)
 {
+    c->spec_time_waits_failed += s->spec.time_waits_failed;
+    c->spec_lookups_missed += s->spec.lookups_missed;
+    c->spec_wakes_dropped += s->spec.wakes_dropped;
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
     for (uint32_t i = 0; i < s->node_count; i++)
@@ -522,7 +525,8 @@ static void l_destroy(struct kctx *c)
         uint64_t verr = atomic_load(&c->dev->validation_errors);
         log_info("context closed: %llu submits (%llu full records, %llu params-only records, %llu replays, "
                  "%llu nodes skipped while compiling); specialization: %llu variant compiles, %llu promotions, "
-                 "%llu demotions (%llu no faster), %llu pinned; validation: %s, %llu errors",
+                 "%llu demotions (%llu no faster), %llu pinned, %llu variants not to be had, %llu sites not woken "
+                 "(out of memory), %llu cost-model waits failed; validation: %s, %llu errors",
                  (unsigned long long)c->stats.submits, (unsigned long long)c->records_full,
                  (unsigned long long)c->records_params, (unsigned long long)c->replays,
                  (unsigned long long)c->skipped_nodes, (unsigned long long)c->spec_warms,
@@ -532,6 +536,8 @@ static void l_destroy(struct kctx *c)
         if (kb_is_lost(c->dev))
             log_warn("context closed on a lost device (%s): %s", abandoned ? "its running work keeps the device, "
                      "which is abandoned, not freed" : "nothing was running; all freed", c->dev->lost_why);
+                 (unsigned long long)c->spec_lookups_missed, (unsigned long long)c->spec_wakes_dropped,
+                 (unsigned long long)c->spec_time_waits_failed,
         kb_destroy(c->dev);
     }
     pool_finish(&c->buffers);

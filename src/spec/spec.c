@@ -196,8 +196,14 @@ static void wake(struct scheme *s, struct node *n)
     struct spec_sched *q = &s->spec;
     if (n->site.awake)
         return;
-    if (!vec_reserve((void **)&q->awake, &q->awake_cap, q->awake_count + 1, sizeof *q->awake))
-        return;   /* out of memory: the site waits for its next change (never a wrong frame) */
+    if (!vec_reserve((void **)&q->awake, &q->awake_cap, q->awake_count + 1, sizeof *q->awake)) {
+        /* The site waits for its next change (never a wrong frame). */
+        q->wakes_dropped++;
+        log_warn("spec: scheme '%s' node '%s': out of host memory waking its site (%u awake): it is looked at again "
+                 "when a word changes",
+                 s->label, n->label, q->awake_count);
+        return;
+    }
     n->site.awake = true;
     q->awake[q->awake_count++] = n;
 }
@@ -288,8 +294,14 @@ static void park(struct scheme *s, struct spec_variant *v)
     if (!v)
         return;
     if (!vec_reserve((void **)&q->parked, &q->parked_cap, q->parked_count + 1, sizeof *q->parked)) {
-        /* No room to defer: the device must be done with it first. */
-        (void)kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX);
+        /* No room to defer: the device must be done with it first. A
+         * failed wait (a lost device) leaves nothing running it. */
+        if (kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX) < 0) {
+            q->time_waits_failed++;
+            log_warn("spec: scheme '%s': waiting for submit %llu to release a variant: %s", s->label,
+                     (unsigned long long)s->stats.submits, kiln_last_error());
+            err_clear();
+        }
         variant_unref(q->cache, v);
         return;
     }
@@ -470,8 +482,12 @@ static void node_facts(const struct node *n, struct spec_facts *f)
 /* The variant of n's program baking `mask` at n's current words, with the
  * facts: found in the cache, or made and its compile started (*started).
  * NULL when it cannot be made now. */
+/* The variant of n's program baking mask's words and facts: from the
+ * cache, or a compile started (*started). NULL when none can be had, *why
+ * saying why (pointing at a constant or at why_buf). */
 static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32_t mask,
-                                        const struct spec_facts *facts, bool *started)
+                                        const struct spec_facts *facts, bool *started, const char **why,
+                                        char *why_buf, size_t why_cap)
 {
     struct spec_cache *c = s->spec.cache;
     const struct cjob *front = n->prog->front;
@@ -486,8 +502,10 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
             variant_ref(c, v);
             return v;
         }
-    if (!front->src.source)
-        return NULL;   /* no source to compile a variant from */
+    if (!front->src.source) {
+        *why = "its program has no source to compile a variant from";
+        return NULL;
+    }
     char entry_uc[64];
     prog_entry_upper(front->src.entry, entry_uc);
     enum { MAX_DEFS = KILN_PARAM_WORDS + KILN_MAX_BINDINGS + 3 };
@@ -515,6 +533,8 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
         add[i] = (struct prog_define){names[i], values[i]};
     struct prog_source src;
     if (prog_source_variant(&src, &front->src, add, na) < 0) {
+        snprintf(why_buf, why_cap, "%s", kiln_last_error());
+        *why = why_buf;
         err_clear();
         return NULL;
     }
@@ -523,6 +543,8 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
     kiln_result r = v ? csvc_request(c->svc, &src, CPRIO_BACKGROUND, &job) : KILN_ERR_NO_MEMORY;
     prog_source_finish(&src);
     if (r < 0) {
+        snprintf(why_buf, why_cap, "%s", v ? kiln_last_error() : "out of host memory for the variant");
+        *why = why_buf;
         free(v);
         err_clear();
         return NULL;
@@ -589,13 +611,21 @@ static void collect_times(struct scheme *s)
 {
     if (!s->spec.timing || s->current < 0 || !s->last_ticket)
         return;
+    /* A failed wait or read: this submit's samples are lost (the sites go on
+     * timing the next ones); counted and said. */
     if (kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX) < 0) {
+        s->spec.time_waits_failed++;
+        log_warn("spec: scheme '%s': the cost model's wait for submit %llu failed: %s; its times are lost", s->label,
+                 (unsigned long long)s->stats.submits, kiln_last_error());
         err_clear();
         return;
     }
     uint64_t ns[64];
     uint32_t count = 0;
     if (kb_cmd_times(s->dev, s->cmds[s->current].cmd, ns, 64, &count) < 0) {
+        s->spec.time_waits_failed++;
+        log_warn("spec: scheme '%s': reading the times of submit %llu failed: %s; they are lost", s->label,
+                 (unsigned long long)s->stats.submits, kiln_last_error());
         err_clear();
         return;
     }
@@ -708,8 +738,15 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
     if (!same_bake(t->warming, target, n->params, &facts)) {
         drop_warming(s, n);
         bool started;
-        t->warming = variant_get(s, n, target, &facts, &started);
+        const char *why = "?";
+        char why_buf[256];
+        t->warming = variant_get(s, n, target, &facts, &started, &why, why_buf, sizeof why_buf);
         if (!t->warming) {
+            /* Stays universal; looked at again at its next change or when
+             * scheduled. */
+            q->lookups_missed++;
+            log_debug("spec: scheme '%s' node '%s' (%s) at submit %llu: no variant to be had: %s", s->label,
+                      n->label, n->prog->name, (unsigned long long)now, why);
             schedule(q, n, next);
             return;
         }

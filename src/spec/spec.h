@@ -191,6 +191,12 @@ struct spec_sched {
     uint32_t event_head, event_count;
     uint64_t events_dropped;
     uint64_t warms, promotions, demotions, pinned, failures, no_gain;
+    /* Declines that are not events (invariant 5: counted, logged, in the
+     * context's close line): */
+    uint64_t time_waits_failed;      /* the cost model's wait for (or read of) a timed submit failed: samples lost */
+    uint64_t lookups_missed;         /* a site wanted a variant and none could be had (no source, no memory, the
+                                      * compile service refused): it stays universal */
+    uint64_t wakes_dropped;          /* out of host memory waking a site: it waits for its next change */
     uint32_t timing;                 /* sites timing their dispatches now */
 };
 

@@ -8,6 +8,8 @@
  *   "demote@5{0,1}" set_param before submit 5 moved a baked word.
  * Program P reads param words 0 and 1; a changed word warms after holding
  * 2 submits, or 10 once it has broken a bake (the policy's defaults).
+ * Declines that are no events (a failed cost-model wait, a variant not to
+ * be had) are counted.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -411,6 +413,86 @@ TEST(cost_model_keeps_a_faster_variant)
     cost_model(400, "warm@1{0,1} promote@4{0,1}", 0, 1);
 }
 
+/* ---- declines that are no events: counted (invariant 5) ------------------------------ */
+
+/* The mock's ops with ticket_wait failing the next g_fail_waits calls. */
+static struct backend_ops g_failing_ops;
+static const struct backend_ops *g_real_ops;
+static int g_fail_waits;
+
+static kiln_result failing_wait(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns)
+{
+    if (g_fail_waits > 0) {
+        g_fail_waits--;
+        return KILN_RAISE(KILN_ERR_DEVICE, "test: the wait for ticket %llu fails", (unsigned long long)ticket);
+    }
+    return g_real_ops->ticket_wait(dev, ticket, timeout_ns);
+}
+
+/* The cost model waits for the last submit to read its times; a failed
+ * wait loses that submit's samples and is counted, not forgotten. */
+TEST(a_failed_cost_model_wait_is_counted)
+{
+    struct fx f;
+    REQUIRE_OK(fx_init(&f, k_two, 1));
+    struct kctx *c = api_context_peek(f.ctx);
+    struct prog *p = pool_get(&c->programs, f.prog.id);
+    struct scheme *s = pool_get(&c->schemes, f.scheme.id);
+    REQUIRE(p && s);
+    g_universal = p->pipeline;
+    g_variant_cost = 400;
+    mockb_set_cost(c->dev, cost, NULL);
+    mockb_hold(c->dev, true);   /* submits stay in flight: the next one's top must wait for this one */
+    step(&f);                   /* 1: warms, its dispatch timed */
+    CHECK(s->spec.timing > 0);
+    g_real_ops = c->dev->ops;
+    g_failing_ops = *c->dev->ops;
+    g_failing_ops.ticket_wait = failing_wait;
+    c->dev->ops = &g_failing_ops;
+    g_fail_waits = 1;
+    step(&f);                   /* 2: its wait for submit 1's times fails */
+    c->dev->ops = g_real_ops;
+    CHECK_EQ(g_fail_waits, 0);
+    CHECK_EQ(s->spec.time_waits_failed, 1);
+    mockb_release(c->dev);
+    mockb_hold(c->dev, false);
+    for (int i = 3; i <= 10; i++)
+        step(&f);
+    CHECK_EQ(s->spec.time_waits_failed, 1);
+    CHECK_EQ(specialized(&f, 0), 1);   /* the lost samples only delayed it */
+    mockb_set_cost(c->dev, NULL, NULL);
+    fx_done(&f);
+}
+
+/* A site that wants a variant and can have none (here its program has no
+ * source to compile one from, as for a program made from an archive's
+ * SPIR-V) stays universal, and each miss is counted. */
+TEST(a_variant_lookup_that_finds_nothing_is_counted)
+{
+    struct fx f;
+    REQUIRE_OK(fx_init(&f, k_two, 1));
+    struct kctx *c = api_context_peek(f.ctx);
+    struct prog *p = pool_get(&c->programs, f.prog.id);
+    struct scheme *s = pool_get(&c->schemes, f.scheme.id);
+    REQUIRE(p && s && p->front);
+    char *source = p->front->src.source;
+    p->front->src.source = NULL;
+    for (int i = 1; i <= 4; i++)
+        step(&f);
+    p->front->src.source = source;
+    CHECK_LOG(&f, "");
+    CHECK_EQ(specialized(&f, 0), 0);
+    CHECK(s->spec.lookups_missed >= 1);
+    uint64_t missed = s->spec.lookups_missed;
+    /* A word changes: the site looks again, and now finds its variant. */
+    set(&f, 0, 0, 9);
+    for (int i = 5; i <= 8; i++)
+        step(&f);
+    CHECK_EQ(s->spec.lookups_missed, missed);
+    CHECK_EQ(specialized(&f, 0), 1);
+    fx_done(&f);
+}
+
 int main(void)
 {
     unsetenv("KILN_SPECIALIZATION");
@@ -428,5 +510,7 @@ int main(void)
     RUN(unbound_variant_is_parked);
     RUN(cost_model_demotes_a_variant_no_faster);
     RUN(cost_model_keeps_a_faster_variant);
+    RUN(a_failed_cost_model_wait_is_counted);
+    RUN(a_variant_lookup_that_finds_nothing_is_counted);
     return TEST_SUMMARY();
 }
