@@ -631,6 +631,87 @@ TEST(division_of_other_widths_is_left_unoptimized_and_counted)
     CHECK_EQ(prog_fold_guard(bad, 3, &g, &gw, NULL, err, sizeof err), -1);
 }
 
+/* ---- device limits (reflect.c) ------------------------------------------------ */
+
+TEST(shared_memory_is_summed_with_explicit_type_sizes)
+{
+    static const char *src =
+        "#version 450\n"
+        "layout(local_size_x = 64) in;\n"
+        "layout(constant_id = 0) const uint N = 10u;\n"
+        "layout(std430, binding = 0) buffer B { uint x[]; };\n"
+        "struct S { float a; vec3 b; uint c[5]; };\n"
+        "shared uint u[100];\n"         /* 400 */
+        "shared vec4 v[3];\n"           /* 48 */
+        "shared mat3 m;\n"              /* 36 */
+        "shared S s[2];\n"              /* 2 * (4 + 12 + 20) = 72 */
+        "shared float f[N];\n"          /* 40: the constant's default */
+        "void main() { uint i = gl_LocalInvocationID.x;\n"
+        "    u[i] = i; v[i % 3u].x = 1.0; m[0][0] = 2.0; s[i % 2u].c[1] = i; f[i % N] = 3.0; barrier();\n"
+        "    x[i] = u[63u - i] + uint(v[0].x + m[0][0]) + s[0].c[1] + uint(f[0]); }\n";
+    struct prog_output out;
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = src, .optimize = -1}, &out));
+    uint64_t bytes = 0;
+    CHECK_OK(prog_shared_bytes(out.spirv, out.words, &bytes));
+    CHECK_EQ(bytes, 400 + 48 + 36 + 72 + 40);
+
+    kiln_caps caps = {.max_workgroup_size = {1024, 1024, 64}, .max_workgroup_invocations = 1024,
+                      .max_shared_memory_size = 596, .max_push_constants_size = 128,
+                      .max_per_stage_storage_buffers = 4, .max_per_stage_uniform_buffers = 12,
+                      .max_per_stage_resources = 128};
+    CHECK_OK(prog_check_limits(out.spirv, out.words, &out.iface, &caps));
+    caps.max_shared_memory_size = 595;
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &out.iface, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("uses 596 bytes of shared memory; the device allows 595 (maxComputeSharedMemorySize)");
+    caps.max_shared_memory_size = 596;
+    caps.max_workgroup_size[0] = 32;
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &out.iface, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("local_size_x = 64, the device allows at most 32");
+    caps.max_workgroup_size[0] = 1024;
+    caps.max_workgroup_invocations = 63;
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &out.iface, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("maxComputeWorkGroupInvocations");
+    caps.max_workgroup_invocations = 1024;
+    caps.max_push_constants_size = KILN_PUSH_BYTES - 4;
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &out.iface, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("maxPushConstantsSize");
+    caps.max_push_constants_size = 128;
+    /* Buffer counts per stage: the interface's bindings by kind. */
+    kiln_program_interface many = out.iface;
+    many.binding_count = 6;
+    for (uint32_t i = 0; i < 6; i++)
+        many.bindings[i] = (kiln_binding_info){.binding = i, .kind = i < 5 ? KILN_BINDING_STORAGE_BUFFER
+                                                                         : KILN_BINDING_UNIFORM_BUFFER};
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &many, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("binds 5 storage buffers; the device allows 4 (maxPerStageDescriptorStorageBuffers)");
+    caps.max_per_stage_storage_buffers = 8;
+    caps.max_per_stage_uniform_buffers = 0;
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &many, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("maxPerStageDescriptorUniformBuffers");
+    caps.max_per_stage_uniform_buffers = 12;
+    caps.max_per_stage_resources = 5;
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &many, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("maxPerStageResources");
+    caps.max_per_stage_resources = 6;
+    CHECK_OK(prog_check_limits(out.spirv, out.words, &many, &caps));
+    /* Huge arrays saturate instead of wrapping. */
+    static const char *huge =
+        "#version 450\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer B { uint x[]; };\n"
+        "shared uint a[1073741823]; shared uint b[1073741823]; shared uint c[1073741823]; shared uint d[1073741823];\n"
+        "shared uint e[1073741823];\n"
+        "void main() { a[x[0]] = 1u; b[x[0]] = 1u; c[x[0]] = 1u; d[x[0]] = 1u; e[x[0]] = 1u; x[1] = a[0] + e[1]; }\n";
+    struct prog_output big;
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = huge, .optimize = -1}, &big));
+    CHECK_OK(prog_shared_bytes(big.spirv, big.words, &bytes));
+    CHECK_EQ(bytes, 5ull * 4 * 1073741823);
+    CHECK_RESULT(prog_check_limits(big.spirv, big.words, &big.iface, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("21474836460 bytes of shared memory");
+    prog_output_finish(&big);
+    prog_output_finish(&out);
+    uint32_t bad[6] = {0x07230203u, 0x10000, 0, 10, 0, (9u << 16) | SpvOpVariable};
+    CHECK_RESULT(prog_shared_bytes(bad, 6, &bytes), KILN_ERR_INVALID);
+}
+
 int main(void)
 {
     RUN(universal_program_reads_params_and_declares_all_words);
@@ -655,5 +736,6 @@ int main(void)
     RUN(division_guard_rewrites_every_signed_division_and_validates);
     RUN(int_min_over_minus_one_compiles_optimized_without_killing_the_process);
     RUN(division_of_other_widths_is_left_unoptimized_and_counted);
+    RUN(shared_memory_is_summed_with_explicit_type_sizes);
     return TEST_SUMMARY();
 }
