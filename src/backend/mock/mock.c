@@ -477,6 +477,11 @@ kiln_result mockb_create(struct kb_device **out)
     c->max_storage_buffer_range = 1u << 30;
     c->max_uniform_buffer_range = 65536;
     c->max_push_constants_size = 128;
+    c->max_shared_memory_size = 32768;
+    c->max_per_stage_storage_buffers = 16;
+    c->max_per_stage_uniform_buffers = 12;
+    c->max_per_stage_resources = 128;
+    c->max_buffer_size = 1ull << 32;
     c->min_storage_buffer_offset_alignment = 16;
     c->min_uniform_buffer_offset_alignment = 16;
     c->unified_memory = 1;
