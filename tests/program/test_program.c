@@ -625,6 +625,23 @@ TEST(division_of_other_widths_is_left_unoptimized_and_counted)
     CHECK_EQ(out.words, raw.words);   /* kept as compiled */
     prog_output_finish(&out);
     prog_output_finish(&raw);
+    /* A division inside a specialization constant is left unoptimized too. */
+    static const char *spec_div =
+        "#version 450\n"
+        "layout(local_size_x = 1) in;\n"
+        "layout(constant_id = 0) const int K = -1;\n"
+        "const int Q = (-2147483647 - 1) / K;\n"
+        "layout(std430, binding = 0) buffer B { int x[]; };\n"
+        "void main() { x[0] = Q; }\n";
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = spec_div, .optimize = -1}, &raw));
+    CHECK_EQ(prog_fold_guard(raw.spirv, raw.words, &g, &gw, NULL, err, sizeof err), -1);
+    CHECK(strstr(err, "specialization constant") != NULL);
+    prog_fold_guard_counts(NULL, &skipped0);
+    REQUIRE_OK(compile(&(kiln_program_desc){.source = spec_div}, &out));
+    prog_fold_guard_counts(NULL, &skipped1);
+    CHECK_EQ(skipped1, skipped0 + 1);
+    prog_output_finish(&out);
+    prog_output_finish(&raw);
     /* Malformed input is refused, not read past its end. */
     uint32_t bad[7] = {0x07230203u, 0x10000, 0, 10, 0, (9u << 16) | SpvOpSDiv, 1};
     CHECK_EQ(prog_fold_guard(bad, 7, &g, &gw, NULL, err, sizeof err), -1);
