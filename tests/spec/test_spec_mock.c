@@ -12,6 +12,7 @@
  * be had) are counted.
  */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -418,12 +419,14 @@ TEST(cost_model_keeps_a_faster_variant)
 /* The mock's ops with ticket_wait failing the next g_fail_waits calls. */
 static struct backend_ops g_failing_ops;
 static const struct backend_ops *g_real_ops;
-static int g_fail_waits;
+static _Atomic int g_fail_waits;   /* atomic: any thread may wait */
 
 static kiln_result failing_wait(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns)
 {
-    if (g_fail_waits > 0) {
-        g_fail_waits--;
+    int left = atomic_load(&g_fail_waits);
+    while (left > 0 && !atomic_compare_exchange_weak(&g_fail_waits, &left, left - 1))
+        ;
+    if (left > 0) {
         return KILN_RAISE(KILN_ERR_DEVICE, "test: the wait for ticket %llu fails", (unsigned long long)ticket);
     }
     return g_real_ops->ticket_wait(dev, ticket, timeout_ns);
@@ -449,10 +452,10 @@ TEST(a_failed_cost_model_wait_is_counted)
     g_failing_ops = *c->dev->ops;
     g_failing_ops.ticket_wait = failing_wait;
     c->dev->ops = &g_failing_ops;
-    g_fail_waits = 1;
+    atomic_store(&g_fail_waits, 1);
     step(&f);                   /* 2: its wait for submit 1's times fails */
     c->dev->ops = g_real_ops;
-    CHECK_EQ(g_fail_waits, 0);
+    CHECK_EQ(atomic_load(&g_fail_waits), 0);
     CHECK_EQ(s->spec.time_waits_failed, 1);
     mockb_release(c->dev);
     mockb_hold(c->dev, false);
