@@ -19,12 +19,14 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -602,7 +604,7 @@ TEST(archive_commands)
     run_free(&r);
     KILN(&r, env, "archive", "gc", "--max-size", "nonsense");
     CHECK_STATUS(r, 2);
-    CHECK_HAS(r, err, "bad --max-size 'nonsense'");
+    CHECK_HAS(r, err, "bad --max-size: 'nonsense' is not a size");
     run_free(&r);
     KILN(&r, env, "archive", "gc", "--max-size", "1K");
     CHECK_STATUS(r, 0);
@@ -930,7 +932,7 @@ TEST(run_bad_arguments)
         {{"--groups"}, "--groups needs a value"},
         {{"--param", "9=1"}, "--param 9=1"},
         {{"--param", "0=zz"}, "'zz'"},
-        {{"--param", "0=1.5"}, "'1.5'"},
+        {{"--param", "0=1.5x"}, "'1.5x'"},
         {{"--param", "1"}, "--param 1"},
         {{"--param", "0=1", "--param", "0=2"}, "given twice"},
         {{"--buffer", "0=nosuchfile"}, "nosuchfile"},
@@ -1136,6 +1138,296 @@ TEST(help_texts)
     run_free(&r);
 }
 
+/* ---- numbers, input files, outputs, version ------------------------------------------------ */
+
+/* Words and sizes go through the parsers the environment switches use
+ * (base/parse.h): a float without an f suffix, negative words as two's
+ * complement, sizes with K..T; 'f', '1.2.3' and overflows are refused by
+ * name before anything runs. */
+TEST(run_words_and_sizes)
+{
+    write_text("words2.comp", words_src);
+    float x[4] = {1, 2, 3, 4};
+    write_file("x2.bin", x, sizeof x);
+    char x_arg[600], out_arg[600];
+    snprintf(x_arg, sizeof x_arg, "0=%s", P("x2.bin"));
+    snprintf(out_arg, sizeof out_arg, "1=%s", P("words2_out.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("words2.comp"), "--param", "0=1.5", "--param", "1=-1", "--param", "2=-2e3", "--param",
+         "3=inf", "--param", "4=1f", "--param", "5=0x1f", "--param", "6=-2147483648", "--param", "7=010",
+         "--buffer", x_arg, "--buffer", "1=size:1K", "--out", out_arg, "-q");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint32_t *got = READ_OUT("words2_out.bin", 1024);   /* 1K is 1024 bytes */
+    if (got) {
+        CHECK_EQ(got[0], f2u(1.5f));
+        CHECK_EQ(got[1], 0xffffffffu);
+        CHECK_EQ(got[2], f2u(-2000.0f));
+        CHECK_EQ(got[3], f2u(INFINITY));
+        CHECK_EQ(got[4], f2u(1.0f));
+        CHECK_EQ(got[5], 0x1f);
+        CHECK_EQ(got[6], 0x80000000u);
+        CHECK_EQ(got[7], 10);   /* decimal, not octal */
+        CHECK_EQ(got[8], f2u(1.0f * 1.5f - 1.0f));
+    }
+    free(got);
+
+    /* Refused, exit 2, naming the text and why; a shader that does not
+     * compile shows they are refused before the compile. */
+    write_text("broken.comp", "#version 450\nvoid main() { nonsense }\n");
+    const struct bad_case cases[] = {
+        {{"--param", "0=f"}, "'f' is not a word"},
+        {{"--param", "0="}, "'' is not a word"},
+        {{"--param", "0=1.2.3"}, "'1.2.3' is not a word"},
+        {{"--param", "0=4294967296"}, "more than 4294967295"},
+        {{"--param", "0=-2147483649"}, "less than -2147483648"},
+        {{"--param", "0=1e39"}, "float range"},
+        {{"--buffer", "0=size:99999999999999999999"}, "more than 18446744073709551615"},
+        {{"--buffer", "0=size:-1"}, "negative"},
+        {{"--buffer", "0=size:5Q"}, "'Q' follows"},
+        {{"--buffer", "0=size:8:fill:f"}, "'f' is not a word"},
+        {{"--frames", "4294967295"}, "from 1 to 10000000"},
+        {{"--frames", "99999999999999999999"}, "more than 18446744073709551615"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *argv[12] = {"run", P("broken.comp")};
+        for (int i = 0; i < 8 && cases[c].args[i]; i++)
+            argv[2 + i] = cases[c].args[i];
+        kiln_run_(__FILE__, __LINE__, &r, NULL, argv);
+        CHECK_STATUS(r, 2);
+        CHECK_HAS(r, err, cases[c].needle);
+        run_free(&r);
+    }
+    /* A size past what a binding of the device holds is refused by name. */
+    KILN(&r, NULL, "run", P("words2.comp"), "--buffer", "0=size:5T", "--buffer", "1=size:64");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "max storage buffer range");
+    run_free(&r);
+
+    /* archive gc --max-size: the same size parser as KILN_ARCHIVE_MAX_SIZE. */
+    char env_dir[700];
+    snprintf(env_dir, sizeof env_dir, "KILN_ARCHIVE_DIR=%s/arc-sizes", tmp_dir);
+    const char *env[] = {"KILN_ARCHIVE=1", env_dir, NULL};
+    KILN(&r, env, "archive", "gc", "--max-size", "99999999999999999999");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "more than 18446744073709551615");
+    run_free(&r);
+    KILN(&r, env, "archive", "gc", "--max-size", "5T");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "gc:");
+    run_free(&r);
+}
+
+/* Input files are read with a bound: a folder is refused by name, an
+ * endless device and a regular file past the device's storage buffer range
+ * are refused without being read whole, a FIFO nobody writes is not waited
+ * on. */
+TEST(run_input_files_bounded)
+{
+    write_text("in.comp", tail_src);
+    char sh[512], arg[700];
+    snprintf(sh, sizeof sh, "%s", P("in.comp"));
+    mkdir(P("a_folder"), 0755);
+    struct run r;
+    snprintf(arg, sizeof arg, "0=%s", P("a_folder"));
+    KILN(&r, NULL, "run", sh, "--buffer", arg);
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "a_folder': is a directory");
+    run_free(&r);
+
+    KILN(&r, NULL, "run", sh, "--buffer", "0=/dev/zero");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "'/dev/zero' gives more than the");
+    run_free(&r);
+
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    kiln_caps caps;
+    CHECK_OK(kiln_context_caps(ctx, &caps));
+    test_context_done(ctx);
+    /* A sparse file one byte past the range: no disk space used. */
+    int fd = open(P("huge.bin"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && ftruncate(fd, (off_t)caps.max_storage_buffer_range + 1) == 0);
+    if (fd >= 0)
+        close(fd);
+    snprintf(arg, sizeof arg, "0=%s", P("huge.bin"));
+    KILN(&r, NULL, "run", sh, "--buffer", arg);
+    CHECK_STATUS(r, 2);
+    char want[96];
+    snprintf(want, sizeof want, "holds %llu bytes, more than the %u", (unsigned long long)caps.max_storage_buffer_range + 1,
+             caps.max_storage_buffer_range);
+    CHECK_HAS(r, err, want);
+    run_free(&r);
+    unlink(P("huge.bin"));
+
+    CHECK_EQ(mkfifo(P("fifo"), 0644), 0);
+    snprintf(arg, sizeof arg, "0=%s", P("fifo"));
+    KILN(&r, NULL, "run", sh, "--buffer", arg);
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "is empty");
+    run_free(&r);
+    unlink(P("fifo"));
+}
+
+/* Runs `kiln ARGS...` under a file size limit of `blocks` 512-byte blocks
+ * (sh's ulimit -f), as KILN does otherwise. */
+#define KILN_FSIZE(r, blocks, ...) kiln_fsize_(__FILE__, __LINE__, (r), (blocks), (const char *const[]){__VA_ARGS__, NULL})
+static void kiln_fsize_(const char *file, int line, struct run *r, int blocks, const char *const *args)
+{
+    char script[96];
+    snprintf(script, sizeof script, "ulimit -f %d && exec \"$0\" \"$@\"", blocks);
+    const char *argv[64] = {"-c", script, kiln_bin};
+    int n = 3;
+    for (int i = 0; args[i] && n < 63; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    const char *bin = kiln_bin;
+    kiln_bin = "/bin/sh";
+    kiln_run_(file, line, r, NULL, argv);
+    kiln_bin = bin;
+}
+
+/* Whether the test folder holds a file whose name contains `part`. */
+static bool folder_has(const char *part)
+{
+    DIR *d = opendir(tmp_dir);
+    bool found = false;
+    for (struct dirent *e; d && (e = readdir(d));)
+        found |= strstr(e->d_name, part) != NULL;
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static const char add_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(binding = 0) buffer Data { uint d[]; };\n"
+    "void main() { uint i = gl_GlobalInvocationID.x; if (i < d.length()) d[i] += kiln_param(0); }\n";
+
+/* Outputs replace their file only once complete: --out onto the input
+ * round-trips, a failed write (file size limit) leaves the old content and
+ * no temporary file, and a device such as /dev/full is written in place,
+ * its failure reported, the device never removed. */
+TEST(outputs_written_safely)
+{
+    enum { N = 16384 };   /* 64 KiB */
+    static uint32_t data[N];
+    for (int i = 0; i < N; i++)
+        data[i] = rnd();
+    write_text("add.comp", add_src);
+    write_file("p.bin", data, sizeof data);
+    char sh[512], in_arg[600], out_arg[600];
+    snprintf(sh, sizeof sh, "%s", P("add.comp"));
+    snprintf(in_arg, sizeof in_arg, "0=%s", P("p.bin"));
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("p.bin"));
+    chmod(P("p.bin"), 0640);
+    struct run r;
+    KILN(&r, NULL, "run", sh, "--groups", "256", "--param", "0=3", "--buffer", in_arg, "--out", out_arg, "-q");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint32_t *got = READ_OUT("p.bin", sizeof data);
+    if (got) {
+        int bad = 0;
+        for (int i = 0; i < N; i++)
+            bad += got[i] != data[i] + 3u;
+        CHECK_EQ(bad, 0);
+        memcpy(data, got, sizeof data);
+    }
+    free(got);
+    struct stat st;
+    CHECK(stat(P("p.bin"), &st) == 0 && (st.st_mode & 07777) == 0640);   /* its mode kept */
+
+    /* 8 KiB allowed, 64 KiB to write: the write fails, p.bin is untouched. */
+    KILN_FSIZE(&r, 16, "run", sh, "--groups", "256", "--param", "0=5", "--buffer", in_arg, "--out", out_arg);
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "File too large");
+    CHECK_HAS(r, err, "p.bin");
+    run_free(&r);
+    got = READ_OUT("p.bin", sizeof data);
+    CHECK(got && !memcmp(got, data, sizeof data));
+    free(got);
+    CHECK(!folder_has(".kiln-"));   /* its temporary file removed */
+
+    /* The same for demo's PNG. */
+    write_text("old.png", "old content");
+    KILN_FSIZE(&r, 16, "demo", "--frames", "1", "--size", "256x256", "--out", P("old.png"));
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "cannot write");
+    CHECK_HAS(r, err, "File too large");
+    run_free(&r);
+    char *old = read_path(P("old.png"), NULL);
+    CHECK(old && !strcmp(old, "old content"));
+    free(old);
+    CHECK(!folder_has(".kiln-"));
+
+    /* A folder as --out is refused and stays. */
+    mkdir(P("out_folder"), 0755);
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("out_folder"));
+    KILN(&r, NULL, "run", sh, "--buffer", in_arg, "--out", out_arg, "-q");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "out_folder: is a directory");
+    run_free(&r);
+    CHECK(stat(P("out_folder"), &st) == 0 && S_ISDIR(st.st_mode));
+
+    /* A full device: a copy of /dev/full where we may make one (root), else
+     * /dev/full itself (which only root could have removed). */
+    char full[512];
+    snprintf(full, sizeof full, "%s", P("full"));
+    if (mknod(full, S_IFCHR | 0666, makedev(1, 7)) != 0)
+        snprintf(full, sizeof full, "/dev/full");
+    if (stat(full, &st) != 0 || !S_ISCHR(st.st_mode)) {
+        printf("     (no full device here: that part is skipped)\n");
+        return;
+    }
+    snprintf(out_arg, sizeof out_arg, "0=%s", full);
+    KILN(&r, NULL, "run", sh, "--buffer", in_arg, "--out", out_arg, "-q");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "No space left on device");
+    run_free(&r);
+    CHECK(stat(full, &st) == 0 && S_ISCHR(st.st_mode));
+    KILN(&r, NULL, "demo", "--frames", "1", "--size", "16x16", "--out", full);
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "No space left on device");
+    run_free(&r);
+    CHECK(stat(full, &st) == 0 && S_ISCHR(st.st_mode));   /* still there, still a device */
+    /* /dev/null takes the PNG in place. */
+    KILN(&r, NULL, "demo", "--frames", "1", "--size", "16x16", "--out", "/dev/null");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+}
+
+TEST(version_and_help)
+{
+    char ver[32], want[64];
+    snprintf(ver, sizeof ver, "%d.%d.%d", KILN_VERSION_MAJOR, KILN_VERSION_MINOR, KILN_VERSION_PATCH);
+    CHECK(!strcmp(kiln_version(), ver));
+    snprintf(want, sizeof want, "kiln %s\n", ver);
+    static const char *const forms[] = {"--version", "version"};
+    for (int i = 0; i < 2; i++) {
+        struct run r;
+        KILN(&r, NULL, forms[i]);
+        CHECK_STATUS(r, 0);
+        CHECK(!strcmp(r.out, want));
+        run_free(&r);
+    }
+    struct run r;
+    KILN(&r, NULL, "help", "run");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "usage: kiln run");
+    CHECK_HAS(r, out, "--buffer B=size:BYTES");
+    run_free(&r);
+    KILN(&r, NULL, "help", "archive");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "usage: kiln archive");
+    run_free(&r);
+    KILN(&r, NULL, "help", "nonsense");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "no command 'nonsense'");
+    run_free(&r);
+}
+
 /* ---- main -------------------------------------------------------------------------------------- */
 
 static bool wanted(int argc, char **argv, const char *name)
@@ -1184,6 +1476,10 @@ int main(int argc, char **argv)
     RUN_IF(run_groups_over_device_limit);
     RUN_IF(info_prints_devices_and_caps);
     RUN_IF(help_texts);
+    RUN_IF(run_words_and_sizes);
+    RUN_IF(run_input_files_bounded);
+    RUN_IF(outputs_written_safely);
+    RUN_IF(version_and_help);
     if (test_passed_ + test_failed_ == 0) {
         fprintf(stderr, "test_cli: no test is named");
         for (int i = 2; i < argc; i++)

@@ -1,6 +1,9 @@
 /*
  * cli.h: the kiln command-line tool's commands and shared helpers. The tool
- * uses only the public API (kiln.h).
+ * uses the public API (kiln.h), and one internal header that stands on
+ * nothing else: base/parse.h, the number, size and word parsers the
+ * library's environment switches use too, so both read text alike (the
+ * commands include it where they parse).
  */
 #ifndef KILN_CLI_H
 #define KILN_CLI_H
@@ -19,16 +22,55 @@ int cmd_archive(int argc, char **argv);
 
 /* Prints "kiln: <msg>" and the call's error to stderr; returns 1. */
 int cli_fail(const char *what, kiln_result r);
-/* Parses a WORD: decimal, 0x hex, negative decimal, or a float with an f
- * suffix (its IEEE-754 bits). */
-bool cli_parse_word(const char *s, uint32_t *out);
-/* Parses an unsigned decimal or 0x number into *out; false if malformed. */
-bool cli_parse_u64(const char *s, uint64_t *out);
 /* qsort's comparison of doubles, ascending. */
 int cli_cmp_double(const void *a, const void *b);
-/* Reads a whole file; NULL with errno set on failure. */
-char *cli_read_file(const char *path, size_t *len);
-bool cli_write_file(const char *path, const void *data, size_t len);
+
+/* An input file, opened and checked by cli_in_open before it is read by
+ * cli_in_read against a bound that may be known only later. */
+struct cli_in {
+    int fd;          /* -1 once closed */
+    bool stream;     /* not a regular file (a pipe, a device): its length shows only by reading */
+    uint64_t size;   /* a regular file's size when opened */
+};
+/* Opens path for reading. A folder is refused ("is a directory"); so is
+ * what cannot be opened. A FIFO is opened without waiting for a writer.
+ * false with why[] filled (the reason only: callers name the file). */
+bool cli_in_open(struct cli_in *in, const char *path, char *why, size_t why_len);
+/* Reads the whole input, at most max bytes: a regular file larger than
+ * max is refused before anything is read; a stream is read up to max + 1
+ * bytes and refused if it gives more. Returns a malloc'd, NUL-terminated
+ * copy (the caller frees it) and *len, or NULL with why[] filled. Closes
+ * the input either way. */
+char *cli_in_read(struct cli_in *in, uint64_t max, size_t *len, char *why, size_t why_len);
+void cli_in_close(struct cli_in *in);
+/* cli_in_open and cli_in_read in one. */
+char *cli_read_file(const char *path, uint64_t max, size_t *len, char *why, size_t why_len);
+
+/* An output file, written safely (out_file.c): a regular file (or a new
+ * one) is written to a temporary file beside it, fsync'd and renamed over
+ * it, so a failure leaves the old content; kiln removes only its own
+ * temporary file. A device or FIFO is written in place and never removed;
+ * a folder is refused. Use: cli_out_open, cli_out_write as often as
+ * needed, then cli_out_commit, or cli_out_abort to give up. Each returns
+ * false on failure, with why[] saying what went wrong (the path is not in
+ * it: callers name it) and errno set; after a failure only cli_out_commit
+ * (which then fails) or cli_out_abort remain to call. */
+struct cli_out {
+    const char *path;   /* as named; borrowed */
+    char *target;       /* the file the rename replaces (a link's target); owned */
+    char *tmp;          /* kiln's temporary file; NULL when writing in place */
+    int fd;
+    bool in_place;      /* a device or FIFO: written where it is, never replaced or removed */
+    bool failed;
+    char why[320];
+};
+bool cli_out_open(struct cli_out *o, const char *path);
+bool cli_out_write(struct cli_out *o, const void *data, size_t len);
+bool cli_out_commit(struct cli_out *o);
+void cli_out_abort(struct cli_out *o);
+/* A whole file in one call; false with why[] filled. */
+bool cli_write_file(const char *path, const void *data, size_t len, char *why, size_t why_len);
+
 /* Specialization events as the tools print them (spec_print.c). */
 struct cli_spec {
     uint64_t warms, promotions, demotions, failed, pinned;
@@ -45,7 +87,8 @@ bool cli_spec_drain(kiln_context ctx, kiln_scheme scheme, const char *tool, uint
 /* The summary lines: counts, and the median frame time before the first
  * promotion against after the last event. */
 void cli_spec_summary(FILE *f, const char *label, const struct cli_spec *st, const double *ms, uint64_t frames);
-/* Writes an 8-bit RGBA image as PNG. */
-bool cli_write_png(const char *path, const uint8_t *rgba, uint32_t w, uint32_t h);
+/* Writes an 8-bit RGBA image as PNG, through cli_out; false with why[]
+ * filled. */
+bool cli_write_png(const char *path, const uint8_t *rgba, uint32_t w, uint32_t h, char *why, size_t why_len);
 
 #endif

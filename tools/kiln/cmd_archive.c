@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "parse.h"
 
 static void usage(FILE *f)
 {
@@ -19,7 +20,8 @@ static void usage(FILE *f)
                "  verify   check every entry; print counts by cause; exit 1 on any corruption\n"
                "  compact  merge its small run archives (2 or more, 8 MiB or less each) into one file\n"
                "  gc       remove least recently used files until the folder holds at most SIZE\n"
-               "           (--max-size: bytes, or with K, M, G; default KILN_ARCHIVE_MAX_SIZE, else 1G)\n");
+               "           (--max-size: bytes, or with K, M, G, T (powers of 1024); default\n"
+               "           KILN_ARCHIVE_MAX_SIZE, else 1G)\n");
 }
 
 static const char *status_name(kiln_archive_status s)
@@ -31,27 +33,6 @@ static const char *status_name(kiln_archive_status s)
     case KILN_ARCHIVE_FILE_VERSION: return "another format version";
     }
     return "?";
-}
-
-/* "512M", "1G", "4096": bytes; false when malformed. */
-static bool parse_size(const char *v, uint64_t *out)
-{
-    char *end;
-    unsigned long long n = strtoull(v, &end, 10);
-    unsigned shift = 0;
-    if (end == v || *v == '-')
-        return false;
-    switch (*end) {
-    case 0: break;
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: return false;
-    }
-    if (*end || n == 0 || (shift && n > (UINT64_MAX >> shift)))
-        return false;
-    *out = (uint64_t)n << shift;
-    return true;
 }
 
 static int tidy(kiln_context ctx, const char *verb, uint64_t max_size)
@@ -104,8 +85,9 @@ int cmd_archive(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        if (!parse_size(val, &max_size)) {
-            fprintf(stderr, "kiln archive gc: bad --max-size '%s': want bytes, or a number with K, M or G\n", val);
+        char why[PARSE_WHY_LEN] = "0 bytes would remove every file";
+        if (!parse_size(val, &max_size, why) || !max_size) {
+            fprintf(stderr, "kiln archive gc: bad --max-size: %s\n", why);
             return 2;
         }
     }

@@ -35,7 +35,6 @@
  *   destroyed on every path, the context last.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,6 +44,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "parse.h"
 
 /* ---- the programs ---------------------------------------------------------- */
 
@@ -235,7 +235,7 @@ static bool parse_dim(const char **s, uint32_t *out)
     return true;
 }
 
-static bool parse_size(const char *s, uint32_t *w, uint32_t *h)
+static bool parse_wxh(const char *s, uint32_t *w, uint32_t *h)
 {
     return parse_dim(&s, w) && (*s == 'x' || *s == 'X') && (s++, parse_dim(&s, h)) && *s == 0;
 }
@@ -285,11 +285,14 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
         }
         if (!strcmp(name, "--frames")) {
             uint64_t v;
-            if (!cli_parse_u64(val, &v) || v < 1 || v > DEMO_MAX_FRAMES)
+            char why[PARSE_WHY_LEN];
+            if (!parse_u64(val, &v, why))
+                return bad_usage("bad --frames: %s", why);
+            if (v < 1 || v > DEMO_MAX_FRAMES)
                 return bad_usage("bad --frames '%s': want a number 1..%llu", val, DEMO_MAX_FRAMES);
             o->frames = (uint32_t)v;
         } else if (!strcmp(name, "--size")) {
-            if (!parse_size(val, &o->w, &o->h))
+            if (!parse_wxh(val, &o->w, &o->h))
                 return bad_usage("bad --size '%s': want WxH, each 1..%u (like 512x512)", val, DEMO_MAX_DIM);
         } else if (!strcmp(name, "--tonemap")) {
             if (!parse_tonemap(val, &o->tonemap))
@@ -613,8 +616,9 @@ static int demo_run(struct demo *d, const struct demo_opts *o)
         return cli_fail("context stats", r);
     if ((r = kiln_buffer_readback(d->ctx, d->out, 0, d->rgba, (uint64_t)o->w * o->h * 4)) < 0)
         return cli_fail("read back image", r);
-    if (!cli_write_png(o->out, d->rgba, o->w, o->h)) {
-        fprintf(stderr, "kiln demo: cannot write %s: %s\n", o->out, strerror(errno));
+    char why[320];
+    if (!cli_write_png(o->out, d->rgba, o->w, o->h, why, sizeof why)) {
+        fprintf(stderr, "kiln demo: cannot write %s: %s\n", o->out, why);
         return 1;
     }
     summary(d, o, &caps, &st, &cs, &pre, compile_ms, run_ms);

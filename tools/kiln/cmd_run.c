@@ -31,6 +31,19 @@
  *   buffer in chunks, so a large buffer needs no host copy of its own size.
  * - The shader's folder is passed as an include folder, so both
  *   #include "x" and #include <x> find files next to the shader.
+ * - Nothing is read without a bound. An input FILE is opened and checked
+ *   with the arguments (a folder is refused by name) but read once the
+ *   device is known: a regular file larger than the device's storage
+ *   buffer range is refused before a byte is read; a pipe or device
+ *   (/dev/zero) is read up to that range or STREAM_MAX, whichever is
+ *   less, and refused past it. The shader is read up to SOURCE_MAX.
+ *   --frames is at most MAX_FRAMES, checked with the arguments (each frame
+ *   keeps its time for the summary).
+ * - Numbers, sizes and words go through base/parse.h, the parsers of the
+ *   library's environment switches: size:BYTES takes K, M, G, T.
+ * - --out files are written through cli_out: to a temporary file renamed
+ *   over the target once complete, so `--buffer 0=p.bin --out 0=p.bin`
+ *   keeps p.bin whole when the write fails.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -42,6 +55,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "parse.h"
 
 #if defined(__GNUC__)
 #define RUN_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -50,11 +64,16 @@
 #endif
 
 #define CHUNK (1u << 20)   /* bytes per fill upload and per readback */
+#define SOURCE_MAX (64u << 20)             /* bytes of shader source read at most */
+#define STREAM_MAX (256ull << 20)          /* bytes read at most from an input that is not a regular file */
+#define MAX_FRAMES 10000000ull             /* --frames at most: 80 MB of frame times */
 
 /* One --buffer argument, and the buffer made for it. */
 struct buf_arg {
     uint32_t binding;
     const char *arg;       /* the argument's value as given, for messages; borrowed from argv */
+    const char *file;      /* FILE, NULL for size:; borrowed from argv */
+    struct cli_in in;      /* FILE opened and checked, read once the device's limit is known */
     char *data;            /* a FILE's bytes (owned); NULL for size: */
     uint64_t size;
     uint32_t fill;         /* size: pattern; 0 = zeroed */
@@ -94,16 +113,20 @@ static void usage(FILE *f)
             "  --param N=WORD        node param word N (0..7); shaders read it as kiln_param(N)\n"
             "  --buffer B=FILE       the bytes of FILE as the buffer at binding B\n"
             "  --buffer B=size:BYTES[:fill:WORD]\n"
-            "                        a new buffer of BYTES bytes, zeroed or filled with WORD\n"
+            "                        a new buffer of BYTES bytes (or with K, M, G, T: powers\n"
+            "                        of 1024), zeroed or filled with WORD\n"
             "  --out B=FILE          after the run, write the whole buffer at binding B to FILE\n"
-            "                        (B must be given by --buffer; FILE may be its input file)\n"
-            "  --frames N            submit N times over the same buffers (default 1); each\n"
-            "                        frame sees the previous frame's results\n"
+            "                        (B must be given by --buffer; FILE may be its input file:\n"
+            "                        it is replaced only once the new content is complete)\n"
+            "  --frames N            submit N times over the same buffers (default 1, at most\n"
+            "                        10000000); each frame sees the previous frame's results\n"
             "  -q, --quiet           no summary line on stderr\n"
             "  -h, --help            this text\n"
             "\n"
-            "A WORD is decimal (42, -5), 0x hex (0xff) or a float with an f suffix (1.5f:\n"
-            "its IEEE-754 bits). A fill WORD repeats as its 4 little-endian bytes; if BYTES\n"
+            "A WORD is an integer: decimal (42, -5 as two's complement) or 0x hex (0xff);\n"
+            "or a float, as its IEEE-754 bits: 1.5, -2e3, 1f, inf. A FILE is read up to the\n"
+            "device's max storage buffer range (a pipe or device: 256 MiB at most). A fill\n"
+            "WORD repeats as its 4 little-endian bytes; if BYTES\n"
             "is not a multiple of 4 the pattern stops short (the last bytes are the word's\n"
             "low bytes). Name a file that starts with 'size:' as ./size:... Bindings the\n"
             "shader declares uniform get uniform buffers. The shader's folder is searched\n"
@@ -150,7 +173,7 @@ static bool split_binding(const char *v, uint32_t *binding, const char **rest)
     memcpy(num, v, n);
     num[n] = 0;
     uint64_t b;
-    if (!cli_parse_u64(num, &b) || b > UINT32_MAX)
+    if (!parse_u64(num, &b, NULL) || b > UINT32_MAX)
         return false;
     *binding = (uint32_t)b;
     *rest = eq + 1;
@@ -181,8 +204,8 @@ static int parse_groups(struct run_args *a, const char *v)
             return bad("--groups %s: expected X[,Y[,Z]] with counts of at least 1", v);
         memcpy(num, p, n);
         num[n] = 0;
-        if (!cli_parse_u64(num, &x) || x > UINT32_MAX)
-            return bad("--groups %s: '%s' is not a workgroup count", v, num);
+        if (!parse_u64(num, &x, NULL) || x > UINT32_MAX)
+            return bad("--groups %s: '%s' is not a workgroup count (1 to %" PRIu32 ")", v, num, UINT32_MAX);
         if (x == 0)
             return bad("--groups %s: a count of 0 workgroups runs nothing; each count must be at least 1", v);
         g[d] = (uint32_t)x;
@@ -202,8 +225,9 @@ static int parse_param(struct run_args *a, const char *v, bool seen[KILN_PARAM_W
         return bad("--param %s: expected N=WORD with N in 0..%d", v, KILN_PARAM_WORDS - 1);
     if (n >= KILN_PARAM_WORDS)
         return bad("--param %s: param word %" PRIu32 " does not exist; N is 0..%d", v, n, KILN_PARAM_WORDS - 1);
-    if (!cli_parse_word(w, &word))
-        return bad("--param %s: '%s' is not a WORD (decimal, 0x hex, or a float like 1.5f)", v, w);
+    char why[PARSE_WHY_LEN];
+    if (!parse_word(w, &word, why))
+        return bad("--param %s: %s", v, why);
     if (seen[n])
         return bad("--param %s: param word %" PRIu32 " is given twice", v, n);
     seen[n] = true;
@@ -246,7 +270,7 @@ static int parse_buffer(struct run_args *a, const char *v)
         return bad("--buffer %s: binding %" PRIu32 " is given twice", v, binding);
     if (a->buf_count == KILN_MAX_BINDINGS)
         return bad("--buffer %s: at most %d buffers", v, KILN_MAX_BINDINGS);
-    struct buf_arg b = {.binding = binding, .arg = v};
+    struct buf_arg b = {.binding = binding, .arg = v, .in = {.fd = -1}};
     if (!strncmp(rest, "size:", 5)) {
         const char *num = rest + 5;
         const char *fill = strstr(num, ":fill:");
@@ -256,22 +280,22 @@ static int parse_buffer(struct run_args *a, const char *v)
             return bad("--buffer %s: expected size:BYTES[:fill:WORD]", v);
         memcpy(bytes, num, n);
         bytes[n] = 0;
-        if (!cli_parse_u64(bytes, &b.size))
-            return bad("--buffer %s: '%s' is not a byte count", v, bytes);
+        char why[PARSE_WHY_LEN];
+        if (!parse_size(bytes, &b.size, why))
+            return bad("--buffer %s: %s", v, why);
         if (b.size == 0)
             return bad("--buffer %s: a buffer holds at least 1 byte", v);
-        if (fill && !cli_parse_word(fill + 6, &b.fill))
-            return bad("--buffer %s: fill '%s' is not a WORD (decimal, 0x hex, or a float like 1.5f)", v, fill + 6);
+        if (fill && !parse_word(fill + 6, &b.fill, why))
+            return bad("--buffer %s: fill %s", v, why);
     } else {
-        size_t len;
-        b.data = cli_read_file(rest, &len);
-        if (!b.data)
-            return bad("--buffer %s: cannot read '%s': %s", v, rest, strerror(errno));
-        if (len == 0) {
-            free(b.data);
+        char why[256];
+        b.file = rest;
+        if (!cli_in_open(&b.in, rest, why, sizeof why))
+            return bad("--buffer %s: cannot read '%s': %s", v, rest, why);
+        if (!b.in.stream && b.in.size == 0) {
+            cli_in_close(&b.in);
             return bad("--buffer %s: '%s' is empty; a buffer holds at least 1 byte", v, rest);
         }
-        b.size = len;
     }
     a->bufs[a->buf_count++] = b;
     return 0;
@@ -359,8 +383,11 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                 return bad("--out %s: at most %d outputs", v, KILN_MAX_BINDINGS);
             outs[out_count++] = o;
         } else {   /* --frames */
-            if (!cli_parse_u64(v, &a->frames) || a->frames == 0 || a->frames > UINT32_MAX)
-                return bad("--frames %s: expected a frame count from 1 to %" PRIu32, v, UINT32_MAX);
+            char why[PARSE_WHY_LEN];
+            if (!parse_u64(v, &a->frames, why))
+                return bad("--frames %s: %s", v, why);
+            if (a->frames == 0 || a->frames > MAX_FRAMES)
+                return bad("--frames %s: expected a frame count from 1 to %llu", v, MAX_FRAMES);
         }
         if (r)
             return r;
@@ -375,9 +402,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                        outs[k].arg, outs[k].binding, outs[k].binding, outs[k].binding);
         b->out = outs[k].file;
     }
-    a->source = cli_read_file(a->shader, &a->source_len);
+    char why[256];
+    a->source = cli_read_file(a->shader, SOURCE_MAX, &a->source_len, why, sizeof why);
     if (!a->source)
-        return bad("%s: cannot read the shader: %s", a->shader, strerror(errno));
+        return bad("%s: cannot read the shader: %s", a->shader, why);
     return 0;
 }
 
@@ -386,8 +414,10 @@ static void run_args_finish(struct run_args *a)
     free(a->source);
     for (uint32_t i = 0; i < a->define_count; i++)
         free(a->define_text[i]);
-    for (uint32_t i = 0; i < a->buf_count; i++)
+    for (uint32_t i = 0; i < a->buf_count; i++) {
+        cli_in_close(&a->bufs[i].in);
         free(a->bufs[i].data);
+    }
 }
 
 static double now_ms(void)
@@ -442,33 +472,66 @@ static kiln_result fill_buffer(kiln_context ctx, const struct buf_arg *b, uint8_
     return KILN_OK;
 }
 
-/* Reads a whole buffer into file b->out. 0, or 1 after printing why. */
+/* Reads a whole buffer into file b->out, through cli_out: a failure leaves
+ * the file as it was. 0, or 1 after printing why. */
 static int write_out(kiln_context ctx, const struct buf_arg *b, uint8_t *chunk)
 {
-    FILE *f = fopen(b->out, "wb");
-    if (!f) {
-        fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: cannot open: %s\n", b->binding, b->out, strerror(errno));
+    struct cli_out o;
+    if (!cli_out_open(&o, b->out)) {
+        fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: %s\n", b->binding, b->out, o.why);
         return 1;
     }
     for (uint64_t off = 0; off < b->size; off += CHUNK) {
         uint64_t n = b->size - off < CHUNK ? b->size - off : CHUNK;
         kiln_result r = kiln_buffer_readback(ctx, b->buf, off, chunk, n);
         if (r < 0) {
-            fclose(f);
+            cli_out_abort(&o);
             char what[64];
             snprintf(what, sizeof what, "reading back binding %" PRIu32, b->binding);
             return cli_fail(what, r);
         }
-        if (fwrite(chunk, 1, n, f) != n) {
-            fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: write failed: %s\n", b->binding, b->out,
-                    strerror(errno));
-            fclose(f);
-            return 1;
-        }
+        if (!cli_out_write(&o, chunk, n))
+            break;
     }
-    if (fclose(f)) {
-        fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: write failed: %s\n", b->binding, b->out, strerror(errno));
+    if (!cli_out_commit(&o)) {
+        fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: %s%s\n", b->binding, b->out, o.why,
+                o.in_place ? "" : "; the file is as it was");
         return 1;
+    }
+    return 0;
+}
+
+/* Reads every --buffer FILE, bounded by what a binding of the device can
+ * use; size: buffers are checked against the same bound. 0, or 2 after
+ * naming the argument. */
+static int read_inputs(struct run_args *a, const kiln_caps *caps)
+{
+    uint64_t limit = caps->max_storage_buffer_range;
+    for (uint32_t i = 0; i < a->buf_count; i++) {
+        struct buf_arg *b = &a->bufs[i];
+        if (!b->file) {
+            if (b->size > limit)
+                return bad("--buffer %s: %" PRIu64 " bytes; a binding of the device (%s) holds at most %" PRIu64
+                           " bytes (its max storage buffer range)",
+                           b->arg, b->size, caps->device_name, limit);
+            continue;
+        }
+        bool stream = b->in.stream;
+        uint64_t max = stream && STREAM_MAX < limit ? STREAM_MAX : limit;
+        char why[256];
+        size_t len = 0;
+        b->data = cli_in_read(&b->in, max, &len, why, sizeof why);
+        if (!b->data)
+            return bad("--buffer %s: '%s' %s%s", b->arg, b->file, why,
+                       stream ? " (what is not a regular file is read up to 256 MiB or the device's max storage"
+                                " buffer range)"
+                              : " (the device's max storage buffer range)");
+        if (len == 0) {
+            free(b->data);
+            b->data = NULL;
+            return bad("--buffer %s: '%s' is empty; a buffer holds at least 1 byte", b->arg, b->file);
+        }
+        b->size = len;
     }
     return 0;
 }
@@ -560,6 +623,9 @@ static int run(struct run_args *a)
                      a->groups_arg, a->groups[d], "xyz"[d], caps.device_name, caps.max_workgroup_count[d]);
             goto done;
         }
+    if ((rc = read_inputs(a, &caps)) != 0)
+        goto done;
+    rc = 1;
 
     double t0 = now_ms();
     kiln_program prog;

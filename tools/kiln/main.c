@@ -1,6 +1,12 @@
 /*
  * main.c: the kiln command-line tool: dispatches to its commands.
+ *
+ * SIGXFSZ is ignored: a write past the file size limit (RLIMIT_FSIZE) then
+ * fails with EFBIG like any other failed write, is reported, and the
+ * output's temporary file is removed, instead of the signal killing the
+ * process halfway.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,30 +20,56 @@ static void usage(FILE *f)
                "  info                 list Vulkan devices and the chosen device's capabilities\n"
                "  run SHADER.comp ...  compile a compute shader and run it on buffers from files\n"
                "  demo [options]       run kiln's built-in image-processing scheme\n"
-               "  archive path|ls|verify  the pipeline archive of the chosen device\n"
-               "  help                 this text\n"
+               "  archive path|ls|verify|compact|gc  the pipeline archive of the chosen device\n"
+               "  version              print kiln's version (also --version)\n"
+               "  help [COMMAND]       this text, or a command's\n"
                "\n"
                "'kiln <command> --help' describes a command's options.\n");
 }
 
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"info", cmd_info},
+    {"run", cmd_run},
+    {"demo", cmd_demo},
+    {"archive", cmd_archive},
+};
+
 int main(int argc, char **argv)
 {
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return 2;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "info"))
-        return cmd_info(argc - 1, argv + 1);
-    if (!strcmp(cmd, "run"))
-        return cmd_run(argc - 1, argv + 1);
-    if (!strcmp(cmd, "demo"))
-        return cmd_demo(argc - 1, argv + 1);
-    if (!strcmp(cmd, "archive"))
-        return cmd_archive(argc - 1, argv + 1);
-    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-        usage(stdout);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        if (argc > 2) {
+            fprintf(stderr, "kiln %s: unexpected argument '%s'\n", cmd, argv[2]);
+            return 2;
+        }
+        printf("kiln %s\n", kiln_version());
         return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        if (argc == 2) {
+            usage(stdout);
+            return 0;
+        }
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (argc == 3 && !strcmp(argv[2], commands[i].name)) {
+                char help[] = "--help";
+                char *help_argv[] = {argv[2], help, NULL};
+                return commands[i].run(2, help_argv);
+            }
+        fprintf(stderr, "kiln help: no command '%s'\n", argv[2]);
+        usage(stderr);
+        return 2;
     }
     fprintf(stderr, "kiln: unknown command '%s'\n", cmd);
     usage(stderr);
