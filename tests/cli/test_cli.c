@@ -616,6 +616,92 @@ TEST(archive_commands)
     run_free(&r);
 }
 
+/* Runs `kiln ARGS...` as the user "nobody" when the tests run as root
+ * (file permissions bind root only on read-only mounts), else as is; false
+ * (and nothing run) when it cannot be done here. */
+#define KILN_AS_NOBODY(r, env, ...)                                                                  \
+    kiln_as_nobody_(__FILE__, __LINE__, (r), (env), (const char *const[]){__VA_ARGS__, NULL})
+static bool kiln_as_nobody_(const char *file, int line, struct run *r, const char *const *env,
+                            const char *const *args)
+{
+    if (geteuid() != 0) {
+        kiln_run_(file, line, r, env, args);
+        return true;
+    }
+    static const char setpriv[] = "/usr/bin/setpriv";
+    if (access(setpriv, X_OK) < 0)
+        return false;
+    const char *argv[64] = {"--reuid=65534", "--regid=65534", "--clear-groups", "--", kiln_bin};
+    int n = 5;
+    for (int i = 0; args[i] && n < 63; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    const char *kiln = kiln_bin;
+    kiln_bin = setpriv;
+    kiln_run_(file, line, r, env, argv);
+    kiln_bin = kiln;
+    return true;
+}
+
+/* kiln archive on a folder it may read but not write (a shipped archive):
+ * ls and verify list and check it (exit 0); compact and gc say it is
+ * read-only. A folder that cannot be used at all, and an archive turned
+ * off, say so with exit status 3, never 1 (corruption). */
+TEST(archive_read_only_and_unusable_folders)
+{
+    write_text("ro.comp", frames_src);
+    char dir[600], env_dir[700], cmd[1600];
+    snprintf(dir, sizeof dir, "%s/ro-archive", tmp_dir);
+    snprintf(env_dir, sizeof env_dir, "KILN_ARCHIVE_DIR=%s", dir);
+    const char *env[] = {"KILN_ARCHIVE=1", env_dir, "KILN_SPECIALIZATION=0", NULL};
+    struct run r;
+    KILN(&r, env, "run", P("ro.comp"), "--groups", "1", "--buffer", "0=size:256", "--buffer", "1=size:256");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    /* Readable by all, written by none. */
+    snprintf(cmd, sizeof cmd, "chmod 0755 %s %s && chmod 0555 %s/*", tmp_dir, dir, dir);
+    CHECK_EQ(system(cmd), 0);
+    if (KILN_AS_NOBODY(&r, env, "archive", "ls")) {
+        CHECK_STATUS(r, 0);
+        CHECK_HAS(r, out, "1 files");
+        CHECK_HAS(r, out, "0 corrupt entries, 0 files unusable");
+        run_free(&r);
+        KILN_AS_NOBODY(&r, env, "archive", "verify");
+        CHECK_STATUS(r, 0);
+        CHECK_HAS(r, out, "0 corrupt entries");
+        run_free(&r);
+        KILN_AS_NOBODY(&r, env, "archive", "gc");
+        CHECK_STATUS(r, 3);
+        CHECK_HAS(r, err, "is read-only");
+        run_free(&r);
+    } else {
+        fprintf(stderr, "%s: running as root without setpriv: the read-only folder is not tried\n", test_name_);
+    }
+    snprintf(cmd, sizeof cmd, "chmod 0755 %s/*", dir);
+    CHECK_EQ(system(cmd), 0);
+    /* A folder that cannot be made: a file stands where it would go. */
+    write_text("in-the-way", "x");
+    char blocked[700];
+    snprintf(blocked, sizeof blocked, "KILN_ARCHIVE_DIR=%s/in-the-way/archive", tmp_dir);
+    const char *env_blocked[] = {"KILN_ARCHIVE=1", blocked, NULL};
+    KILN(&r, env_blocked, "archive", "ls");
+    CHECK_STATUS(r, 3);
+    CHECK_HAS(r, err, "cannot be used: Not a directory");
+    run_free(&r);
+    KILN(&r, env_blocked, "archive", "verify");
+    CHECK_STATUS(r, 3);
+    run_free(&r);
+    const char *env_off[] = {"KILN_ARCHIVE=0", NULL};
+    KILN(&r, env_off, "archive", "verify");
+    CHECK_STATUS(r, 3);
+    CHECK_HAS(r, out, "archive: off");
+    run_free(&r);
+    KILN(&r, NULL, "archive", "--help");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, out, "3  the archive is off");
+    run_free(&r);
+}
+
 /* kiln run --frames N prints specialization events as they happen, one
  * line each naming the node and its baked slots, and counts them. */
 TEST(run_frames_prints_specialization)
@@ -1464,6 +1550,7 @@ int main(int argc, char **argv)
     RUN_IF(run_frames_accumulate);
     RUN_IF(close_lines_at_destroy);
     RUN_IF(archive_commands);
+    RUN_IF(archive_read_only_and_unusable_folders);
     RUN_IF(run_float_words);
     RUN_IF(run_frames_prints_specialization);
     RUN_IF(run_signed_division_by_minus_one);

@@ -4,10 +4,18 @@
  * holds, a check of every entry (verify exits 1 when any file or entry is
  * corrupt), and tidying: compact merges small run archives into one file,
  * gc removes least recently used files past a size.
+ *
+ * Exit statuses tell the cases apart (exit_statuses below, and the README):
+ * a folder that cannot be used is not corruption. A read-only folder (a
+ * shipped archive) is listed and verified like any other.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "parse.h"
@@ -22,6 +30,38 @@ static void usage(FILE *f)
                "  gc       remove least recently used files until the folder holds at most SIZE\n"
                "           (--max-size: bytes, or with K, M, G, T (powers of 1024); default\n"
                "           KILN_ARCHIVE_MAX_SIZE, else 1G)\n");
+}
+
+enum {
+    EXIT_CORRUPT = 1,    /* verify found a corrupt file or entry */
+    EXIT_USAGE = 2,
+    EXIT_UNUSABLE = 3,   /* the archive is off, or its folder cannot be used (or, to tidy, written) */
+    EXIT_FAILED = 4,     /* the command failed otherwise (no device, a file that could not be removed) */
+};
+
+static void exit_statuses(FILE *f)
+{
+    fprintf(f, "exit status:\n"
+               "  0  done (a read-only folder is listed and verified like any other)\n"
+               "  1  verify found a corrupt file or entry\n"
+               "  2  bad arguments\n"
+               "  3  the archive is off (KILN_ARCHIVE=0), or its folder cannot be used (compact and gc:\n"
+               "     cannot be written); the message says why\n"
+               "  4  the command failed otherwise (no device, a file that could not be removed)\n");
+}
+
+/* Why the folder cannot be used, as the system says it. */
+static void folder_problem(const char *dir, bool write, char *why, size_t cap)
+{
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        snprintf(why, cap, "%s", strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        snprintf(why, cap, "it is not a folder");
+    else if (access(dir, R_OK | X_OK) < 0 || (write && access(dir, W_OK) < 0))
+        snprintf(why, cap, "%s", strerror(errno));
+    else
+        snprintf(why, cap, "see the log above");
 }
 
 static const char *status_name(kiln_archive_status s)
@@ -42,8 +82,10 @@ static int tidy(kiln_context ctx, const char *verb, uint64_t max_size)
     kiln_result r = kiln_archive_tidy(ctx, &(kiln_archive_tidy_desc){.compact = compact, .gc = !compact,
                                                                      .max_size = max_size},
                                       &t);
-    if (r < 0)
-        return cli_fail(verb, r);
+    if (r < 0) {
+        cli_fail(verb, r);
+        return EXIT_FAILED;
+    }
     if (t.busy) {
         printf("another process is tidying this archive folder: nothing done\n");
         return 0;
@@ -63,8 +105,10 @@ static int tidy(kiln_context ctx, const char *verb, uint64_t max_size)
 int cmd_archive(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(argc == 2 ? stdout : stderr);
-        return argc == 2 ? 0 : 2;
+        FILE *f = argc == 2 ? stdout : stderr;
+        usage(f);
+        exit_statuses(f);
+        return argc == 2 ? 0 : EXIT_USAGE;
     }
     const char *verb = argv[1];
     if (strcmp(verb, "path") && strcmp(verb, "ls") && strcmp(verb, "verify") && strcmp(verb, "compact") &&
@@ -93,24 +137,41 @@ int cmd_archive(int argc, char **argv)
     }
     kiln_context ctx;
     kiln_result r = kiln_context_create(&(kiln_context_desc){0}, &ctx);
-    if (r < 0)
-        return cli_fail("cannot make a context", r);
+    if (r < 0) {
+        cli_fail("cannot make a context", r);
+        return EXIT_FAILED;
+    }
     kiln_archive_info info;
     if ((r = kiln_archive_info_get(ctx, &info)) < 0) {
         kiln_context_destroy(ctx);
-        return cli_fail("archive", r);
+        cli_fail("archive", r);
+        return EXIT_FAILED;
     }
-    if (!info.enabled) {
-        printf("archive: off (KILN_ARCHIVE=0, or its folder cannot be used; see the log)\n");
+    bool tidying = !strcmp(verb, "compact") || !strcmp(verb, "gc");
+    if (!info.enabled && !info.dir[0]) {
+        printf("archive: off (KILN_ARCHIVE=0, or no KILN_ARCHIVE_DIR, XDG_CACHE_HOME or HOME to put it in)\n");
         kiln_context_destroy(ctx);
-        return !strcmp(verb, "path") ? 0 : 1;
+        return !strcmp(verb, "path") ? 0 : EXIT_UNUSABLE;
+    }
+    if (!info.enabled || (tidying && access(info.dir, W_OK) < 0)) {
+        char why[256];
+        folder_problem(info.dir, tidying, why, sizeof why);
+        if (!strcmp(verb, "path"))
+            printf("%s\n", info.dir);
+        if (info.enabled)
+            fprintf(stderr, "kiln archive %s: the archive folder %s is read-only (%s): it can be listed and "
+                            "verified, not tidied\n", verb, info.dir, why);
+        else
+            fprintf(stderr, "kiln archive %s: the archive folder %s cannot be used: %s\n", verb, info.dir, why);
+        kiln_context_destroy(ctx);
+        return EXIT_UNUSABLE;
     }
     if (!strcmp(verb, "path")) {
         printf("%s\n", info.dir);
         kiln_context_destroy(ctx);
         return 0;
     }
-    if (!strcmp(verb, "compact") || !strcmp(verb, "gc")) {
+    if (tidying) {
         int rc = tidy(ctx, verb, max_size);
         kiln_context_destroy(ctx);
         return rc;
@@ -120,7 +181,11 @@ int cmd_archive(int argc, char **argv)
     if (!files || (r = kiln_archive_files(ctx, 0, files, info.file_count, &count)) < 0) {
         free(files);
         kiln_context_destroy(ctx);
-        return files ? cli_fail("archive", r) : (fprintf(stderr, "kiln archive: out of memory\n"), 1);
+        if (files)
+            cli_fail("archive", r);
+        else
+            fprintf(stderr, "kiln archive: out of memory\n");
+        return EXIT_FAILED;
     }
     count = count < info.file_count ? count : info.file_count;
     uint64_t entries = 0, corrupt = 0, bad_files = 0, bytes = 0;
@@ -144,7 +209,7 @@ int cmd_archive(int argc, char **argv)
     kiln_context_destroy(ctx);
     if (!strcmp(verb, "verify") && (corrupt || bad_files)) {
         fprintf(stderr, "kiln archive verify: corruption found\n");
-        return 1;
+        return EXIT_CORRUPT;
     }
     return 0;
 }
