@@ -579,6 +579,54 @@ TEST(a_fifo_in_the_folder_or_a_readonly_root_is_skipped)
     remove_root();
 }
 
+/* The same through a context (the mock device): creating it returns at
+ * once past a FIFO in its folder and in a read-only root, and the archive
+ * an earlier context saved is there, entries checked. */
+TEST(a_context_is_made_at_once_past_a_fifo)
+{
+    fresh_root();
+    static const char *src = "#version 450\n"
+                             "layout(local_size_x = 1) in;\n"
+                             "layout(std430, binding = 0) buffer D { uint d[]; };\n"
+                             "void main() { d[0] = kiln_param(0); }\n";
+    kiln_context ctx;
+    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.backend = KILN_BACKEND_MOCK}, &ctx));
+    kiln_program prog;
+    CHECK_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = "fifo.comp"}, &prog));
+    CHECK_OK(kiln_program_wait(ctx, prog));
+    kiln_archive_info info;
+    CHECK_OK(kiln_archive_info_get(ctx, &info));
+    kiln_context_destroy(ctx);   /* saves its run archive */
+    REQUIRE(info.enabled);
+    char ro_root[] = "/tmp/kiln-store-ro-XXXXXX", ro_dir[4096 + 64], fifo[4096 + 80];
+    REQUIRE(mkdtemp(ro_root));
+    snprintf(ro_dir, sizeof ro_dir, "%s%s", ro_root, info.dir + strlen(g_root));
+    REQUIRE(mkdir(ro_dir, 0755) == 0);
+    snprintf(fifo, sizeof fifo, "%s/x.arc", info.dir);
+    REQUIRE(mkfifo(fifo, 0644) == 0);
+    snprintf(fifo, sizeof fifo, "%s/x.arc", ro_dir);
+    REQUIRE(mkfifo(fifo, 0644) == 0);
+    setenv("KILN_ARCHIVE_READONLY", ro_root, 1);
+    alarm(60);
+    kiln_result r = kiln_context_create(&(kiln_context_desc){.backend = KILN_BACKEND_MOCK}, &ctx);
+    alarm(0);
+    REQUIRE_OK(r);
+    CHECK_OK(kiln_archive_info_get(ctx, &info));
+    CHECK(info.enabled);
+    CHECK_EQ(info.file_count, 1);   /* the run archive; neither FIFO */
+    kiln_archive_file f[4];
+    uint32_t n = 0;
+    CHECK_OK(kiln_archive_files(ctx, 0, f, 4, &n));
+    CHECK_EQ(n, 1);
+    CHECK(n == 1 && f[0].status == KILN_ARCHIVE_FILE_OK && f[0].entries >= 1 && f[0].corrupt == 0);
+    kiln_context_destroy(ctx);
+    unsetenv("KILN_ARCHIVE_READONLY");
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", ro_root);
+    CHECK_EQ(system(cmd), 0);
+    remove_root();
+}
+
 /* A folder kiln may read but not write (a shipped archive, a read-only
  * mount) is used read-only: lookups hit, nothing is saved or removed, an
  * entry offered is counted as not kept. Permissions bind root only on a
@@ -636,6 +684,7 @@ int main(void)
     RUN(saver_tidies_folder);
     RUN(max_size_from_env);
     RUN(a_fifo_in_the_folder_or_a_readonly_root_is_skipped);
+    RUN(a_context_is_made_at_once_past_a_fifo);
     RUN(a_read_only_folder_is_looked_up_not_written);
     return TEST_SUMMARY();
 }
