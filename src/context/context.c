@@ -263,13 +263,13 @@ static void scheme_account(struct kctx *c, struct scheme *s)
     c->spec_demotions += s->spec.demotions;
     c->spec_pinned += s->spec.pinned;
     c->spec_no_gain += s->spec.no_gain;
+    c->spec_time_waits_failed += s->spec.time_waits_failed;
+    c->spec_lookups_missed += s->spec.lookups_missed;
+    c->spec_wakes_dropped += s->spec.wakes_dropped;
 }
 
 static kiln_result l_scheme_destroy(struct kctx *c, kiln_scheme h)
 {
-    c->spec_time_waits_failed += s->spec.time_waits_failed;
-    c->spec_lookups_missed += s->spec.lookups_missed;
-    c->spec_wakes_dropped += s->spec.wakes_dropped;
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
     for (uint32_t i = 0; i < s->node_count; i++)
@@ -532,12 +532,12 @@ static void l_destroy(struct kctx *c)
                  (unsigned long long)c->skipped_nodes, (unsigned long long)c->spec_warms,
                  (unsigned long long)c->spec_promotions, (unsigned long long)c->spec_demotions,
                  (unsigned long long)c->spec_no_gain, (unsigned long long)c->spec_pinned,
+                 (unsigned long long)c->spec_lookups_missed, (unsigned long long)c->spec_wakes_dropped,
+                 (unsigned long long)c->spec_time_waits_failed,
                  c->dev->caps.validation ? "on" : "off", (unsigned long long)verr);
         if (kb_is_lost(c->dev))
             log_warn("context closed on a lost device (%s): %s", abandoned ? "its running work keeps the device, "
                      "which is abandoned, not freed" : "nothing was running; all freed", c->dev->lost_why);
-                 (unsigned long long)c->spec_lookups_missed, (unsigned long long)c->spec_wakes_dropped,
-                 (unsigned long long)c->spec_time_waits_failed,
         kb_destroy(c->dev);
     }
     pool_finish(&c->buffers);
