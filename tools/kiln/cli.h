@@ -87,6 +87,16 @@ bool cli_spec_drain(kiln_context ctx, kiln_scheme scheme, const char *tool, uint
 /* The summary lines: counts, and the median frame time before the first
  * promotion against after the last event. */
 void cli_spec_summary(FILE *f, const char *label, const struct cli_spec *st, const double *ms, uint64_t frames);
+/* An 8-bit RGBA image, rows top to bottom; rgba is malloc'd. */
+struct cli_image {
+    uint8_t *rgba;
+    uint32_t width, height;
+};
+/* Decodes the PNG in data[0..len) into out (free out->rgba). Refuses, with
+ * a message in err naming why, bytes that are not a PNG, a damaged one, and
+ * one whose pixels would take more than max_bytes as RGBA. */
+bool cli_read_png(const uint8_t *data, size_t len, uint64_t max_bytes, struct cli_image *out, char *err,
+                  size_t err_cap);
 /* Writes an 8-bit RGBA image as PNG, through cli_out; false with why[]
  * filled. */
 bool cli_write_png(const char *path, const uint8_t *rgba, uint32_t w, uint32_t h, char *why, size_t why_len);
