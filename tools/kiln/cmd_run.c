@@ -95,6 +95,7 @@ struct run_args {
     struct buf_arg bufs[KILN_MAX_BINDINGS];
     uint32_t buf_count;
     uint64_t frames;
+    double timeout_s;      /* --timeout: 0 = none */
     bool quiet;
 };
 
@@ -121,6 +122,8 @@ static void usage(FILE *f)
             "  --frames N            submit N times over the same buffers (default 1, at most\n"
             "                        10000000); each frame sees the previous frame's results\n"
             "  -q, --quiet           no summary line on stderr\n"
+            "  --timeout S           a submit still running S seconds (fractions allowed) after it\n"
+            "                        could start ends the run with KILN_ERR_DEVICE_LOST (exit 1)\n"
             "  -h, --help            this text\n"
             "\n"
             "A WORD is an integer: decimal (42, -5 as two's complement) or 0x hex (0xff);\n"
@@ -339,7 +342,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         }
         /* Options with a value: --name VALUE or --name=VALUE. */
         static const char *const with_value[] = {"--entry", "--define", "--groups", "--param",
-                                                 "--buffer", "--out", "--frames"};
+                                                 "--buffer", "--out", "--frames", "--timeout"};
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         const char *name = NULL;
@@ -382,6 +385,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             if (out_count == KILN_MAX_BINDINGS)
                 return bad("--out %s: at most %d outputs", v, KILN_MAX_BINDINGS);
             outs[out_count++] = o;
+        } else if (!strcmp(name, "--timeout")) {
+            char why[PARSE_WHY_LEN];
+            if (!parse_seconds(v, &a->timeout_s, why) || a->timeout_s <= 0)
+                return bad("--timeout %s: %s", v, a->timeout_s <= 0 ? "expected seconds above 0" : why);
         } else {   /* --frames */
             char why[PARSE_WHY_LEN];
             if (!parse_u64(v, &a->frames, why))
@@ -607,7 +614,10 @@ static int compile(kiln_context ctx, const struct run_args *a, kiln_program *pro
 static int run(struct run_args *a)
 {
     kiln_context ctx;
-    kiln_result r = kiln_context_create(&(kiln_context_desc){0}, &ctx);
+    /* --timeout in whole milliseconds, at least 1, at most what the desc holds. */
+    double tms = a->timeout_s * 1e3;
+    uint32_t timeout_ms = a->timeout_s <= 0 ? 0 : tms >= UINT32_MAX ? UINT32_MAX : tms < 1 ? 1 : (uint32_t)(tms + 0.5);
+    kiln_result r = kiln_context_create(&(kiln_context_desc){.device_timeout_ms = timeout_ms}, &ctx);
     if (r < 0)
         return cli_fail("creating a context", r);
     int rc = 1;
