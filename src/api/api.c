@@ -92,11 +92,12 @@ kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out
     struct kctx *c;
     KILN_TRY(ctx_create(&d, serial, &c));
     pthread_rwlock_wrlock(&contexts_lock);
-    uint64_t id = pool_add(&contexts, c);
+    uint64_t id;
+    kiln_result r = pool_insert(&contexts, c, "context", &id);
     pthread_rwlock_unlock(&contexts_lock);
-    if (!id) {
+    if (r < 0) {
         c->ops->destroy(c);
-        return KILN_RAISE(KILN_ERR_LIMIT, "no context handles left");
+        return r;
     }
     out->id = id;
     return KILN_OK;

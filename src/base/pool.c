@@ -53,6 +53,19 @@ uint64_t pool_add(struct pool *p, void *obj)
     return make_id(p, slot, e->gen);
 }
 
+kiln_result pool_insert(struct pool *p, void *obj, const char *what, uint64_t *id)
+{
+    bool full = !p->free_head && p->len >= POOL_MAX_SLOTS;
+    *id = pool_add(p, obj);
+    if (*id)
+        return KILN_OK;
+    if (full)
+        return KILN_RAISE(KILN_ERR_LIMIT, "no %s handles left (%u slots, %u retired)", what, POOL_MAX_SLOTS,
+                          p->retired);
+    return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory growing the %s handle table past %u slots", what,
+                      p->cap);
+}
+
 static struct pool_entry *lookup(const struct pool *p, uint64_t id)
 {
     if (!id || ((id >> POOL_SLOT_BITS) & 0xfff) != p->tag)

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kiln.h"
+
 #define POOL_SLOT_BITS 20
 #define POOL_MAX_SLOTS ((1u << POOL_SLOT_BITS) - 1)
 
@@ -39,6 +41,10 @@ void pool_init(struct pool *p, enum pool_type type, uint32_t serial);
 void pool_finish(struct pool *p);
 /* Stores obj and returns its id, or 0 when the pool is full or memory ran out. */
 uint64_t pool_add(struct pool *p, void *obj);
+/* pool_add with the refusal raised: KILN_ERR_LIMIT when every slot is taken,
+ * KILN_ERR_NO_MEMORY when the slot table could not grow; `what` names the
+ * object ("buffer") in the message. *id is 0 on failure. */
+kiln_result pool_insert(struct pool *p, void *obj, const char *what, uint64_t *id);
 /* The object of a live id, else NULL (null, stale, foreign or wrong type). */
 void *pool_get(const struct pool *p, uint64_t id);
 /* Why pool_get refused an id: a short phrase for messages. */

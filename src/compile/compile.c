@@ -282,7 +282,7 @@ kiln_result csvc_then(struct csvc *s, struct cjob *j, void (*fn)(struct csvc *, 
     if (ended(j) && j->conts_fired) {
         fn(s, j, ud);
     } else if (!vec_reserve((void **)&j->conts, &j->cont_cap, j->cont_count + 1, sizeof *j->conts)) {
-        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a continuation of %s's compile", j->name);
     } else {
         j->conts[j->cont_count++] = (struct cont){fn, ud};
     }
@@ -357,6 +357,14 @@ static void set_prio(struct csvc *s, struct cjob *j, enum cprio prio)
     }
 }
 
+/* Marks a job's failure as one for want of host memory; `why` says what
+ * could not be allocated. The text is kept in the job: nothing is allocated. */
+static void fail_oom(struct cjob *j, const char *why)
+{
+    j->fail_code = KILN_ERR_NO_MEMORY;
+    snprintf(j->fail_msg, sizeof j->fail_msg, "%s: error: %s\n", j->name, why);
+}
+
 /* The continuation of every front node: post or adopt its back-end node. */
 static void post_back(struct csvc *s, struct cjob *front, void *ud)
 {
@@ -369,8 +377,7 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
     size_t len;
     if (ckey_back(s->dev, front->out.spirv, front->out.words, &front->out.iface, &key, &len) < 0) {
         front->state = CJOB_FAILED;   /* out of memory: a failure with a reason */
-        free(front->out.log);
-        front->out.log = str_dup("error: out of host memory posting the back end\n");
+        fail_oom(front, kiln_last_error());
         return;
     }
     uint8_t h[16];
@@ -394,8 +401,7 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
         free(spirv);
         free(key);
         front->state = CJOB_FAILED;
-        free(front->out.log);
-        front->out.log = str_dup("error: out of host memory posting the back end\n");
+        fail_oom(front, "out of host memory for the back-end compile job");
         return;
     }
     memcpy(spirv, front->out.spirv, front->out.words * 4);
@@ -487,7 +493,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     if (!j) {
         free(key);
         prog_includes_free(includes, include_count);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile job of %s", src->name);
     }
     kiln_result r = prog_source_copy(&j->src, src);
     if (r < 0) {
@@ -508,7 +514,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     snprintf(j->name, sizeof j->name, "%s", src->name);
     if (!vec_reserve((void **)&j->conts, &j->cont_cap, 1, sizeof *j->conts)) {
         job_free(s, j);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile job of %s", src->name);
     }
     j->conts[j->cont_count++] = (struct cont){post_back, NULL};
 
@@ -541,7 +547,10 @@ static kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, str
     if (f->state == CJOB_FAILED || f->state == CJOB_CANCELLED) {
         out->state = KILN_PROGRAM_FAILED;
         out->front = &f->out;
-        out->error = f->out.log && f->out.log[0] ? f->out.log : "the compile was cancelled";
+        out->code = f->fail_code == KILN_ERR_NO_MEMORY ? KILN_ERR_NO_MEMORY : KILN_ERR_COMPILE;
+        out->error = !f->fail_code && f->out.log && f->out.log[0] ? f->out.log
+                     : f->fail_msg[0]                            ? f->fail_msg
+                                                                 : "the compile was cancelled";
     } else if (f->state == CJOB_DONE && f->back) {
         out->front = &f->out;
         struct cjob *b = f->back;
@@ -551,7 +560,8 @@ static kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, str
             out->pipeline = b->pipeline;
         } else if (b->state == CJOB_FAILED || b->state == CJOB_CANCELLED) {
             out->state = KILN_PROGRAM_FAILED;
-            out->error = b->error ? b->error : "the back end was cancelled";
+            out->code = b->fail_code == KILN_ERR_NO_MEMORY ? KILN_ERR_NO_MEMORY : KILN_ERR_COMPILE;
+            out->error = b->error ? b->error : b->fail_msg[0] ? b->fail_msg : "the back end was cancelled";
         }
     }
     return out->state;
@@ -741,6 +751,7 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
         char buf[512];
         snprintf(buf, sizeof buf, "%s: error: %s\n", j->name, kiln_last_error());
         j->out.log = str_dup(buf);
+        snprintf(j->fail_msg, sizeof j->fail_msg, "%.500s", buf);
         return CJOB_FAILED;
     }
     j->archive_cause = -1;
@@ -762,11 +773,12 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
         snprintf(buf, sizeof buf, "%s: error: precompile: its archive entry is gone or damaged (%s)\n", j->name,
                  arc_cause_name(j->archive_cause < 0 ? ARC_ABSENT : (enum arc_cause)j->archive_cause));
         j->out.log = str_dup(buf);
+        snprintf(j->fail_msg, sizeof j->fail_msg, "%.500s", buf);
         return CJOB_FAILED;
     }
     kiln_result r = prog_compile(&j->src, &j->out);
-    if (r == KILN_ERR_NO_MEMORY && !j->out.log)
-        j->out.log = str_dup("error: out of host memory\n");
+    if (r == KILN_ERR_NO_MEMORY)
+        fail_oom(j, kiln_last_error());
     if (r == KILN_OK && s->archive && s->archive->enabled) {
         j->archived = archive_front(s, j);
         j->qa_miss = s->archive->qa;
@@ -774,12 +786,16 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
     return r == KILN_OK ? CJOB_DONE : CJOB_FAILED;
 }
 
-static enum cjob_state fail_back(struct cjob *j, const char *what)
+/* A back end's failure: r is the failing call's result (KILN_ERR_NO_MEMORY
+ * makes it a failure for want of host memory), its last error the reason. */
+static enum cjob_state fail_back(struct cjob *j, kiln_result r, const char *what)
 {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s: error: %s: %s\n", j->name, what, kiln_last_error());
     free(j->error);
     j->error = str_dup(buf);
+    j->fail_code = r == KILN_ERR_NO_MEMORY ? r : 0;
+    snprintf(j->fail_msg, sizeof j->fail_msg, "%.500s", buf);
     return CJOB_FAILED;
 }
 
@@ -789,22 +805,23 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     const kiln_caps *caps = &s->dev->caps;
     const uint32_t *wg = j->iface.workgroup_size;
     static const char axis[] = "xyz";
-    if (s->hooks.back && s->hooks.back(s->hooks.ud, j->name, j->words, j->alone, giants_in_flight) < 0) {
-        return fail_back(j, "the driver refused the pipeline");
+    kiln_result hr;
+    if (s->hooks.back && (hr = s->hooks.back(s->hooks.ud, j->name, j->words, j->alone, giants_in_flight)) < 0) {
+        return fail_back(j, hr, "the driver refused the pipeline");
     }
     for (int i = 0; i < 3; i++)
         if (wg[i] > caps->max_workgroup_size[i]) {
             KILN_RAISE(KILN_ERR_LIMIT, "local_size_%c = %u, the device allows at most %u", axis[i], wg[i],
                        caps->max_workgroup_size[i]);
-            return fail_back(j, "the device cannot run it");
+            return fail_back(j, KILN_ERR_LIMIT, "the device cannot run it");
         }
     if ((uint64_t)wg[0] * wg[1] * wg[2] > caps->max_workgroup_invocations) {
         KILN_RAISE(KILN_ERR_LIMIT, "a workgroup of %ux%ux%u = %llu invocations, the device allows at most %u", wg[0],
                    wg[1], wg[2], (unsigned long long)wg[0] * wg[1] * wg[2], caps->max_workgroup_invocations);
-        return fail_back(j, "the device cannot run it");
+        return fail_back(j, KILN_ERR_LIMIT, "the device cannot run it");
     }
-    if (kb_layout_create(s->dev, &j->iface, &j->layout) < 0) {
-        return fail_back(j, "the device refused its pipeline layout");
+    if ((hr = kb_layout_create(s->dev, &j->iface, &j->layout)) < 0) {
+        return fail_back(j, hr, "the device refused its pipeline layout");
     }
     struct arc_store *arc = s->archive && s->archive->enabled && !atomic_load(&s->archive->back_never_hits)
                                 ? s->archive
@@ -848,7 +865,7 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
             free(data);
             kb_cache_destroy(s->dev, own);
             if (r < 0)
-                return fail_back(j, "the driver refused the pipeline");
+                return fail_back(j, r, "the driver refused the pipeline");
             return CJOB_DONE;
         }
     }
@@ -870,7 +887,7 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     if (r == KILN_ERR_PENDING)
         r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, cache, false, &j->pipeline);
     if (r < 0) {
-        return fail_back(j, "the driver refused the pipeline");
+        return fail_back(j, r, "the driver refused the pipeline");
     }
     j->via_worker_cache = cache != NULL && cache == w->cache;
     return CJOB_DONE;
@@ -917,6 +934,8 @@ static void job_ended(struct csvc *s, struct cjob *j)
         }
         free(j->error);
         j->error = NULL;
+        j->fail_code = 0;
+        j->fail_msg[0] = 0;
         enqueue(s, j);
         return;
     }
@@ -1083,7 +1102,7 @@ static kiln_result start_workers(struct csvc *s)
         return KILN_OK;
     s->workers = mem_calloc(s->cfg.workers, sizeof *s->workers);
     if (!s->workers)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for %u compile workers", s->cfg.workers);
     if (kb_cache_create(s->dev, NULL, 0, &s->shared) < 0) {
         log_warn("compile: no shared pipeline cache (%s); compiling without one", kiln_last_error());
         s->shared = NULL;
@@ -1168,7 +1187,7 @@ kiln_result csvc_create(struct kb_device *dev, const struct csvc_config *cfg, co
 {
     struct csvc *s = mem_calloc(1, sizeof *s);
     if (!s)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile service");
     s->dev = dev;
     if (cfg)
         s->cfg = *cfg;
@@ -1415,11 +1434,11 @@ kiln_result csvc_precompile(struct csvc *s, double stall_s, struct csvc_precompi
     kiln_result r = start_workers(s);
     uint32_t base = s->pre_count;
     if (r == KILN_OK && !vec_reserve((void **)&s->pre, &s->pre_cap, base + n, sizeof *s->pre))
-        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the precompile list (%u programs)", base + n);
     for (uint32_t i = 0; r == KILN_OK && i < n; i++) {
         struct cjob *j = post_keyed(s, &p.items[i]);
         if (!j) {
-            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for precompile job %u of %u", i + 1, n);
             break;
         }
         s->pre[s->pre_count++] = j;

@@ -107,6 +107,10 @@ struct cjob {
     struct kb_layout *layout;
     struct kb_pipeline *pipeline;
     char *error;                 /* why the back end failed */
+    /* A failure for want of host memory: its code (KILN_ERR_NO_MEMORY, else
+     * 0) and what could not be allocated, kept without allocating. */
+    kiln_result fail_code;
+    char fail_msg[512];
     /* timing */
     uint64_t start_ns;
     double seconds;
@@ -218,6 +222,7 @@ struct csvc_result {
     struct kb_layout *layout;
     struct kb_pipeline *pipeline;
     const char *error;                 /* why it failed (front log or back-end reason) */
+    kiln_result code;                  /* failed: KILN_ERR_NO_MEMORY when host memory ran out, else KILN_ERR_COMPILE */
     const char *compiled_as;           /* the name the compile ran under (first requester's) */
 };
 kiln_program_state csvc_status(struct csvc *svc, struct cjob *front, struct csvc_result *out);
@@ -284,6 +289,7 @@ struct prog {
     kiln_program_interface iface;
     const char *log;             /* front log, or the back end's reason, under this program's name */
     char *own_log;               /* owned copy when the log had to be renamed */
+    kiln_result fail_code;       /* failed: KILN_ERR_NO_MEMORY (host memory ran out) or KILN_ERR_COMPILE */
     struct kb_layout *layout;
     struct kb_pipeline *pipeline;
 };

@@ -131,8 +131,11 @@ kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len
     put_u64(&b, (uint64_t)(src->optimize > 0));
     put_str(&b, src->entry);
     struct prog_define *defs = mem_alloc((src->define_count + 1) * sizeof *defs);
-    if (!defs)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+    if (!defs) {
+        free(b.p);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile key of %s (its defines)",
+                          src->name);
+    }
     memcpy(defs, src->defines, src->define_count * sizeof *defs);
     qsort(defs, src->define_count, sizeof *defs, cmp_define);
     put_u64(&b, src->define_count);
@@ -148,7 +151,7 @@ kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len
     if (b.oom || incs.oom) {
         free(b.p);
         prog_includes_free(incs.v, incs.n);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile key of %s", src->name);
     }
     *key = b.p;
     *len = b.len;
@@ -175,7 +178,8 @@ kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t
     put_field(&b, spirv, words * 4);
     if (b.oom) {
         free(b.p);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a back-end compile key (%zu SPIR-V words)",
+                          words);
     }
     *key = b.p;
     *len = b.len;

@@ -17,8 +17,9 @@ kiln_result prog_create(struct csvc *svc, const kiln_program_desc *desc, enum cp
     struct prog *p = mem_calloc(1, sizeof *p);
     if (!p || !(p->name = str_dup(src.name))) {
         free(p);
+        kiln_result r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for program %s's object", src.name);
         prog_source_finish(&src);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return r;
     }
     p->svc = svc;
     p->state = KILN_PROGRAM_PENDING;
@@ -67,6 +68,7 @@ static void take(struct prog *p, const struct csvc_result *res)
     if (res->state == KILN_PROGRAM_PENDING)
         return;
     p->state = res->state;
+    p->fail_code = res->state == KILN_PROGRAM_FAILED ? res->code : KILN_OK;
     if (res->front)
         p->iface = res->front->iface;
     p->log = res->state == KILN_PROGRAM_FAILED ? res->error : (res->front && res->front->log ? res->front->log : "");

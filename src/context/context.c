@@ -114,10 +114,10 @@ static kiln_result l_buffer_create(struct kctx *c, const kiln_buffer_desc *d, ki
     struct kb_buffer *b;
     KILN_TRY(kb_buffer_create(c->dev, d->size, usage, &b));
     snprintf(b->label, sizeof b->label, "%s", d->label ? d->label : "buffer");
-    b->id = pool_add(&c->buffers, b);
-    if (!b->id) {
+    kiln_result r = pool_insert(&c->buffers, b, "buffer", &b->id);
+    if (r < 0) {
         kb_buffer_destroy(c->dev, b);
-        return KILN_RAISE(KILN_ERR_LIMIT, "no buffer handles left");
+        return r;
     }
     out->id = b->id;
     return KILN_OK;
@@ -168,10 +168,10 @@ static kiln_result l_program_create(struct kctx *c, const kiln_program_desc *d, 
 {
     struct prog *p;
     KILN_TRY(prog_create(c->svc, d, CPRIO_NORMAL, &p));
-    p->id = pool_add(&c->programs, p);
-    if (!p->id) {
+    kiln_result r = pool_insert(&c->programs, p, "program", &p->id);
+    if (r < 0) {
         prog_destroy(p);
-        return KILN_RAISE(KILN_ERR_LIMIT, "no program handles left");
+        return r;
     }
     out->id = p->id;
     return KILN_OK;
@@ -202,6 +202,8 @@ static kiln_result failed(const struct prog *p)
 {
     char first[512];
     prog_log_first_error(p->log, first, sizeof first);
+    if (p->fail_code == KILN_ERR_NO_MEMORY)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "program %s could not be compiled: %s", p->name, first);
     return KILN_RAISE(KILN_ERR_COMPILE, "program %s failed to compile: %s", p->name, first);
 }
 
@@ -243,10 +245,10 @@ static kiln_result l_scheme_create(struct kctx *c, const kiln_scheme_desc *d, ki
 {
     struct scheme *s;
     KILN_TRY(scheme_create(c->dev, d->label, c->pending == KILN_PENDING_SKIP, c->skip_log, &c->spec, &s));
-    s->id = pool_add(&c->schemes, s);
-    if (!s->id) {
+    kiln_result r = pool_insert(&c->schemes, s, "scheme", &s->id);
+    if (r < 0) {
         scheme_destroy(s);
-        return KILN_RAISE(KILN_ERR_LIMIT, "no scheme handles left");
+        return r;
     }
     out->id = s->id;
     return KILN_OK;
@@ -303,10 +305,10 @@ static kiln_result l_scheme_add_node(struct kctx *c, kiln_scheme h, const kiln_n
     memcpy(init.params, d->params, sizeof init.params);
     struct node *n;
     KILN_TRY(scheme_node_add(s, &init, &n));
-    n->id = pool_add(&c->nodes, n);
-    if (!n->id) {
+    kiln_result r = pool_insert(&c->nodes, n, "node", &n->id);
+    if (r < 0) {
         scheme_node_remove(n);
-        return KILN_RAISE(KILN_ERR_LIMIT, "no node handles left");
+        return r;
     }
     out->id = n->id;
     return KILN_OK;
@@ -586,7 +588,7 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
 {
     struct kctx *c = mem_calloc(1, sizeof *c);
     if (!c)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the context");
     c->ops = &ctx_local_ops;
     c->serial = serial;
     pthread_mutex_init(&c->lock, NULL);

@@ -45,7 +45,7 @@ extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **
         }
         *out = static_cast<uint32_t *>(mem_alloc(result.size() * 4 + 4));
         if (!*out) {
-            std::snprintf(err, err_cap, "out of host memory");
+            std::snprintf(err, err_cap, "out of host memory for the optimized SPIR-V (%zu words)", result.size());
             return -1;
         }
         std::memcpy(*out, result.data(), result.size() * 4);

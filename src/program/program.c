@@ -645,7 +645,7 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
                  src->name, src->entry, src->entry);
         out->log = str_dup(buf);
         if (!out->log)
-            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile log of %s", src->name);
         return KILN_RAISE(KILN_ERR_COMPILE, "%s", buf);
     }
     size_t len;

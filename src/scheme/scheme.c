@@ -13,7 +13,7 @@ kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pe
 {
     struct scheme *s = mem_calloc(1, sizeof *s);
     if (!s)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s'", label ? label : "scheme");
     s->dev = dev;
     s->current = -1;
     s->dirty = SCHEME_STRUCT;
@@ -148,10 +148,11 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
             return KILN_RAISE(KILN_ERR_INVALID, "node '%s': binding %u has an empty range", label, b->binding);
     }
     if (!vec_reserve((void **)&s->nodes, &s->node_cap, s->node_count + 1, sizeof *s->nodes))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s's node list (%u nodes)", s->label,
+                          s->node_count + 1);
     struct node *n = mem_calloc(1, sizeof *n);
     if (!n)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for node %u of scheme '%s'", s->node_count, s->label);
     n->scheme = s;
     n->prog = init->prog;
     memcpy(n->bindings, init->bindings, init->binding_count * sizeof n->bindings[0]);
@@ -306,7 +307,7 @@ static kiln_result place_barriers(struct scheme *s)
         }
         if (!vec_reserve((void **)&pend, &cap, np + n->binding_count, sizeof *pend)) {
             free(pend);
-            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s's hazard list", s->label);
         }
         for (uint32_t b = 0; b < n->binding_count; b++)
             pend[np++] = (struct pending_access){n->bindings[b].buffer, n->bindings[b].offset, n->bindings[b].size,
@@ -344,6 +345,9 @@ static kiln_result ready_nodes(struct scheme *s)
         if (n->prog->state == KILN_PROGRAM_FAILED) {
             char first[512];
             prog_log_first_error(n->prog->log, first, sizeof first);
+            if (n->prog->fail_code == KILN_ERR_NO_MEMORY)
+                return KILN_RAISE(KILN_ERR_NO_MEMORY, "scheme '%s' node '%s': program %s could not be compiled: %s",
+                                  s->label, n->label, n->prog->name, first);
             return KILN_RAISE(KILN_ERR_COMPILE, "scheme '%s' node '%s': program %s failed to compile: %s", s->label,
                               n->label, n->prog->name, first);
         }
@@ -412,7 +416,8 @@ static kiln_result record(struct scheme *s)
     if (structural)
         KILN_TRY(place_barriers(s));
     if (!vec_reserve((void **)&s->steps, &s->step_cap, 2 * s->node_count + 1, sizeof *s->steps))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s's %u recorded steps", s->label,
+                          2 * s->node_count + 1);
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->node_count; i++) {
         struct node *nd = s->nodes[i];

@@ -194,7 +194,7 @@ static kiln_result mock_layout_create(struct kb_device *dev, const kiln_program_
     (void)iface;
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline layout");
     count(d, &d->counts.layouts_created);
     return KILN_OK;
 }
@@ -235,7 +235,7 @@ static kiln_result mock_pipeline_create(struct kb_device *dev, struct kb_layout 
     if (cache_only && !cached)
         return KILN_RAISE(KILN_ERR_PENDING, "mock: not in the pipeline cache");
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline");
     pthread_mutex_lock(&d->lock);
     if (cached) {
         d->counts.pipelines_from_cache++;
@@ -267,7 +267,7 @@ static kiln_result mock_cache_create(struct kb_device *dev, const void *data, si
     struct mock_device *d = md(dev);
     struct kb_cache *c = counted(d, sizeof *c);
     if (!c)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline cache");
     const uint8_t *p = data;
     if (d->keeps_code && p && len >= MOCK_CACHE_HEADER && (len - MOCK_CACHE_HEADER) % MOCK_CACHE_RECORD == 0 &&
         !memcmp(p, mock_cache_magic, sizeof mock_cache_magic)) {
@@ -298,7 +298,7 @@ static kiln_result mock_cache_data(struct kb_device *dev, struct kb_cache *c, vo
     }
     pthread_mutex_unlock(&d->lock);
     if (!p)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for pipeline cache data");
     *data = p;
     *len = n;
     return KILN_OK;
@@ -330,7 +330,7 @@ static kiln_result mock_bindset_create(struct kb_device *dev, struct kb_layout *
     (void)layout, (void)b, (void)n;
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a binding set");
     count(d, &d->counts.bindsets_created);
     return KILN_OK;
 }
@@ -340,7 +340,7 @@ static kiln_result mock_cmd_create(struct kb_device *dev, struct kb_cmd **out)
 {
     struct mock_device *d = md(dev);
     if (!(*out = counted(d, sizeof **out)))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a command buffer");
     count(d, &d->counts.cmds_created);
     return KILN_OK;
 }
@@ -358,7 +358,7 @@ static kiln_result mock_cmd_record(struct kb_device *dev, struct kb_cmd *c, cons
 {
     struct mock_device *d = md(dev);
     if (!vec_reserve((void **)&c->steps, &c->cap, n, sizeof *steps))
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for %u recorded steps", n);
     if (n)
         memcpy(c->steps, steps, n * sizeof *steps);
     c->n = n;
@@ -460,7 +460,7 @@ kiln_result mockb_create(struct kb_device **out)
 {
     struct mock_device *d = mem_calloc(1, sizeof *d);
     if (!d)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the mock device");
     d->base.ops = &mock_ops;
     pthread_mutex_init(&d->lock, NULL);
     kiln_caps *c = &d->base.caps;

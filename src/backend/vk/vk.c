@@ -202,13 +202,15 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityF
     return VK_FALSE;
 }
 
-static bool has_layer(const char *name)
+/* 1: the instance layer is installed, 0: not, -1: out of host memory
+ * (raised) for the list of layers. */
+static int has_layer(const char *name)
 {
     uint32_t n = 0;
     vkEnumerateInstanceLayerProperties(&n, NULL);
     VkLayerProperties *props = mem_calloc(n ? n : 1, sizeof *props);
     if (!props)
-        return false;
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the list of %u Vulkan layers", n), -1;
     vkEnumerateInstanceLayerProperties(&n, props);
     bool found = false;
     for (uint32_t i = 0; i < n; i++)
@@ -243,7 +245,10 @@ static kiln_result make_instance(struct vk_device *d, bool validation)
         .pfnUserCallback = on_validation,
         .pUserData = &d->base,
     };
-    if (validation && !has_layer(layers[0])) {
+    int layer = validation ? has_layer(layers[0]) : 0;
+    if (layer < 0)
+        return KILN_ERR_NO_MEMORY;
+    if (validation && !layer) {
         log_warn("validation asked for, but %s is not installed (Debian: vulkan-validationlayers); running without it",
                  layers[0]);
         validation = false;
@@ -279,13 +284,15 @@ static kiln_result make_instance(struct vk_device *d, bool validation)
     return KILN_OK;
 }
 
-static bool has_device_extension(VkPhysicalDevice p, const char *name)
+/* 1: the device has the extension, 0: not, -1: out of host memory (raised)
+ * for the list of extensions. */
+static int has_device_extension(VkPhysicalDevice p, const char *name)
 {
     uint32_t n = 0;
     vkEnumerateDeviceExtensionProperties(p, NULL, &n, NULL);
     VkExtensionProperties *props = mem_calloc(n ? n : 1, sizeof *props);
     if (!props)
-        return false;
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the list of %u device extensions", n), -1;
     vkEnumerateDeviceExtensionProperties(p, NULL, &n, props);
     bool found = false;
     for (uint32_t i = 0; i < n; i++)
@@ -610,7 +617,7 @@ kiln_result vkb_create(const char *selector, int validation, struct kb_device **
 {
     struct vk_device *d = mem_calloc(1, sizeof *d);
     if (!d)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the Vulkan device");
     d->base.ops = &vk_ops;
     pthread_mutex_init(&d->kept_lock, NULL);
     kiln_result r = make_instance(d, validation);
@@ -636,7 +643,12 @@ kiln_result vkb_create(const char *selector, int validation, struct kb_device **
     VkPhysicalDevicePipelineCreationCacheControlFeatures fcc = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES};
     bool v13 = d->base.caps.api_version >= VK_API_VERSION_1_3;
-    bool ext_cc = !v13 && has_device_extension(d->phys, VK_EXT_PIPELINE_CREATION_CACHE_CONTROL_EXTENSION_NAME);
+    int has_cc = v13 ? 0 : has_device_extension(d->phys, VK_EXT_PIPELINE_CREATION_CACHE_CONTROL_EXTENSION_NAME);
+    if (has_cc < 0) {
+        vk_destroy(&d->base);
+        return KILN_ERR_NO_MEMORY;
+    }
+    bool ext_cc = has_cc > 0;
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                             .pNext = v13 ? (void *)&f13 : ext_cc ? (void *)&fcc : NULL};
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
@@ -743,7 +755,8 @@ static kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32
                           (unsigned long long)size, (unsigned long long)dev->caps.max_buffer_size);
     struct vk_buffer *b = mem_calloc(1, sizeof *b);
     if (!b)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a %llu-byte buffer's object",
+                          (unsigned long long)size);
     b->base.size = size;
     b->base.usage = usage;
     VkBufferCreateInfo bci = {
@@ -981,7 +994,7 @@ static kiln_result vk_layout_create(struct kb_device *dev, const kiln_program_in
     struct vk_device *d = vkd(dev);
     struct kb_layout *l = mem_calloc(1, sizeof *l);
     if (!l)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a pipeline layout");
     VkDescriptorSetLayoutBinding b[KILN_MAX_BINDINGS];
     for (uint32_t i = 0; i < iface->binding_count; i++) {
         bool uniform = iface->bindings[i].kind == KILN_BINDING_UNIFORM_BUFFER;
@@ -1066,7 +1079,7 @@ static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *l
     struct kb_pipeline *p = mem_calloc(1, sizeof *p);
     if (!p) {
         vkDestroyPipeline(d->device, pipe, NULL);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a pipeline's object");
     }
     p->pipe = pipe;
     *out = p;
@@ -1077,7 +1090,7 @@ static kiln_result vk_cache_create(struct kb_device *dev, const void *data, size
 {
     struct kb_cache *c = mem_calloc(1, sizeof *c);
     if (!c)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a pipeline cache's object");
     /* "If the contents of pInitialData are incompatible ... the
      * implementation must ignore it" (vkCreatePipelineCache): stale data
      * makes an empty cache, never an error. */
@@ -1100,7 +1113,7 @@ static kiln_result vk_cache_data(struct kb_device *dev, struct kb_cache *c, void
     VK_CHECK(vkGetPipelineCacheData(d->device, c->cache, &n, NULL), "vkGetPipelineCacheData");
     void *buf = mem_alloc(n ? n : 1);
     if (!buf)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for %zu bytes of pipeline cache data", n);
     VkResult vr = vkGetPipelineCacheData(d->device, c->cache, &n, buf);
     if (vr != VK_SUCCESS) {
         free(buf);
@@ -1146,7 +1159,7 @@ static kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *la
     struct vk_device *d = vkd(dev);
     struct kb_bindset *s = mem_calloc(1, sizeof *s);
     if (!s)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a binding set");
     VkDescriptorPoolSize sizes[2];
     uint32_t ns = 0;
     if (layout->storage_count)
@@ -1204,7 +1217,7 @@ static kiln_result vk_cmd_create(struct kb_device *dev, struct kb_cmd **out)
     struct vk_device *d = vkd(dev);
     struct kb_cmd *c = mem_calloc(1, sizeof *c);
     if (!c)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a command buffer's object");
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .commandPool = d->cmd_pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
