@@ -311,7 +311,14 @@ KILN_NODISCARD kiln_result kiln_program_create(kiln_context ctx, const kiln_prog
 /* KILN_ERR_BUSY while a scheme node uses it. */
 kiln_result kiln_program_destroy(kiln_context ctx, kiln_program prog);
 KILN_NODISCARD kiln_result kiln_program_status(kiln_context ctx, kiln_program prog, kiln_program_state *out);
-/* Waits until the program is READY (KILN_OK) or FAILED (KILN_ERR_COMPILE). */
+/* Waits until the program is READY (KILN_OK) or FAILED: KILN_ERR_COMPILE,
+ * or KILN_ERR_LIMIT when it compiled but exceeds a limit of the device (its
+ * workgroup size, shared memory, push-constant bytes or buffer counts per
+ * stage, checked before any Vulkan call sees the program), naming the limit
+ * and the value; a node running it is refused by its scheme's submit with
+ * the same code. KILN_ERR_NO_MEMORY when its compile ran out of host memory
+ * (the message names what could not be allocated; a later program_create
+ * of the same program compiles it again). */
 KILN_NODISCARD kiln_result kiln_program_wait(kiln_context ctx, kiln_program prog);
 /* Copies the compile log (NUL-terminated, truncated to cap) into buf; *len
  * (optional) receives the full length without the NUL. */

@@ -560,7 +560,8 @@ static kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, str
             out->pipeline = b->pipeline;
         } else if (b->state == CJOB_FAILED || b->state == CJOB_CANCELLED) {
             out->state = KILN_PROGRAM_FAILED;
-            out->code = b->fail_code == KILN_ERR_NO_MEMORY ? KILN_ERR_NO_MEMORY : KILN_ERR_COMPILE;
+            out->code = b->fail_code == KILN_ERR_NO_MEMORY || b->fail_code == KILN_ERR_LIMIT ? b->fail_code
+                                                                                          : KILN_ERR_COMPILE;
             out->error = b->error ? b->error : b->fail_msg[0] ? b->fail_msg : "the back end was cancelled";
         }
     }
@@ -787,14 +788,15 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
 }
 
 /* A back end's failure: r is the failing call's result (KILN_ERR_NO_MEMORY
- * makes it a failure for want of host memory), its last error the reason. */
+ * makes it a failure for want of host memory, KILN_ERR_LIMIT one of a
+ * device limit, never retried), its last error the reason. */
 static enum cjob_state fail_back(struct cjob *j, kiln_result r, const char *what)
 {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s: error: %s: %s\n", j->name, what, kiln_last_error());
     free(j->error);
     j->error = str_dup(buf);
-    j->fail_code = r == KILN_ERR_NO_MEMORY ? r : 0;
+    j->fail_code = r == KILN_ERR_NO_MEMORY || r == KILN_ERR_LIMIT ? r : 0;
     snprintf(j->fail_msg, sizeof j->fail_msg, "%.500s", buf);
     return CJOB_FAILED;
 }
@@ -802,24 +804,15 @@ static enum cjob_state fail_back(struct cjob *j, kiln_result r, const char *what
 static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_worker *w, uint32_t giants_in_flight,
                                 struct kb_cache *alone_cache)
 {
-    const kiln_caps *caps = &s->dev->caps;
-    const uint32_t *wg = j->iface.workgroup_size;
-    static const char axis[] = "xyz";
     kiln_result hr;
     if (s->hooks.back && (hr = s->hooks.back(s->hooks.ud, j->name, j->words, j->alone, giants_in_flight)) < 0) {
         return fail_back(j, hr, "the driver refused the pipeline");
     }
-    for (int i = 0; i < 3; i++)
-        if (wg[i] > caps->max_workgroup_size[i]) {
-            KILN_RAISE(KILN_ERR_LIMIT, "local_size_%c = %u, the device allows at most %u", axis[i], wg[i],
-                       caps->max_workgroup_size[i]);
-            return fail_back(j, KILN_ERR_LIMIT, "the device cannot run it");
-        }
-    if ((uint64_t)wg[0] * wg[1] * wg[2] > caps->max_workgroup_invocations) {
-        KILN_RAISE(KILN_ERR_LIMIT, "a workgroup of %ux%ux%u = %llu invocations, the device allows at most %u", wg[0],
-                   wg[1], wg[2], (unsigned long long)wg[0] * wg[1] * wg[2], caps->max_workgroup_invocations);
-        return fail_back(j, KILN_ERR_LIMIT, "the device cannot run it");
-    }
+    /* The device's limits, checked before any Vulkan call for this program:
+     * a program the device cannot run fails here, its state FAILED and its
+     * wait KILN_ERR_LIMIT, naming the limit and the value. */
+    if ((hr = prog_check_limits(j->spirv, j->words, &j->iface, &s->dev->caps)) < 0)
+        return fail_back(j, hr, "the device cannot run it");
     if ((hr = kb_layout_create(s->dev, &j->iface, &j->layout)) < 0) {
         return fail_back(j, hr, "the device refused its pipeline layout");
     }
@@ -919,7 +912,8 @@ static void job_ended(struct csvc *s, struct cjob *j)
         log_warn("compile: slow %s of %s ended after %.1f s", kind_name(j->kind), j->name, j->seconds);
 
     /* Retry alone: a back end that failed beside other giants. */
-    if (j->kind == CJOB_BACK && j->state == CJOB_FAILED && (j->giants_seen > 0 || j->alone) &&
+    if (j->kind == CJOB_BACK && j->state == CJOB_FAILED && j->fail_code != KILN_ERR_LIMIT &&
+        (j->giants_seen > 0 || j->alone) &&
         j->alone_tries < s->cfg.alone_tries && !j->cancel_requested) {
         bool was_alone = j->alone;
         j->alone_tries++;

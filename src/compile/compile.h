@@ -107,8 +107,9 @@ struct cjob {
     struct kb_layout *layout;
     struct kb_pipeline *pipeline;
     char *error;                 /* why the back end failed */
-    /* A failure for want of host memory: its code (KILN_ERR_NO_MEMORY, else
-     * 0) and what could not be allocated, kept without allocating. */
+    /* A failure for want of host memory or past a device limit: its code
+     * (KILN_ERR_NO_MEMORY or KILN_ERR_LIMIT, else 0) and what could not be
+     * allocated, kept without allocating. */
     kiln_result fail_code;
     char fail_msg[512];
     /* timing */
@@ -289,7 +290,8 @@ struct prog {
     kiln_program_interface iface;
     const char *log;             /* front log, or the back end's reason, under this program's name */
     char *own_log;               /* owned copy when the log had to be renamed */
-    kiln_result fail_code;       /* failed: KILN_ERR_NO_MEMORY (host memory ran out) or KILN_ERR_COMPILE */
+    kiln_result fail_code;       /* failed: KILN_ERR_NO_MEMORY (host memory ran out), KILN_ERR_LIMIT (past a
+                                  * device limit) or KILN_ERR_COMPILE */
     struct kb_layout *layout;
     struct kb_pipeline *pipeline;
 };

@@ -204,6 +204,8 @@ static kiln_result failed(const struct prog *p)
     prog_log_first_error(p->log, first, sizeof first);
     if (p->fail_code == KILN_ERR_NO_MEMORY)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "program %s could not be compiled: %s", p->name, first);
+    if (p->fail_code == KILN_ERR_LIMIT)
+        return KILN_RAISE(KILN_ERR_LIMIT, "program %s cannot run on this device: %s", p->name, first);
     return KILN_RAISE(KILN_ERR_COMPILE, "program %s failed to compile: %s", p->name, first);
 }
 

@@ -1580,6 +1580,7 @@ TEST(failures_carry_their_reason)
     NEED_OK(request(&r, "wide", "#version 450\nlayout(local_size_x = 1024, local_size_y = 2) in;\nvoid main() {}\n", &refused));
     CHECK_EQ(wait_result(&r, refused, &res), KILN_PROGRAM_FAILED);
     CHECK(res.error && strstr(res.error, "the device cannot run it") && strstr(res.error, "2048 invocations"));
+    CHECK_EQ(res.code, KILN_ERR_LIMIT);
     CHECK_EQ(gate_count(&r.g, "back:wide"), 1);
     CHECK(wait_idle(&r));
     struct csvc_stats st = csvc_stats_get(r.svc);

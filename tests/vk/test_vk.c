@@ -426,6 +426,114 @@ TEST(grids_outside_the_device_limits_are_refused)
     test_context_done(ctx);
 }
 
+/* A program whose `shared` memory is over the device's limit fails before
+ * any Vulkan call sees it (KILN_ERR_LIMIT naming the size and the limit);
+ * one just under it runs. Sizes come from the device's caps. */
+TEST(shared_memory_over_the_device_limit_is_refused)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context_nospec(&ctx));
+    kiln_caps caps;
+    REQUIRE_OK(kiln_context_caps(ctx, &caps));
+    uint32_t limit = caps.max_shared_memory_size;
+    REQUIRE(limit >= 1024 && limit % 16 == 0);
+    static char over[1024], over_vec[1024], under[1024];
+    /* limit + 4 bytes: as one array, and as vectors plus a float. */
+    snprintf(over, sizeof over,
+             "#version 450\nlayout(local_size_x = 64) in;\n"
+             "layout(std430, binding = 0) buffer X { uint x[]; };\n"
+             "shared uint s[%u];\n"
+             "void main() { uint i = gl_LocalInvocationID.x; s[i * 64u] = i; barrier(); x[i] = s[(i * 64u + 64u) %% %uu]; }\n",
+             limit / 4 + 1, limit / 4 + 1);
+    snprintf(over_vec, sizeof over_vec,
+             "#version 450\nlayout(local_size_x = 64) in;\n"
+             "layout(std430, binding = 0) buffer X { uint x[]; };\n"
+             "shared vec4 v[%u]; shared float f;\n"
+             "void main() { uint i = gl_LocalInvocationID.x; v[i].x = float(i); if (i == 0u) f = 1.0; barrier();\n"
+             "    x[i] = uint(v[(i + 1u) %% 64u].x + f); }\n",
+             limit / 16);
+    /* 16 bytes under the limit: runs, and shared memory works. */
+    snprintf(under, sizeof under,
+             "#version 450\nlayout(local_size_x = 64) in;\n"
+             "layout(std430, binding = 0) buffer X { uint x[]; };\n"
+             "shared uint s[%u];\n"
+             "void main() { uint i = gl_LocalInvocationID.x; s[%uu - i] = i * 3u; barrier();\n"
+             "    x[i] = s[%uu - ((i + 1u) %% 64u)]; }\n",
+             limit / 4 - 4, limit / 4 - 5, limit / 4 - 5);
+    const char *names[2] = {"big.comp", "bigvec.comp"};
+    const char *srcs[2] = {over, over_vec};
+    char want[128];
+    kiln_buffer x;
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 256}, &x));
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    kiln_binding b = {.binding = 0, .buffer = x};
+    for (int k = 0; k < 2; k++) {
+        kiln_program p;
+        REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = srcs[k], .name = names[k]}, &p));
+        CHECK_RESULT(kiln_program_wait(ctx, p), KILN_ERR_LIMIT);
+        snprintf(want, sizeof want, "uses %u bytes of shared memory; the device allows %u (maxComputeSharedMemorySize)",
+                 limit + 4, limit);
+        CHECK_MSG(want);
+        CHECK_MSG(names[k]);
+        kiln_program_state st;
+        CHECK_OK(kiln_program_status(ctx, p, &st));
+        CHECK_EQ(st, KILN_PROGRAM_FAILED);
+        /* A node of it is refused when its scheme submits, by the same limit. */
+        kiln_scheme s2;
+        REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s2));
+        kiln_node n;
+        kiln_result r = kiln_scheme_add_node(ctx, s2, &(kiln_node_desc){.program = p, .bindings = &b,
+                                                                        .binding_count = 1, .groups = {1}}, &n);
+        if (r == KILN_OK)
+            CHECK_RESULT(kiln_scheme_submit(ctx, s2, NULL), KILN_ERR_LIMIT);
+        else
+            CHECK_EQ(r, KILN_ERR_LIMIT);
+        CHECK_MSG("maxComputeSharedMemorySize");
+    }
+    kiln_program p;
+    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = under, .name = "fits.comp"}, &p));
+    REQUIRE_OK(kiln_program_wait(ctx, p));
+    kiln_node n;
+    REQUIRE_OK(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = p, .bindings = &b, .binding_count = 1,
+                                                              .groups = {1}}, &n));
+    REQUIRE_OK(kiln_scheme_submit(ctx, s, NULL));
+    uint32_t got[64];
+    REQUIRE_OK(kiln_buffer_readback(ctx, x, 0, got, sizeof got));
+    int bad = 0;
+    for (uint32_t i = 0; i < 64; i++)
+        bad += got[i] != ((i + 1) % 64) * 3;
+    CHECK_EQ(bad, 0);
+    test_context_done(ctx);
+}
+
+/* Buffer sizes past the device's largest buffer, up to 2^64 - 1, are refused
+ * before Vulkan sees them (the size once wrapped to 0 when rounded up). */
+TEST(buffer_sizes_past_the_device_limit_are_refused)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    kiln_caps caps;
+    REQUIRE_OK(kiln_context_caps(ctx, &caps));
+    REQUIRE(caps.max_buffer_size >= 4096 && caps.max_buffer_size % 4 == 0);
+    const uint64_t sizes[] = {UINT64_MAX, UINT64_MAX - 1, UINT64_MAX - 2, UINT64_MAX - 3, caps.max_buffer_size + 1,
+                              1ull << 63};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        kiln_buffer b;
+        CHECK_RESULT(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = sizes[i], .label = "huge"}, &b), KILN_ERR_LIMIT);
+        CHECK_MSG("max_buffer_size");
+        CHECK_MSG("'huge'");
+    }
+    /* Ranges that wrap around 2^64 are refused, not read. */
+    kiln_buffer b;
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 64}, &b));
+    uint32_t w[16] = {0};
+    CHECK_RESULT(kiln_buffer_upload(ctx, b, UINT64_MAX - 3, w, 8), KILN_ERR_INVALID);
+    CHECK_RESULT(kiln_buffer_readback(ctx, b, 8, w, UINT64_MAX - 3), KILN_ERR_INVALID);
+    CHECK_OK(kiln_buffer_readback(ctx, b, 0, w, 64));
+    test_context_done(ctx);
+}
+
 TEST(caps_and_device_choice)
 {
     kiln_device_info devs[8];
@@ -456,8 +564,9 @@ TEST(caps_and_device_choice)
              caps.max_workgroup_size[0]);
     kiln_program p;
     REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = "wide.comp"}, &p));
-    CHECK_RESULT(kiln_program_wait(ctx, p), KILN_ERR_COMPILE);
+    CHECK_RESULT(kiln_program_wait(ctx, p), KILN_ERR_LIMIT);
     CHECK_MSG("invocations");
+    CHECK_MSG("(maxComputeWorkGroupInvocations)");
     test_context_done(ctx);
     /* Nothing fits: the message lists what was seen. */
     CHECK_RESULT(kiln_context_create(&(kiln_context_desc){.device = "no-such-gpu-9000"}, &ctx), KILN_ERR_NO_DEVICE);
@@ -481,5 +590,7 @@ int main(void)
     RUN(uniform_buffers_and_two_dimensional_grids);
     RUN(grids_outside_the_device_limits_are_refused);
     RUN(caps_and_device_choice);
+    RUN(shared_memory_over_the_device_limit_is_refused);
+    RUN(buffer_sizes_past_the_device_limit_are_refused);
     return TEST_SUMMARY();
 }
