@@ -96,7 +96,7 @@ kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeou
         if (done >= ticket)
             return KILN_OK;
         uint64_t now = time_now_ns();
-        if (done != d->seen_done || !d->progress_ns) {
+        if (done != d->seen_done) {
             d->seen_done = done;
             d->progress_ns = now;
         }
@@ -106,6 +106,8 @@ kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeou
             uint64_t next = done + 1;
             const struct kb_submit_note *n = note(d, next);
             uint64_t began = KILN_MAX(n ? n->at_ns : 0, d->progress_ns);
+            if (!began)   /* its submit no longer noted, and no progress seen yet: from now */
+                began = d->progress_ns = now;
             uint64_t deadline = began > UINT64_MAX - d->timeout_ns ? UINT64_MAX : began + d->timeout_ns;
             if (now >= deadline) {
                 char what[240];
