@@ -317,8 +317,9 @@ KILN_NODISCARD kiln_result kiln_program_status(kiln_context ctx, kiln_program pr
  * stage, checked before any Vulkan call sees the program), naming the limit
  * and the value; a node running it is refused by its scheme's submit with
  * the same code. KILN_ERR_NO_MEMORY when its compile ran out of host memory
- * (the message names what could not be allocated; a later program_create
- * of the same program compiles it again). */
+ * (the message names what could not be allocated); the failure is not
+ * kept: once every program sharing that compile is destroyed, creating the
+ * program again compiles it again. */
 KILN_NODISCARD kiln_result kiln_program_wait(kiln_context ctx, kiln_program prog);
 /* Copies the compile log (NUL-terminated, truncated to cap) into buf; *len
  * (optional) receives the full length without the NUL. */
