@@ -61,8 +61,12 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
+        if (argc > 3) {
+            fprintf(stderr, "kiln help: unexpected argument '%s': one command at a time\n", argv[3]);
+            return 2;
+        }
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-            if (argc == 3 && !strcmp(argv[2], commands[i].name)) {
+            if (!strcmp(argv[2], commands[i].name)) {
                 char help[] = "--help";
                 char *help_argv[] = {argv[2], help, NULL};
                 return commands[i].run(2, help_argv);
