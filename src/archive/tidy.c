@@ -462,7 +462,8 @@ static kiln_result merge(const char *dir, const struct arc_device *dev, struct s
     struct seen seen;
     if (!seen_init(&seen, most)) {
         seen_finish(&seen);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory", dir);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory for the set of %zu keys merged",
+                          dir, most);
     }
     struct arc_writer w;
     arc_writer_init(&w, dev);
@@ -502,7 +503,8 @@ static kiln_result compact_listed(const char *dir, const struct arc_device *dev,
         return KILN_OK;
     struct source *src = mem_calloc(n, sizeof *src);
     if (!src)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory", dir);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory for the list of %u files merged",
+                          dir, n);
     total = 0;
     for (uint32_t i = 0, j = 0; i < l->count && j < n; i++) {
         if (small_archive(&l->v[i], small_bytes) && l->v[i].size <= ARC_MAX_FILE - total) {

@@ -1402,14 +1402,16 @@ kiln_result csvc_precompile(struct csvc *s, double stall_s, struct csvc_precompi
         free(p.notes);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory reading the archive's notes");
     }
-    /* One item per front key (several files may hold it), with its notes. */
-    qsort(p.items, p.count, sizeof *p.items, cmp_hash);
+    /* One item per front key (several files may hold it), with its notes.
+     * (An empty archive has no list: qsort and bsearch take no NULL.) */
+    if (p.count)
+        qsort(p.items, p.count, sizeof *p.items, cmp_hash);
     uint32_t n = 0;
     for (uint32_t i = 0; i < p.count; i++)
         if (!n || memcmp(p.items[n - 1].hash, p.items[i].hash, 16))
             p.items[n++] = p.items[i];
     for (uint32_t i = 0; i < p.note_count; i++) {
-        struct pre_item *it = bsearch(p.notes[i].hash, p.items, n, sizeof *p.items, cmp_hash);
+        struct pre_item *it = n ? bsearch(p.notes[i].hash, p.items, n, sizeof *p.items, cmp_hash) : NULL;
         if (!it)
             continue;   /* a note of a front end this folder no longer holds */
         if (p.notes[i].magic == NOTE_SLOW) {
@@ -1421,7 +1423,8 @@ kiln_result csvc_precompile(struct csvc *s, double stall_s, struct csvc_precompi
         if (p.notes[i].name[0])
             memcpy(it->name, p.notes[i].name, sizeof it->name);
     }
-    qsort(p.items, n, sizeof *p.items, cmp_pre);
+    if (n)
+        qsort(p.items, n, sizeof *p.items, cmp_pre);
     free(p.notes);
 
     pthread_mutex_lock(&s->lock);

@@ -100,7 +100,9 @@ static void scan_includes(const struct prog_source *src, const char *text, size_
         snprintf(req, sizeof req, "%.*s", (int)(end - line - i - 1), line + i + 1);
         char path[PATH_MAX] = "";
         size_t clen = 0;
-        char *content = prog_include_read(src, req, close == '"', from, path, sizeof path, &clen);
+        bool oom = false;
+        char *content = prog_include_read(src, req, close == '"', from, path, sizeof path, &clen, &oom);
+        incs->oom |= oom;   /* not "not found": the key would describe another program */
         (*count)++;
         put_str(b, req);
         put_str(b, from);

@@ -410,12 +410,14 @@ static char *include_find(const struct prog_source *src, const char *req, bool r
 }
 
 char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
-                        char *path, size_t path_cap, size_t *len)
+                        char *path, size_t path_cap, size_t *len, bool *oom)
 {
     char why[PATH_MAX + 128];
     char *content = include_find(src, req, relative, from, path, path_cap, len, why, sizeof why);
     if (!content && why[0])
         log_warn("#include \"%s\" in %s: %s", req, from, why);
+    if (oom)   /* include_find's reasons for want of memory all open so */
+        *oom = !content && !strncmp(why, "out of host memory", 18);
     return content;
 }
 
@@ -572,17 +574,37 @@ void prog_includes_free(struct prog_include *inc, uint32_t n)
 /* shaderc's include callback: prog_include_resolve, its error turned into
  * the result shaderc reports (an empty source name, the message as
  * content). */
+/* What include_resolve answers when it cannot allocate its result: shaderc
+ * takes no NULL. An empty name reads "cannot find or open"; the compile is
+ * then failed with KILN_ERR_NO_MEMORY (the includer's oom). Never written. */
+static const char oom_content[] = "out of host memory resolving this #include";
+static shaderc_include_result oom_result = {"", 0, oom_content, sizeof oom_content - 1, NULL};
+
+static void include_oom(struct prog_includer *inc, const char *why)
+{
+    if (!inc->oom)
+        snprintf(inc->oom_msg, sizeof inc->oom_msg, "%s", why);
+    inc->oom = true;
+}
+
 static shaderc_include_result *include_resolve(void *ud, const char *req, int type, const char *from, size_t depth)
 {
     struct prog_includer *inc = ud;
     struct include_result *res = mem_calloc(1, sizeof *res);
-    if (!res)
-        return NULL;
+    if (!res) {
+        char why[256];
+        snprintf(why, sizeof why, "out of host memory for the result of #include \"%.64s\" in %.64s", req, from);
+        include_oom(inc, why);
+        return &oom_result;
+    }
     char path[PATH_MAX];
     size_t len = 0;
     char *content = NULL;
-    if (prog_include_resolve(inc, from, req, type == shaderc_include_type_relative, depth, &content, &len, path,
-                             sizeof path) == KILN_OK) {
+    kiln_result rr = prog_include_resolve(inc, from, req, type == shaderc_include_type_relative, depth, &content,
+                                          &len, path, sizeof path);
+    if (rr == KILN_ERR_NO_MEMORY)
+        include_oom(inc, kiln_last_error());
+    if (rr == KILN_OK) {
         res->name = str_dup(path);
         res->content = content;
         res->r.content_length = len;
@@ -605,6 +627,8 @@ static void include_release(void *ud, shaderc_include_result *r)
 {
     (void)ud;
     struct include_result *res = r->user_data;
+    if (!res)
+        return;   /* oom_result */
     free(res->name);
     free(res->content);
     free(res);
@@ -672,11 +696,17 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
     shaderc_compilation_result_t res =
         shaderc_compile_into_spv(compiler, text, len, shaderc_compute_shader, src->name, "main", opts);
     free(text);
+    bool inc_oom = inc.oom;
+    char inc_why[sizeof inc.oom_msg];
+    memcpy(inc_why, inc.oom_msg, sizeof inc_why);
     prog_includer_finish(&inc);
     kiln_result r = KILN_OK;
     const char *msg = res ? shaderc_result_get_error_message(res) : "shaderc returned no result";
     out->log = str_dup(msg ? msg : "");
-    if (!res || shaderc_result_get_compilation_status(res) != shaderc_compilation_status_success) {
+    if (inc_oom) {
+        /* Not the program's fault: what the compile saw was not its source. */
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "%s: %s", src->name, inc_why);
+    } else if (!res || shaderc_result_get_compilation_status(res) != shaderc_compilation_status_success) {
         char first[256];
         prog_log_first_error(out->log, first, sizeof first);
         r = KILN_RAISE(KILN_ERR_COMPILE, "%s failed to compile: %s", src->name, first);

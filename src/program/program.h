@@ -82,9 +82,10 @@ char *prog_preprocess(const struct prog_source *src, size_t *len);
  * including file `from` first when `relative` ("x"), then each include
  * folder. Returns the malloc'd content (NULL if not found, or refused: not
  * a regular file or past PROG_MAX_INCLUDE_BYTES, warned about) and writes
- * the path it came from. */
+ * the path it came from. *oom (optional) is set when NULL came for want of
+ * host memory: the file was there, its bytes could not be kept. */
 char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
-                        char *path, size_t path_cap, size_t *len);
+                        char *path, size_t path_cap, size_t *len, bool *oom);
 
 void prog_includes_free(struct prog_include *inc, uint32_t n);
 
@@ -109,6 +110,10 @@ struct prog_includer {
     char *chain[PROG_MAX_INCLUDE_DEPTH + 1];    /* owned: chain[0] the program, chain[d] the file at depth d */
     char **once;                                /* owned: paths given that hold #pragma once */
     uint32_t once_count, once_cap;
+    /* An include that could not be resolved for want of host memory: the
+     * compile then fails with KILN_ERR_NO_MEMORY, oom_msg saying what. */
+    bool oom;
+    char oom_msg[256];
 };
 void prog_includer_init(struct prog_includer *in, const struct prog_source *src);
 void prog_includer_finish(struct prog_includer *in);

@@ -42,11 +42,17 @@
 #define SUBMITS 3
 #define MAX_N 100000
 
+/* The program includes a file (from an include folder) and reads a define:
+ * b[i] = a[i] * word 0 + OFFSET. */
 static const char *k_src = "#version 450\n"
+                           "#extension GL_GOOGLE_include_directive : require\n"
                            "layout(local_size_x = 64) in;\n"
                            "layout(std430, binding = 0) readonly buffer In { uint a[]; };\n"
                            "layout(std430, binding = 1) writeonly buffer Out { uint b[]; };\n"
-                           "void main() { uint i = gl_GlobalInvocationID.x; b[i] = a[i] * kiln_param(0) + 1u; }\n";
+                           "#include \"memfault.h\"\n"
+                           "void main() { uint i = gl_GlobalInvocationID.x; b[i] = scale(a[i]); }\n";
+static const char *k_header = "uint scale(uint v) { return v * kiln_param(0) + OFFSET; }\n";
+static char inc_dir[64];
 
 struct plan {
     const char *name;
@@ -126,6 +132,11 @@ static void run(const struct plan *pl, uint64_t n, struct outcome *o)
     }
     kiln_context ctx = {0};
     kiln_program prog, twin = {0};
+    const char *dirs[] = {inc_dir};
+    kiln_define defs[] = {{"OFFSET", "1u"}};
+    kiln_program_desc pd = {.source = k_src, .name = "memfault.comp", .defines = defs, .define_count = 1,
+                            .include_dirs = dirs, .include_dir_count = 1};
+    int archive = env_flag("KILN_ARCHIVE", 1);
     kiln_buffer a, b;
     kiln_scheme s = {0};
     kiln_node node;
@@ -134,9 +145,12 @@ static void run(const struct plan *pl, uint64_t n, struct outcome *o)
     int validate = !n || !pl->validate_every || n % pl->validate_every == 0;
     STEP(kiln_context_create(
         &(kiln_context_desc){.backend = pl->backend, .compile_threads = 2, .validation = validate ? 0 : -1}, &ctx));
-    STEP(kiln_program_create(ctx, &(kiln_program_desc){.source = k_src, .name = "memfault.comp"}, &prog));
+    if (archive)   /* makes what earlier runs archived */
+        STEP(kiln_context_precompile(ctx, &(kiln_precompile_desc){.stall_s = 20}, NULL));
+    STEP(kiln_program_create(ctx, &pd, &prog));
     /* The same program under another name shares the compile. */
-    STEP(kiln_program_create(ctx, &(kiln_program_desc){.source = k_src, .name = "twin.comp"}, &twin));
+    pd.name = "twin.comp";
+    STEP(kiln_program_create(ctx, &pd, &twin));
     STEP(kiln_program_wait(ctx, prog));
     STEP(kiln_program_wait(ctx, twin));
     STEP(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = sizeof in, .label = "in"}, &a));
@@ -158,12 +172,18 @@ static void run(const struct plan *pl, uint64_t n, struct outcome *o)
         STEP(kiln_scheme_submit(ctx, s, &t));
     STEP(kiln_node_set_param(ctx, node, 0, 7));
     STEP(kiln_scheme_submit(ctx, s, &t));
+    STEP(kiln_node_set_program(ctx, node, twin));
+    STEP(kiln_scheme_submit(ctx, s, &t));
     STEP(kiln_ticket_wait(ctx, t, 60ull * 1000 * 1000 * 1000));
     STEP(kiln_buffer_readback(ctx, b, 0, out, sizeof out));
     STEP(kiln_scheme_destroy(ctx, s));
     s.id = 0;
     STEP(kiln_program_destroy(ctx, twin));
     STEP(kiln_buffer_destroy(ctx, a));
+    if (archive) {
+        kiln_archive_tidy_result tr;
+        STEP(kiln_archive_tidy(ctx, &(kiln_archive_tidy_desc){.compact = 1, .gc = 1}, &tr));
+    }
     o->right = 1;
     if (pl->backend == KILN_BACKEND_VULKAN)
         for (uint32_t i = 0; i < COUNT; i++)
@@ -290,6 +310,14 @@ TEST(vulkan_with_archive)
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : "";
+    snprintf(inc_dir, sizeof inc_dir, "/tmp/kiln-memfault-inc-XXXXXX");
+    char header[128];
+    snprintf(header, sizeof header, "%s/memfault.h", mkdtemp(inc_dir) ? inc_dir : "/nonexistent");
+    FILE *f = fopen(header, "w");
+    if (!f || fputs(k_header, f) < 0 || fclose(f)) {
+        fprintf(stderr, "cannot write %s\n", header);
+        return 1;
+    }
     if (!*only || !strcmp(only, "mock")) {
         RUN(mock_compiling);
         RUN(mock_with_archive);
@@ -298,5 +326,7 @@ int main(int argc, char **argv)
         RUN(vulkan_compiling);
         RUN(vulkan_with_archive);
     }
+    remove(header);
+    rmdir(inc_dir);
     return TEST_SUMMARY();
 }
