@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -474,6 +475,50 @@ static const char frames_src[] =
     "    if (i < count.length()) count[i] += 1u;\n"
     "    if (i < d.length()) d[i] = 2u * d[i] + kiln_param(0);\n"
     "}\n";
+
+/* A dispatch that runs long but terminates (see tests/context/test_lost.c):
+ * seconds on lavapipe, milliseconds on a GPU. */
+static const char slow_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(std430, binding = 0) buffer Data { uint v[]; };\n"
+    "void main() {\n"
+    "    uint x = gl_GlobalInvocationID.x + 1u;\n"
+    "    for (uint i = 0u; i < kiln_param(0); i++) {\n"
+    "        x ^= x << 13u; x ^= x >> 17u; x ^= x << 5u;\n"
+    "    }\n"
+    "    if (x == 0u) v[0] = x;\n"
+    "}\n";
+
+/* --timeout ends a run whose dispatch outlives it with KILN_ERR_DEVICE_LOST
+ * naming what ran, exit 1, at once; on a device fast enough to finish first
+ * the run succeeds. Bad values are refused as arguments. */
+TEST(run_timeout_ends_a_runaway_run)
+{
+    write_text("slow.comp", slow_src);
+    struct run r;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    KILN(&r, NULL, "run", P("slow.comp"), "--buffer", "0=size:16", "--param", "0=60000", "--groups", "3000",
+         "--timeout", "0.3", "-q");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    CHECK(s < 10.0);
+    if (r.status != 0) {
+        CHECK_STATUS(r, 1);
+        CHECK_HAS(r, err, "KILN_ERR_DEVICE_LOST");
+        CHECK_HAS(r, err, "node: 'run' running program");
+        CHECK_HAS(r, err, "did not finish within");
+    }
+    run_free(&r);
+    static const char *const bad[] = {"0", "-1", "x", "1e3"};
+    for (int i = 0; i < 4; i++) {
+        KILN(&r, NULL, "run", P("slow.comp"), "--buffer", "0=size:16", "--timeout", bad[i]);
+        CHECK_STATUS(r, 2);
+        CHECK_HAS(r, err, "--timeout");
+        run_free(&r);
+    }
+}
 
 TEST(run_frames_accumulate)
 {
@@ -1555,6 +1600,7 @@ int main(int argc, char **argv)
     RUN_IF(run_histogram);
     RUN_IF(run_matrix_product);
     RUN_IF(run_frames_accumulate);
+    RUN_IF(run_timeout_ends_a_runaway_run);
     RUN_IF(close_lines_at_destroy);
     RUN_IF(archive_commands);
     RUN_IF(archive_read_only_and_unusable_folders);

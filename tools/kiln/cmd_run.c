@@ -387,8 +387,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             outs[out_count++] = o;
         } else if (!strcmp(name, "--timeout")) {
             char why[PARSE_WHY_LEN];
-            if (!parse_seconds(v, &a->timeout_s, why) || a->timeout_s <= 0)
-                return bad("--timeout %s: %s", v, a->timeout_s <= 0 ? "expected seconds above 0" : why);
+            if (!parse_seconds(v, &a->timeout_s, why))
+                return bad("--timeout %s: %s", v, why);
+            if (a->timeout_s <= 0)
+                return bad("--timeout %s: expected seconds above 0", v);
         } else {   /* --frames */
             char why[PARSE_WHY_LEN];
             if (!parse_u64(v, &a->frames, why))
