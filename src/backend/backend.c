@@ -91,8 +91,9 @@ kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeou
     KILN_TRY(kb_live(d));
     uint64_t start = time_now_ns();
     uint64_t until = timeout_ns > UINT64_MAX - start ? UINT64_MAX : start + timeout_ns;
+    uint64_t reached = 0;   /* the highest ticket a raw wait said is done (should the counter fail to say it) */
     for (;;) {
-        uint64_t done = d->ops->ticket_done(d);
+        uint64_t done = KILN_MAX(d->ops->ticket_done(d), reached);
         if (done >= ticket)
             return KILN_OK;
         uint64_t now = time_now_ns();
@@ -132,6 +133,8 @@ kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeou
             return kb_seen(d, r);
         if (r < 0 && r != KILN_ERR_TIMEOUT)
             return r;
+        if (r == KILN_OK)
+            reached = KILN_MAX(reached, wait_for);
         /* Done or timed out: the top of the loop decides which. */
     }
 }
