@@ -6,6 +6,9 @@
 #
 #   bash scripts/fuzz.sh [--merge] [SECONDS] [TARGET...]
 #
+# KILN_FUZZ_RUNS=N stops each target after N executions instead (SECONDS
+# still bounds it).
+#
 # Ends with "N passed, N failed" (one per target); a crash, leak, timeout
 # or sanitizer report fails its target and leaves the input in build-fuzz/.
 set -uo pipefail
@@ -29,7 +32,9 @@ for t in "${targets[@]}"; do
   mkdir -p "$work" "$seeds" $B/crashes
   if [ $merge = 1 ]; then dirs=("$seeds"); else dirs=("$work" "$seeds"); fi
   echo "== $t: ${secs}s"
-  if (cd $B && "./tests/fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+  runs=()
+  [ -n "${KILN_FUZZ_RUNS:-}" ] && runs=(-runs="$KILN_FUZZ_RUNS")
+  if (cd $B && "./tests/fuzz/$t" -max_total_time="$secs" "${runs[@]}" -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix=crashes/ -print_final_stats=1 "${dirs[@]}") >$B/$t.log 2>&1; then
     grep -E "stat::number_of_executed_units|cov:" $B/$t.log | tail -2
     passed=$((passed + 1))
