@@ -3,6 +3,8 @@
  * replays every corpus on every build. Arguments are files or folders
  * (every regular file inside is fed once). `--write-seeds DIR` makes the
  * target's seed files instead, for targets that define fuzz_write_seeds.
+ * With no arguments, <target>_replay replays ../corpus/<target> beside its
+ * own folder, where a packed copy of the tests keeps the corpora.
  * Prints "N passed, 0 failed": a failing input crashes or aborts, which
  * CTest reports.
  */
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* A target that makes its own seed files defines this; others do not. */
@@ -44,6 +47,26 @@ int main(int argc, char **argv)
             return 1;
         }
         return fuzz_write_seeds(argv[2]);
+    }
+    char packed[4096 + 64];
+    char *packed_argv[2] = {argv[0], packed};
+    if (argc == 1) {
+        /* <dir>/tests/fuzz_x_replay -> <dir>/corpus/fuzz_x */
+        char self[4000];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0) {
+            fprintf(stderr, "replay: no inputs given, and this program's own path is unknown\n");
+            return 1;
+        }
+        self[n] = 0;
+        char *base = strrchr(self, '/');
+        *base++ = 0;
+        char *suffix = strstr(base, "_replay");
+        if (suffix)
+            *suffix = 0;
+        snprintf(packed, sizeof packed, "%s/../corpus/%s", self, base);
+        argc = 2;
+        argv = packed_argv;
     }
     int inputs = 0;
     for (int i = 1; i < argc; i++) {
