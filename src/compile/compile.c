@@ -61,7 +61,7 @@ void csvc_config_default(struct csvc_config *c, const struct kb_device *dev)
         .giant_words = env_u64("KILN_GIANT_WORDS", 100000),
         .giant_compiles = (uint32_t)env_u64("KILN_GIANT_COMPILES", 4),
         .alone_tries = (uint32_t)env_u64("KILN_ALONE_TRIES", 2),
-        .slow_s = (double)env_u64("KILN_SLOW_COMPILE_S", 10),
+        .slow_s = env_seconds("KILN_SLOW_COMPILE_S", 10),
         .stack_bytes = 16u << 20,
     };
     if (c->workers == 0)
@@ -816,6 +816,10 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     if ((hr = kb_layout_create(s->dev, &j->iface, &j->layout)) < 0) {
         return fail_back(j, hr, "the device refused its pipeline layout");
     }
+    /* A driver whose pipeline caches keep only a header (the device's probe
+     * says so at creation) never has a pipeline to archive or look up. */
+    if (s->archive && s->archive->enabled && !s->dev->caps.pipeline_cache_keeps_code)
+        atomic_store(&s->archive->back_never_hits, true);
     struct arc_store *arc = s->archive && s->archive->enabled && !atomic_load(&s->archive->back_never_hits)
                                 ? s->archive
                                 : NULL;

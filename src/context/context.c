@@ -467,7 +467,7 @@ static kiln_result l_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *
 
 static kiln_result l_precompile(struct kctx *c, const kiln_precompile_desc *d, kiln_precompile_result *out)
 {
-    double stall = d->stall_s > 0 ? d->stall_s : (double)env_u64("KILN_PRECOMPILE_STALL_S", 5);
+    double stall = d->stall_s > 0 ? d->stall_s : env_seconds("KILN_PRECOMPILE_STALL_S", 5);
     struct csvc_precompile r;
     KILN_TRY(csvc_precompile(c->svc, stall, &r));
     *out = (kiln_precompile_result){.programs = r.programs, .noted = r.noted, .slow = r.slow, .ready = r.ready,

@@ -40,6 +40,7 @@
 #include <vulkan/vulkan.h>
 
 #include "backend/backend.h"
+#include "base/parse.h"
 
 struct vk_buffer {
     struct kb_buffer base;
@@ -396,10 +397,9 @@ static kiln_result pick_device(struct vk_device *d, const char *selector)
 
     int pick = -1;
     if (selector && *selector) {
-        char *end;
-        long idx = strtol(selector, &end, 10);
-        if (!*end) {
-            if (idx < 0 || idx >= (long)n)
+        uint64_t idx;
+        if (parse_u64(selector, &idx, NULL)) {   /* an index; anything else is a name */
+            if (idx >= n)
                 return KILN_RAISE(KILN_ERR_NO_DEVICE, "device index %s is out of range; devices seen: %s", selector,
                                   seen);
             pick = (int)idx;
