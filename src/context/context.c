@@ -539,6 +539,12 @@ static void l_destroy(struct kctx *c)
                  (unsigned long long)c->spec_lookups_missed, (unsigned long long)c->spec_wakes_dropped,
                  (unsigned long long)c->spec_time_waits_failed,
                  c->dev->caps.validation ? "on" : "off", (unsigned long long)verr);
+        uint64_t guarded, unguarded;
+        prog_fold_guard_counts(&guarded, &unguarded);
+        if (guarded || unguarded)
+            log_info("fold guard (this process so far): %llu signed divisions guarded before the optimizer, "
+                     "%llu modules left unoptimized (a division it could not guard)",
+                     (unsigned long long)guarded, (unsigned long long)unguarded);
         if (kb_is_lost(c->dev))
             log_warn("context closed on a lost device (%s): %s", abandoned ? "its running work keeps the device, "
                      "which is abandoned, not freed" : "nothing was running; all freed", c->dev->lost_why);
