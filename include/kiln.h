@@ -118,12 +118,17 @@ typedef struct kiln_context_desc {
      * decides (default on; read at every submit). For tests that count
      * records; applications need not touch it. */
     int specialization;
-    /* Submitted work that has not finished this many milliseconds after its
-     * submit counts as runaway: the context is then lost (every later call
-     * returns KILN_ERR_DEVICE_LOST naming what was running) and destroy
-     * returns without waiting for it. 0 = KILN_DEVICE_TIMEOUT_S (seconds,
-     * fractions allowed) decides; unset, there is no bound and destroy waits
-     * for submitted work. */
+    /* Submitted work that has not finished this many milliseconds after it
+     * could start (the later of its submit and the moment kiln last saw the
+     * device finish earlier work: waiting in the queue is not charged)
+     * counts as runaway. kiln notices when it waits (ticket wait, readback,
+     * upload, wait_idle, destroy); the context is then lost: every later
+     * call returns KILN_ERR_DEVICE_LOST naming what was running, and destroy
+     * returns without waiting, leaving the device and what the running work
+     * uses allocated (a driver cannot always stop a dispatch) and saying so
+     * in the log. Other contexts carry on. 0 = KILN_DEVICE_TIMEOUT_S
+     * (seconds, fractions allowed) decides; unset, there is no bound and
+     * destroy waits for submitted work. */
     uint32_t device_timeout_ms;
 } kiln_context_desc;
 
@@ -174,10 +179,12 @@ typedef struct kiln_caps {
  * every device seen. */
 KILN_NODISCARD kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out);
 /* Waits for all submitted work, destroys every object of the context, logs
- * the context's summary line. */
+ * the context's summary line. On a lost context (KILN_ERR_DEVICE_LOST) it
+ * does not wait: see kiln_context_desc.device_timeout_ms. */
 kiln_result kiln_context_destroy(kiln_context ctx);
 KILN_NODISCARD kiln_result kiln_context_caps(kiln_context ctx, kiln_caps *out);
-/* Waits until every submit of the context has finished. */
+/* Waits until every submit of the context has finished; KILN_ERR_DEVICE_LOST
+ * if one never does (device_timeout_ms) or the driver lost the device. */
 KILN_NODISCARD kiln_result kiln_context_wait_idle(kiln_context ctx);
 
 typedef struct kiln_context_stats {
@@ -243,7 +250,8 @@ kiln_result kiln_buffer_destroy(kiln_context ctx, kiln_buffer buf);
  * earlier submit of the context (it waits for them). */
 KILN_NODISCARD kiln_result kiln_buffer_upload(kiln_context ctx, kiln_buffer buf, uint64_t offset,
                                               const void *data, uint64_t size);
-/* Copies size bytes at offset into data, after every earlier submit finished. */
+/* Copies size bytes at offset into data, after every earlier submit finished
+ * (KILN_ERR_DEVICE_LOST if one never does: see device_timeout_ms). */
 KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer buf, uint64_t offset,
                                                 void *data, uint64_t size);
 
@@ -460,7 +468,9 @@ KILN_NODISCARD kiln_result kiln_node_is_specialized(kiln_context ctx, kiln_node 
  * benchmark of the steady state submits until this reaches 0. */
 KILN_NODISCARD kiln_result kiln_compiles_pending(kiln_context ctx, uint32_t *out);
 
-/* Waits for a ticket. timeout_ns = UINT64_MAX waits forever. */
+/* Waits for a ticket. timeout_ns = UINT64_MAX waits as long as the device
+ * lives; KILN_ERR_TIMEOUT when timeout_ns runs out first (the context stays
+ * usable), KILN_ERR_DEVICE_LOST when the context's device_timeout_ms does. */
 KILN_NODISCARD kiln_result kiln_ticket_wait(kiln_context ctx, kiln_ticket ticket, uint64_t timeout_ns);
 
 /* ---- the pipeline archive -------------------------------------------------------- */
