@@ -992,6 +992,84 @@ TEST(run_uniform_buffer)
     run_free(&r);
 }
 
+/* png: inputs and outputs: a 3x2 RGBA image in, its pixels as the buffer
+ * (rows top to bottom, 4 bytes a pixel), an image out of the same size;
+ * what is not a PNG, an image whose pixels would not fit a binding and an
+ * output whose size nothing says are refused by name before any run. */
+static const char png_invert_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(binding = 0) readonly buffer In { uint px[]; };\n"
+    "layout(binding = 1) writeonly buffer Out { uint o[]; };\n"
+    "void main() { uint i = gl_GlobalInvocationID.x; if (i < px.length()) o[i] = px[i] ^ 0x00ffffffu; }\n";
+/* 3x2 pixels, 8-bit RGBA: byte k of the pixels is (k * 40) % 256. */
+static const uint8_t png_3x2[] =
+    "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x03\x00\x00\x00\x02\x08\x06"
+    "\x00\x00\x00\x9d\x74\x66\x1a\x00\x00\x00\x23\x49\x44\x41\x54\x78\x9c\x63\x60\xd0\x08\xa8\x58\x70\xe2\x83"
+    "\x84\x43\xc6\x84\x1d\x0c\x0f\x38\x0c\x22\x1a\x56\x5c\xf8\xa1\xe0\x51\x30\x03\x00\x87\xca\x0b\x21\xd7\xf6"
+    "\x84\x28\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+/* A valid header claiming 100000x100000 pixels (40 GB as RGBA). */
+static const uint8_t png_huge[] =
+    "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x01\x86\xa0\x00\x01\x86\xa0\x08\x06"
+    "\x00\x00\x00\xa8\x52\x0b\xc8\x00\x00\x00\x0b\x49\x44\x41\x54\x78\x9c\x63\x60\x80\x01\x00\x00\x0a\x00\x01"
+    "\x7f\x80\x74\x5e\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+
+TEST(run_png_images)
+{
+    write_text("invert.comp", png_invert_src);
+    write_file("in.png", png_3x2, sizeof png_3x2 - 1);
+    write_file("huge.png", png_huge, sizeof png_huge - 1);
+    char in_arg[600], out_png[600], raw0[600], back_in[600], raw1[600], huge_arg[600], notpng[600];
+    snprintf(in_arg, sizeof in_arg, "0=png:%s", P("in.png"));
+    snprintf(out_png, sizeof out_png, "1=png:%s", P("inverted.png"));
+    snprintf(raw0, sizeof raw0, "0=%s", P("pixels.bin"));
+    snprintf(back_in, sizeof back_in, "0=png:%s", P("inverted.png"));
+    snprintf(raw1, sizeof raw1, "1=%s", P("twice.bin"));
+    snprintf(huge_arg, sizeof huge_arg, "0=png:%s", P("huge.png"));
+    snprintf(notpng, sizeof notpng, "0=png:%s", P("invert.comp"));
+    uint8_t want[24], inv[24];
+    for (int k = 0; k < 24; k++) {
+        want[k] = (uint8_t)((k * 40) % 256);
+        inv[k] = k % 4 == 3 ? want[k] : (uint8_t)~want[k];
+    }
+    struct run r;
+    KILN(&r, NULL, "run", P("invert.comp"), "--buffer", in_arg, "--buffer", "1=size:24", "--out", out_png, "--out",
+         raw0);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint8_t *got = READ_OUT("pixels.bin", 24);
+    if (got)
+        CHECK(!memcmp(got, want, 24));   /* the decoder's pixels, as the shader saw them */
+    free(got);
+    /* The image written reads back as the inverted pixels; inverted again,
+     * it is the original. */
+    KILN(&r, NULL, "run", P("invert.comp"), "--buffer", back_in, "--buffer", "1=size:24", "--out", raw0, "--out",
+         raw1);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    got = READ_OUT("pixels.bin", 24);
+    if (got)
+        CHECK(!memcmp(got, inv, 24));
+    free(got);
+    got = READ_OUT("twice.bin", 24);
+    if (got)
+        CHECK(!memcmp(got, want, 24));
+    free(got);
+
+    KILN(&r, NULL, "run", P("invert.comp"), "--buffer", notpng, "--buffer", "1=size:24");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "not a readable PNG");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("invert.comp"), "--buffer", huge_arg, "--buffer", "1=size:24");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "100000x100000 pixels needs 40000000000 bytes");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("invert.comp"), "--buffer", "0=size:24", "--buffer", "1=size:24", "--out", out_png);
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "the image's size is not known");
+    run_free(&r);
+}
+
 /* size:BYTES with a fill and BYTES not a multiple of 4: the word's byte
  * pattern repeats and stops short; --out writes every byte. */
 static const char tail_src[] =
@@ -1619,6 +1697,7 @@ int main(int argc, char **argv)
     RUN_IF(run_entry_defines_includes);
     RUN_IF(run_uniform_buffer);
     RUN_IF(run_fill_odd_size);
+    RUN_IF(run_png_images);
     RUN_IF(run_compile_error_names_line);
     RUN_IF(run_bad_arguments);
     RUN_IF(run_binding_errors);

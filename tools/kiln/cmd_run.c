@@ -78,6 +78,9 @@ struct buf_arg {
     uint64_t size;
     uint32_t fill;         /* size: pattern; 0 = zeroed */
     const char *out;       /* --out FILE for this binding, NULL if none; borrowed from argv */
+    bool png_in;           /* png:FILE: the image's pixels as 8-bit RGBA */
+    bool png_out;          /* --out B=png:FILE: written as an image */
+    uint32_t width, height;   /* png_in: the image's; png_out: the image written */
     kiln_buffer buf;
 };
 
@@ -116,9 +119,12 @@ static void usage(FILE *f)
             "  --buffer B=size:BYTES[:fill:WORD]\n"
             "                        a new buffer of BYTES bytes (or with K, M, G, T: powers\n"
             "                        of 1024), zeroed or filled with WORD\n"
+            "  --buffer B=png:FILE   the pixels of a PNG image as 8-bit RGBA, rows top to bottom\n"
             "  --out B=FILE          after the run, write the whole buffer at binding B to FILE\n"
             "                        (B must be given by --buffer; FILE may be its input file:\n"
             "                        it is replaced only once the new content is complete)\n"
+            "  --out B=png:FILE      the same, as a PNG image of the size of binding B's png:\n"
+            "                        input, or of the png: input with as many bytes\n"
             "  --frames N            submit N times over the same buffers (default 1, at most\n"
             "                        10000000); each frame sees the previous frame's results\n"
             "  -q, --quiet           no summary line on stderr\n"
@@ -129,9 +135,9 @@ static void usage(FILE *f)
             "A WORD is an integer: decimal (42, -5 as two's complement) or 0x hex (0xff);\n"
             "or a float, as its IEEE-754 bits: 1.5, -2e3, 1f, inf. A FILE is read up to the\n"
             "device's max storage buffer range (a pipe or device: 256 MiB at most). A fill\n"
-            "WORD repeats as its 4 little-endian bytes; if BYTES\n"
-            "is not a multiple of 4 the pattern stops short (the last bytes are the word's\n"
-            "low bytes). Name a file that starts with 'size:' as ./size:... Bindings the\n"
+            "WORD repeats as its 4 little-endian bytes; if BYTES is not a multiple of 4 the\n"
+            "pattern stops short (the last bytes are the word's low bytes). Name a file\n"
+            "that starts with 'size:' or 'png:' as ./size:... or ./png:... Bindings the\n"
             "shader declares uniform get uniform buffers. The shader's folder is searched\n"
             "by #include. Options also take the --name=value form.\n"
             "\n"
@@ -268,7 +274,7 @@ static int parse_buffer(struct run_args *a, const char *v)
     uint32_t binding;
     const char *rest;
     if (!split_binding(v, &binding, &rest) || !*rest)
-        return bad("--buffer %s: expected BINDING=FILE or BINDING=size:BYTES[:fill:WORD]", v);
+        return bad("--buffer %s: expected BINDING=FILE, BINDING=png:FILE or BINDING=size:BYTES[:fill:WORD]", v);
     if (find_buf(a, binding))
         return bad("--buffer %s: binding %" PRIu32 " is given twice", v, binding);
     if (a->buf_count == KILN_MAX_BINDINGS)
@@ -292,6 +298,9 @@ static int parse_buffer(struct run_args *a, const char *v)
             return bad("--buffer %s: fill %s", v, why);
     } else {
         char why[256];
+        b.png_in = !strncmp(rest, "png:", 4);
+        if (b.png_in && !*(rest += 4))
+            return bad("--buffer %s: expected png:FILE", v);
         b.file = rest;
         if (!cli_in_open(&b.in, rest, why, sizeof why))
             return bad("--buffer %s: cannot read '%s': %s", v, rest, why);
@@ -410,6 +419,11 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                        "=FILE or --buffer %" PRIu32 "=size:BYTES",
                        outs[k].arg, outs[k].binding, outs[k].binding, outs[k].binding);
         b->out = outs[k].file;
+        if (!strncmp(b->out, "png:", 4)) {
+            b->png_out = true;
+            if (!*(b->out += 4))
+                return bad("--out %s: expected png:FILE", outs[k].arg);
+        }
     }
     char why[256];
     a->source = cli_read_file(a->shader, SOURCE_MAX, &a->source_len, why, sizeof why);
@@ -481,10 +495,38 @@ static kiln_result fill_buffer(kiln_context ctx, const struct buf_arg *b, uint8_
     return KILN_OK;
 }
 
+/* Reads back a buffer whose --out is png: and writes it as an image. */
+static int write_png_out(kiln_context ctx, const struct buf_arg *b)
+{
+    uint8_t *rgba = malloc(b->size);
+    if (!rgba) {
+        fprintf(stderr, "kiln run: --out %" PRIu32 "=png:%s: out of host memory for %" PRIu64 " bytes\n",
+                b->binding, b->out, b->size);
+        return 1;
+    }
+    kiln_result r = kiln_buffer_readback(ctx, b->buf, 0, rgba, b->size);
+    if (r < 0) {
+        free(rgba);
+        char what[64];
+        snprintf(what, sizeof what, "reading back binding %" PRIu32, b->binding);
+        return cli_fail(what, r);
+    }
+    char why[320];
+    bool ok = cli_write_png(b->out, rgba, b->width, b->height, why, sizeof why);
+    free(rgba);
+    if (!ok) {
+        fprintf(stderr, "kiln run: --out %" PRIu32 "=png:%s: %s\n", b->binding, b->out, why);
+        return 1;
+    }
+    return 0;
+}
+
 /* Reads a whole buffer into file b->out, through cli_out: a failure leaves
  * the file as it was. 0, or 1 after printing why. */
 static int write_out(kiln_context ctx, const struct buf_arg *b, uint8_t *chunk)
 {
+    if (b->png_out)
+        return write_png_out(ctx, b);
     struct cli_out o;
     if (!cli_out_open(&o, b->out)) {
         fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: %s\n", b->binding, b->out, o.why);
@@ -506,6 +548,34 @@ static int write_out(kiln_context ctx, const struct buf_arg *b, uint8_t *chunk)
         fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: %s%s\n", b->binding, b->out, o.why,
                 o.in_place ? "" : "; the file is as it was");
         return 1;
+    }
+    return 0;
+}
+
+/* Gives every --out png: its image size: its own png: input's, else that
+ * of the one png: input whose bytes match the buffer's. 0, or 2 after
+ * naming the argument. */
+static int png_out_sizes(struct run_args *a)
+{
+    for (uint32_t i = 0; i < a->buf_count; i++) {
+        struct buf_arg *b = &a->bufs[i];
+        if (!b->png_out || b->png_in)
+            continue;
+        const struct buf_arg *like = NULL;
+        for (uint32_t k = 0; k < a->buf_count; k++) {
+            const struct buf_arg *o = &a->bufs[k];
+            if (!o->png_in || o->size != b->size)
+                continue;
+            if (like && (like->width != o->width || like->height != o->height))
+                return bad("--out %" PRIu32 "=png:%s: png: inputs of %" PRIu64 " bytes differ in shape, so the "
+                           "image's size is not known", b->binding, b->out, b->size);
+            like = like ? like : o;
+        }
+        if (!like)
+            return bad("--out %" PRIu32 "=png:%s: the image's size is not known: binding %" PRIu32 " holds %" PRIu64
+                       " bytes, and no png: input holds as many", b->binding, b->out, b->binding, b->size);
+        b->width = like->width;
+        b->height = like->height;
     }
     return 0;
 }
@@ -541,8 +611,20 @@ static int read_inputs(struct run_args *a, const kiln_caps *caps)
             return bad("--buffer %s: '%s' is empty; a buffer holds at least 1 byte", b->arg, b->file);
         }
         b->size = len;
+        if (b->png_in) {
+            struct cli_image img;
+            bool ok = cli_read_png((const uint8_t *)b->data, len, limit, &img, why, sizeof why);
+            free(b->data);
+            b->data = NULL;
+            if (!ok)
+                return bad("--buffer %s: '%s': %s", b->arg, b->file, why);
+            b->data = (char *)img.rgba;
+            b->size = (uint64_t)img.width * img.height * 4;
+            b->width = img.width;
+            b->height = img.height;
+        }
     }
-    return 0;
+    return png_out_sizes(a);
 }
 
 static const char *access_name(uint32_t access)
