@@ -220,6 +220,24 @@ static int has_layer(const char *name)
     return found;
 }
 
+/* Sanitizer builds only (elsewhere a no-op), before every vkCreateInstance:
+ * LeakSanitizer can name (and tests/lsan.supp suppress) the validation
+ * layer's own leaks only while the layer stays mapped after the loader
+ * closes it. Lavapipe keeps 128 bytes per instance, reachable from its own
+ * globals for the process's life; once the loader unloads it at
+ * vkDestroyInstance they look leaked, from a module no longer named. Kept
+ * mapped, they stay reachable. (Absent on other machines: no-op.) */
+static void keep_mapped(bool validation)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    if (validation)
+        (void)dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_NODELETE);
+    (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE);
+#else
+    (void)validation;
+#endif
+}
+
 static kiln_result make_instance(struct vk_device *d, bool validation)
 {
     VkApplicationInfo app = {
@@ -254,18 +272,7 @@ static kiln_result make_instance(struct vk_device *d, bool validation)
                  layers[0]);
         validation = false;
     }
-#if defined(__SANITIZE_ADDRESS__)
-    /* LeakSanitizer can name (and tests/lsan.supp suppress) the validation
-     * layer's own leaks only while the layer stays mapped after the loader
-     * closes it: keep it loaded in sanitizer builds. */
-    if (validation)
-        (void)dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_NODELETE);
-    /* Lavapipe keeps 128 bytes per device made, reachable from its own
-     * globals for the process's life; once the loader unloads it at
-     * vkDestroyInstance they look leaked, from a module no longer named.
-     * Kept mapped, they stay reachable. (Absent on other machines: no-op.) */
-    (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE);
-#endif
+    keep_mapped(validation);
     VkInstanceCreateInfo ici = {
         .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
         .pNext = validation ? &mci : NULL,
@@ -719,6 +726,7 @@ kiln_result vkb_enumerate(kiln_device_info *out, uint32_t cap, uint32_t *count)
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2};
     VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     VkInstance inst;
+    keep_mapped(false);
     VkResult vr = vkCreateInstance(&ici, NULL, &inst);
     if (vr == VK_ERROR_INCOMPATIBLE_DRIVER) {
         *count = 0;
