@@ -72,32 +72,17 @@ static void scan_includes(const struct prog_source *src, const char *text, size_
 {
     if (depth > MAX_INCLUDE_DEPTH)
         return;
-    for (size_t pos = 0; pos < len;) {
-        const char *line = text + pos;
-        const char *nl = memchr(line, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - line) : len - pos;
-        pos += n + 1;
-        size_t i = 0;
-        while (i < n && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        if (i >= n || line[i] != '#')
+    size_t pos = 0, n, blanks;
+    const char *rest;
+    while ((rest = prog_next_directive(text, len, &pos, "include", &n, &blanks))) {
+        if (!n || (rest[0] != '"' && rest[0] != '<'))
             continue;
-        i++;
-        while (i < n && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        if (n - i < 7 || memcmp(line + i, "include", 7))
-            continue;
-        i += 7;
-        while (i < n && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        if (i >= n || (line[i] != '"' && line[i] != '<'))
-            continue;
-        char close = line[i] == '"' ? '"' : '>';
-        const char *end = memchr(line + i + 1, close, n - i - 1);
+        char close = rest[0] == '"' ? '"' : '>';
+        const char *end = memchr(rest + 1, close, n - 1);
         if (!end || *count >= MAX_INCLUDES)
             continue;
         char req[PATH_MAX];
-        snprintf(req, sizeof req, "%.*s", (int)(end - line - i - 1), line + i + 1);
+        snprintf(req, sizeof req, "%.*s", (int)(end - rest - 1), rest + 1);
         char path[PATH_MAX] = "";
         size_t clen = 0;
         bool oom = false;

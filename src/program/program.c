@@ -436,31 +436,46 @@ void prog_includer_finish(struct prog_includer *in)
     *in = (struct prog_includer){0};
 }
 
+static size_t skip_blanks(const char *line, size_t i, size_t n)
+{
+    while (i < n && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    return i;
+}
+
+const char *prog_next_directive(const char *text, size_t len, size_t *pos, const char *name, size_t *rest_len,
+                                size_t *blanks)
+{
+    size_t name_len = strlen(name);
+    while (*pos < len) {
+        const char *line = text + *pos;
+        const char *nl = memchr(line, '\n', len - *pos);
+        size_t n = nl ? (size_t)(nl - line) : len - *pos;
+        *pos += n + 1;
+        size_t i = skip_blanks(line, 0, n);
+        if (i >= n || line[i] != '#')
+            continue;
+        i = skip_blanks(line, i + 1, n);
+        if (n - i < name_len || memcmp(line + i, name, name_len))
+            continue;
+        size_t after = i + name_len;
+        i = skip_blanks(line, after, n);
+        *blanks = i - after;
+        *rest_len = n - i;
+        return line + i;
+    }
+    return NULL;
+}
+
 /* Whether text has a "#pragma once" line (blanks allowed around '#'). */
 static bool has_pragma_once(const char *text, size_t len)
 {
-    for (size_t pos = 0; pos < len;) {
-        const char *line = text + pos;
-        const char *nl = memchr(line, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - line) : len - pos;
-        pos += n + 1;
-        size_t i = 0;
-        while (i < n && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        if (i >= n || line[i++] != '#')
-            continue;
-        while (i < n && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        if (n - i < 6 || memcmp(line + i, "pragma", 6))
-            continue;
-        i += 6;
-        size_t blanks = 0;
-        while (i < n && (line[i] == ' ' || line[i] == '\t'))
-            i++, blanks++;
-        if (blanks && n - i >= 4 && !memcmp(line + i, "once", 4) &&
-            (n - i == 4 || line[i + 4] == ' ' || line[i + 4] == '\t' || line[i + 4] == '\r'))
+    size_t pos = 0, n, blanks;
+    const char *rest;
+    while ((rest = prog_next_directive(text, len, &pos, "pragma", &n, &blanks)))
+        if (blanks && n >= 4 && !memcmp(rest, "once", 4) &&
+            (n == 4 || rest[4] == ' ' || rest[4] == '\t' || rest[4] == '\r'))
             return true;
-    }
     return false;
 }
 

@@ -89,6 +89,14 @@ char *prog_include_read(const struct prog_source *src, const char *req, bool rel
 
 void prog_includes_free(struct prog_include *inc, uint32_t n);
 
+/* Steps *pos (a byte offset into text, 0 to start) line by line to the
+ * next preprocessor directive named `name` ("include": '#', blanks allowed
+ * around it, then the name). Returns the rest of that line after the name
+ * and the blanks that follow it (*blanks of them), *rest_len bytes long;
+ * NULL at the end of text. */
+const char *prog_next_directive(const char *text, size_t len, size_t *pos, const char *name, size_t *rest_len,
+                                size_t *blanks);
+
 /* Includes nest at most this deep (the program's own source is depth 0). */
 #define PROG_MAX_INCLUDE_DEPTH 32
 /* The largest included file read (16 MiB); a larger one is refused unread. */
