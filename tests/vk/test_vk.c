@@ -580,6 +580,33 @@ TEST(caps_and_device_choice)
     unsetenv("KILN_DEVICE");
 }
 
+/* A process makes and destroys contexts many times over (a tool run per
+ * file, a server's clients): each works like the first. Some drivers
+ * cannot be unloaded and loaded again many times in one process (static
+ * TLS); kiln keeps the driver mapped, so the 64th context is made like the
+ * 1st, and each one computes. */
+TEST(many_contexts_made_and_destroyed_in_one_process)
+{
+    for (int i = 0; i < 64; i++) {
+        kiln_context ctx;
+        kiln_result r = kiln_context_create(&(kiln_context_desc){.compile_threads = 1}, &ctx);
+        if (r != KILN_OK) {
+            fprintf(stderr, "context %d: %s: %s\n", i, kiln_result_name(r), kiln_last_error());
+            CHECK_RESULT(r, KILN_OK);
+            return;
+        }
+        if (i % 16 == 0) {   /* and it runs work, not just opens */
+            kiln_buffer buf;
+            uint32_t v = (uint32_t)i, back = 0;
+            REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 4}, &buf));
+            REQUIRE_OK(kiln_buffer_upload(ctx, buf, 0, &v, 4));
+            REQUIRE_OK(kiln_buffer_readback(ctx, buf, 0, &back, 4));
+            CHECK_EQ(back, v);
+        }
+        CHECK_RESULT(kiln_context_destroy(ctx), KILN_OK);
+    }
+}
+
 int main(void)
 {
     RUN(chain_of_twelve_nodes_with_hazards_matches_the_cpu);
@@ -592,5 +619,6 @@ int main(void)
     RUN(caps_and_device_choice);
     RUN(shared_memory_over_the_device_limit_is_refused);
     RUN(buffer_sizes_past_the_device_limit_are_refused);
+    RUN(many_contexts_made_and_destroyed_in_one_process);
     return TEST_SUMMARY();
 }

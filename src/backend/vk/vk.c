@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -220,22 +221,63 @@ static int has_layer(const char *name)
     return found;
 }
 
-/* Sanitizer builds only (elsewhere a no-op), before every vkCreateInstance:
- * LeakSanitizer can name (and tests/lsan.supp suppress) the validation
- * layer's own leaks only while the layer stays mapped after the loader
- * closes it. Lavapipe keeps 128 bytes per instance, reachable from its own
- * globals for the process's life; once the loader unloads it at
- * vkDestroyInstance they look leaked, from a module no longer named. Kept
- * mapped, they stay reachable. (Absent on other machines: no-op.) */
-static void keep_mapped(bool validation)
+/* Every vkCreateInstance goes through create_instance, which keeps the
+ * shared objects the loader mapped for it (the driver, the layers) mapped
+ * for the process's life (RTLD_NODELETE). Drivers are not all made to be
+ * unloaded and loaded again: NVIDIA's uses static TLS, which glibc never
+ * gives back at dlclose, so after some dozens of contexts made and
+ * destroyed in one process its ICD no longer loads ("Found no drivers").
+ * Kept mapped, a driver loads once. It also keeps LeakSanitizer able to
+ * name, and tests/lsan.supp to suppress, what the validation layer keeps,
+ * and lavapipe's 128 bytes per instance, held by its globals, reachable.
+ * The cost: a process that made a context keeps its driver mapped after
+ * destroying every context. */
+#define MAPPED_MAX 1024
+
+struct mapped {
+    uintptr_t base[MAPPED_MAX];   /* load addresses: what was mapped before */
+    const char *name[MAPPED_MAX];
+    uint32_t n;
+    bool full;
+};
+
+static int list_mapped(struct dl_phdr_info *info, size_t size, void *ud)
 {
-#if defined(__SANITIZE_ADDRESS__)
-    if (validation)
-        (void)dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_NODELETE);
-    (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE);
-#else
-    (void)validation;
-#endif
+    (void)size;
+    struct mapped *m = ud;
+    if (m->n == MAPPED_MAX) {
+        m->full = true;
+        return 1;
+    }
+    m->base[m->n] = (uintptr_t)info->dlpi_addr;
+    m->name[m->n++] = info->dlpi_name;
+    return 0;
+}
+
+static VkResult create_instance(const VkInstanceCreateInfo *ici, VkInstance *out)
+{
+    static struct mapped before, after;   /* large: not on the stack; guarded by lock */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    before.n = 0;
+    before.full = false;
+    dl_iterate_phdr(list_mapped, &before);
+    VkResult vr = vkCreateInstance(ici, NULL, out);
+    after.n = 0;
+    after.full = false;
+    dl_iterate_phdr(list_mapped, &after);
+    for (uint32_t i = 0; i < after.n; i++) {
+        bool old = false;
+        for (uint32_t k = 0; k < before.n && !old; k++)
+            old = before.base[k] == after.base[i];
+        if (!old && after.name[i] && after.name[i][0])
+            (void)dlopen(after.name[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    }
+    if (before.full || after.full)
+        log_debug("vk: more than %d shared objects mapped; some drivers may be unloaded with their instance",
+                  MAPPED_MAX);
+    pthread_mutex_unlock(&lock);
+    return vr;
 }
 
 static kiln_result make_instance(struct vk_device *d, bool validation)
@@ -272,7 +314,6 @@ static kiln_result make_instance(struct vk_device *d, bool validation)
                  layers[0]);
         validation = false;
     }
-    keep_mapped(validation);
     VkInstanceCreateInfo ici = {
         .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
         .pNext = validation ? &mci : NULL,
@@ -282,7 +323,7 @@ static kiln_result make_instance(struct vk_device *d, bool validation)
         .enabledExtensionCount = validation ? 1 : 0,
         .ppEnabledExtensionNames = exts,
     };
-    VkResult vr = vkCreateInstance(&ici, NULL, &d->instance);
+    VkResult vr = create_instance(&ici, &d->instance);
     if (vr == VK_ERROR_INCOMPATIBLE_DRIVER)
         return KILN_RAISE(KILN_ERR_NO_DEVICE, "no Vulkan driver is installed (Debian: mesa-vulkan-drivers gives lavapipe)");
     VK_CHECK(vr, "vkCreateInstance");
@@ -726,8 +767,7 @@ kiln_result vkb_enumerate(kiln_device_info *out, uint32_t cap, uint32_t *count)
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2};
     VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     VkInstance inst;
-    keep_mapped(false);
-    VkResult vr = vkCreateInstance(&ici, NULL, &inst);
+    VkResult vr = create_instance(&ici, &inst);
     if (vr == VK_ERROR_INCOMPATIBLE_DRIVER) {
         *count = 0;
         return KILN_OK;
