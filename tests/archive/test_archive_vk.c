@@ -163,20 +163,60 @@ TEST(a_second_context_gets_every_front_end_from_the_archive)
     CHECK_EQ(count_files(root, ".tmp"), 0);
 }
 
-TEST(a_second_process_gets_them_too)
+/* Another process is a new program image, as in life: the child execs
+ * this test again (a forked copy of a process that has made a context must
+ * not touch the GPU: kiln keeps the driver mapped once loaded, and drivers
+ * do not survive fork). Its role and configuration travel in argv (see
+ * child_main), the archive folder and switches in the environment. */
+static kiln_context_stats run_offset(int offset, int count);
+
+static pid_t spawn(const char *role, int k)
 {
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    REQUIRE(pid >= 0);
     if (pid == 0) {
-        test_failures_ = 0;   /* the child's own (the parent's earlier failures are not its) */
-        kiln_context_stats st = run_programs();
-        _exit(test_failures_ == 0 && st.archive_hits == PROGRAMS &&
-                      st.archive_pipeline_hits == (g_keeps ? PROGRAMS : 0)
-                  ? 0
-                  : 1);
+        char kb[16], backend[16], keeps[16];
+        snprintf(kb, sizeof kb, "%d", k);
+        snprintf(backend, sizeof backend, "%d", (int)g_backend);
+        snprintf(keeps, sizeof keeps, "%d", g_keeps);
+        execl("/proc/self/exe", "test_archive_vk", "--child", role, kb, backend, keeps, (char *)NULL);
+        _exit(127);
     }
+    return pid;
+}
+
+/* The child's side of spawn: "second" makes the programs and takes every
+ * one from the archive; "adder" k adds 6 programs of its own. Exits 0
+ * when all held. */
+static int child_main(char **argv)
+{
+    const char *role = argv[2];
+    int k = atoi(argv[3]);
+    g_backend = (kiln_backend_kind)atoi(argv[4]);
+    g_keeps = atoi(argv[5]);
+    if (g_backend == KILN_BACKEND_MOCK)
+        mockb_keep_compiled_code(g_keeps != 0);
+    test_name_ = role;
+    if (!strcmp(role, "second")) {
+        kiln_context_stats st = run_programs();
+        return test_failures_ == 0 && st.archive_hits == PROGRAMS &&
+                       st.archive_pipeline_hits == (g_keeps ? PROGRAMS : 0)
+                   ? 0
+                   : 1;
+    }
+    kiln_context_stats st = run_offset(100 + 10 * k, 6);
+    if (st.archive_added != 6 || st.archive_pipelines_added != (g_keeps ? 6u : 0u))
+        fprintf(stderr, "adder: process %d added %llu front ends and %llu pipelines\n", k,
+                (unsigned long long)st.archive_added, (unsigned long long)st.archive_pipelines_added);
+    return test_failures_ == 0 && st.archive_added == 6 && st.archive_pipelines_added == (g_keeps ? 6u : 0u) ? 0
+                                                                                                          : 1;
+}
+
+TEST(a_second_process_gets_them_too)
+{
+    pid_t pid = spawn("second", 0);
+    REQUIRE(pid >= 0);
     int ws;
     REQUIRE(waitpid(pid, &ws, 0) == pid);
     CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
@@ -264,22 +304,9 @@ TEST(four_processes_add_to_one_folder_at_once)
     snprintf(dir, sizeof dir, "%s/four", root);
     setenv("KILN_ARCHIVE_DIR", dir, 1);
     pid_t pids[4];
-    fflush(stdout);
-    fflush(stderr);
     for (int k = 0; k < 4; k++) {
-        pids[k] = fork();
+        pids[k] = spawn("adder", k);
         REQUIRE(pids[k] >= 0);
-        if (pids[k] == 0) {
-            test_failures_ = 0;   /* the child's own (the parent's earlier failures are not its) */
-            kiln_context_stats st = run_offset(100 + 10 * k, 6);
-            if (st.archive_added != 6 || st.archive_pipelines_added != (g_keeps ? 6u : 0u))
-                fprintf(stderr, "%s: process %d added %llu front ends and %llu pipelines\n", test_name_, k,
-                        (unsigned long long)st.archive_added, (unsigned long long)st.archive_pipelines_added);
-            _exit(test_failures_ == 0 && st.archive_added == 6 &&
-                          st.archive_pipelines_added == (g_keeps ? 6u : 0u)
-                      ? 0
-                      : 1);
-        }
     }
     for (int k = 0; k < 4; k++) {
         int ws;
@@ -550,8 +577,10 @@ static void suite(const char *what)
         fprintf(stderr, "could not remove %s\n", root);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 6 && !strcmp(argv[1], "--child"))
+        return child_main(argv);
     g_backend = KILN_BACKEND_VULKAN;
     suite("vulkan");
     g_backend = KILN_BACKEND_MOCK;
