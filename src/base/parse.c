@@ -76,21 +76,35 @@ static int read_digits(const char **p, unsigned base, uint64_t *v)
     return over ? -1 : 1;
 }
 
+/* The leading unsigned number of s, decimal or 0x hex, for parse_u64 and
+ * parse_size (kind, empty and unit name their messages): *p is left after
+ * its digits, *hex says which. false (why filled) when s is empty,
+ * negative, has no digits or overflows. */
+static bool leading_number(const char *s, const char *kind, const char *empty, const char *unit, const char **p,
+                           uint64_t *v, bool *hex, char *why)
+{
+    if (!s || !*s)
+        return fail(why, s ? s : "", kind, "it is empty; expected %s", empty);
+    if (*s == '-')
+        return fail(why, s, kind, "it is negative; %s is 0 or more", kind);
+    *hex = is_hex_prefix(s);
+    *p = *hex ? s + 2 : s;
+    int r = read_digits(p, *hex ? 16 : 10, v);
+    if (r == 0)
+        return fail(why, s, kind, *hex ? "0x has no hex digits after it" : "it does not start with a digit");
+    if (r < 0)
+        return fail(why, s, kind, "it is more than %llu%s", (unsigned long long)UINT64_MAX, unit);
+    return true;
+}
+
 bool parse_u64(const char *s, uint64_t *out, char *why)
 {
     static const char kind[] = "a count";
-    if (!s || !*s)
-        return fail(why, s ? s : "", kind, "it is empty; expected decimal digits or 0x hex");
-    if (*s == '-')
-        return fail(why, s, kind, "it is negative; a count is 0 or more");
-    bool hex = is_hex_prefix(s);
-    const char *p = hex ? s + 2 : s;
+    const char *p;
     uint64_t v;
-    int r = read_digits(&p, hex ? 16 : 10, &v);
-    if (r == 0)
-        return fail(why, s, kind, hex ? "0x has no hex digits after it" : "it does not start with a digit");
-    if (r < 0)
-        return fail(why, s, kind, "it is more than %llu", (unsigned long long)UINT64_MAX);
+    bool hex;
+    if (!leading_number(s, kind, "decimal digits or 0x hex", "", &p, &v, &hex, why))
+        return false;
     if (*p)
         return fail(why, s, kind, "'%s' follows the number", p);
     *out = v;
@@ -100,18 +114,11 @@ bool parse_u64(const char *s, uint64_t *out, char *why)
 bool parse_size(const char *s, uint64_t *out, char *why)
 {
     static const char kind[] = "a size";
-    if (!s || !*s)
-        return fail(why, s ? s : "", kind, "it is empty; expected bytes, or a number with K, M, G or T");
-    if (*s == '-')
-        return fail(why, s, kind, "it is negative");
-    bool hex = is_hex_prefix(s);
-    const char *p = hex ? s + 2 : s;
+    const char *p;
     uint64_t v;
-    int r = read_digits(&p, hex ? 16 : 10, &v);
-    if (r == 0)
-        return fail(why, s, kind, hex ? "0x has no hex digits after it" : "it does not start with a digit");
-    if (r < 0)
-        return fail(why, s, kind, "it is more than %llu bytes", (unsigned long long)UINT64_MAX);
+    bool hex;
+    if (!leading_number(s, kind, "bytes, or a number with K, M, G or T", " bytes", &p, &v, &hex, why))
+        return false;
     unsigned shift = 0;
     if (!hex && *p) {
         switch (*p) {
