@@ -1473,11 +1473,18 @@ TEST(a_wanted_compile_goes_first)
     NEED(wait_idle(&r));
 
     /* Wanting a program whose front end is done moves its queued back end up. */
+    gate_hold(&r.g, "front:b0");
     gate_hold(&r.g, "back:b0");
     struct cjob *bj[4];
     const char *bn[4] = {"b0", "b1", "b2", "b3"};
-    for (int i = 0; i < 4; i++)
+    NEED_OK(request_small(&r, bn[0], 40, &bj[0]));
+    /* The one worker is inside b0's front end until every request is in:
+     * b1..b3's front ends are queued before b0's back end, whatever the
+     * timing. */
+    NEED(gate_wait_inside(&r.g, "front:b0"));
+    for (int i = 1; i < 4; i++)
         NEED_OK(request_small(&r, bn[i], 40 + (unsigned)i, &bj[i]));
+    gate_release(&r.g, "front:b0");
     NEED(gate_wait_inside(&r.g, "back:b0"));   /* the four front ends ran; b1..b3's back ends wait */
     csvc_want(r.svc, bj[3]);
     mark = gate_events(&r.g);
