@@ -652,9 +652,6 @@ static struct cjob *pick(struct csvc *s)
 
 /* ---- running jobs ----------------------------------------------------------------------- */
 
-/* The compiles run without the lock and return how the job ended; the
- * worker publishes that state under the lock, so nobody sees a job FAILED
- * that is about to be retried. Outputs written here are read only after. */
 /* Notes: the programs this device used, and the compiles found slow, each
  * keyed by magic and the program's front-end hash, noted once per archive.
  * Precompile reads them. */

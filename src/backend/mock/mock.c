@@ -63,7 +63,6 @@ void mockb_keep_compiled_code(bool keeps) { atomic_store(&g_keep_code, keeps); }
 static const struct backend_ops mock_ops;
 static struct mock_device *md(struct kb_device *d) { return (struct mock_device *)d; }
 
-bool mockb_is(struct kb_device *dev) { return dev->ops == &mock_ops; }
 struct mock_counts mockb_counts(struct kb_device *dev)
 {
     pthread_mutex_lock(&md(dev)->lock);

@@ -22,7 +22,6 @@ struct mock_counts {
     uint64_t live_objects;   /* everything created and not destroyed */
 };
 
-bool mockb_is(struct kb_device *dev);
 /* Mock devices made from now on (in this process) have pipeline caches
  * that keep compiled code, like NVIDIA's driver (keeps), or only a 32-byte
  * header, like lavapipe (the default); caps.pipeline_cache_keeps_code says

@@ -372,7 +372,9 @@ static const char *type_name(VkPhysicalDeviceType t)
     return (unsigned)t < 5 ? names[t] : "other";
 }
 
-static int compute_family_props(VkPhysicalDevice p, VkQueueFamilyProperties *out)
+/* The first queue family with compute, and its properties when out is
+ * not NULL; -1 when there is none. */
+static int compute_family(VkPhysicalDevice p, VkQueueFamilyProperties *out)
 {
     uint32_t n = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(p, &n, NULL);
@@ -381,22 +383,10 @@ static int compute_family_props(VkPhysicalDevice p, VkQueueFamilyProperties *out
     vkGetPhysicalDeviceQueueFamilyProperties(p, &n, props);
     for (uint32_t i = 0; i < n; i++)
         if (props[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
-            *out = props[i];
+            if (out)
+                *out = props[i];
             return (int)i;
         }
-    return -1;
-}
-
-static int compute_family(VkPhysicalDevice p)
-{
-    uint32_t n = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(p, &n, NULL);
-    VkQueueFamilyProperties props[32];
-    n = KILN_MIN(n, 32u);
-    vkGetPhysicalDeviceQueueFamilyProperties(p, &n, props);
-    for (uint32_t i = 0; i < n; i++)
-        if (props[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
-            return (int)i;
     return -1;
 }
 
@@ -407,7 +397,7 @@ static const char *unfit(VkPhysicalDevice p)
     vkGetPhysicalDeviceProperties(p, &props);
     if (props.apiVersion < VK_API_VERSION_1_2)
         return "Vulkan 1.2 needed";
-    if (compute_family(p) < 0)
+    if (compute_family(p, NULL) < 0)
         return "no compute queue";
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
@@ -479,7 +469,7 @@ static kiln_result pick_device(struct vk_device *d, const char *selector)
             return KILN_RAISE(KILN_ERR_NO_DEVICE, "no Vulkan device can serve kiln; devices seen: %s", seen);
     }
     d->phys = devs[pick];
-    d->queue_family = (uint32_t)compute_family(d->phys);
+    d->queue_family = (uint32_t)compute_family(d->phys, NULL);
     return KILN_OK;
 }
 
@@ -494,7 +484,7 @@ static void fill_caps(struct vk_device *d)
     const VkPhysicalDeviceProperties *p = &p2.properties;
     snprintf(c->device_name, sizeof c->device_name, "%s", p->deviceName);
     VkQueueFamilyProperties qf;
-    if (compute_family_props(d->phys, &qf) >= 0 && qf.timestampValidBits && p->limits.timestampPeriod > 0) {
+    if (compute_family(d->phys, &qf) >= 0 && qf.timestampValidBits && p->limits.timestampPeriod > 0) {
         d->base.timestamps = true;
         d->timestamp_period = p->limits.timestampPeriod;
         d->timestamp_mask = qf.timestampValidBits >= 64 ? UINT64_MAX : (1ull << qf.timestampValidBits) - 1;
