@@ -22,7 +22,7 @@
 #include "backend/backend.h"
 #include "base/base.h"
 #include "base/pool.h"
-#include "spec/spec.h"
+#include "specialize/specialize.h"
 
 struct kctx;
 

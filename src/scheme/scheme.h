@@ -15,7 +15,7 @@
  * write, write-after-write), or writes a range one read (write-after-read),
  * gets a barrier before it.
  *
- * Specialization (src/spec): at the top of a submit the predictor may swap
+ * Specialization (src/specialize): at the top of a submit the predictor may swap
  * a node's program for a variant with its stable words baked in (a
  * params-only change); set_param demotes in the same call.
  *
@@ -32,7 +32,7 @@
 #include "base/base.h"
 #include "compile/compile.h"
 #include "program/program.h"
-#include "spec/spec.h"
+#include "specialize/specialize.h"
 
 #define SCHEME_MAX_CMDS 4   /* retained command buffers; past it a record waits for the oldest */
 

@@ -25,7 +25,7 @@ struct fixture {
 
 static kiln_result setup(struct fixture *f)
 {
-    /* Specialization off: these tests count records (tests/spec has its own). */
+    /* Specialization off: these tests count records (tests/specialize has its own). */
     KILN_TRY(kiln_context_create(&(kiln_context_desc){.backend = KILN_BACKEND_MOCK, .specialization = -1}, &f->ctx));
     f->dev = ctx_device(api_context_peek(f->ctx));
     KILN_TRY(kiln_program_create(f->ctx, &(kiln_program_desc){.source = k_rw, .name = "rw.comp"}, &f->prog));

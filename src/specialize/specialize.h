@@ -1,6 +1,7 @@
 /*
- * spec: specialization prediction. A dispatch node's param words are the
- * caller's facts about a frame; a word that stays put can be compiled into
+ * specialize: specialization prediction (its functions are prefixed
+ * spec_). A dispatch node's param words are the caller's facts about a
+ * frame; a word that stays put can be compiled into
  * the program as a constant, and the compiler can then drop whole code
  * paths. kiln decides which words to bake on its own: callers name no flag.
  *
@@ -75,8 +76,8 @@
  * override it) is on; turned off, every site is demoted on the next submit
  * and its compiles dropped.
  */
-#ifndef KILN_SPEC_H
-#define KILN_SPEC_H
+#ifndef KILN_SPECIALIZE_H
+#define KILN_SPECIALIZE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,12 +1,12 @@
 /*
- * spec.c: sites, the predictor, the variant cache (see spec.h for the
- * model).
+ * specialize.c: sites, the predictor, the variant cache (see
+ * specialize.h for the model).
  *
  * Submit numbers: the scheme's submits so far plus one is the submit being
  * made ("now" at the top of a submit). A word set before submit k has held
  * its value at the top of submit k + h for h submits (k .. k + h - 1).
  */
-#include "spec.h"
+#include "specialize.h"
 
 #include <stdio.h>
 #include <stdlib.h>

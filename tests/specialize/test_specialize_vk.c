@@ -1,5 +1,5 @@
 /*
- * test_spec_vk.c: the no-wrong-frame invariant on lavapipe. Two chained
+ * test_specialize_vk.c: the no-wrong-frame invariant on lavapipe. Two chained
  * nodes run one program whose output depends on every param word it reads:
  * a flag gating a step, a loop count, a scale, a frame counter. Seeded
  * random scripts move the words over 200 submits (the flag rarely, the loop

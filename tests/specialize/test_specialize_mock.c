@@ -1,5 +1,5 @@
 /*
- * test_spec_mock.c: specialization prediction, deterministically, on the
+ * test_specialize_mock.c: specialization prediction, deterministically, on the
  * mock backend. Compiles are held during each submit and run to the end
  * after it, so each variant is ready by the next submit; events then land
  * on exact submit numbers, which each test spells out:
