@@ -30,6 +30,13 @@ extern "C" {
 #else
 #define KILN_NODISCARD
 #endif
+/* Marks the library's exported calls: libkiln is built with hidden
+ * visibility and exports kiln_* alone (the `exports` test checks it). */
+#if defined(__GNUC__)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
 
 /* kiln's version, MAJOR.MINOR.PATCH; kiln_version() is the library's own
  * (the one linked, which may differ from the header compiled against). */
@@ -60,15 +67,15 @@ typedef enum kiln_result {
 } kiln_result;
 
 /* A constant name for a result, such as "KILN_ERR_HANDLE". */
-const char *kiln_result_name(kiln_result r);
+KILN_API const char *kiln_result_name(kiln_result r);
 
 /* The library's version as "MAJOR.MINOR.PATCH", such as "0.2.0"; a constant string. */
-const char *kiln_version(void);
+KILN_API const char *kiln_version(void);
 
 /* The message of the last call on this thread, if it failed ("" if it
  * succeeded: every call clears it when it starts). The text stays valid
  * until the next kiln call on the same thread. */
-const char *kiln_last_error(void);
+KILN_API const char *kiln_last_error(void);
 
 /* ---- handles ------------------------------------------------------------ */
 
@@ -177,15 +184,15 @@ typedef struct kiln_caps {
 
 /* Creates a context on one device. On KILN_ERR_NO_DEVICE the message lists
  * every device seen. */
-KILN_NODISCARD kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out);
+KILN_API KILN_NODISCARD kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out);
 /* Waits for all submitted work, destroys every object of the context, logs
  * the context's summary line. On a lost context (KILN_ERR_DEVICE_LOST) it
  * does not wait: see kiln_context_desc.device_timeout_ms. */
-kiln_result kiln_context_destroy(kiln_context ctx);
-KILN_NODISCARD kiln_result kiln_context_caps(kiln_context ctx, kiln_caps *out);
+KILN_API kiln_result kiln_context_destroy(kiln_context ctx);
+KILN_API KILN_NODISCARD kiln_result kiln_context_caps(kiln_context ctx, kiln_caps *out);
 /* Waits until every submit of the context has finished; KILN_ERR_DEVICE_LOST
  * if one never does (device_timeout_ms) or the driver lost the device. */
-KILN_NODISCARD kiln_result kiln_context_wait_idle(kiln_context ctx);
+KILN_API KILN_NODISCARD kiln_result kiln_context_wait_idle(kiln_context ctx);
 
 typedef struct kiln_context_stats {
     uint64_t buffers, programs, schemes, nodes;     /* live objects */
@@ -217,7 +224,7 @@ typedef struct kiln_context_stats {
     uint64_t archive_saves_failed;  /* failed save attempts (each is tried once more, 5 s later) */
     uint64_t archive_entries_let_go;/* entries of run archives whose second save failed too */
 } kiln_context_stats;
-KILN_NODISCARD kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out);
+KILN_API KILN_NODISCARD kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out);
 
 /* Devices visible to kiln's Vulkan backend, in kiln_context_desc index order.
  * Fills up to cap entries; *count receives the number of devices. */
@@ -227,7 +234,7 @@ typedef struct kiln_device_info {
     uint32_t api_version;
     uint32_t vendor_id, device_id;
 } kiln_device_info;
-KILN_NODISCARD kiln_result kiln_devices(kiln_device_info *out, uint32_t cap, uint32_t *count);
+KILN_API KILN_NODISCARD kiln_result kiln_devices(kiln_device_info *out, uint32_t cap, uint32_t *count);
 
 /* ---- buffers --------------------------------------------------------------- */
 
@@ -243,17 +250,17 @@ typedef struct kiln_buffer_desc {
     const char *label;    /* for messages; copied; NULL = "buffer" */
 } kiln_buffer_desc;
 
-KILN_NODISCARD kiln_result kiln_buffer_create(kiln_context ctx, const kiln_buffer_desc *desc, kiln_buffer *out);
+KILN_API KILN_NODISCARD kiln_result kiln_buffer_create(kiln_context ctx, const kiln_buffer_desc *desc, kiln_buffer *out);
 /* KILN_ERR_BUSY while a scheme node binds it. Waits for submitted work. */
-kiln_result kiln_buffer_destroy(kiln_context ctx, kiln_buffer buf);
+KILN_API kiln_result kiln_buffer_destroy(kiln_context ctx, kiln_buffer buf);
 /* Copies size bytes from data into the buffer at offset. Ordered after every
  * earlier submit of the context (it waits for them). */
-KILN_NODISCARD kiln_result kiln_buffer_upload(kiln_context ctx, kiln_buffer buf, uint64_t offset,
-                                              const void *data, uint64_t size);
+KILN_API KILN_NODISCARD kiln_result kiln_buffer_upload(kiln_context ctx, kiln_buffer buf, uint64_t offset,
+                                                       const void *data, uint64_t size);
 /* Copies size bytes at offset into data, after every earlier submit finished
  * (KILN_ERR_DEVICE_LOST if one never does: see device_timeout_ms). */
-KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer buf, uint64_t offset,
-                                                void *data, uint64_t size);
+KILN_API KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer buf, uint64_t offset,
+                                                         void *data, uint64_t size);
 
 /* ---- programs -------------------------------------------------------------- */
 
@@ -315,10 +322,10 @@ typedef enum kiln_program_state {
  * that compile. A compile error is not an error of this call: the program's
  * state becomes FAILED and its log holds the compiler's messages
  * (file:line: error: ...). */
-KILN_NODISCARD kiln_result kiln_program_create(kiln_context ctx, const kiln_program_desc *desc, kiln_program *out);
+KILN_API KILN_NODISCARD kiln_result kiln_program_create(kiln_context ctx, const kiln_program_desc *desc, kiln_program *out);
 /* KILN_ERR_BUSY while a scheme node uses it. */
-kiln_result kiln_program_destroy(kiln_context ctx, kiln_program prog);
-KILN_NODISCARD kiln_result kiln_program_status(kiln_context ctx, kiln_program prog, kiln_program_state *out);
+KILN_API kiln_result kiln_program_destroy(kiln_context ctx, kiln_program prog);
+KILN_API KILN_NODISCARD kiln_result kiln_program_status(kiln_context ctx, kiln_program prog, kiln_program_state *out);
 /* Waits until the program is READY (KILN_OK) or FAILED: KILN_ERR_COMPILE,
  * or KILN_ERR_LIMIT when it compiled but exceeds a limit of the device (its
  * workgroup size, shared memory, push-constant bytes or buffer counts per
@@ -328,10 +335,10 @@ KILN_NODISCARD kiln_result kiln_program_status(kiln_context ctx, kiln_program pr
  * (the message names what could not be allocated); the failure is not
  * kept: once every program sharing that compile is destroyed, creating the
  * program again compiles it again. */
-KILN_NODISCARD kiln_result kiln_program_wait(kiln_context ctx, kiln_program prog);
+KILN_API KILN_NODISCARD kiln_result kiln_program_wait(kiln_context ctx, kiln_program prog);
 /* Copies the compile log (NUL-terminated, truncated to cap) into buf; *len
  * (optional) receives the full length without the NUL. */
-KILN_NODISCARD kiln_result kiln_program_log(kiln_context ctx, kiln_program prog, char *buf, size_t cap, size_t *len);
+KILN_API KILN_NODISCARD kiln_result kiln_program_log(kiln_context ctx, kiln_program prog, char *buf, size_t cap, size_t *len);
 
 typedef enum kiln_binding_kind {
     KILN_BINDING_STORAGE_BUFFER = 1,
@@ -365,7 +372,7 @@ typedef struct kiln_program_interface {
 
 /* The program's interface, read from its SPIR-V. KILN_ERR_PENDING while
  * compiling, KILN_ERR_COMPILE if it failed. */
-KILN_NODISCARD kiln_result kiln_program_interface_get(kiln_context ctx, kiln_program prog, kiln_program_interface *out);
+KILN_API KILN_NODISCARD kiln_result kiln_program_interface_get(kiln_context ctx, kiln_program prog, kiln_program_interface *out);
 
 /* ---- schemes ----------------------------------------------------------------- */
 
@@ -407,29 +414,29 @@ typedef struct kiln_scheme_stats {
     uint64_t spec_no_gain;         /* variants timed no faster than their universal program, demoted */
 } kiln_scheme_stats;
 
-KILN_NODISCARD kiln_result kiln_scheme_create(kiln_context ctx, const kiln_scheme_desc *desc, kiln_scheme *out);
+KILN_API KILN_NODISCARD kiln_result kiln_scheme_create(kiln_context ctx, const kiln_scheme_desc *desc, kiln_scheme *out);
 /* Waits for the scheme's submits; destroys its nodes. */
-kiln_result kiln_scheme_destroy(kiln_context ctx, kiln_scheme scheme);
+KILN_API kiln_result kiln_scheme_destroy(kiln_context ctx, kiln_scheme scheme);
 /* Appends a node (structural change). Bindings are checked against the
  * program's interface now if the program is compiled, else at the first
  * submit after its compile ends (that submit then fails naming the node). */
-KILN_NODISCARD kiln_result kiln_scheme_add_node(kiln_context ctx, kiln_scheme scheme, const kiln_node_desc *desc,
-                                                kiln_node *out);
+KILN_API KILN_NODISCARD kiln_result kiln_scheme_add_node(kiln_context ctx, kiln_scheme scheme, const kiln_node_desc *desc,
+                                                         kiln_node *out);
 /* Removes a node (structural change). */
-kiln_result kiln_node_remove(kiln_context ctx, kiln_node node);
+KILN_API kiln_result kiln_node_remove(kiln_context ctx, kiln_node node);
 /* Sets param word `slot` (0..7) of a node. Params-only change. */
-KILN_NODISCARD kiln_result kiln_node_set_param(kiln_context ctx, kiln_node node, uint32_t slot, uint32_t word);
+KILN_API KILN_NODISCARD kiln_result kiln_node_set_param(kiln_context ctx, kiln_node node, uint32_t slot, uint32_t word);
 /* Replaces a node's program with one of the same interface (same bindings,
  * kinds and access); otherwise KILN_ERR_LAYOUT naming the difference.
  * Waits for either program's compile if it is still running. Params-only
  * change. */
-KILN_NODISCARD kiln_result kiln_node_set_program(kiln_context ctx, kiln_node node, kiln_program prog);
-KILN_NODISCARD kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node, uint32_t out[KILN_PARAM_WORDS]);
+KILN_API KILN_NODISCARD kiln_result kiln_node_set_program(kiln_context ctx, kiln_node node, kiln_program prog);
+KILN_API KILN_NODISCARD kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node, uint32_t out[KILN_PARAM_WORDS]);
 /* Records the scheme if it changed (else replays its recorded commands) and
  * submits it. Barriers between nodes follow the bindings' read/write sets.
  * *ticket (optional) is the submit's ticket. */
-KILN_NODISCARD kiln_result kiln_scheme_submit(kiln_context ctx, kiln_scheme scheme, kiln_ticket *ticket);
-KILN_NODISCARD kiln_result kiln_scheme_stats_get(kiln_context ctx, kiln_scheme scheme, kiln_scheme_stats *out);
+KILN_API KILN_NODISCARD kiln_result kiln_scheme_submit(kiln_context ctx, kiln_scheme scheme, kiln_ticket *ticket);
+KILN_API KILN_NODISCARD kiln_result kiln_scheme_stats_get(kiln_context ctx, kiln_scheme scheme, kiln_scheme_stats *out);
 
 /* Specialization. kiln compiles a node's program again with the param words
  * it keeps using baked in as constants, and swaps the variant in; a
@@ -460,18 +467,18 @@ typedef struct kiln_spec_event {
 
 /* Takes up to cap of the scheme's specialization events, oldest first (the
  * scheme keeps the last 256). *count receives how many were taken. */
-KILN_NODISCARD kiln_result kiln_scheme_spec_events(kiln_context ctx, kiln_scheme scheme, kiln_spec_event *out,
-                                                   uint32_t cap, uint32_t *count);
+KILN_API KILN_NODISCARD kiln_result kiln_scheme_spec_events(kiln_context ctx, kiln_scheme scheme, kiln_spec_event *out,
+                                                            uint32_t cap, uint32_t *count);
 /* *out = 1 when the node runs a variant now. */
-KILN_NODISCARD kiln_result kiln_node_is_specialized(kiln_context ctx, kiln_node node, int *out);
+KILN_API KILN_NODISCARD kiln_result kiln_node_is_specialized(kiln_context ctx, kiln_node node, int *out);
 /* Compiles queued or running in the context (programs and variants). A
  * benchmark of the steady state submits until this reaches 0. */
-KILN_NODISCARD kiln_result kiln_compiles_pending(kiln_context ctx, uint32_t *out);
+KILN_API KILN_NODISCARD kiln_result kiln_compiles_pending(kiln_context ctx, uint32_t *out);
 
 /* Waits for a ticket. timeout_ns = UINT64_MAX waits as long as the device
  * lives; KILN_ERR_TIMEOUT when timeout_ns runs out first (the context stays
  * usable), KILN_ERR_DEVICE_LOST when the context's device_timeout_ms does. */
-KILN_NODISCARD kiln_result kiln_ticket_wait(kiln_context ctx, kiln_ticket ticket, uint64_t timeout_ns);
+KILN_API KILN_NODISCARD kiln_result kiln_ticket_wait(kiln_context ctx, kiln_ticket ticket, uint64_t timeout_ns);
 
 /* ---- the pipeline archive -------------------------------------------------------- */
 
@@ -497,12 +504,12 @@ typedef struct kiln_archive_file {
     int salvaged;             /* 1: the index was unusable; entries were found by a scan */
 } kiln_archive_file;
 
-KILN_NODISCARD kiln_result kiln_archive_info_get(kiln_context ctx, kiln_archive_info *out);
+KILN_API KILN_NODISCARD kiln_result kiln_archive_info_get(kiln_context ctx, kiln_archive_info *out);
 /* Checks every entry of the archive files found when the context was made;
  * fills up to cap of them from index `first`; *count receives how many
  * there are. */
-KILN_NODISCARD kiln_result kiln_archive_files(kiln_context ctx, uint32_t first, kiln_archive_file *out, uint32_t cap,
-                                              uint32_t *count);
+KILN_API KILN_NODISCARD kiln_result kiln_archive_files(kiln_context ctx, uint32_t first, kiln_archive_file *out, uint32_t cap,
+                                                       uint32_t *count);
 
 /* Tidies the context's archive folder now (the archive's saver also does
  * this on its own, off the hot path). Read-only folders are never touched. */
@@ -523,8 +530,8 @@ typedef struct kiln_archive_tidy_result {
     uint32_t removed;         /* files removed as least recently used */
     int busy;                 /* 1: another process was tidying: nothing done */
 } kiln_archive_tidy_result;
-KILN_NODISCARD kiln_result kiln_archive_tidy(kiln_context ctx, const kiln_archive_tidy_desc *desc,
-                                             kiln_archive_tidy_result *out);
+KILN_API KILN_NODISCARD kiln_result kiln_archive_tidy(kiln_context ctx, const kiln_archive_tidy_desc *desc,
+                                                      kiln_archive_tidy_result *out);
 
 /* Precompile: makes, now, every program whose front end (SPIR-V) the
  * context's archives hold, so that later kiln_program_create calls for them
@@ -547,8 +554,8 @@ typedef struct kiln_precompile_result {
     double seconds;
 } kiln_precompile_result;
 /* desc may be NULL (defaults); out may be NULL. */
-KILN_NODISCARD kiln_result kiln_context_precompile(kiln_context ctx, const kiln_precompile_desc *desc,
-                                                   kiln_precompile_result *out);
+KILN_API KILN_NODISCARD kiln_result kiln_context_precompile(kiln_context ctx, const kiln_precompile_desc *desc,
+                                                            kiln_precompile_result *out);
 
 #ifdef __cplusplus
 }

@@ -28,8 +28,11 @@ extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **
         spvtools::Optimizer opt(SPV_ENV_VULKAN_1_2);
         opt.SetMessageConsumer([&](spv_message_level_t level, const char *, const spv_position_t &pos,
                                    const char *msg) {
-            if (level <= SPV_MSG_ERROR && first_error.empty())
-                first_error = std::to_string(pos.index) + ": " + msg;
+            if (level <= SPV_MSG_ERROR && first_error.empty()) {
+                char at[32];   // not std::to_string: it leaves a gnu_unique symbol no link can hide
+                std::snprintf(at, sizeof at, "%zu: ", pos.index);
+                first_error = std::string(at) + msg;
+            }
         });
         opt.RegisterPerformancePasses();
         spv_optimizer_options options = spvOptimizerOptionsCreate();
