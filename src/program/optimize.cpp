@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include <spirv-tools/libspirv.h>
@@ -23,16 +22,16 @@ extern "C" void *mem_alloc(size_t n);
 extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words,
                                    char *err, size_t err_cap)
 {
-    std::string first_error;
+    // A fixed buffer, not a std::string: a standard template instantiated
+    // here would be a weak global of the shipped library (see the exports
+    // test).
+    char first_error[512] = "";
     try {
         spvtools::Optimizer opt(SPV_ENV_VULKAN_1_2);
         opt.SetMessageConsumer([&](spv_message_level_t level, const char *, const spv_position_t &pos,
                                    const char *msg) {
-            if (level <= SPV_MSG_ERROR && first_error.empty()) {
-                char at[32];   // not std::to_string: it leaves a gnu_unique symbol no link can hide
-                std::snprintf(at, sizeof at, "%zu: ", pos.index);
-                first_error = std::string(at) + msg;
-            }
+            if (level <= SPV_MSG_ERROR && !first_error[0])
+                std::snprintf(first_error, sizeof first_error, "%zu: %s", pos.index, msg);
         });
         opt.RegisterPerformancePasses();
         spv_optimizer_options options = spvOptimizerOptionsCreate();
@@ -43,7 +42,7 @@ extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **
         spvOptimizerOptionsDestroy(options);
         if (!ok) {
             std::snprintf(err, err_cap, "SPIR-V optimizer failed: %s",
-                          first_error.empty() ? "no reason given" : first_error.c_str());
+                          first_error[0] ? first_error : "no reason given");
             return -1;
         }
         *out = static_cast<uint32_t *>(mem_alloc(result.size() * 4 + 4));
