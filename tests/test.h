@@ -130,4 +130,20 @@ static inline kiln_result test_context_nospec(kiln_context *ctx)
         kiln_context_destroy(ctx);                                                                 \
     } while (0)
 
+/* A dispatch that really runs long, though it terminates: each invocation
+ * does kiln_param(0) rounds of xorshift (60000 keeps each loop under
+ * lavapipe's 65535-iteration cap). With 3000 workgroups lavapipe takes
+ * seconds and a GPU milliseconds, so a timeout test accepts either outcome.
+ * Shared by the device-loss tests and the CLI's --timeout test. */
+static const char test_slow_src[] = "#version 450\n"
+                                    "layout(local_size_x = 64) in;\n"
+                                    "layout(std430, binding = 0) buffer Data { uint v[]; };\n"
+                                    "void main() {\n"
+                                    "    uint x = gl_GlobalInvocationID.x + 1u;\n"
+                                    "    for (uint i = 0u; i < kiln_param(0); i++) {\n"
+                                    "        x ^= x << 13u; x ^= x >> 17u; x ^= x << 5u;\n"
+                                    "    }\n"
+                                    "    if (x == 0u) v[0] = x;\n"
+                                    "}\n";
+
 #endif

@@ -88,33 +88,25 @@ int env_flag(const char *name, int dflt)
     return dflt;
 }
 
-uint64_t env_u64(const char *name, uint64_t dflt)
+/* Reads name through parse (parse_u64 or parse_size); dflt when unset or
+ * empty, and when malformed, with a warning naming why. */
+static uint64_t env_parsed(const char *name, uint64_t dflt, bool (*parse)(const char *, uint64_t *, char *),
+                           const char *unit)
 {
     const char *v = getenv(name);
     uint64_t x;
     char why[PARSE_WHY_LEN];
     if (!v || !*v)
         return dflt;
-    if (!parse_u64(v, &x, why)) {
-        log_warn("%s: %s; using %llu", name, why, (unsigned long long)dflt);
+    if (!parse(v, &x, why)) {
+        log_warn("%s: %s; using %llu%s", name, why, (unsigned long long)dflt, unit);
         return dflt;
     }
     return x;
 }
 
-uint64_t env_size(const char *name, uint64_t dflt)
-{
-    const char *v = getenv(name);
-    uint64_t x;
-    char why[PARSE_WHY_LEN];
-    if (!v || !*v)
-        return dflt;
-    if (!parse_size(v, &x, why)) {
-        log_warn("%s: %s; using %llu bytes", name, why, (unsigned long long)dflt);
-        return dflt;
-    }
-    return x;
-}
+uint64_t env_u64(const char *name, uint64_t dflt) { return env_parsed(name, dflt, parse_u64, ""); }
+uint64_t env_size(const char *name, uint64_t dflt) { return env_parsed(name, dflt, parse_size, " bytes"); }
 
 double env_seconds(const char *name, double dflt)
 {

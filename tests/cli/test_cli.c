@@ -476,26 +476,12 @@ static const char frames_src[] =
     "    if (i < d.length()) d[i] = 2u * d[i] + kiln_param(0);\n"
     "}\n";
 
-/* A dispatch that runs long but terminates (see tests/context/test_lost.c):
- * seconds on lavapipe, milliseconds on a GPU. */
-static const char slow_src[] =
-    "#version 450\n"
-    "layout(local_size_x = 64) in;\n"
-    "layout(std430, binding = 0) buffer Data { uint v[]; };\n"
-    "void main() {\n"
-    "    uint x = gl_GlobalInvocationID.x + 1u;\n"
-    "    for (uint i = 0u; i < kiln_param(0); i++) {\n"
-    "        x ^= x << 13u; x ^= x >> 17u; x ^= x << 5u;\n"
-    "    }\n"
-    "    if (x == 0u) v[0] = x;\n"
-    "}\n";
-
 /* --timeout ends a run whose dispatch outlives it with KILN_ERR_DEVICE_LOST
  * naming what ran, exit 1, at once; on a device fast enough to finish first
  * the run succeeds. Bad values are refused as arguments. */
 TEST(run_timeout_ends_a_runaway_run)
 {
-    write_text("slow.comp", slow_src);
+    write_text("slow.comp", test_slow_src);
     /* A run that times out exits while its dispatch still runs, the device
      * abandoned to it on purpose (the log says so): the driver's objects
      * are then left allocated, which a leak checker in a sanitizer build

@@ -323,22 +323,11 @@ TEST(vk_a_wait_the_driver_reports_lost_fails_every_call) { in_child(vk_a_wait_th
 
 TEST(vk_a_transfer_that_never_finishes_loses_the_context) { in_child(vk_a_transfer_that_never_finishes_loses_the_context_body); }
 
-/* A dispatch that really runs long, though it terminates: 3000 workgroups
- * of 64 invocations, each 60000 rounds of xorshift (each loop kept under
- * lavapipe's 65535-iteration cap). Lavapipe takes seconds; a GPU takes
- * milliseconds. With a 0.3 s timeout either the work finishes first (a fast
- * device: the context stays live) or the device is lost by timeout: both
- * are right, and which one happens depends only on the device's speed. */
-static const char *k_slow = "#version 450\n"
-                            "layout(local_size_x = 64) in;\n"
-                            "layout(std430, binding = 0) buffer Data { uint v[]; };\n"
-                            "void main() {\n"
-                            "    uint x = gl_GlobalInvocationID.x + 1u;\n"
-                            "    for (uint i = 0u; i < kiln_param(0); i++) {\n"
-                            "        x ^= x << 13u; x ^= x >> 17u; x ^= x << 5u;\n"
-                            "    }\n"
-                            "    if (x == 0u) v[0] = x;\n"
-                            "}\n";
+/* A dispatch that really runs long, though it terminates (test_slow_src,
+ * 3000 workgroups, 60000 rounds). With a 0.3 s timeout either the work
+ * finishes first (a fast device: the context stays live) or the device is
+ * lost by timeout: both are right, and which one happens depends only on
+ * the device's speed. */
 
 static void vk_a_long_dispatch_outlives_a_short_timeout_or_finishes_body(void)
 {
@@ -348,7 +337,7 @@ static void vk_a_long_dispatch_outlives_a_short_timeout_or_finishes_body(void)
     kiln_buffer buf;
     kiln_scheme scheme;
     kiln_node node;
-    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = k_slow, .name = "slow.comp"}, &prog));
+    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = test_slow_src, .name = "slow.comp"}, &prog));
     REQUIRE_OK(kiln_program_wait(ctx, prog));
     REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 16}, &buf));
     REQUIRE_OK(kiln_scheme_create(ctx, &(kiln_scheme_desc){.label = "slow"}, &scheme));
