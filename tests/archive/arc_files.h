@@ -12,9 +12,10 @@
 #include "archive/archive.h"
 
 /* Calls fn for each ".arc" file of dir that maps and opens (its header may
- * still say it serves nothing: f->whole); the file is closed after. */
+ * still say it serves nothing: f->whole), with its path; the file is closed
+ * after. */
 static inline void test_each_arc(const char *dir, const struct arc_device *dev,
-                                 void (*fn)(void *ud, const struct arc_file *f), void *ud)
+                                 void (*fn)(void *ud, const char *path, const struct arc_file *f), void *ud)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -29,7 +30,7 @@ static inline void test_each_arc(const char *dir, const struct arc_device *dev,
         if (arc_map_open(&m, path) != KILN_OK)
             continue;
         if (arc_file_open(&f, m.data, m.size, dev) == KILN_OK) {
-            fn(ud, &f);
+            fn(ud, path, &f);
             arc_file_close(&f);
         }
         arc_map_close(&m);

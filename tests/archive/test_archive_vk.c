@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "archive/archive.h"
+#include "arc_files.h"
 #include "backend/mock/mock.h"
 #include "test.h"
 
@@ -361,62 +362,38 @@ TEST(read_only_folders_serve_and_are_never_written)
     setenv("KILN_ARCHIVE_DIR", root, 1);
 }
 
-/* Flips one byte in the middle of the value of every entry (front ends,
- * pipelines and notes alike) of every archive file of dir, for device pair
- * dev; returns how many entries it damaged. */
+/* Flips one byte in the middle of each entry of f (its value, or its key
+ * when the value is empty), through the file at path; counts them. */
+static void damage_file(void *ud, const char *path, const struct arc_file *f)
+{
+    uint64_t *damaged = ud;
+    int fd = open(path, O_RDWR);
+    if (fd < 0) {
+        test_failures_++;
+        fprintf(stderr, "%s: cannot open %s\n", test_name_, path);
+        return;
+    }
+    for (uint32_t i = 0; i < f->ref_count; i++) {
+        uint32_t kind;
+        const uint8_t *key, *value;
+        size_t key_len, value_len;
+        if (arc_file_entry(f, i, &kind, &key, &key_len, &value, &value_len) != ARC_HIT)
+            continue;
+        /* Entries do not overlap: a byte flipped here is never read again. */
+        const uint8_t *at = value_len ? value + value_len / 2 : key + key_len / 2;
+        uint8_t b = (uint8_t)(*at ^ 0xa5);
+        CHECK(pwrite(fd, &b, 1, (off_t)(at - f->data)) == 1);
+        (*damaged)++;
+    }
+    close(fd);
+}
+
+/* Damages every entry (front ends, pipelines and notes alike) of every
+ * archive file of dir, for device pair dev; returns how many. */
 static uint64_t damage_every_entry(const char *dir, const struct arc_device *dev)
 {
     uint64_t damaged = 0;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (n < 5 || strcmp(e->d_name + n - 4, ".arc"))
-            continue;
-        char path[4096 + 512];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        int fd = open(path, O_RDWR);
-        struct stat sb;
-        if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_size <= 0) {
-            test_failures_++;
-            fprintf(stderr, "%s: cannot open %s\n", test_name_, path);
-            if (fd >= 0)
-                close(fd);
-            continue;
-        }
-        size_t size = (size_t)sb.st_size;
-        uint8_t *bytes = malloc(size);
-        struct arc_file f;
-        uint64_t *at = calloc(size / ARC_ENTRY_HEAD_SIZE + 1, sizeof *at);
-        if (!bytes || !at || pread(fd, bytes, size, 0) != (ssize_t)size ||
-            arc_file_open(&f, bytes, size, dev) != KILN_OK) {
-            test_failures_++;
-            fprintf(stderr, "%s: cannot read %s\n", test_name_, path);
-        } else {
-            /* Every offset first, then the damage: each entry is checked
-             * as found. */
-            uint32_t count = 0;
-            for (uint32_t i = 0; i < f.ref_count && count <= size / ARC_ENTRY_HEAD_SIZE; i++) {
-                uint32_t kind;
-                const uint8_t *key, *value;
-                size_t key_len, value_len;
-                if (arc_file_entry(&f, i, &kind, &key, &key_len, &value, &value_len) == ARC_HIT)
-                    at[count++] = value_len ? (uint64_t)(value - bytes) + value_len / 2
-                                            : (uint64_t)(key - bytes) + key_len / 2;
-            }
-            arc_file_close(&f);
-            for (uint32_t i = 0; i < count; i++) {
-                uint8_t b = (uint8_t)(bytes[at[i]] ^ 0xa5);
-                CHECK(pwrite(fd, &b, 1, (off_t)at[i]) == 1);
-            }
-            damaged += count;
-        }
-        free(at);
-        free(bytes);
-        close(fd);
-    }
-    if (d)
-        closedir(d);
+    test_each_arc(dir, dev, damage_file, &damaged);
     return damaged;
 }
 

@@ -133,8 +133,9 @@ struct copies {
     uint32_t n;
 };
 
-static void count_copies(void *ud, const struct arc_file *f)
+static void count_copies(void *ud, const char *path, const struct arc_file *f)
 {
+    (void)path;
     struct copies *c = ud;
     const uint8_t *v;
     size_t vlen;

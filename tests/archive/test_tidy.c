@@ -130,8 +130,9 @@ struct census {
     int counts[N_ENTRIES];
     int wrong, bad, files;
 };
-static void census_file(void *ud, const struct arc_file *f)
+static void census_file(void *ud, const char *path, const struct arc_file *f)
 {
+    (void)path;
     struct census *c = ud;
     if (f->whole != ARC_HIT)
         return;

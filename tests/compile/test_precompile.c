@@ -120,8 +120,9 @@ static kiln_result compile_one(struct rig *r, const char *name, int lines, int s
 
 /* Copies the front-end entries (only) of every .arc in `from` into one new
  * file in `to`: an archive that holds programs this device never noted. */
-static void add_front_ends(void *ud, const struct arc_file *f)
+static void add_front_ends(void *ud, const char *path, const struct arc_file *f)
 {
+    (void)path;
     struct arc_writer *w = ud;
     for (uint32_t i = 0; i < f->ref_count; i++) {
         uint32_t kind;
