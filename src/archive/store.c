@@ -105,8 +105,9 @@ static void load_files(struct arc_store *s, const char *folder)
         snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
         if (!vec_reserve((void **)&s->files, &s->file_cap, s->file_count + 1, sizeof *s->files)) {
             s->stats.files_skipped++;
-            log_warn("archive: %s skipped: out of host memory listing the folder's files", path);
-            continue;
+            log_warn("archive: %s and the files after it skipped: out of host memory listing the folder's files",
+                     path);
+            break;
         }
         struct arc_store_file *f = &s->files[s->file_count];
         *f = (struct arc_store_file){0};
@@ -145,17 +146,13 @@ void arc_store_config_default(struct arc_store_config *c)
         .compact_at = 8,
         .tidy_delay_s = 2.0,
     };
-    /* The size parser every size goes through (base/parse.h); 0 would
-     * remove every file, so it is refused too. */
-    const char *v = getenv("KILN_ARCHIVE_MAX_SIZE");
-    uint64_t n = 0;
-    char why[PARSE_WHY_LEN] = "0 bytes would leave no room for any file";
-    if (v && *v) {
-        if (parse_size(v, &n, why) && n)
-            c->max_size = n;
-        else
-            log_warn("KILN_ARCHIVE_MAX_SIZE: NOT applied: %s; using 1G", why);
-    }
+    /* Through the size reader every size goes through (base/parse.h); 0
+     * would remove every file, so it is refused too. */
+    uint64_t n = env_size("KILN_ARCHIVE_MAX_SIZE", c->max_size);
+    if (n)
+        c->max_size = n;
+    else
+        log_warn("KILN_ARCHIVE_MAX_SIZE: NOT applied: 0 bytes would leave no room for any file; using 1G");
 }
 
 static void *saver_main(void *arg);

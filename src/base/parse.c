@@ -12,7 +12,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "parse.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,7 +147,7 @@ bool parse_size(const char *s, uint64_t *out, char *why)
 }
 
 /* Whether s (from its start to its end) is a decimal float as parse_word
- * takes it, with an optional trailing f; *digits_nonzero says whether any
+ * takes it, with an optional trailing f; *nonzero says whether any
  * mantissa digit is nonzero; *special whether it is inf or nan. */
 static bool float_syntax(const char *s, bool *nonzero, bool *special, bool *f_suffix)
 {
@@ -228,7 +227,6 @@ bool parse_word(const char *s, uint32_t *out, char *why)
         return fail(why, s, kind, "it is longer than %zu characters", sizeof num - 1);
     memcpy(num, s, n);
     num[n] = 0;
-    errno = 0;
     float f = strtof(num, NULL);
     if (!special && isinf(f))
         return fail(why, s, kind, "it is beyond the float range (about 3.4e38)");

@@ -460,6 +460,7 @@ static kiln_result l_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *
         out->files_after = t.files_after;
         out->bytes_after = t.bytes_after;
         out->removed = t.removed;
+        out->bad_dropped += t.bad_dropped;   /* files removed first as serving nothing */
         out->busy |= t.busy;
     }
     return KILN_OK;

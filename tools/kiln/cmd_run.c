@@ -698,9 +698,10 @@ static int compile(kiln_context ctx, const struct run_args *a, kiln_program *pro
 static int run(struct run_args *a)
 {
     kiln_context ctx;
-    /* --timeout in whole milliseconds, at least 1, at most what the desc holds. */
-    double tms = a->timeout_s * 1e3;
-    uint32_t timeout_ms = a->timeout_s <= 0 ? 0 : tms >= UINT32_MAX ? UINT32_MAX : tms < 1 ? 1 : (uint32_t)(tms + 0.5);
+    /* --timeout in whole milliseconds, at least 1, at most what the desc
+     * holds (parse_args took only seconds above 0). */
+    double tms = a->timeout_s * 1e3 + 0.5;
+    uint32_t timeout_ms = a->timeout_s == 0 ? 0 : tms < 1 ? 1 : tms >= UINT32_MAX ? UINT32_MAX : (uint32_t)tms;
     kiln_result r = kiln_context_create(&(kiln_context_desc){.device_timeout_ms = timeout_ms}, &ctx);
     if (r < 0)
         return cli_fail("creating a context", r);
