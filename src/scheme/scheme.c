@@ -473,13 +473,18 @@ void scheme_stats_update(struct scheme *s)
  * recorded nodes with their programs (as many as fit). */
 static void describe(const struct scheme *s, char *buf, size_t cap)
 {
-    size_t used = (size_t)snprintf(buf, cap, "scheme '%s' (%u node%s:", s->label, s->node_count,
-                                   s->node_count == 1 ? "" : "s");
+    uint32_t running = 0;
+    for (uint32_t i = 0; i < s->node_count; i++)
+        running += !s->nodes[i]->skipped;
+    size_t used = (size_t)snprintf(buf, cap, "scheme '%s' (%u node%s:", s->label, running, running == 1 ? "" : "s");
+    bool first = true;
     for (uint32_t i = 0; i < s->node_count && used < cap; i++) {
         const struct node *n = s->nodes[i];
-        if (!n->skipped)
-            used += (size_t)snprintf(buf + used, cap - used, "%s '%s' running program %s", i ? "," : "", n->label,
-                                     n->prog->name);
+        if (n->skipped)
+            continue;
+        used += (size_t)snprintf(buf + used, cap - used, "%s '%s' running program %s", first ? "" : ",", n->label,
+                                 n->prog->name);
+        first = false;
     }
     if (used < cap)
         snprintf(buf + used, cap - used, ")");
@@ -618,14 +623,14 @@ kiln_result scheme_submit(struct scheme *s, uint64_t *ticket)
     }
     if (s->skipping && skips_resolved(s))
         s->dirty = SCHEME_STRUCT;
-    if (s->dirty != SCHEME_CLEAN || s->current < 0)
+    if (s->dirty != SCHEME_CLEAN || s->current < 0) {
         KILN_TRY(record(s));
-    else
+        describe(s, s->what, sizeof s->what);   /* what runs changes only with a record */
+    } else {
         s->stats.replays++;
+    }
     uint64_t t;
-    char what[200];
-    describe(s, what, sizeof what);
-    KILN_TRY(kb_submit(s->dev, s->cmds[s->current].cmd, what, &t));
+    KILN_TRY(kb_submit(s->dev, s->cmds[s->current].cmd, s->what, &t));
     s->cmds[s->current].ticket = t;
     s->last_ticket = t;
     s->stats.submits++;

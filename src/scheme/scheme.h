@@ -78,6 +78,7 @@ struct scheme {
     uint64_t id;
     struct kb_device *dev;
     char label[64];
+    char what[200];   /* what a submit runs, for a device-loss message; made at each record */
     struct node **nodes;
     uint32_t node_count, node_cap;
     enum scheme_dirty dirty;

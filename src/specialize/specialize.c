@@ -297,9 +297,10 @@ static void park(struct scheme *s, struct spec_variant *v)
         /* No room to defer: the device must be done with it first. A
          * failed wait (a lost device) leaves nothing running it. */
         if (kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX) < 0) {
-            q->time_waits_failed++;
-            log_warn("spec: scheme '%s': waiting for submit %llu to release a variant: %s", s->label,
-                     (unsigned long long)s->stats.submits, kiln_last_error());
+            /* Not a cost-model wait: logged only (the context is lost, and
+             * its close line says so). */
+            log_warn("spec: scheme '%s': waiting for ticket %llu to release a variant: %s", s->label,
+                     (unsigned long long)s->last_ticket, kiln_last_error());
             err_clear();
         }
         variant_unref(q->cache, v);
@@ -479,9 +480,6 @@ static void node_facts(const struct node *n, struct spec_facts *f)
     }
 }
 
-/* The variant of n's program baking `mask` at n's current words, with the
- * facts: found in the cache, or made and its compile started (*started).
- * NULL when it cannot be made now. */
 /* The variant of n's program baking mask's words and facts: from the
  * cache, or a compile started (*started). NULL when none can be had, *why
  * saying why (pointing at a constant or at why_buf). */
