@@ -129,6 +129,10 @@ int prog_fold_guard(const uint32_t *in, size_t words, uint32_t **out, size_t *ou
         return -1;
     }
     uint32_t bound = in[3];
+    if (bound > (1u << 24)) {   /* the cap prog_shared_bytes applies too */
+        snprintf(err, err_cap, "the module's id bound %u is past %u", bound, 1u << 24);
+        return -1;
+    }
     /* Pass 1: types, the first function, the ops to guard. Id-indexed tables
      * are bounded by the header's bound, itself checked against each id. */
     uint32_t *int_width = mem_calloc(bound ? bound : 1, sizeof *int_width);   /* int type id -> width */
@@ -152,7 +156,10 @@ int prog_fold_guard(const uint32_t *in, size_t words, uint32_t **out, size_t *ou
         }
         const uint32_t *a = in + at + 1;
         if ((op == SpvOpTypeInt || op == SpvOpTypeVector || op == SpvOpTypeBool) && (n < 2 || a[0] >= bound)) {
-            snprintf(err, err_cap, "id %u at word %zu is beyond the bound %u", a[0], at, bound);
+            if (n < 2)
+                snprintf(err, err_cap, "a type with no result id at word %zu", at);
+            else
+                snprintf(err, err_cap, "id %u at word %zu is beyond the bound %u", a[0], at, bound);
             goto done;
         }
         if (op == SpvOpTypeInt && n >= 4)
@@ -237,7 +244,7 @@ int prog_fold_guard(const uint32_t *in, size_t words, uint32_t **out, size_t *ou
             g->szero = next++;
         }
     }
-    if (next < bound || (uint64_t)next + 3ull * nops > UINT32_MAX) {
+    if (next < bound || (uint64_t)next + 4ull * nops > UINT32_MAX) {
         snprintf(err, err_cap, "the module's id bound %u leaves no room for %u guards", bound, nops);
         goto done;
     }

@@ -233,7 +233,7 @@ kiln_result prog_shared_bytes(const uint32_t *spirv, size_t words, uint64_t *out
             goto done;
         }
         const uint32_t *a = spirv + at + 1;
-        switch (n >= 3 ? op : 0) {
+        switch (n >= 3 || (n == 2 && op == SpvOpTypeBool) ? op : 0) {   /* OpTypeBool is 2 words */
         case SpvOpTypeInt:
         case SpvOpTypeFloat: size[ID(0)] = a[1] / 8; break;
         case SpvOpTypeBool: size[ID(0)] = 4; break;

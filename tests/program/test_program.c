@@ -663,24 +663,26 @@ TEST(shared_memory_is_summed_with_explicit_type_sizes)
         "shared mat3 m;\n"              /* 36 */
         "shared S s[2];\n"              /* 2 * (4 + 12 + 20) = 72 */
         "shared float f[N];\n"          /* 40: the constant's default */
+        "shared bool t[4];\n"           /* 16: a bool takes 4 bytes */
         "void main() { uint i = gl_LocalInvocationID.x;\n"
-        "    u[i] = i; v[i % 3u].x = 1.0; m[0][0] = 2.0; s[i % 2u].c[1] = i; f[i % N] = 3.0; barrier();\n"
-        "    x[i] = u[63u - i] + uint(v[0].x + m[0][0]) + s[0].c[1] + uint(f[0]); }\n";
+        "    u[i] = i; v[i % 3u].x = 1.0; m[0][0] = 2.0; s[i % 2u].c[1] = i; f[i % N] = 3.0; t[i % 4u] = true;\n"
+        "    barrier();\n"
+        "    x[i] = u[63u - i] + uint(v[0].x + m[0][0]) + s[0].c[1] + uint(f[0]) + uint(t[1]); }\n";
     struct prog_output out;
     REQUIRE_OK(compile(&(kiln_program_desc){.source = src, .optimize = -1}, &out));
     uint64_t bytes = 0;
     CHECK_OK(prog_shared_bytes(out.spirv, out.words, &bytes));
-    CHECK_EQ(bytes, 400 + 48 + 36 + 72 + 40);
+    CHECK_EQ(bytes, 400 + 48 + 36 + 72 + 40 + 16);
 
     kiln_caps caps = {.max_workgroup_size = {1024, 1024, 64}, .max_workgroup_invocations = 1024,
-                      .max_shared_memory_size = 596, .max_push_constants_size = 128,
+                      .max_shared_memory_size = 612, .max_push_constants_size = 128,
                       .max_per_stage_storage_buffers = 4, .max_per_stage_uniform_buffers = 12,
                       .max_per_stage_resources = 128};
     CHECK_OK(prog_check_limits(out.spirv, out.words, &out.iface, &caps));
-    caps.max_shared_memory_size = 595;
+    caps.max_shared_memory_size = 611;
     CHECK_RESULT(prog_check_limits(out.spirv, out.words, &out.iface, &caps), KILN_ERR_LIMIT);
-    CHECK_MSG("uses 596 bytes of shared memory; the device allows 595 (maxComputeSharedMemorySize)");
-    caps.max_shared_memory_size = 596;
+    CHECK_MSG("uses 612 bytes of shared memory; the device allows 611 (maxComputeSharedMemorySize)");
+    caps.max_shared_memory_size = 612;
     caps.max_workgroup_size[0] = 32;
     CHECK_RESULT(prog_check_limits(out.spirv, out.words, &out.iface, &caps), KILN_ERR_LIMIT);
     CHECK_MSG("local_size_x = 64, the device allows at most 32");
