@@ -412,6 +412,11 @@ typedef struct kiln_scheme_stats {
     uint64_t spec_pinned;          /* sites pinned to their universal program after failed compiles */
     uint64_t spec_specialized;     /* nodes running a variant now */
     uint64_t spec_no_gain;         /* variants timed no faster than their universal program, demoted */
+    /* Declines that are not events, each also logged: */
+    uint64_t spec_samples_lost;    /* submits whose dispatch times were lost (waiting for or reading them failed) */
+    uint64_t spec_lookups_missed;  /* a site wanted a variant and none could be had (no source, no memory, the
+                                    * compile service refused): it stayed universal */
+    uint64_t spec_wakes_dropped;   /* sites not woken for lack of host memory: each waits for its next change */
 } kiln_scheme_stats;
 
 KILN_API KILN_NODISCARD kiln_result kiln_scheme_create(kiln_context ctx, const kiln_scheme_desc *desc, kiln_scheme *out);

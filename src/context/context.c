@@ -262,14 +262,15 @@ static void scheme_account(struct kctx *c, struct scheme *s)
     c->skipped_nodes += s->stats.skipped_nodes;
     c->records_params += s->stats.records_params;
     c->replays += s->stats.replays;
-    c->spec_warms += s->spec.warms;
-    c->spec_promotions += s->spec.promotions;
-    c->spec_demotions += s->spec.demotions;
-    c->spec_pinned += s->spec.pinned;
-    c->spec_no_gain += s->spec.no_gain;
-    c->spec_time_waits_failed += s->spec.time_waits_failed;
-    c->spec_lookups_missed += s->spec.lookups_missed;
-    c->spec_wakes_dropped += s->spec.wakes_dropped;
+    scheme_stats_update(s);
+    c->spec_warms += s->stats.spec_warms;
+    c->spec_promotions += s->stats.spec_promotions;
+    c->spec_demotions += s->stats.spec_demotions;
+    c->spec_pinned += s->stats.spec_pinned;
+    c->spec_no_gain += s->stats.spec_no_gain;
+    c->spec_samples_lost += s->stats.spec_samples_lost;
+    c->spec_lookups_missed += s->stats.spec_lookups_missed;
+    c->spec_wakes_dropped += s->stats.spec_wakes_dropped;
 }
 
 static kiln_result l_scheme_destroy(struct kctx *c, kiln_scheme h)
@@ -352,7 +353,7 @@ static kiln_result l_node_is_specialized(struct kctx *c, kiln_node h, int *out)
 {
     struct node *n;
     GET(nodes, struct node, "node", h, n);
-    *out = n->site.bound != NULL;
+    *out = spec_pipeline(&n->site) != NULL;
     return KILN_OK;
 }
 
@@ -531,14 +532,14 @@ static void l_destroy(struct kctx *c)
         log_info("context closed: %llu submits (%llu full records, %llu params-only records, %llu replays, "
                  "%llu nodes skipped while compiling); specialization: %llu variant compiles, %llu promotions, "
                  "%llu demotions (%llu no faster), %llu pinned, %llu variants not to be had, %llu sites not woken "
-                 "(out of memory), %llu cost-model waits failed; validation: %s, %llu errors",
+                 "(out of memory), %llu submits' times lost to the cost model; validation: %s, %llu errors",
                  (unsigned long long)c->stats.submits, (unsigned long long)c->records_full,
                  (unsigned long long)c->records_params, (unsigned long long)c->replays,
                  (unsigned long long)c->skipped_nodes, (unsigned long long)c->spec_warms,
                  (unsigned long long)c->spec_promotions, (unsigned long long)c->spec_demotions,
                  (unsigned long long)c->spec_no_gain, (unsigned long long)c->spec_pinned,
                  (unsigned long long)c->spec_lookups_missed, (unsigned long long)c->spec_wakes_dropped,
-                 (unsigned long long)c->spec_time_waits_failed,
+                 (unsigned long long)c->spec_samples_lost,
                  c->dev->caps.validation ? "on" : "off", (unsigned long long)verr);
         uint64_t guarded, unguarded;
         prog_fold_guard_counts(&guarded, &unguarded);

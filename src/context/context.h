@@ -77,7 +77,7 @@ struct kctx {
     uint64_t records_full, records_params, replays;   /* of destroyed schemes, for the close line */
     uint64_t skipped_nodes;                           /* of destroyed schemes */
     uint64_t spec_warms, spec_promotions, spec_demotions, spec_pinned, spec_no_gain;   /* of destroyed schemes */
-    uint64_t spec_time_waits_failed, spec_lookups_missed, spec_wakes_dropped;        /* likewise */
+    uint64_t spec_samples_lost, spec_lookups_missed, spec_wakes_dropped;        /* likewise */
     struct csvc *svc;           /* the compile service (its own lock; taken after this one) */
     struct arc_store archive;   /* the device pair's archive folder (its own lock) */
     _Atomic uint64_t last_submit_ns;   /* the archive saver's gate reads it without the lock */

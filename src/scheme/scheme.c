@@ -4,23 +4,57 @@
  */
 #include "scheme.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The predictor's read-only view of a node (spec_view_fn). */
+static void node_view(const struct spec_site *site, struct spec_view *out)
+{
+    const struct node *n = (const struct node *)(const void *)((const char *)site - offsetof(struct node, site));
+    uint32_t bound = 0;
+    for (uint32_t i = 0; i < n->binding_count; i++)
+        if (n->bindings[i].binding < KILN_MAX_BINDINGS)
+            bound |= 1u << n->bindings[i].binding;
+    *out = (struct spec_view){.node = n->id,
+                              .label = n->label,
+                              .program = n->prog->name,
+                              .state = n->prog->state,
+                              .iface = &n->prog->iface,
+                              .front = n->prog->front,
+                              .params = n->params,
+                              .bound = bound,
+                              .lens = n->lens,
+                              .groups = n->groups};
+}
+
+static void mark_params_dirty(struct scheme *s)
+{
+    if (s->dirty == SCHEME_CLEAN)
+        s->dirty = SCHEME_PARAMS;
+}
+
+/* Acts on what a predictor hook asked (enum spec_verdict). */
+static void heed(struct scheme *s, unsigned verdict)
+{
+    if (verdict & SPEC_RERECORD)
+        mark_params_dirty(s);
+}
 
 kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pending, bool skip_log,
                           struct spec_cache *spec, struct scheme **out)
 {
     struct scheme *s = mem_calloc(1, sizeof *s);
     if (!s)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s'", label ? label : "scheme");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s'", label);
     s->dev = dev;
     s->current = -1;
     s->dirty = SCHEME_STRUCT;
     s->skip_pending = skip_pending;
     s->skip_log = skip_log;
-    snprintf(s->label, sizeof s->label, "%s", label ? label : "scheme");
-    spec_sched_init(&s->spec, spec);
+    snprintf(s->label, sizeof s->label, "%s", label);
+    spec_sched_init(&s->spec, spec, dev, s->label, node_view);
     *out = s;
     return KILN_OK;
 }
@@ -40,7 +74,7 @@ void scheme_destroy(struct scheme *s)
     if (s->last_ticket)
         (void)kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX);
     for (uint32_t i = 0; i < s->node_count; i++) {
-        spec_node_removed(s, s->nodes[i]);
+        (void)spec_site_remove(&s->spec, &s->nodes[i]->site);
         node_free(s, s->nodes[i]);
     }
     spec_sched_finish(&s->spec);
@@ -127,10 +161,9 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
 {
     char label[64];
     snprintf(label, sizeof label, "%s", init->label ? init->label : "");
-    if (!label[0])
+    if (!label[0])   /* the node desc's "decided later": named by its place */
         snprintf(label, sizeof label, "node%u", s->node_count);
-    uint32_t groups[3] = {init->groups[0], init->groups[1] ? init->groups[1] : 1, init->groups[2] ? init->groups[2] : 1};
-    KILN_TRY(check_groups(s, label, groups));
+    KILN_TRY(check_groups(s, label, init->groups));
     if (init->binding_count > KILN_MAX_BINDINGS)
         return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %u bindings, at most %d", label, init->binding_count,
                           KILN_MAX_BINDINGS);
@@ -157,7 +190,7 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     n->prog = init->prog;
     memcpy(n->bindings, init->bindings, init->binding_count * sizeof n->bindings[0]);
     n->binding_count = init->binding_count;
-    memcpy(n->groups, groups, sizeof groups);
+    memcpy(n->groups, init->groups, sizeof n->groups);
     memcpy(n->params, init->params, sizeof n->params);
     memcpy(n->label, label, sizeof label);
     for (uint32_t i = 0; i < n->binding_count; i++)
@@ -178,7 +211,7 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     s->nodes[s->node_count++] = n;
     s->dirty = SCHEME_STRUCT;
     s->stats.nodes = s->node_count;
-    spec_node_added(s, n);
+    heed(s, spec_site_add(&s->spec, &n->site));
     *out = n;
     return KILN_OK;
 }
@@ -200,7 +233,7 @@ static void retire_bindset(struct scheme *s, struct kb_bindset *b)
 void scheme_node_remove(struct node *n)
 {
     struct scheme *s = n->scheme;
-    spec_node_removed(s, n);
+    (void)spec_site_remove(&s->spec, &n->site);   /* a structural change re-records anyway */
     retire_bindset(s, n->bindset);
     n->bindset = NULL;
     for (uint32_t i = n->index + 1; i < s->node_count; i++) {
@@ -213,19 +246,13 @@ void scheme_node_remove(struct node *n)
     node_free(s, n);
 }
 
-static void mark_params_dirty(struct scheme *s)
-{
-    if (s->dirty == SCHEME_CLEAN)
-        s->dirty = SCHEME_PARAMS;
-}
-
 kiln_result node_set_param(struct node *n, uint32_t slot, uint32_t word)
 {
     if (slot >= KILN_PARAM_WORDS)
         return KILN_RAISE(KILN_ERR_INVALID, "node '%s': param slot %u, slots are 0..%d", n->label, slot,
                           KILN_PARAM_WORDS - 1);
     if (n->params[slot] != word) {
-        spec_param_changed(n->scheme, n, slot, n->params[slot], word);
+        heed(n->scheme, spec_param_changed(&n->scheme->spec, &n->site, slot, n->params[slot], word));
         n->params[slot] = word;
         mark_params_dirty(n->scheme);
     }
@@ -249,7 +276,7 @@ kiln_result node_set_program(struct node *n, struct prog *p)
         n->prog->node_refs--;
         p->node_refs++;
         n->prog = p;
-        spec_program_changed(n->scheme, n);
+        (void)spec_program_changed(&n->scheme->spec, &n->site);   /* a structural change re-records anyway */
         n->scheme->dirty = SCHEME_STRUCT;
         return KILN_OK;
     }
@@ -269,7 +296,7 @@ kiln_result node_set_program(struct node *n, struct prog *p)
     n->prog->node_refs--;
     p->node_refs++;
     n->prog = p;
-    spec_program_changed(n->scheme, n);
+    (void)spec_program_changed(&n->scheme->spec, &n->site);   /* re-recorded below anyway */
     mark_params_dirty(n->scheme);
     return KILN_OK;
 }
@@ -431,7 +458,7 @@ static kiln_result record(struct scheme *s)
         if (nd->barrier_before)
             s->steps[n++] = (struct kb_step){.kind = KB_STEP_BARRIER};
         struct kb_step *st = &s->steps[n++];
-        struct kb_pipeline *variant = spec_pipeline(nd);
+        struct kb_pipeline *variant = spec_pipeline(&nd->site);
         *st = (struct kb_step){.kind = KB_STEP_DISPATCH,
                                .pipeline = variant ? variant : nd->prog->pipeline,
                                .layout = nd->prog->layout,
@@ -439,9 +466,8 @@ static kiln_result record(struct scheme *s)
         memcpy(st->params, nd->params, sizeof st->params);
         memcpy(st->groups, nd->groups, sizeof st->groups);
         memcpy(st->lens, nd->lens, sizeof st->lens);
-        st->timed = nd->site.timing;
-        nd->site.timed_in_record = nd->site.timing;
-        nd->site.timed_variant = variant != NULL;
+        st->timed = nd->timed = spec_timed(&nd->site);
+        nd->timed_variant = variant != NULL;
     }
     int slot;
     KILN_TRY(free_cmd(s, &slot));
@@ -457,15 +483,7 @@ static kiln_result record(struct scheme *s)
 
 void scheme_stats_update(struct scheme *s)
 {
-    s->stats.spec_warms = s->spec.warms;
-    s->stats.spec_promotions = s->spec.promotions;
-    s->stats.spec_demotions = s->spec.demotions;
-    s->stats.spec_pinned = s->spec.pinned;
-    s->stats.spec_no_gain = s->spec.no_gain;
-    uint64_t bound = 0;
-    for (uint32_t i = 0; i < s->node_count; i++)
-        bound += s->nodes[i]->site.bound != NULL;
-    s->stats.spec_specialized = bound;
+    spec_stats(&s->spec, &s->stats);
 }
 
 
@@ -488,6 +506,36 @@ static void describe(const struct scheme *s, char *buf, size_t cap)
     }
     if (used < cap)
         snprintf(buf + used, cap - used, ")");
+}
+
+/* The cost model's samples: the last submit's timed dispatches, read once
+ * the device is done with it (so while a site times, a submit waits for the
+ * one before) and handed to the predictor. */
+static void collect_times(struct scheme *s)
+{
+    if (!spec_wants_times(&s->spec) || s->current < 0 || !s->last_ticket)
+        return;
+    char why[300];
+    if (kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX) < 0) {
+        snprintf(why, sizeof why, "waiting for it failed: %s", kiln_last_error());
+        err_clear();
+        spec_times_lost(&s->spec, why);
+        return;
+    }
+    uint64_t ns[64];
+    uint32_t count = 0;
+    if (kb_cmd_times(s->dev, s->cmds[s->current].cmd, ns, 64, &count) < 0) {
+        snprintf(why, sizeof why, "reading them failed: %s", kiln_last_error());
+        err_clear();
+        spec_times_lost(&s->spec, why);
+        return;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->node_count && k < count; i++) {
+        struct node *n = s->nodes[i];
+        if (!n->skipped && n->timed)
+            spec_time_taken(&s->spec, &n->site, ns[k++], n->timed_variant);
+    }
 }
 
 /* ---- KILN_SPEC_VERIFY ------------------------------------------------------------------ */
@@ -531,8 +579,7 @@ static kiln_result ranges_io(struct scheme *s, struct node *n, uint8_t **bytes, 
  * each left in the node's ranges. */
 static kiln_result verify_node(struct scheme *s, struct node *n)
 {
-    n->site.verify_due = false;
-    struct kb_pipeline *variant = spec_pipeline(n);
+    struct kb_pipeline *variant = spec_pipeline(&n->site);
     if (!variant || !n->bindset)
         return KILN_OK;
     if (s->last_ticket)
@@ -568,16 +615,13 @@ static kiln_result verify_node(struct scheme *s, struct node *n)
         size_t at = 0;
         while (uni[i][at] == var[i][at])
             at++;
-        char slots[160] = "";
-        size_t k = 0;
-        for (int w = 0; w < KILN_PARAM_WORDS && k < sizeof slots; w++)
-            if (n->site.bound->mask & (1u << w))
-                k += (size_t)snprintf(slots + k, sizeof slots - k, " slot%d=0x%x", w, n->site.bound->words[w]);
+        char slots[160];
+        spec_bake_text(&n->site, slots, sizeof slots);
         log_error("KILN_SPEC_VERIFY: scheme '%s' node '%s' (%s):%s: the variant wrote other values than the "
                   "universal program at binding %u, byte %zu of its range (0x%02x, universal 0x%02x); the node "
                   "runs its universal program from now on",
                   s->label, n->label, n->prog->name, slots, n->bindings[i].binding, at, var[i][at], uni[i][at]);
-        spec_verify_failed(s, n);
+        heed(s, spec_verify_failed(&s->spec, &n->site));
         r = KILN_RAISE(KILN_ERR_VERIFY,
                        "KILN_SPEC_VERIFY: node '%s' (%s): its variant (%s) computed other values than the universal "
                        "program at binding %u, byte %zu",
@@ -594,15 +638,12 @@ static kiln_result verify_node(struct scheme *s, struct node *n)
 /* KILN_SPEC_VERIFY=1: every node promoted by this submit is checked. */
 static kiln_result verify_promotions(struct scheme *s)
 {
-    if (!s->spec.cache || !env_flag("KILN_SPEC_VERIFY", 0)) {
-        for (uint32_t i = 0; i < s->node_count; i++)
-            s->nodes[i]->site.verify_due = false;
+    if (!env_flag("KILN_SPEC_VERIFY", 0))
         return KILN_OK;
-    }
     kiln_result first = KILN_OK;
     for (uint32_t i = 0; i < s->node_count; i++) {
         struct node *n = s->nodes[i];
-        if (!n->site.verify_due)
+        if (!spec_promoted_now(&s->spec, &n->site))
             continue;
         if (!n->bindset)
             KILN_TRY(ready_nodes(s));
@@ -616,11 +657,11 @@ static kiln_result verify_promotions(struct scheme *s)
 kiln_result scheme_submit(struct scheme *s, uint64_t *ticket)
 {
     collect_garbage(s);
-    spec_predict(s);
-    if (s->spec.promoted_now) {
-        s->spec.promoted_now = false;
+    collect_times(s);
+    unsigned verdict = spec_predict(&s->spec);
+    heed(s, verdict);
+    if (verdict & SPEC_VERIFY)
         KILN_TRY(verify_promotions(s));
-    }
     if (s->skipping && skips_resolved(s))
         s->dirty = SCHEME_STRUCT;
     if (s->dirty != SCHEME_CLEAN || s->current < 0) {
@@ -634,6 +675,7 @@ kiln_result scheme_submit(struct scheme *s, uint64_t *ticket)
     s->cmds[s->current].ticket = t;
     s->last_ticket = t;
     s->stats.submits++;
+    spec_submitted(&s->spec, t);
     s->stats.skipped_nodes += s->skipping;
     *ticket = t;
     return KILN_OK;

@@ -17,7 +17,10 @@
  *
  * Specialization (src/specialize): at the top of a submit the predictor may swap
  * a node's program for a variant with its stable words baked in (a
- * params-only change); set_param demotes in the same call.
+ * params-only change); set_param demotes in the same call. The predictor
+ * sees a node only through the read-only view the scheme gives it
+ * (node_view) and answers with verdicts (re-record, verify); the scheme
+ * does all recording and timing and hands the measured times in.
  *
  * A node whose program is still compiling makes a submit wait for it (and
  * mark it wanted), or, under the context's skip policy, is left out of the
@@ -59,7 +62,9 @@ struct node {
     bool barrier_before;
     bool skipped;                /* left out of the current recording: its program was pending */
     const struct prog *skip_logged;  /* the program a skip was last logged for */
-    struct spec_site site;       /* specialization */
+    bool timed;                  /* its dispatch in the current recording carries timestamps ... */
+    bool timed_variant;          /* ... and ran its variant */
+    struct spec_site site;       /* specialization: only spec_ functions touch it */
 };
 
 enum scheme_dirty { SCHEME_CLEAN = 0, SCHEME_PARAMS = 1, SCHEME_STRUCT = 2 };
@@ -94,10 +99,11 @@ struct scheme {
     bool skip_log;           /* KILN_SKIP_LOG: name each skipped node once per program */
     uint32_t skipping;       /* nodes left out of the current recording */
     kiln_scheme_stats stats;
-    struct spec_sched spec;  /* specialization: sites needing a look, parked variants, events */
+    struct spec_sched spec;  /* specialization (only spec_ functions touch it): sites, parked variants, events */
 };
 
-/* spec: the context's variant cache (NULL: no specialization). */
+/* label: not NULL (kiln_scheme_desc_defaults gives one); copied. spec: the
+ * context's variant cache (NULL: no specialization). */
 KILN_NODISCARD kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pending, bool skip_log,
                                          struct spec_cache *spec, struct scheme **out);
 /* Waits for the scheme's submits, then frees it and its nodes (their

@@ -2,9 +2,15 @@
  * specialize.c: sites, the predictor, the variant cache (see
  * specialize.h for the model).
  *
- * Submit numbers: the scheme's submits so far plus one is the submit being
- * made ("now" at the top of a submit). A word set before submit k has held
- * its value at the top of submit k + h for h submits (k .. k + h - 1).
+ * Submit numbers: the scheme's submits so far (spec_submitted counts them)
+ * plus one is the submit being made ("now" at the top of a submit). A word
+ * set before submit k has held its value at the top of submit k + h for h
+ * submits (k .. k + h - 1).
+ *
+ * The predictor reads a node only through its scheme's view (struct
+ * spec_view) and writes nothing of the scheme's: what the scheme must do
+ * (re-record, verify a promotion) gathers in q->verdict while a hook runs
+ * and is returned by it.
  */
 #include "specialize.h"
 
@@ -12,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "compile/compile.h"
-#include "scheme/scheme.h"
 
 void spec_policy_default(struct spec_policy *p)
 {
@@ -26,6 +32,7 @@ void spec_policy_default(struct spec_policy *p)
 void spec_cache_init(struct spec_cache *c, struct csvc *svc, bool capable, int override)
 {
     *c = (struct spec_cache){.svc = svc, .capable = capable, .override = override};
+    list_init(&c->variants);
     spec_policy_default(&c->policy);
 }
 
@@ -38,33 +45,9 @@ bool spec_enabled(const struct spec_cache *c)
     return env_flag("KILN_SPECIALIZATION", 1) != 0;
 }
 
-static void list_remove(struct spec_cache *c, struct spec_variant *v)
-{
-    if (v->prev)
-        v->prev->next = v->next;
-    else
-        c->head = v->next;
-    if (v->next)
-        v->next->prev = v->prev;
-    else
-        c->tail = v->prev;
-    v->prev = v->next = NULL;
-}
-
-static void list_push_front(struct spec_cache *c, struct spec_variant *v)
-{
-    v->prev = NULL;
-    v->next = c->head;
-    if (c->head)
-        c->head->prev = v;
-    else
-        c->tail = v;
-    c->head = v;
-}
-
 static void variant_free(struct spec_cache *c, struct spec_variant *v)
 {
-    list_remove(c, v);
+    list_remove(&v->lru);
     c->count--;
     if (v->job)
         csvc_release(c->svc, v->job);
@@ -75,8 +58,10 @@ static void variant_free(struct spec_cache *c, struct spec_variant *v)
 static void cache_trim(struct spec_cache *c)
 {
     uint32_t limit = c->policy.cache_per_scheme * (c->schemes ? c->schemes : 1);
-    for (struct spec_variant *v = c->tail, *prev; v && c->unreferenced > limit; v = prev) {
-        prev = v->prev;
+    struct spec_variant *v;
+    list_for_each_rev(v, tmp, &c->variants, struct spec_variant, lru) {
+        if (c->unreferenced <= limit)
+            break;
         if (v->refs)
             continue;
         c->unreferenced--;
@@ -88,8 +73,8 @@ static void variant_ref(struct spec_cache *c, struct spec_variant *v)
 {
     if (v->refs++ == 0)
         c->unreferenced--;
-    list_remove(c, v);
-    list_push_front(c, v);
+    list_remove(&v->lru);
+    list_add_head(&c->variants, &v->lru);
 }
 
 /* Lets go of a reference. A variant nobody holds whose compile has not
@@ -110,8 +95,8 @@ static void variant_unref(struct spec_cache *c, struct spec_variant *v)
 
 void spec_cache_finish(struct spec_cache *c)
 {
-    while (c->head)
-        variant_free(c, c->head);
+    while (c->variants.next && !list_empty(&c->variants))   /* a zeroed cache was never initialized */
+        variant_free(c, list_entry(list_first(&c->variants), struct spec_variant, lru));
     *c = (struct spec_cache){0};
 }
 
@@ -146,10 +131,11 @@ static const char *event_name(kiln_spec_event_kind k)
     return "?";
 }
 
-static void event(struct scheme *s, struct node *n, kiln_spec_event_kind kind, uint64_t submit,
+static void event(struct spec_sched *q, const struct spec_site *t, kiln_spec_event_kind kind, uint64_t submit,
                   const struct spec_variant *v)
 {
-    struct spec_sched *q = &s->spec;
+    struct spec_view n;
+    q->view(t, &n);
     kiln_spec_event *e = &q->events[(q->event_head + q->event_count) % SPEC_EVENTS];
     if (q->event_count == SPEC_EVENTS) {
         q->event_head = (q->event_head + 1) % SPEC_EVENTS;
@@ -157,9 +143,9 @@ static void event(struct scheme *s, struct node *n, kiln_spec_event_kind kind, u
     } else {
         q->event_count++;
     }
-    *e = (kiln_spec_event){.kind = kind, .submit = submit, .node = {n->id}};
-    snprintf(e->node_label, sizeof e->node_label, "%s", n->label);
-    snprintf(e->program, sizeof e->program, "%s", n->prog->name);
+    *e = (kiln_spec_event){.kind = kind, .submit = submit, .node = {n.node}};
+    snprintf(e->node_label, sizeof e->node_label, "%s", n.label);
+    snprintf(e->program, sizeof e->program, "%s", n.program);
     if (v) {
         e->mask = v->mask;
         memcpy(e->words, v->words, sizeof e->words);
@@ -171,10 +157,10 @@ static void event(struct scheme *s, struct node *n, kiln_spec_event_kind kind, u
     char slots[400];
     slots_text(slots, sizeof slots, e->mask, e->words, v ? &v->facts : NULL);
     if (kind == KILN_SPEC_FAILED || kind == KILN_SPEC_PINNED)
-        log_warn("spec: scheme '%s' node '%s' (%s) at submit %llu: %s: %s", s->label, n->label, n->prog->name,
+        log_warn("spec: scheme '%s' node '%s' (%s) at submit %llu: %s: %s", q->label, n.label, n.program,
                  (unsigned long long)submit, event_name(kind), slots);
     else
-        log_debug("spec: scheme '%s' node '%s' (%s) at submit %llu: %s: %s", s->label, n->label, n->prog->name,
+        log_debug("spec: scheme '%s' node '%s' (%s) at submit %llu: %s: %s", q->label, n.label, n.program,
                   (unsigned long long)submit, event_name(kind), slots);
 }
 
@@ -191,35 +177,36 @@ uint32_t spec_events_take(struct spec_sched *q, kiln_spec_event *out, uint32_t c
 
 /* ---- the awake list and the wake queue ---------------------------------------------- */
 
-static void wake(struct scheme *s, struct node *n)
+static void wake(struct spec_sched *q, struct spec_site *t)
 {
-    struct spec_sched *q = &s->spec;
-    if (n->site.awake)
+    if (t->awake)
         return;
     if (!vec_reserve((void **)&q->awake, &q->awake_cap, q->awake_count + 1, sizeof *q->awake)) {
         /* The site waits for its next change (never a wrong frame). */
         q->wakes_dropped++;
+        struct spec_view n;
+        q->view(t, &n);
         log_warn("spec: scheme '%s' node '%s': out of host memory waking its site (%u awake): it is looked at again "
                  "when a word changes",
-                 s->label, n->label, q->awake_count);
+                 q->label, n.label, q->awake_count);
         return;
     }
-    n->site.awake = true;
-    q->awake[q->awake_count++] = n;
+    t->awake = true;
+    q->awake[q->awake_count++] = t;
 }
 
 static void heap_swap(struct spec_sched *q, uint32_t a, uint32_t b)
 {
-    struct node *t = q->heap[a];
+    struct spec_site *t = q->heap[a];
     q->heap[a] = q->heap[b];
     q->heap[b] = t;
-    q->heap[a]->site.heap_at = a;
-    q->heap[b]->site.heap_at = b;
+    q->heap[a]->heap_at = a;
+    q->heap[b]->heap_at = b;
 }
 
 static void heap_up(struct spec_sched *q, uint32_t i)
 {
-    while (i && q->heap[(i - 1) / 2]->site.wake_at > q->heap[i]->site.wake_at) {
+    while (i && q->heap[(i - 1) / 2]->wake_at > q->heap[i]->wake_at) {
         heap_swap(q, i, (i - 1) / 2);
         i = (i - 1) / 2;
     }
@@ -229,9 +216,9 @@ static void heap_down(struct spec_sched *q, uint32_t i)
 {
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < q->heap_count && q->heap[l]->site.wake_at < q->heap[m]->site.wake_at)
+        if (l < q->heap_count && q->heap[l]->wake_at < q->heap[m]->wake_at)
             m = l;
-        if (r < q->heap_count && q->heap[r]->site.wake_at < q->heap[m]->site.wake_at)
+        if (r < q->heap_count && q->heap[r]->wake_at < q->heap[m]->wake_at)
             m = r;
         if (m == i)
             return;
@@ -240,36 +227,43 @@ static void heap_down(struct spec_sched *q, uint32_t i)
     }
 }
 
-static void unschedule(struct spec_sched *q, struct node *n)
+static void unschedule(struct spec_sched *q, struct spec_site *t)
 {
-    uint32_t i = n->site.heap_at;
-    n->site.wake_at = 0;
+    uint32_t i = t->heap_at;
+    t->wake_at = 0;
     if (i == UINT32_MAX)
         return;
-    n->site.heap_at = UINT32_MAX;
+    t->heap_at = UINT32_MAX;
     if (i != --q->heap_count) {
         q->heap[i] = q->heap[q->heap_count];
-        q->heap[i]->site.heap_at = i;
+        q->heap[i]->heap_at = i;
         heap_up(q, i);
-        heap_down(q, q->heap[i]->site.heap_at);
+        heap_down(q, q->heap[i]->heap_at);
     }
 }
 
 /* The site's next decision point; 0: none. */
-static void schedule(struct spec_sched *q, struct node *n, uint64_t at)
+static void schedule(struct spec_sched *q, struct spec_site *t, uint64_t at)
 {
-    unschedule(q, n);
+    unschedule(q, t);
     if (!at || !vec_reserve((void **)&q->heap, &q->heap_cap, q->heap_count + 1, sizeof *q->heap))
         return;
-    n->site.wake_at = at;
-    n->site.heap_at = q->heap_count;
-    q->heap[q->heap_count++] = n;
-    heap_up(q, n->site.heap_at);
+    t->wake_at = at;
+    t->heap_at = q->heap_count;
+    q->heap[q->heap_count++] = t;
+    heap_up(q, t->heap_at);
 }
 
 /* ---- sites ----------------------------------------------------------------------------- */
 
-static uint64_t now_of(const struct scheme *s) { return s->stats.submits + 1; }
+static uint64_t now_of(const struct spec_sched *q) { return q->submits + 1; }
+
+static unsigned verdict_take(struct spec_sched *q)
+{
+    unsigned v = q->verdict;
+    q->verdict = 0;
+    return v;
+}
 
 static void site_reset(struct spec_site *t, const struct spec_policy *p, bool keep_certain)
 {
@@ -281,45 +275,45 @@ static void site_reset(struct spec_site *t, const struct spec_policy *p, bool ke
     t->pinned = false;
 }
 
-void spec_sched_init(struct spec_sched *q, struct spec_cache *cache)
+void spec_sched_init(struct spec_sched *q, struct spec_cache *cache, struct kb_device *dev, const char *label,
+                     spec_view_fn view)
 {
-    *q = (struct spec_sched){.cache = cache};
+    *q = (struct spec_sched){.cache = cache, .dev = dev, .label = label, .view = view};
+    list_init(&q->sites);
     if (cache)
         cache->schemes++;
 }
 
-static void park(struct scheme *s, struct spec_variant *v)
+static void park(struct spec_sched *q, struct spec_variant *v)
 {
-    struct spec_sched *q = &s->spec;
     if (!v)
         return;
     if (!vec_reserve((void **)&q->parked, &q->parked_cap, q->parked_count + 1, sizeof *q->parked)) {
         /* No room to defer: the device must be done with it first. A
          * failed wait (a lost device) leaves nothing running it. */
-        if (kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX) < 0) {
+        if (kb_ticket_wait(q->dev, q->last_ticket, UINT64_MAX) < 0) {
             /* Not a cost-model wait: logged only (the context is lost, and
              * its close line says so). */
-            log_warn("spec: scheme '%s': waiting for ticket %llu to release a variant: %s", s->label,
-                     (unsigned long long)s->last_ticket, kiln_last_error());
+            log_warn("spec: scheme '%s': waiting for ticket %llu to release a variant: %s", q->label,
+                     (unsigned long long)q->last_ticket, kiln_last_error());
             err_clear();
         }
         variant_unref(q->cache, v);
         return;
     }
     q->parked[q->parked_count++] =
-        (struct spec_parked){v, s->stats.submits + q->cache->policy.park_submits, s->last_ticket};
+        (struct spec_parked){v, q->submits + q->cache->policy.park_submits, q->last_ticket};
 }
 
-static void release_parked(struct scheme *s, bool all)
+static void release_parked(struct spec_sched *q, bool all)
 {
-    struct spec_sched *q = &s->spec;
     if (!q->parked_count)
         return;
-    uint64_t done = kb_ticket_done(s->dev);
+    uint64_t done = kb_ticket_done(q->dev);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < q->parked_count; i++) {
         struct spec_parked *p = &q->parked[i];
-        if (all || (s->stats.submits >= p->after_submit && done >= p->ticket))
+        if (all || (q->submits >= p->after_submit && done >= p->ticket))
             variant_unref(q->cache, p->v);
         else
             q->parked[kept++] = *p;
@@ -340,24 +334,22 @@ void spec_sched_finish(struct spec_sched *q)
     *q = (struct spec_sched){0};
 }
 
-static void drop_warming(struct scheme *s, struct node *n)
+static void drop_warming(struct spec_sched *q, struct spec_site *t)
 {
-    variant_unref(s->spec.cache, n->site.warming);
-    n->site.warming = NULL;
+    variant_unref(q->cache, t->warming);
+    t->warming = NULL;
 }
 
 /* Puts the node back on its universal program (the variant parked). */
-static void demote(struct scheme *s, struct node *n, uint64_t at)
+static void demote(struct spec_sched *q, struct spec_site *t, uint64_t at)
 {
-    struct spec_site *t = &n->site;
     if (!t->bound)
         return;
-    event(s, n, KILN_SPEC_DEMOTE, at, t->bound);
-    s->spec.demotions++;
-    park(s, t->bound);
+    event(q, t, KILN_SPEC_DEMOTE, at, t->bound);
+    q->demotions++;
+    park(q, t->bound);
     t->bound = NULL;
-    if (s->dirty == SCHEME_CLEAN)
-        s->dirty = SCHEME_PARAMS;
+    q->verdict |= SPEC_RERECORD;
 }
 
 static void grow(struct spec_slot *sl, const struct spec_policy *p)
@@ -368,49 +360,52 @@ static void grow(struct spec_slot *sl, const struct spec_policy *p)
         sl->threshold = sl->threshold >= p->cap / 2 ? p->cap : sl->threshold * 2;
 }
 
-void spec_node_added(struct scheme *s, struct node *n)
+unsigned spec_site_add(struct spec_sched *q, struct spec_site *t)
 {
-    struct spec_site *t = &n->site;
     *t = (struct spec_site){.heap_at = UINT32_MAX};
-    if (s->spec.cache)
-        site_reset(t, &s->spec.cache->policy, false);
-    wake(s, n);
+    list_init(&t->link);
+    list_add_tail(&q->sites, &t->link);
+    if (q->cache)
+        site_reset(t, &q->cache->policy, false);
+    wake(q, t);
+    return verdict_take(q);
 }
 
-void spec_node_removed(struct scheme *s, struct node *n)
+unsigned spec_site_remove(struct spec_sched *q, struct spec_site *t)
 {
-    struct spec_sched *q = &s->spec;
-    if (n->site.awake)
+    list_remove(&t->link);
+    if (t->awake)
         for (uint32_t i = 0; i < q->awake_count; i++)
-            if (q->awake[i] == n) {
+            if (q->awake[i] == t) {
                 q->awake[i] = q->awake[--q->awake_count];
                 break;
             }
-    unschedule(q, n);
-    drop_warming(s, n);
-    if (n->site.timing) {
-        n->site.timing = false;
+    unschedule(q, t);
+    drop_warming(q, t);
+    if (t->timing) {
+        t->timing = false;
         q->timing--;
     }
-    park(s, n->site.bound);
-    n->site.bound = NULL;
+    park(q, t->bound);
+    t->bound = NULL;
+    return verdict_take(q);
 }
 
-void spec_param_changed(struct scheme *s, struct node *n, uint32_t slot, uint32_t old_word, uint32_t new_word)
+unsigned spec_param_changed(struct spec_sched *q, struct spec_site *t, uint32_t slot, uint32_t old_word,
+                            uint32_t new_word)
 {
-    struct spec_site *t = &n->site;
-    if (old_word == new_word || !s->spec.cache)
-        return;
-    const struct spec_policy *p = &s->spec.cache->policy;
+    if (old_word == new_word || !q->cache)
+        return 0;
+    const struct spec_policy *p = &q->cache->policy;
     struct spec_slot *sl = &t->slot[slot];
     uint32_t bit = 1u << slot;
     bool broke = false;
     if (t->bound && (t->bound->mask & bit)) {
-        demote(s, n, now_of(s));   /* the invariant: never a variant that disagrees with the frame */
+        demote(q, t, now_of(q));   /* the invariant: never a variant that disagrees with the frame */
         broke = true;
     }
     if (t->warming && (t->warming->mask & bit)) {
-        drop_warming(s, n);
+        drop_warming(q, t);
         broke = true;
     }
     if (t->started) {
@@ -419,62 +414,91 @@ void spec_param_changed(struct scheme *s, struct node *n, uint32_t slot, uint32_
         else if (broke)
             sl->threshold = p->promote;   /* a certain word that moved: it broke a bake */
         sl->changed = true;
-        sl->since = now_of(s);
+        sl->since = now_of(q);
     }
-    wake(s, n);
+    wake(q, t);
+    return verdict_take(q);
 }
 
-void spec_program_changed(struct scheme *s, struct node *n)
+unsigned spec_program_changed(struct spec_sched *q, struct spec_site *t)
 {
-    struct spec_site *t = &n->site;
-    drop_warming(s, n);
-    park(s, t->bound);
+    drop_warming(q, t);
+    park(q, t->bound);
     t->bound = NULL;
-    uint64_t now = now_of(s);
-    if (s->spec.cache) {
-        site_reset(t, &s->spec.cache->policy, true);
+    uint64_t now = now_of(q);
+    if (q->cache) {
+        site_reset(t, &q->cache->policy, true);
         for (int i = 0; i < KILN_PARAM_WORDS; i++)
             if (t->slot[i].changed)
                 t->slot[i].since = now;   /* held counts start over against the new program */
     }
-    wake(s, n);
+    wake(q, t);
+    return verdict_take(q);
 }
 
-static void timing_stop(struct scheme *s, struct node *n);
+static void timing_stop(struct spec_sched *q, struct spec_site *t);
 
-void spec_verify_failed(struct scheme *s, struct node *n)
+unsigned spec_verify_failed(struct spec_sched *q, struct spec_site *t)
 {
-    struct spec_site *t = &n->site;
-    uint64_t now = now_of(s);
-    drop_warming(s, n);
-    demote(s, n, now);
-    timing_stop(s, n);
+    uint64_t now = now_of(q);
+    drop_warming(q, t);
+    demote(q, t, now);
+    timing_stop(q, t);
     if (!t->pinned) {
         t->pinned = true;
-        s->spec.pinned++;
-        event(s, n, KILN_SPEC_PINNED, now, NULL);
+        q->pinned++;
+        event(q, t, KILN_SPEC_PINNED, now, NULL);
     }
-    unschedule(&s->spec, n);
+    unschedule(q, t);
+    return verdict_take(q);
 }
 
-struct kb_pipeline *spec_pipeline(const struct node *n)
+struct kb_pipeline *spec_pipeline(const struct spec_site *t) { return t->bound ? t->bound->pipeline : NULL; }
+
+bool spec_timed(const struct spec_site *t) { return t->timing; }
+
+bool spec_promoted_now(const struct spec_sched *q, const struct spec_site *t)
 {
-    return n->site.bound ? n->site.bound->pipeline : NULL;
+    return t->bound && t->promoted_at == now_of(q);
 }
 
-/* The certain facts of n its program reads. */
-static void node_facts(const struct node *n, struct spec_facts *f)
+void spec_bake_text(const struct spec_site *t, char *buf, size_t cap)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int w = 0; t->bound && w < KILN_PARAM_WORDS && k < cap; w++)
+        if (t->bound->mask & (1u << w))
+            k += (size_t)snprintf(buf + k, cap - k, " slot%d=0x%x", w, t->bound->words[w]);
+}
+
+void spec_stats(const struct spec_sched *q, kiln_scheme_stats *out)
+{
+    out->spec_warms = q->warms;
+    out->spec_promotions = q->promotions;
+    out->spec_demotions = q->demotions;
+    out->spec_pinned = q->pinned;
+    out->spec_no_gain = q->no_gain;
+    out->spec_samples_lost = q->samples_lost;
+    out->spec_lookups_missed = q->lookups_missed;
+    out->spec_wakes_dropped = q->wakes_dropped;
+    uint64_t bound = 0;
+    const struct spec_site *t;
+    list_for_each(t, tmp, &q->sites, const struct spec_site, link)
+        bound += t->bound != NULL;
+    out->spec_specialized = bound;
+}
+
+/* The certain facts of the node its program reads. */
+static void view_facts(const struct spec_view *n, struct spec_facts *f)
 {
     *f = (struct spec_facts){0};
-    const kiln_program_interface *iface = &n->prog->iface;
-    for (uint32_t i = 0; i < n->binding_count; i++) {
-        uint32_t b = n->bindings[i].binding;
-        if (b < KILN_MAX_BINDINGS && (iface->lens_read & (1u << b))) {
+    uint32_t lens = n->bound & n->iface->lens_read;
+    for (uint32_t b = 0; b < KILN_MAX_BINDINGS; b++)
+        if (lens & (1u << b)) {
             f->lens_mask |= 1u << b;
             f->lens[b] = n->lens[b];
         }
-    }
-    if (iface->groups_read) {
+    if (n->iface->groups_read) {
         f->groups_on = 1;
         memcpy(f->groups, n->groups, sizeof f->groups);
     }
@@ -483,18 +507,19 @@ static void node_facts(const struct node *n, struct spec_facts *f)
 /* The variant of n's program baking mask's words and facts: from the
  * cache, or a compile started (*started). NULL when none can be had, *why
  * saying why (pointing at a constant or at why_buf). */
-static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32_t mask,
+static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_view *n, uint32_t mask,
                                         const struct spec_facts *facts, bool *started, const char **why,
                                         char *why_buf, size_t why_cap)
 {
-    struct spec_cache *c = s->spec.cache;
-    const struct cjob *front = n->prog->front;
+    struct spec_cache *c = q->cache;
+    const struct cjob *front = n->front;
     uint32_t words[KILN_PARAM_WORDS] = {0};
     for (int i = 0; i < KILN_PARAM_WORDS; i++)
         if (mask & (1u << i))
             words[i] = n->params[i];
     *started = false;
-    for (struct spec_variant *v = c->head; v; v = v->next)
+    struct spec_variant *v;
+    list_for_each(v, tmp, &c->variants, struct spec_variant, lru)
         if (v->mask == mask && !memcmp(v->words, words, sizeof words) && !memcmp(&v->facts, facts, sizeof *facts) &&
             !memcmp(v->prog_hash, front->hash, 16)) {
             variant_ref(c, v);
@@ -536,7 +561,7 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
         err_clear();
         return NULL;
     }
-    struct spec_variant *v = mem_calloc(1, sizeof *v);
+    v = mem_calloc(1, sizeof *v);
     struct cjob *job = NULL;
     kiln_result r = v ? csvc_request(c->svc, &src, CPRIO_BACKGROUND, &job) : KILN_ERR_NO_MEMORY;
     prog_source_finish(&src);
@@ -553,7 +578,7 @@ static struct spec_variant *variant_get(struct scheme *s, struct node *n, uint32
     v->facts = *facts;
     v->job = job;
     v->refs = 1;
-    list_push_front(c, v);
+    list_add_head(&c->variants, &v->lru);
     c->count++;
     *started = true;
     return v;
@@ -578,74 +603,52 @@ static uint64_t earliest(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < 
  * backend's query pool holds. A site past it is promoted unmeasured. */
 #define SPEC_TIMED_MAX 64
 
-static void timing_start(struct scheme *s, struct node *n)
+static void timing_start(struct spec_sched *q, struct spec_site *t)
 {
-    struct spec_site *t = &n->site;
-    if (!s->dev->timestamps)
+    if (!q->dev->timestamps)
         return;
     t->uni_best = t->var_best = 0;
     t->uni_n = t->var_n = 0;
-    if (t->timing || s->spec.timing >= SPEC_TIMED_MAX)
+    if (t->timing || q->timing >= SPEC_TIMED_MAX)
         return;
     t->timing = true;
-    s->spec.timing++;
-    if (s->dirty == SCHEME_CLEAN)
-        s->dirty = SCHEME_PARAMS;
+    q->timing++;
+    q->verdict |= SPEC_RERECORD;
 }
 
-static void timing_stop(struct scheme *s, struct node *n)
+static void timing_stop(struct spec_sched *q, struct spec_site *t)
 {
-    struct spec_site *t = &n->site;
     if (!t->timing)
         return;
     t->timing = false;
-    s->spec.timing--;
-    if (s->dirty == SCHEME_CLEAN)
-        s->dirty = SCHEME_PARAMS;
+    q->timing--;
+    q->verdict |= SPEC_RERECORD;
 }
 
-/* Reads the times of the last submit's timed dispatches into their sites. */
-static void collect_times(struct scheme *s)
+bool spec_wants_times(const struct spec_sched *q) { return q->cache && q->timing; }
+
+void spec_time_taken(struct spec_sched *q, struct spec_site *t, uint64_t ns, bool ran_variant)
 {
-    if (!s->spec.timing || s->current < 0 || !s->last_ticket)
+    (void)q;
+    if (!t->timing)
         return;
-    /* A failed wait or read: this submit's samples are lost (the sites go on
-     * timing the next ones); counted and said. */
-    if (kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX) < 0) {
-        s->spec.time_waits_failed++;
-        log_warn("spec: scheme '%s': the cost model's wait for submit %llu failed: %s; its times are lost", s->label,
-                 (unsigned long long)s->stats.submits, kiln_last_error());
-        err_clear();
-        return;
+    if (ran_variant) {
+        if (t->bound && (!t->var_n || ns < t->var_best))
+            t->var_best = ns;
+        t->var_n += t->bound != NULL;
+    } else {
+        if (!t->uni_n || ns < t->uni_best)
+            t->uni_best = ns;
+        t->uni_n++;
     }
-    uint64_t ns[64];
-    uint32_t count = 0;
-    if (kb_cmd_times(s->dev, s->cmds[s->current].cmd, ns, 64, &count) < 0) {
-        s->spec.time_waits_failed++;
-        log_warn("spec: scheme '%s': reading the times of submit %llu failed: %s; they are lost", s->label,
-                 (unsigned long long)s->stats.submits, kiln_last_error());
-        err_clear();
-        return;
-    }
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < s->node_count && k < count; i++) {
-        struct node *n = s->nodes[i];
-        struct spec_site *t = &n->site;
-        if (n->skipped || !t->timed_in_record)
-            continue;
-        uint64_t v = ns[k++];
-        if (!t->timing)
-            continue;
-        if (t->timed_variant) {
-            if (t->bound && (!t->var_n || v < t->var_best))
-                t->var_best = v;
-            t->var_n += t->bound != NULL;
-        } else {
-            if (!t->uni_n || v < t->uni_best)
-                t->uni_best = v;
-            t->uni_n++;
-        }
-    }
+}
+
+void spec_times_lost(struct spec_sched *q, const char *why)
+{
+    /* The sites go on timing the next submits; counted and said. */
+    q->samples_lost++;
+    log_warn("spec: scheme '%s': the cost model's times of submit %llu are lost: %s", q->label,
+             (unsigned long long)q->submits, why);
 }
 
 static bool no_gain_has(const struct spec_site *t, uint32_t mask, const uint32_t *params)
@@ -663,37 +666,38 @@ static bool no_gain_has(const struct spec_site *t, uint32_t mask, const uint32_t
 }
 
 /* A promoted variant timed long enough: kept, or demoted as no faster. */
-static void judge(struct scheme *s, struct node *n, uint64_t now)
+static void judge(struct spec_sched *q, struct spec_site *t, uint64_t now)
 {
-    struct spec_site *t = &n->site;
-    const struct spec_policy *p = &s->spec.cache->policy;
-    timing_stop(s, n);
+    const struct spec_policy *p = &q->cache->policy;
+    timing_stop(q, t);
     if (!t->uni_n || (double)t->var_best <= (double)t->uni_best * p->gain)
         return;
     struct spec_no_gain *g = &t->no_gain[t->no_gain_n++ % 4];
     g->mask = t->bound->mask;
     memcpy(g->words, t->bound->words, sizeof g->words);
-    s->spec.no_gain++;
+    q->no_gain++;
+    struct spec_view n;
+    q->view(t, &n);
     log_debug("spec: scheme '%s' node '%s' (%s): its variant took %llu ns against the universal program's %llu: no "
               "gain, demoted",
-              s->label, n->label, n->prog->name, (unsigned long long)t->var_best, (unsigned long long)t->uni_best);
-    demote(s, n, now);
+              q->label, n.label, n.program, (unsigned long long)t->var_best, (unsigned long long)t->uni_best);
+    demote(q, t, now);
 }
 
 /* One look at a site at the top of submit `now`. Leaves it awake when it
  * needs the next submit too, else scheduled or settled. */
-static void site_step(struct scheme *s, struct node *n, uint64_t now)
+static void site_step(struct spec_sched *q, struct spec_site *t, uint64_t now)
 {
-    struct spec_site *t = &n->site;
-    struct spec_sched *q = &s->spec;
     const struct spec_policy *p = &q->cache->policy;
-    if (t->pinned || n->prog->state != KILN_PROGRAM_READY) {
-        if (!t->pinned && n->prog->state == KILN_PROGRAM_PENDING)
-            wake(s, n);   /* look again once it is compiled */
+    struct spec_view n;
+    q->view(t, &n);
+    if (t->pinned || n.state != KILN_PROGRAM_READY) {
+        if (!t->pinned && n.state == KILN_PROGRAM_PENDING)
+            wake(q, t);   /* look again once it is compiled */
         return;
     }
     t->started = true;
-    uint32_t read = n->prog->iface.params_read;
+    uint32_t read = n.iface->params_read;
     uint32_t target = 0, proven = 0;
     uint64_t next = 0;
     for (uint32_t i = 0; i < KILN_PARAM_WORDS; i++) {
@@ -718,52 +722,52 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
             next = earliest(next, sl->since + pt);
     }
     struct spec_facts facts;
-    node_facts(n, &facts);
+    view_facts(&n, &facts);
     bool any_fact = facts.lens_mask || facts.groups_on;
     if (t->bound && t->timing && t->var_n >= p->measure)
-        judge(s, n, now);
-    if ((!target && !any_fact) || same_bake(t->bound, target, n->params, &facts) ||
-        no_gain_has(t, target, n->params)) {
-        drop_warming(s, n);   /* nothing better to make now */
+        judge(q, t, now);
+    if ((!target && !any_fact) || same_bake(t->bound, target, n.params, &facts) ||
+        no_gain_has(t, target, n.params)) {
+        drop_warming(q, t);   /* nothing better to make now */
         if (t->timing && !(t->bound && t->var_n < p->measure))
-            timing_stop(s, n);
+            timing_stop(q, t);
         if (t->timing)
-            wake(s, n);   /* still measuring its variant */
+            wake(q, t);   /* still measuring its variant */
         else
-            schedule(q, n, next);
+            schedule(q, t, next);
         return;
     }
-    if (!same_bake(t->warming, target, n->params, &facts)) {
-        drop_warming(s, n);
+    if (!same_bake(t->warming, target, n.params, &facts)) {
+        drop_warming(q, t);
         bool started;
         const char *why = "?";
         char why_buf[256];
-        t->warming = variant_get(s, n, target, &facts, &started, &why, why_buf, sizeof why_buf);
+        t->warming = variant_get(q, &n, target, &facts, &started, &why, why_buf, sizeof why_buf);
         if (!t->warming) {
             /* Stays universal; looked at again at its next change or when
              * scheduled. */
             q->lookups_missed++;
-            log_debug("spec: scheme '%s' node '%s' (%s) at submit %llu: no variant to be had: %s", s->label,
-                      n->label, n->prog->name, (unsigned long long)now, why);
-            schedule(q, n, next);
+            log_debug("spec: scheme '%s' node '%s' (%s) at submit %llu: no variant to be had: %s", q->label,
+                      n.label, n.program, (unsigned long long)now, why);
+            schedule(q, t, next);
             return;
         }
         if (started)
             q->warms++;
-        event(s, n, KILN_SPEC_WARM, now, t->warming);
-        timing_start(s, n);
+        event(q, t, KILN_SPEC_WARM, now, t->warming);
+        timing_start(q, t);
     }
     struct csvc_result res;
     kiln_program_state st = csvc_status(q->cache->svc, t->warming->job, &res);
     if (st == KILN_PROGRAM_READY)
         t->warming->pipeline = res.pipeline;   /* valid while the variant holds its job */
     if (st == KILN_PROGRAM_PENDING) {
-        wake(s, n);
+        wake(q, t);
         return;
     }
     if (st == KILN_PROGRAM_FAILED) {
         q->failures++;
-        event(s, n, KILN_SPEC_FAILED, now, t->warming);
+        event(q, t, KILN_SPEC_FAILED, now, t->warming);
         for (uint32_t i = 0; i < KILN_PARAM_WORDS; i++)
             if ((target & (1u << i)) && t->slot[i].changed)
                 grow(&t->slot[i], p);
@@ -776,21 +780,21 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
         if (++t->failures >= p->max_failures) {
             t->pinned = true;
             q->pinned++;
-            timing_stop(s, n);
-            demote(s, n, now);
-            event(s, n, KILN_SPEC_PINNED, now, NULL);
-            unschedule(q, n);
+            timing_stop(q, t);
+            demote(q, t, now);
+            event(q, t, KILN_SPEC_PINNED, now, NULL);
+            unschedule(q, t);
             return;
         }
-        wake(s, n);
+        wake(q, t);
         return;
     }
     if (target & ~proven) {
-        schedule(q, n, next);   /* ready; swapped in once the changed words have held long enough */
+        schedule(q, t, next);   /* ready; swapped in once the changed words have held long enough */
         return;
     }
     if (t->timing && t->uni_n < p->measure) {
-        wake(s, n);   /* the universal program's times first: as many samples as the variant will get */
+        wake(q, t);   /* the universal program's times first: as many samples as the variant will get */
         return;
     }
     if (t->timing) {
@@ -798,68 +802,71 @@ static void site_step(struct scheme *s, struct node *n, uint64_t now)
         t->var_best = 0;
     }
     /* Promote: recorded by this very submit. */
-    park(s, t->bound);
+    park(q, t->bound);
     t->bound = t->warming;
     t->warming = NULL;
-    t->verify_due = true;
-    q->promoted_now = true;
+    t->promoted_at = now;
+    q->verdict |= SPEC_RERECORD | SPEC_VERIFY;
     q->promotions++;
-    event(s, n, KILN_SPEC_PROMOTE, now, t->bound);
-    if (s->dirty == SCHEME_CLEAN)
-        s->dirty = SCHEME_PARAMS;
+    event(q, t, KILN_SPEC_PROMOTE, now, t->bound);
     if (t->timing)
-        wake(s, n);   /* measured over the next submits */
+        wake(q, t);   /* measured over the next submits */
     else
-        schedule(q, n, next);
+        schedule(q, t, next);
 }
 
-void spec_predict(struct scheme *s)
+unsigned spec_predict(struct spec_sched *q)
 {
-    struct spec_sched *q = &s->spec;
     if (!q->cache)
-        return;
-    release_parked(s, false);
-    collect_times(s);
-    uint64_t now = now_of(s);
+        return 0;
+    release_parked(q, false);
+    uint64_t now = now_of(q);
     bool on = spec_enabled(q->cache);
+    struct spec_site *t;
     if (!on) {
         if (q->was_enabled) {
             /* Turned off: every site back on its universal program, compiles dropped. */
-            for (uint32_t i = 0; i < s->node_count; i++) {
-                struct node *n = s->nodes[i];
-                drop_warming(s, n);
-                demote(s, n, now);
-                timing_stop(s, n);
-                unschedule(q, n);
-                n->site.awake = false;
+            list_for_each(t, tmp, &q->sites, struct spec_site, link) {
+                drop_warming(q, t);
+                demote(q, t, now);
+                timing_stop(q, t);
+                unschedule(q, t);
+                t->awake = false;
             }
             q->awake_count = 0;
             q->was_enabled = false;
         }
-        return;
+        return verdict_take(q);
     }
     if (!q->was_enabled) {
         q->was_enabled = true;
-        for (uint32_t i = 0; i < s->node_count; i++)
-            wake(s, s->nodes[i]);
+        list_for_each(t, tmp, &q->sites, struct spec_site, link)
+            wake(q, t);
     }
-    while (q->heap_count && q->heap[0]->site.wake_at <= now) {
-        struct node *n = q->heap[0];
-        unschedule(q, n);
-        wake(s, n);
+    while (q->heap_count && q->heap[0]->wake_at <= now) {
+        t = q->heap[0];
+        unschedule(q, t);
+        wake(q, t);
     }
     if (!q->awake_count)
-        return;
+        return verdict_take(q);
     /* Each awake site once; a step may wake it again for the next submit. */
     uint32_t count = q->awake_count, cap = q->awake_cap;
-    struct node **list = q->awake;
+    struct spec_site **list = q->awake;
     q->awake = q->spare;   /* the two lists trade places: no allocation per submit */
     q->awake_cap = q->spare_cap;
     q->awake_count = 0;
     for (uint32_t i = 0; i < count; i++)
-        list[i]->site.awake = false;
+        list[i]->awake = false;
     for (uint32_t i = 0; i < count; i++)
-        site_step(s, list[i], now);
+        site_step(q, list[i], now);
     q->spare = list;
     q->spare_cap = cap;
+    return verdict_take(q);
+}
+
+void spec_submitted(struct spec_sched *q, uint64_t ticket)
+{
+    q->submits++;
+    q->last_ticket = ticket;
 }

@@ -80,14 +80,15 @@
 #define KILN_SPECIALIZE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/base.h"
+#include "base/list.h"
 
 struct csvc;
 struct cjob;
-struct scheme;
-struct node;
+struct kb_device;
 struct kb_pipeline;
 
 struct spec_policy {
@@ -115,14 +116,14 @@ struct spec_variant {
     struct cjob *job;        /* its compile's front node, held */
     struct kb_pipeline *pipeline;   /* once compiled (a site binds only a compiled variant) */
     uint32_t refs;           /* sites warming or bound, and parked releases */
-    struct spec_variant *prev, *next;   /* the cache's list, most recently used first */
+    struct list lru;         /* in the cache's list, most recently used first */
 };
 
 /* A context's variants, shared by its schemes. Under the context's lock. */
 struct spec_cache {
     struct csvc *svc;
     struct spec_policy policy;
-    struct spec_variant *head, *tail;
+    struct list variants;    /* struct spec_variant.lru, most recently used first */
     uint32_t count, unreferenced;
     uint32_t schemes;        /* live schemes (the bound on unreferenced entries) */
     int override;            /* 1 on, -1 off, 0: KILN_SPECIALIZATION decides */
@@ -140,18 +141,37 @@ struct spec_slot {
     uint32_t threshold;      /* its bake threshold */
 };
 
-/* A node's site (embedded in struct node). */
+/* What the predictor may read of a node: a read-only view its scheme fills
+ * on demand (spec_view_fn). The pointers are the scheme's, valid until the
+ * hook or spec_predict call that asked returns. */
+struct spec_view {
+    uint64_t node;                 /* the node's handle id (events) */
+    const char *label;             /* the node's label */
+    const char *program;           /* its program's name */
+    kiln_program_state state;      /* its program's */
+    const kiln_program_interface *iface;   /* its program's; read only when READY */
+    const struct cjob *front;      /* its program's front-end job: identity and provenance */
+    const uint32_t *params;        /* KILN_PARAM_WORDS words */
+    uint32_t bound;                /* bit b: a range is bound at binding b */
+    const uint32_t *lens;          /* KILN_MAX_BINDINGS byte lengths, by binding number */
+    const uint32_t *groups;        /* the grid, 3 counts */
+};
+
+struct spec_site;
+typedef void (*spec_view_fn)(const struct spec_site *site, struct spec_view *out);
+
+/* A node's site (embedded in the scheme's node; only spec_ functions touch
+ * its fields). */
 struct spec_site {
+    struct list link;        /* the scheduler's list of every site */
     bool started;            /* the node's first submit happened */
     bool pinned;             /* too many failed compiles: universal for good */
-    bool awake;              /* in the scheme's awake list */
-    bool verify_due;         /* promoted by this submit: KILN_SPEC_VERIFY checks it */
+    bool awake;              /* in the awake list */
+    uint64_t promoted_at;    /* the submit that last promoted it (KILN_SPEC_VERIFY checks that one) */
     /* The cost model: while timing, the node's dispatches carry timestamps;
      * the fastest universal and variant times seen decide whether a
      * promotion pays. */
     bool timing;
-    bool timed_in_record;    /* the current recording times it ... */
-    bool timed_variant;      /* ... running its variant */
     uint64_t uni_best, var_best;   /* ns; fastest seen */
     uint32_t uni_n, var_n;
     struct spec_no_gain {    /* bakes found not faster: not promoted again at these words */
@@ -167,7 +187,8 @@ struct spec_site {
     uint32_t heap_at;        /* its place in the wake queue; UINT32_MAX none */
 };
 
-/* The scheme's part (embedded in struct scheme). */
+/* A scheme's part (embedded in the scheme; only spec_ functions touch its
+ * fields). */
 struct spec_parked {
     struct spec_variant *v;
     uint64_t after_submit;   /* released once this submit has been made ... */
@@ -178,50 +199,82 @@ struct spec_parked {
 
 struct spec_sched {
     struct spec_cache *cache;        /* the context's */
-    struct node **awake;
+    struct kb_device *dev;           /* the scheme's device: timestamps, tickets */
+    const char *label;               /* the scheme's label (borrowed; it outlives the scheduler) */
+    spec_view_fn view;               /* the scheme's view of a site's node */
+    struct list sites;               /* every site, in the order added */
+    uint64_t submits;                /* the scheme's submits made so far (spec_submitted) */
+    uint64_t last_ticket;            /* the last one's ticket */
+    unsigned verdict;                /* enum spec_verdict bits gathered by the call under way */
+    struct spec_site **awake;
     uint32_t awake_count, awake_cap;
-    struct node **spare;             /* the list being stepped, kept for the next submit */
+    struct spec_site **spare;        /* the list being stepped, kept for the next submit */
     uint32_t spare_cap;
-    struct node **heap;              /* the wake queue, by site.wake_at */
+    struct spec_site **heap;         /* the wake queue, by site.wake_at */
     uint32_t heap_count, heap_cap;
     struct spec_parked *parked;
     uint32_t parked_count, parked_cap;
     bool was_enabled;
-    bool promoted_now;               /* a site promoted at this submit's top */
     kiln_spec_event events[SPEC_EVENTS];   /* a ring, oldest overwritten */
     uint32_t event_head, event_count;
     uint64_t events_dropped;
     uint64_t warms, promotions, demotions, pinned, failures, no_gain;
     /* Declines that are not events (invariant 5: counted, logged, in the
      * context's close line): */
-    uint64_t time_waits_failed;      /* the cost model's wait for (or read of) a timed submit failed: samples lost */
+    uint64_t samples_lost;           /* the cost model's wait for (or read of) a timed submit failed */
     uint64_t lookups_missed;         /* a site wanted a variant and none could be had (no source, no memory, the
                                       * compile service refused): it stays universal */
     uint64_t wakes_dropped;          /* out of host memory waking a site: it waits for its next change */
     uint32_t timing;                 /* sites timing their dispatches now */
 };
 
-void spec_sched_init(struct spec_sched *q, struct spec_cache *cache);
+/* What a call asks of the scheme (bits; 0: nothing). */
+enum spec_verdict {
+    SPEC_RERECORD = 1u << 0,   /* a node's pipeline or timing changed: a params-only re-record */
+    SPEC_VERIFY = 1u << 1,     /* a site promoted at this submit (KILN_SPEC_VERIFY checks it) */
+};
+
+/* cache NULL: no specialization (every hook does nothing). label and the
+ * view function are the scheme's. */
+void spec_sched_init(struct spec_sched *q, struct spec_cache *cache, struct kb_device *dev, const char *label,
+                     spec_view_fn view);
 /* Releases every parked variant (the scheme's submits are done). */
 void spec_sched_finish(struct spec_sched *q);
 
-/* Hooks, called by the scheme. `now` is the submit number about to be made
- * (the scheme's submits so far plus one). */
-void spec_node_added(struct scheme *s, struct node *n);
-void spec_node_removed(struct scheme *s, struct node *n);
+/* Hooks, called by the scheme; each returns spec_verdict bits. The submit
+ * being made ("now") is the scheme's submits so far plus one. */
+unsigned spec_site_add(struct spec_sched *q, struct spec_site *t);
+unsigned spec_site_remove(struct spec_sched *q, struct spec_site *t);
 /* Before a word changes: demotes and drops holds as the invariant says. */
-void spec_param_changed(struct scheme *s, struct node *n, uint32_t slot, uint32_t old_word, uint32_t new_word);
+unsigned spec_param_changed(struct spec_sched *q, struct spec_site *t, uint32_t slot, uint32_t old_word,
+                            uint32_t new_word);
 /* The caller replaced the universal: the site starts over (certain words
  * stay certain, the cache is kept). */
-void spec_program_changed(struct scheme *s, struct node *n);
+unsigned spec_program_changed(struct spec_sched *q, struct spec_site *t);
 /* The predictor: at the top of a submit. */
-void spec_predict(struct scheme *s);
-/* The pipeline a node records with: its variant's, or NULL for the
- * universal. */
-struct kb_pipeline *spec_pipeline(const struct node *n);
+unsigned spec_predict(struct spec_sched *q);
+/* A submit was made with this ticket. */
+void spec_submitted(struct spec_sched *q, uint64_t ticket);
 /* KILN_SPEC_VERIFY found the node's variant wrong: back to the universal
  * program for good (pinned), said loudly. */
-void spec_verify_failed(struct scheme *s, struct node *n);
+unsigned spec_verify_failed(struct spec_sched *q, struct spec_site *t);
+
+/* What the scheme records: the pipeline a node records with (its variant's,
+ * or NULL for the universal), and whether its dispatch is timed. */
+struct kb_pipeline *spec_pipeline(const struct spec_site *t);
+bool spec_timed(const struct spec_site *t);
+/* Whether the scheme should read its last submit's times before predicting
+ * (some site is timing): it waits for that submit, then hands each timed
+ * dispatch's nanoseconds to spec_time_taken, or reports spec_times_lost. */
+bool spec_wants_times(const struct spec_sched *q);
+void spec_time_taken(struct spec_sched *q, struct spec_site *t, uint64_t ns, bool ran_variant);
+void spec_times_lost(struct spec_sched *q, const char *why);
+/* Whether the site was promoted by the submit being made. */
+bool spec_promoted_now(const struct spec_sched *q, const struct spec_site *t);
+/* The bound variant's baked words, as " slot<i>=0x<word>..." ("" when none). */
+void spec_bake_text(const struct spec_site *t, char *buf, size_t cap);
+/* The predictor's counts into a scheme's stats (the spec_ fields). */
+void spec_stats(const struct spec_sched *q, kiln_scheme_stats *out);
 /* Copies and removes up to cap events, oldest first. */
 uint32_t spec_events_take(struct spec_sched *q, kiln_spec_event *out, uint32_t cap);
 

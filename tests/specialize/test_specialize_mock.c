@@ -355,9 +355,9 @@ TEST(unbound_variant_is_parked)
     step(&f);
     mockb_hold(c->dev, true);   /* submits stay in flight from here on */
     step(&f);   /* 2: promoted; this submit runs the variant */
-    REQUIRE(c->spec.head != NULL);
-    struct spec_variant *v = NULL;
-    for (struct spec_variant *e = c->spec.head; e; e = e->next)
+    REQUIRE(!list_empty(&c->spec.variants));
+    struct spec_variant *v = NULL, *e;
+    list_for_each(e, tmp, &c->spec.variants, struct spec_variant, lru)
         if (e->mask == 3)
             v = e;
     REQUIRE(v != NULL);
@@ -447,7 +447,7 @@ TEST(a_failed_cost_model_wait_is_counted)
     mockb_set_cost(c->dev, cost, NULL);
     mockb_hold(c->dev, true);   /* submits stay in flight: the next one's top must wait for this one */
     step(&f);                   /* 1: warms, its dispatch timed */
-    CHECK(s->spec.timing > 0);
+    CHECK(s->spec.timing > 0);   /* a site times its dispatches */
     g_real_ops = c->dev->ops;
     g_failing_ops = *c->dev->ops;
     g_failing_ops.ticket_wait = failing_wait;
@@ -456,12 +456,12 @@ TEST(a_failed_cost_model_wait_is_counted)
     step(&f);                   /* 2: its wait for submit 1's times fails */
     c->dev->ops = g_real_ops;
     CHECK_EQ(atomic_load(&g_fail_waits), 0);
-    CHECK_EQ(s->spec.time_waits_failed, 1);
+    CHECK_EQ(sstats(&f).spec_samples_lost, 1);
     mockb_release(c->dev);
     mockb_hold(c->dev, false);
     for (int i = 3; i <= 10; i++)
         step(&f);
-    CHECK_EQ(s->spec.time_waits_failed, 1);
+    CHECK_EQ(sstats(&f).spec_samples_lost, 1);
     CHECK_EQ(specialized(&f, 0), 1);   /* the lost samples only delayed it */
     mockb_set_cost(c->dev, NULL, NULL);
     fx_done(&f);
@@ -485,13 +485,13 @@ TEST(a_variant_lookup_that_finds_nothing_is_counted)
     p->front->src.source = source;
     CHECK_LOG(&f, "");
     CHECK_EQ(specialized(&f, 0), 0);
-    CHECK(s->spec.lookups_missed >= 1);
-    uint64_t missed = s->spec.lookups_missed;
+    CHECK(sstats(&f).spec_lookups_missed >= 1);
+    uint64_t missed = sstats(&f).spec_lookups_missed;
     /* A word changes: the site looks again, and now finds its variant. */
     set(&f, 0, 0, 9);
     for (int i = 5; i <= 8; i++)
         step(&f);
-    CHECK_EQ(s->spec.lookups_missed, missed);
+    CHECK_EQ(sstats(&f).spec_lookups_missed, missed);
     CHECK_EQ(specialized(&f, 0), 1);
     fx_done(&f);
 }
