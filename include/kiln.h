@@ -6,11 +6,16 @@
  *   is null. A stale, destroyed or foreign handle makes a call return
  *   KILN_ERR_HANDLE; it never crashes.
  * - Calls that make objects take a desc struct whose zero-initialized fields
- *   mean "the default" (see the *_defaults() queries for the filled-in
- *   values). Every string and array a desc points to is copied during the
- *   call: the caller keeps ownership and may free it as soon as the call
- *   returns. Nothing kiln returns points into kiln's memory, so every call can
- *   travel as a plain record to a kiln server in another process.
+ *   mean "the default". kiln_<x>_desc_defaults(&desc) returns the desc as
+ *   the call sees it, every default filled in (NULL: a zero desc); it is the
+ *   one place kiln applies them. A default the desc alone cannot decide (an
+ *   environment variable, the device or the object's place in a scheme
+ *   decides it) stays 0 there, "decided later", and the desc says what
+ *   decides it and when. Every string and array a desc points to is copied
+ *   during the call: the caller keeps ownership and may free it as soon as
+ *   the call returns. Nothing kiln returns points into kiln's memory, so
+ *   every call can travel as a plain record to a kiln server in another
+ *   process.
  * - Calls return kiln_result: KILN_OK (0) or a negative error. The text of the
  *   last error on the calling thread is kiln_last_error().
  * - Calls on one context may come from any thread; a context serializes them.
@@ -139,6 +144,17 @@ typedef struct kiln_context_desc {
     uint32_t device_timeout_ms;
 } kiln_context_desc;
 
+/* The context desc as kiln_context_create sees it (desc NULL: a zero desc).
+ * Filled in: backend KILN_BACKEND_DEFAULT becomes KILN_BACKEND_VULKAN;
+ * pending 0 is KILN_PENDING_WAIT already. Decided later, left as given
+ * (0 or NULL): device (KILN_DEVICE, else the first discrete or integrated
+ * GPU, else a CPU device; chosen at create), validation (KILN_VALIDATION,
+ * read at create), compile_threads (KILN_COMPILE_THREADS, else the number
+ * of cores; at create), specialization (KILN_SPECIALIZATION, read at every
+ * submit), device_timeout_ms (KILN_DEVICE_TIMEOUT_S, read at create).
+ * Pointers in the result are the caller's (borrowed). */
+KILN_API kiln_context_desc kiln_context_desc_defaults(const kiln_context_desc *desc);
+
 typedef struct kiln_caps {
     char device_name[256];
     char driver_name[256];
@@ -250,6 +266,12 @@ typedef struct kiln_buffer_desc {
     const char *label;    /* for messages; copied; NULL = "buffer" */
 } kiln_buffer_desc;
 
+/* The buffer desc as kiln_buffer_create sees it (desc NULL: a zero desc):
+ * usage 0 becomes KILN_BUFFER_STORAGE, label NULL becomes "buffer" (a
+ * constant string). size has no default (0 is refused). Other pointers in
+ * the result are the caller's (borrowed). */
+KILN_API kiln_buffer_desc kiln_buffer_desc_defaults(const kiln_buffer_desc *desc);
+
 KILN_API KILN_NODISCARD kiln_result kiln_buffer_create(kiln_context ctx, const kiln_buffer_desc *desc, kiln_buffer *out);
 /* KILN_ERR_BUSY while a scheme node binds it. Waits for submitted work. */
 KILN_API kiln_result kiln_buffer_destroy(kiln_context ctx, kiln_buffer buf);
@@ -298,6 +320,10 @@ KILN_API KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_
 
 typedef struct kiln_define { const char *name; const char *value; /* NULL = "1" */ } kiln_define;
 
+/* A define as a program copies it (define NULL: a zero define): value NULL
+ * becomes "1" (a constant string); name is the caller's (borrowed). */
+KILN_API kiln_define kiln_define_defaults(const kiln_define *define);
+
 typedef struct kiln_program_desc {
     const char *source;           /* GLSL compute source; required; copied */
     size_t source_len;            /* 0 = strlen(source) */
@@ -309,6 +335,16 @@ typedef struct kiln_program_desc {
     uint32_t include_dir_count;
     int optimize;                 /* 1: optimize for speed (default), -1: none */
 } kiln_program_desc;
+
+/* The program desc as kiln_program_create sees it (desc NULL: a zero desc):
+ * source_len 0 becomes strlen(source) (source not NULL), name NULL becomes
+ * "program.comp", entry NULL becomes "main", optimize 0 becomes 1 (a program
+ * keeps any positive value as 1, any negative one as -1). The defines array
+ * is the caller's and is not rewritten: each define gets
+ * kiln_define_defaults as the program copies it. source has no default
+ * (NULL is refused). Pointers in the result are the caller's (borrowed),
+ * except the constant strings named here. */
+KILN_API kiln_program_desc kiln_program_desc_defaults(const kiln_program_desc *desc);
 
 typedef enum kiln_program_state {
     KILN_PROGRAM_PENDING = 0,
@@ -380,6 +416,11 @@ typedef struct kiln_scheme_desc {
     const char *label;    /* copied; NULL = "scheme" */
 } kiln_scheme_desc;
 
+/* The scheme desc as kiln_scheme_create sees it (desc NULL: a zero desc):
+ * label NULL becomes "scheme" (a constant string); a label given is the
+ * caller's (borrowed). */
+KILN_API kiln_scheme_desc kiln_scheme_desc_defaults(const kiln_scheme_desc *desc);
+
 typedef struct kiln_binding {
     uint32_t binding;     /* binding number in set 0 */
     kiln_buffer buffer;
@@ -393,8 +434,16 @@ typedef struct kiln_node_desc {
     uint32_t binding_count;
     uint32_t groups[3];            /* workgroups; 0 in y or z means 1; x is required */
     uint32_t params[KILN_PARAM_WORDS];
-    const char *label;             /* copied; NULL = "node<N>" */
+    const char *label;             /* copied; NULL or "" = "node<N>" */
 } kiln_node_desc;
+
+/* The node desc as kiln_scheme_add_node sees it (desc NULL: a zero desc):
+ * groups[1] and groups[2] 0 become 1. groups[0] has no default (0 is
+ * refused). Decided later, at add_node, left as given: label NULL or ""
+ * ("node<N>", N the node's index in its scheme when added) and each
+ * binding's size 0 (to the end of its buffer: the buffer's size less the
+ * offset). Pointers in the result are the caller's (borrowed). */
+KILN_API kiln_node_desc kiln_node_desc_defaults(const kiln_node_desc *desc);
 
 typedef struct kiln_scheme_stats {
     uint64_t submits;
@@ -526,6 +575,12 @@ typedef struct kiln_archive_tidy_desc {
     uint64_t max_size;        /* 0 = KILN_ARCHIVE_MAX_SIZE, else 1 GiB */
 } kiln_archive_tidy_desc;
 
+/* The tidy desc as kiln_archive_tidy sees it (desc NULL: a zero desc, which
+ * tidies nothing): compact_at 0 becomes 2, small_bytes 0 becomes 8 MiB.
+ * Decided later, left 0: max_size (the context's archive bound,
+ * KILN_ARCHIVE_MAX_SIZE as read when the context was made, else 1 GiB). */
+KILN_API kiln_archive_tidy_desc kiln_archive_tidy_desc_defaults(const kiln_archive_tidy_desc *desc);
+
 typedef struct kiln_archive_tidy_result {
     uint32_t files_before, files_after;
     uint64_t bytes_before, bytes_after;
@@ -549,6 +604,12 @@ KILN_API KILN_NODISCARD kiln_result kiln_archive_tidy(kiln_context ctx, const ki
 typedef struct kiln_precompile_desc {
     double stall_s;           /* 0 = KILN_PRECOMPILE_STALL_S, else 5 */
 } kiln_precompile_desc;
+
+/* The precompile desc as kiln_context_precompile sees it (desc NULL: a zero
+ * desc). Decided later: stall_s (KILN_PRECOMPILE_STALL_S, read at each
+ * call, else 5 s); a value that is not a positive number of seconds (0,
+ * negative, NaN) is that "decide later" and comes back as 0. */
+KILN_API kiln_precompile_desc kiln_precompile_desc_defaults(const kiln_precompile_desc *desc);
 
 typedef struct kiln_precompile_result {
     uint32_t programs;        /* front ends found in the archives */

@@ -3,8 +3,9 @@
  *
  * Each call resolves its context handle in the process-wide context pool,
  * takes that context's lock, and dispatches through the context's rt_ops
- * table (local today; a remote client's table later). Desc defaults are
- * applied by the table's functions, once.
+ * table (local today; a remote client's table later). Descs pass through
+ * as given (NULL where a call allows it): the table's functions apply
+ * their defaults (kiln_<x>_desc_defaults, src/base/defaults.c), once.
  *
  * Entering a context: under contexts_lock (shared) the handle is resolved
  * and the context's user count raised; then, with no api lock held, the
@@ -82,7 +83,6 @@ kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out
     err_clear();
     NEED(out, "out");
     out->id = 0;
-    kiln_context_desc d = desc ? *desc : (kiln_context_desc){0};
     pthread_rwlock_wrlock(&contexts_lock);
     if (!contexts.tag)
         pool_init(&contexts, POOL_CONTEXT, 0);
@@ -90,7 +90,7 @@ kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out
     pthread_rwlock_unlock(&contexts_lock);
 
     struct kctx *c;
-    KILN_TRY(ctx_create(&d, serial, &c));
+    KILN_TRY(ctx_create(desc, serial, &c));
     pthread_rwlock_wrlock(&contexts_lock);
     uint64_t id;
     kiln_result r = pool_insert(&contexts, c, "context", &id);
@@ -207,8 +207,7 @@ kiln_result kiln_scheme_create(kiln_context ctx, const kiln_scheme_desc *desc, k
 {
     NEED(out, "out");
     out->id = 0;
-    kiln_scheme_desc d = desc ? *desc : (kiln_scheme_desc){0};
-    CALL(ctx, scheme_create, &d, out);
+    CALL(ctx, scheme_create, desc, out);
 }
 
 kiln_result kiln_scheme_destroy(kiln_context ctx, kiln_scheme scheme) { CALL(ctx, scheme_destroy, scheme); }
@@ -279,9 +278,8 @@ kiln_result kiln_archive_tidy(kiln_context ctx, const kiln_archive_tidy_desc *de
 
 kiln_result kiln_context_precompile(kiln_context ctx, const kiln_precompile_desc *desc, kiln_precompile_result *out)
 {
-    kiln_precompile_desc d = desc ? *desc : (kiln_precompile_desc){0};
     kiln_precompile_result ignored;
-    CALL(ctx, precompile, &d, out ? out : &ignored);
+    CALL(ctx, precompile, desc, out ? out : &ignored);
 }
 
 kiln_result kiln_scheme_spec_events(kiln_context ctx, kiln_scheme scheme, kiln_spec_event *out, uint32_t cap,

@@ -100,20 +100,19 @@ static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
 
 /* ---- buffers ------------------------------------------------------------------------ */
 
-static kiln_result l_buffer_create(struct kctx *c, const kiln_buffer_desc *d, kiln_buffer *out)
+static kiln_result l_buffer_create(struct kctx *c, const kiln_buffer_desc *desc, kiln_buffer *out)
 {
-    if (!d->size)
+    kiln_buffer_desc d = kiln_buffer_desc_defaults(desc);
+    if (!d.size)
         return KILN_RAISE(KILN_ERR_INVALID, "buffer desc: size is 0; a buffer holds at least 1 byte");
-    uint32_t usage = d->usage ? d->usage : KILN_BUFFER_STORAGE;
-    if (usage & ~(uint32_t)(KILN_BUFFER_STORAGE | KILN_BUFFER_UNIFORM))
-        return KILN_RAISE(KILN_ERR_INVALID, "buffer desc: unknown usage bits 0x%x", usage);
-    if (d->size > c->dev->caps.max_buffer_size)
+    if (d.usage & ~(uint32_t)(KILN_BUFFER_STORAGE | KILN_BUFFER_UNIFORM))
+        return KILN_RAISE(KILN_ERR_INVALID, "buffer desc: unknown usage bits 0x%x", d.usage);
+    if (d.size > c->dev->caps.max_buffer_size)
         return KILN_RAISE(KILN_ERR_LIMIT, "buffer '%s' of %llu bytes; the device allows %llu (max_buffer_size)",
-                          d->label ? d->label : "buffer", (unsigned long long)d->size,
-                          (unsigned long long)c->dev->caps.max_buffer_size);
+                          d.label, (unsigned long long)d.size, (unsigned long long)c->dev->caps.max_buffer_size);
     struct kb_buffer *b;
-    KILN_TRY(kb_buffer_create(c->dev, d->size, usage, &b));
-    snprintf(b->label, sizeof b->label, "%s", d->label ? d->label : "buffer");
+    KILN_TRY(kb_buffer_create(c->dev, d.size, d.usage, &b));
+    snprintf(b->label, sizeof b->label, "%s", d.label);
     kiln_result r = pool_insert(&c->buffers, b, "buffer", &b->id);
     if (r < 0) {
         kb_buffer_destroy(c->dev, b);
@@ -243,10 +242,11 @@ static kiln_result l_program_interface(struct kctx *c, kiln_program h, kiln_prog
 
 /* ---- schemes and nodes ------------------------------------------------------------------ */
 
-static kiln_result l_scheme_create(struct kctx *c, const kiln_scheme_desc *d, kiln_scheme *out)
+static kiln_result l_scheme_create(struct kctx *c, const kiln_scheme_desc *desc, kiln_scheme *out)
 {
+    kiln_scheme_desc d = kiln_scheme_desc_defaults(desc);
     struct scheme *s;
-    KILN_TRY(scheme_create(c->dev, d->label, c->pending == KILN_PENDING_SKIP, c->skip_log, &c->spec, &s));
+    KILN_TRY(scheme_create(c->dev, d.label, c->pending == KILN_PENDING_SKIP, c->skip_log, &c->spec, &s));
     kiln_result r = pool_insert(&c->schemes, s, "scheme", &s->id);
     if (r < 0) {
         scheme_destroy(s);
@@ -285,27 +285,29 @@ static kiln_result l_scheme_destroy(struct kctx *c, kiln_scheme h)
     return KILN_OK;
 }
 
-static kiln_result l_scheme_add_node(struct kctx *c, kiln_scheme h, const kiln_node_desc *d, kiln_node *out)
+static kiln_result l_scheme_add_node(struct kctx *c, kiln_scheme h, const kiln_node_desc *desc, kiln_node *out)
 {
+    kiln_node_desc d = kiln_node_desc_defaults(desc);
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
-    struct node_init init = {.binding_count = d->binding_count, .label = d->label};
-    GET(programs, struct prog, "node desc: program", d->program, init.prog);
-    if (d->binding_count > KILN_MAX_BINDINGS)
-        return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u bindings, at most %d", d->binding_count, KILN_MAX_BINDINGS);
-    if (d->binding_count && !d->bindings)
-        return KILN_RAISE(KILN_ERR_INVALID, "node desc: binding_count is %u but bindings is NULL", d->binding_count);
-    for (uint32_t i = 0; i < d->binding_count; i++) {
-        struct kb_buffer *b = pool_get(&c->buffers, d->bindings[i].buffer.id);
+    struct node_init init = {.binding_count = d.binding_count, .label = d.label};
+    GET(programs, struct prog, "node desc: program", d.program, init.prog);
+    if (d.binding_count > KILN_MAX_BINDINGS)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u bindings, at most %d", d.binding_count, KILN_MAX_BINDINGS);
+    if (d.binding_count && !d.bindings)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: binding_count is %u but bindings is NULL", d.binding_count);
+    for (uint32_t i = 0; i < d.binding_count; i++) {
+        const kiln_binding *bd = &d.bindings[i];
+        struct kb_buffer *b = pool_get(&c->buffers, bd->buffer.id);
         if (!b)
-            return KILN_RAISE(KILN_ERR_HANDLE, "node desc: binding %u: buffer 0x%016llx: %s", d->bindings[i].binding,
-                              (unsigned long long)d->bindings[i].buffer.id, pool_why(&c->buffers, d->bindings[i].buffer.id));
-        uint64_t off = d->bindings[i].offset;
-        uint64_t size = d->bindings[i].size ? d->bindings[i].size : (off < b->size ? b->size - off : 0);
-        init.bindings[i] = (struct node_binding){d->bindings[i].binding, b, off, size, 0, 0};
+            return KILN_RAISE(KILN_ERR_HANDLE, "node desc: binding %u: buffer 0x%016llx: %s", bd->binding,
+                              (unsigned long long)bd->buffer.id, pool_why(&c->buffers, bd->buffer.id));
+        /* Size 0, decided here (the desc's "decide later"): to the end of the buffer. */
+        uint64_t size = bd->size ? bd->size : (bd->offset < b->size ? b->size - bd->offset : 0);
+        init.bindings[i] = (struct node_binding){bd->binding, b, bd->offset, size, 0, 0};
     }
-    memcpy(init.groups, d->groups, sizeof init.groups);
-    memcpy(init.params, d->params, sizeof init.params);
+    memcpy(init.groups, d.groups, sizeof init.groups);
+    memcpy(init.params, d.params, sizeof init.params);
     struct node *n;
     KILN_TRY(scheme_node_add(s, &init, &n));
     kiln_result r = pool_insert(&c->nodes, n, "node", &n->id);
@@ -436,25 +438,25 @@ static kiln_result l_archive_files(struct kctx *c, uint32_t first, kiln_archive_
     return KILN_OK;
 }
 
-static kiln_result l_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *d, kiln_archive_tidy_result *out)
+static kiln_result l_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *desc, kiln_archive_tidy_result *out)
 {
+    kiln_archive_tidy_desc d = kiln_archive_tidy_desc_defaults(desc);
     *out = (kiln_archive_tidy_result){0};
     if (!c->archive.enabled)
         return KILN_RAISE(KILN_ERR_INVALID, "archive tidy: the archive is off (KILN_ARCHIVE=0) or its folder unusable");
     struct arc_tidy_result t = {0};
-    if (d->compact) {
-        KILN_TRY(arc_compact(c->archive.dir, &c->archive.device, d->small_bytes ? d->small_bytes : 8ull << 20,
-                             d->compact_at ? d->compact_at : 2, &t));
+    if (d.compact) {
+        KILN_TRY(arc_compact(c->archive.dir, &c->archive.device, d.small_bytes, d.compact_at, &t));
         *out = (kiln_archive_tidy_result){.files_before = t.files_before, .files_after = t.files_after,
                                           .bytes_before = t.bytes_before, .bytes_after = t.bytes_after,
                                           .merged = t.merged, .entries_kept = t.entries_kept,
                                           .duplicates_dropped = t.duplicates_dropped, .bad_dropped = t.bad_dropped,
                                           .busy = t.busy};
     }
-    if (d->gc) {
+    if (d.gc) {
         t = (struct arc_tidy_result){0};
-        KILN_TRY(arc_gc(c->archive.dir, d->max_size ? d->max_size : c->archive.cfg.max_size, &t));
-        if (!d->compact) {
+        KILN_TRY(arc_gc(c->archive.dir, d.max_size ? d.max_size : c->archive.cfg.max_size, &t));
+        if (!d.compact) {
             out->files_before = t.files_before;
             out->bytes_before = t.bytes_before;
         }
@@ -467,9 +469,10 @@ static kiln_result l_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *
     return KILN_OK;
 }
 
-static kiln_result l_precompile(struct kctx *c, const kiln_precompile_desc *d, kiln_precompile_result *out)
+static kiln_result l_precompile(struct kctx *c, const kiln_precompile_desc *desc, kiln_precompile_result *out)
 {
-    double stall = d->stall_s > 0 ? d->stall_s : env_seconds("KILN_PRECOMPILE_STALL_S", 5);
+    kiln_precompile_desc d = kiln_precompile_desc_defaults(desc);
+    double stall = d.stall_s ? d.stall_s : env_seconds("KILN_PRECOMPILE_STALL_S", 5);
     struct csvc_precompile r;
     KILN_TRY(csvc_precompile(c->svc, stall, &r));
     *out = (kiln_precompile_result){.programs = r.programs, .noted = r.noted, .slow = r.slow, .ready = r.ready,
@@ -596,6 +599,7 @@ const struct rt_ops ctx_local_ops = {
 
 kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
 {
+    kiln_context_desc d = kiln_context_desc_defaults(desc);
     struct kctx *c = mem_calloc(1, sizeof *c);
     if (!c)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the context");
@@ -607,25 +611,25 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
     pool_init(&c->schemes, POOL_SCHEME, serial);
     pool_init(&c->nodes, POOL_NODE, serial);
     kiln_result r;
-    if (desc->backend == KILN_BACKEND_MOCK) {
+    if (d.backend == KILN_BACKEND_MOCK) {
         r = mockb_create(&c->dev);
-    } else if (desc->backend == KILN_BACKEND_DEFAULT || desc->backend == KILN_BACKEND_VULKAN) {
+    } else if (d.backend == KILN_BACKEND_VULKAN) {
         const char *sel = getenv("KILN_DEVICE");
         if (!sel || !*sel)
-            sel = desc->device;
-        int validation = desc->validation > 0 ? 1 : desc->validation < 0 ? 0 : env_flag("KILN_VALIDATION", 0);
+            sel = d.device;
+        int validation = d.validation > 0 ? 1 : d.validation < 0 ? 0 : env_flag("KILN_VALIDATION", 0);
         r = vkb_create(sel, validation, &c->dev);
     } else {
-        r = KILN_RAISE(KILN_ERR_INVALID, "context desc: unknown backend %d", (int)desc->backend);
+        r = KILN_RAISE(KILN_ERR_INVALID, "context desc: unknown backend %d", (int)d.backend);
     }
     if (r == KILN_OK) {
         struct csvc_config cfg;
         csvc_config_default(&cfg, c->dev);
-        if (desc->compile_threads)
-            cfg.workers = desc->compile_threads;
+        if (d.compile_threads)
+            cfg.workers = d.compile_threads;
         r = csvc_create(c->dev, &cfg, NULL, &c->svc);
         if (r == KILN_OK)
-            spec_cache_init(&c->spec, c->svc, c->dev->ops->layout_follows_signature, desc->specialization);
+            spec_cache_init(&c->spec, c->svc, c->dev->ops->layout_follows_signature, d.specialization);
     }
     if (r == KILN_OK) {
         r = arc_store_open(&c->archive, &c->dev->caps, NULL);
@@ -636,9 +640,9 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
         l_destroy(c);
         return r;
     }
-    c->pending = desc->pending;
+    c->pending = d.pending;
     c->skip_log = env_flag("KILN_SKIP_LOG", 0);
-    double timeout_s = desc->device_timeout_ms ? desc->device_timeout_ms / 1e3 : env_seconds("KILN_DEVICE_TIMEOUT_S", 0);
+    double timeout_s = d.device_timeout_ms ? d.device_timeout_ms / 1e3 : env_seconds("KILN_DEVICE_TIMEOUT_S", 0);
     if (timeout_s > 0)
         kb_set_timeout(c->dev, timeout_s >= 1e9 ? UINT64_MAX / 2 : (uint64_t)(timeout_s * 1e9));
     *out = c;

@@ -6,7 +6,10 @@
  * struct rt_ops is the runtime's call table: one entry per public call,
  * taking plain data and handles. api/ dispatches every public call through
  * it; ctx_local_ops runs them here, and a remote client will implement the
- * same table by encoding each call as a record.
+ * same table by encoding each call as a record. A desc comes as the caller
+ * gave it (NULL where its public call allows that); each function taking
+ * one applies its kiln_<x>_desc_defaults once, at its top, and reads only
+ * the filled-in copy, as a server's handler will.
  *
  * Locking: api/ holds ctx->lock around every call into the table, so the
  * functions here run one at a time per context. Lock order: the api's
@@ -88,7 +91,8 @@ struct kctx {
 
 extern const struct rt_ops ctx_local_ops;
 
-/* Makes a local context on the device the desc and KILN_DEVICE choose. */
+/* Makes a local context on the device the desc and KILN_DEVICE choose; desc
+ * may be NULL (kiln_context_desc_defaults applies, here). */
 KILN_NODISCARD kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out);
 
 struct csvc;

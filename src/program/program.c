@@ -44,55 +44,55 @@ static bool is_ident(const char *s)
     return true;
 }
 
-kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d)
+kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *desc)
 {
     *src = (struct prog_source){0};
-    if (!d)
+    if (!desc)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc is NULL");
-    if (!d->source)
+    kiln_program_desc d = kiln_program_desc_defaults(desc);
+    if (!d.source)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: source is NULL");
-    const char *entry = d->entry ? d->entry : "main";
-    if (!is_ident(entry) || strlen(entry) >= 64)
+    if (!is_ident(d.entry) || strlen(d.entry) >= 64)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: entry '%s' is not a GLSL identifier of under 64 characters",
-                          entry);
-    if (d->define_count > KILN_MAX_DEFINES)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u defines, at most %d", d->define_count,
+                          d.entry);
+    if (d.define_count > KILN_MAX_DEFINES)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u defines, at most %d", d.define_count,
                           KILN_MAX_DEFINES);
-    if (d->define_count && !d->defines)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: define_count is %u but defines is NULL", d->define_count);
-    for (uint32_t i = 0; i < d->define_count; i++)
-        if (!is_ident(d->defines[i].name))
+    if (d.define_count && !d.defines)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: define_count is %u but defines is NULL", d.define_count);
+    for (uint32_t i = 0; i < d.define_count; i++)
+        if (!is_ident(d.defines[i].name))
             return KILN_RAISE(KILN_ERR_INVALID, "program desc: define %u name '%s' is not an identifier", i,
-                              d->defines[i].name ? d->defines[i].name : "(null)");
-    if (d->include_dir_count > KILN_MAX_INCLUDE_DIRS)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u include folders, at most %d", d->include_dir_count,
+                              d.defines[i].name ? d.defines[i].name : "(null)");
+    if (d.include_dir_count > KILN_MAX_INCLUDE_DIRS)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u include folders, at most %d", d.include_dir_count,
                           KILN_MAX_INCLUDE_DIRS);
-    if (d->include_dir_count && !d->include_dirs)
+    if (d.include_dir_count && !d.include_dirs)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: include_dir_count is %u but include_dirs is NULL",
-                          d->include_dir_count);
-    for (uint32_t i = 0; i < d->include_dir_count; i++)
-        if (!d->include_dirs[i])
+                          d.include_dir_count);
+    for (uint32_t i = 0; i < d.include_dir_count; i++)
+        if (!d.include_dirs[i])
             return KILN_RAISE(KILN_ERR_INVALID, "program desc: include folder %u is NULL", i);
 
-    size_t len = d->source_len ? d->source_len : strlen(d->source);
-    if (memchr(d->source, 0, len))
+    if (memchr(d.source, 0, d.source_len))
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: source holds a NUL byte within source_len");
-    src->source = str_ndup(d->source, len);
-    src->source_len = len;
-    src->name = str_dup(d->name ? d->name : "program.comp");
-    src->entry = str_dup(entry);
-    src->optimize = d->optimize < 0 ? -1 : 1;
-    src->defines = mem_calloc(d->define_count + 1, sizeof *src->defines);
-    src->include_dirs = mem_calloc(d->include_dir_count + 1, sizeof *src->include_dirs);
+    src->source = str_ndup(d.source, d.source_len);
+    src->source_len = d.source_len;
+    src->name = str_dup(d.name);
+    src->entry = str_dup(d.entry);
+    src->optimize = d.optimize < 0 ? -1 : 1;   /* canonical: any positive is 1 */
+    src->defines = mem_calloc(d.define_count + 1, sizeof *src->defines);
+    src->include_dirs = mem_calloc(d.include_dir_count + 1, sizeof *src->include_dirs);
     bool ok = src->source && src->name && src->entry && src->defines && src->include_dirs;
-    for (uint32_t i = 0; ok && i < d->define_count; i++) {
-        src->defines[i].name = str_dup(d->defines[i].name);
-        src->defines[i].value = str_dup(d->defines[i].value ? d->defines[i].value : "1");
+    for (uint32_t i = 0; ok && i < d.define_count; i++) {
+        kiln_define def = kiln_define_defaults(&d.defines[i]);
+        src->defines[i].name = str_dup(def.name);
+        src->defines[i].value = str_dup(def.value);
         src->define_count = i + 1;
         ok = src->defines[i].name && src->defines[i].value;
     }
-    for (uint32_t i = 0; ok && i < d->include_dir_count; i++) {
-        src->include_dirs[i] = str_dup(d->include_dirs[i]);
+    for (uint32_t i = 0; ok && i < d.include_dir_count; i++) {
+        src->include_dirs[i] = str_dup(d.include_dirs[i]);
         src->include_dir_count = i + 1;
         ok = src->include_dirs[i] != NULL;
     }

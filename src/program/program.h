@@ -59,7 +59,8 @@ struct prog_output {
     double seconds;
 };
 
-/* Validates a desc and deep-copies it. */
+/* Validates a desc and deep-copies it, its defaults applied
+ * (kiln_program_desc_defaults, and kiln_define_defaults for each define). */
 KILN_NODISCARD kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *desc);
 /* Deep-copies a provenance (not its include snapshot). */
 KILN_NODISCARD kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *src);

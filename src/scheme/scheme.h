@@ -115,9 +115,9 @@ struct node_init {
     struct prog *prog;
     struct node_binding bindings[KILN_MAX_BINDINGS];
     uint32_t binding_count;
-    uint32_t groups[3];
+    uint32_t groups[3];      /* as kiln_node_desc_defaults fills them: a 0 anywhere is refused */
     uint32_t params[KILN_PARAM_WORDS];
-    const char *label;
+    const char *label;       /* NULL or "": "node<N>", N the node's index */
 };
 
 KILN_NODISCARD kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, struct node **out);
