@@ -288,8 +288,10 @@ KILN_API KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_
 
 /*
  * A program is one GLSL compute entry point. kiln injects a prelude after the
- * source's #version/#extension header: a push-constant block of 8 u32 param
- * words, and for each slot n (0..7) the macro KILN_SPEC_<ENTRY>_UWn, which
+ * source's #version/#extension header: a push-constant block of
+ * KILN_PUSH_BYTES (96) bytes, the 8 u32 param words and then the byte length
+ * of the range bound at each binding number (see KILN_PUSH_BYTES), and for
+ * each slot n (0..7) the macro KILN_SPEC_<ENTRY>_UWn, which
  * reads word n unless the source or a define already gives it a value. Read
  * params in shaders through the accessor:
  *
@@ -397,7 +399,7 @@ typedef struct kiln_binding_info {
 typedef struct kiln_program_interface {
     uint32_t binding_count;
     kiln_binding_info bindings[KILN_MAX_BINDINGS];  /* sorted by (set, binding) */
-    uint32_t push_constant_size;  /* bytes; kiln's prelude declares 32 */
+    uint32_t push_constant_size;  /* bytes; kiln's prelude declares KILN_PUSH_BYTES (96) */
     uint32_t workgroup_size[3];
     uint32_t spirv_words;
     char entry[64];

@@ -4,10 +4,13 @@
  * interface read back with SPIRV-Cross.
  *
  * The prelude: kiln inserts, after the source's header (#version,
- * #extension, #pragma lines, comments), a push-constant block of 8 u32
- * words and the macros KILN_SPEC_<ENTRY>_UW0..7, each defaulting to its word
- * unless already defined, plus the accessors kiln_param(n), kiln_paramf(n)
- * and kiln_parami(n). A #line directive puts the source's own line numbers
+ * #extension, #pragma lines, comments), a push-constant block of
+ * KILN_PUSH_BYTES (96): 8 u32 param words, then the byte length of the
+ * range bound at each of the 16 binding numbers; the macros
+ * KILN_SPEC_<ENTRY>_UW0..7 and _LEN0..15, each defaulting to its word
+ * unless already defined, and _GROUPS_X..Z (gl_NumWorkGroups); and the
+ * accessors kiln_param(n), kiln_paramf(n), kiln_parami(n), kiln_len(b) and
+ * kiln_groups(). A #line directive puts the source's own line numbers
  * back, so compiler messages point at the author's lines.
  *
  * The pipeline layout of a program follows its interface (its signature),
