@@ -1,7 +1,14 @@
 /*
  * compile.c: the compile service (see compile.h for the model): nodes,
  * dedupe table, queues and board, workers, giants, retry alone, slow
- * compiles, per-worker pipeline caches.
+ * compiles, per-worker pipeline caches, and the accessors other modules
+ * read nodes through. The structs are in compile_private.h; precompile is
+ * precompile.c.
+ *
+ * Queues and the cache of released results are base/list.h lists; the
+ * dedupe table's buckets are singly linked chains (compile_private.h says
+ * why). Front nodes are made in one place (csvc_front_new), for requests
+ * and for precompile's archive keys alike.
  *
  * Everything here runs with svc->lock held except the compiles themselves
  * (run_front, run_back), which a worker runs after taking a job off a queue
@@ -14,7 +21,7 @@
  * into the shared one with one vkMergePipelineCaches, while no job runs.
  */
 #define _GNU_SOURCE
-#include "compile.h"
+#include "compile_private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +30,6 @@
 #include <unistd.h>
 
 #define LRU_MAX 64          /* released results kept for re-adoption */
-#define Q_DEFERRED 3
-#define Q_ALONE 4
 
 static const char *kind_name(enum cjob_kind k) { return k == CJOB_FRONT ? "front end" : "back end"; }
 
@@ -73,46 +78,45 @@ void csvc_config_default(struct csvc_config *c, const struct kb_device *dev)
 
 /* ---- queues ---------------------------------------------------------------------- */
 
-static struct cjob **qhead(struct csvc *s, int q)
-{
-    return q < 3 ? &s->q_head[q] : q == Q_DEFERRED ? &s->deferred_head : &s->alone_head;
-}
-static struct cjob **qtail(struct csvc *s, int q)
-{
-    return q < 3 ? &s->q_tail[q] : q == Q_DEFERRED ? &s->deferred_tail : &s->alone_tail;
-}
-
 static void q_push(struct csvc *s, int q, struct cjob *j)
 {
     j->queue = q;
-    j->q_next = NULL;
-    j->q_prev = *qtail(s, q);
-    if (j->q_prev)
-        j->q_prev->q_next = j;
-    else
-        *qhead(s, q) = j;
-    *qtail(s, q) = j;
+    list_add_tail(&s->queues[q], &j->q_link);
 }
 
-static void q_remove(struct csvc *s, struct cjob *j)
+static void q_remove(struct cjob *j)
 {
-    if (j->queue < 0)
-        return;
-    if (j->q_prev)
-        j->q_prev->q_next = j->q_next;
-    else
-        *qhead(s, j->queue) = j->q_next;
-    if (j->q_next)
-        j->q_next->q_prev = j->q_prev;
-    else
-        *qtail(s, j->queue) = j->q_prev;
-    j->q_prev = j->q_next = NULL;
+    list_remove(&j->q_link);
     j->queue = -1;
+}
+
+/* The job at the head of queue q, or NULL. */
+static struct cjob *q_first(struct csvc *s, int q)
+{
+    struct list *l = list_first(&s->queues[q]);
+    return l ? list_entry(l, struct cjob, q_link) : NULL;
+}
+
+static uint32_t q_length(struct csvc *s, int q)
+{
+    uint32_t n = 0;
+    for (const struct list *l = s->queues[q].next; l != &s->queues[q]; l = l->next)
+        n++;
+    return n;
 }
 
 static bool queued_any(struct csvc *s)
 {
-    return s->q_head[0] || s->q_head[1] || s->q_head[2] || s->deferred_head || s->alone_head;
+    for (int q = 0; q < Q_COUNT; q++)
+        if (!list_empty(&s->queues[q]))
+            return true;
+    return false;
+}
+
+void csvc_requeue(struct csvc *s, struct cjob *j, int q)
+{
+    q_remove(j);
+    q_push(s, q, j);
 }
 
 /* Puts a runnable job on the queue its priority and kind say. */
@@ -177,10 +181,8 @@ static void table_remove(struct csvc *s, struct cjob *j)
     s->table_count--;
 }
 
-/* The node equal to this request that may be adopted, or NULL. The hash
- * picks candidates; the full compare decides. */
-static struct cjob *table_find(struct csvc *s, enum cjob_kind kind, const uint8_t h[16], const uint8_t *key,
-                               size_t len)
+/* The hash picks candidates; the full compare decides. */
+struct cjob *csvc_find(struct csvc *s, enum cjob_kind kind, const uint8_t h[16], const uint8_t *key, size_t len)
 {
     if (!s->table_cap)
         return NULL;
@@ -200,18 +202,9 @@ static struct cjob *table_find(struct csvc *s, enum cjob_kind kind, const uint8_
 
 static void lru_remove(struct csvc *s, struct cjob *j)
 {
-    if (!j->in_lru)
+    if (!list_linked(&j->lru_link))
         return;
-    if (j->lru_prev)
-        j->lru_prev->lru_next = j->lru_next;
-    else
-        s->lru_head = j->lru_next;
-    if (j->lru_next)
-        j->lru_next->lru_prev = j->lru_prev;
-    else
-        s->lru_tail = j->lru_prev;
-    j->lru_prev = j->lru_next = NULL;
-    j->in_lru = false;
+    list_remove(&j->lru_link);
     s->lru_count--;
 }
 
@@ -221,7 +214,7 @@ static void release_locked(struct csvc *s, struct cjob *j);
 static void lru_trim(struct csvc *s, uint32_t keep)
 {
     while (s->lru_count > keep) {
-        struct cjob *old = s->lru_tail;
+        struct cjob *old = list_entry(list_last(&s->lru), struct cjob, lru_link);
         lru_remove(s, old);
         table_remove(s, old);
         job_free(s, old);
@@ -231,14 +224,7 @@ static void lru_trim(struct csvc *s, uint32_t keep)
 /* A finished node nobody holds: kept for re-adoption, newest first. */
 static void lru_add(struct csvc *s, struct cjob *j)
 {
-    j->lru_prev = NULL;
-    j->lru_next = s->lru_head;
-    if (s->lru_head)
-        s->lru_head->lru_prev = j;
-    else
-        s->lru_tail = j;
-    s->lru_head = j;
-    j->in_lru = true;
+    list_add_head(&s->lru, &j->lru_link);
     s->lru_count++;
 }
 
@@ -300,7 +286,7 @@ static void release_locked(struct csvc *s, struct cjob *j)
         return;
     if (j->state == CJOB_QUEUED) {
         j->cancel_requested = true;
-        q_remove(s, j);
+        q_remove(j);
         table_remove(s, j);
         j->state = CJOB_CANCELLED;
         s->stats.cancelled++;
@@ -350,9 +336,8 @@ static void set_prio(struct csvc *s, struct cjob *j, enum cprio prio)
     j->prio = prio;
     if (prio == CPRIO_WANTED)
         s->stats.wanted++;
-    if (j->state == CJOB_QUEUED && j->queue >= 0 && j->queue < 3) {
-        q_remove(s, j);
-        q_push(s, (int)prio, j);
+    if (j->state == CJOB_QUEUED && j->queue >= 0 && j->queue < Q_DEFERRED) {
+        csvc_requeue(s, j, (int)prio);
         pthread_cond_signal(&s->work);
     }
 }
@@ -382,7 +367,7 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
     }
     uint8_t h[16];
     hash128(key, len, h);
-    struct cjob *b = table_find(s, CJOB_BACK, h, key, len);
+    struct cjob *b = csvc_find(s, CJOB_BACK, h, key, len);
     if (b) {
         free(key);
         if (ended(b))
@@ -407,6 +392,8 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
     memcpy(spirv, front->out.spirv, front->out.words * 4);
     *b = (struct cjob){.kind = CJOB_BACK, .prio = front->prio, .key = key, .key_len = len, .adopters = 1,
                        .spirv = spirv, .words = front->out.words, .iface = front->out.iface, .queue = -1};
+    list_init(&b->q_link);
+    list_init(&b->lru_link);
     memcpy(b->hash, h, 16);
     memcpy(b->name, front->name, sizeof b->name);
     memcpy(b->origin, front->hash, 16);
@@ -418,10 +405,7 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
 
 /* ---- requests --------------------------------------------------------------------------- */
 
-static kiln_result start_workers(struct csvc *s);
-
-/* Adopts an existing front node for a request (lock held). */
-static struct cjob *adopt_front(struct csvc *s, struct cjob *j, enum cprio prio)
+struct cjob *csvc_adopt_front(struct csvc *s, struct cjob *j, enum cprio prio)
 {
     if (ended(j))
         s->stats.deduplicated++;
@@ -447,7 +431,7 @@ static struct cjob *find_front(struct csvc *s, const uint8_t h[16], const uint8_
                                uint32_t *include_count)
 {
     for (;;) {
-        struct cjob *j = table_find(s, CJOB_FRONT, h, key, len);
+        struct cjob *j = csvc_find(s, CJOB_FRONT, h, key, len);
         if (!j || j->src.source)
             return j;
         if (j->state != CJOB_RUNNING) {
@@ -468,6 +452,34 @@ static struct cjob *find_front(struct csvc *s, const uint8_t h[16], const uint8_
     }
 }
 
+struct cjob *csvc_front_new(uint8_t *key, size_t len, const uint8_t hash[16], const char *name, enum cprio prio)
+{
+    struct cjob *j = mem_calloc(1, sizeof *j);
+    if (!j || !vec_reserve((void **)&j->conts, &j->cont_cap, 1, sizeof *j->conts)) {
+        free(j);
+        free(key);
+        return NULL;
+    }
+    j->kind = CJOB_FRONT;
+    j->prio = prio;
+    j->key = key;
+    j->key_len = len;
+    memcpy(j->hash, hash, 16);
+    snprintf(j->name, sizeof j->name, "%s", name);
+    j->adopters = 1;
+    j->queue = -1;
+    list_init(&j->q_link);
+    list_init(&j->lru_link);
+    j->conts[j->cont_count++] = (struct cont){post_back, NULL};
+    return j;
+}
+
+void csvc_post(struct csvc *s, struct cjob *j)
+{
+    table_insert(s, j);
+    enqueue(s, j);
+}
+
 kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cprio prio, struct cjob **out)
 {
     uint8_t *key;
@@ -481,7 +493,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     s->stats.requests++;
     struct cjob *j = find_front(s, h, key, len, src, &includes, &include_count);
     if (j) {
-        *out = adopt_front(s, j, prio);
+        *out = csvc_adopt_front(s, j, prio);
         pthread_mutex_unlock(&s->lock);
         free(key);
         prog_includes_free(includes, include_count);
@@ -489,58 +501,42 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     }
     pthread_mutex_unlock(&s->lock);
 
-    j = mem_calloc(1, sizeof *j);
+    j = csvc_front_new(key, len, h, src->name, prio);
     if (!j) {
-        free(key);
         prog_includes_free(includes, include_count);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile job of %s", src->name);
     }
     kiln_result r = prog_source_copy(&j->src, src);
     if (r < 0) {
-        free(key);
         prog_includes_free(includes, include_count);
-        free(j);
+        job_free(s, j);
         return r;
     }
     j->src.includes = includes;          /* the compile reads exactly what was keyed */
     j->src.include_count = include_count;
-    j->kind = CJOB_FRONT;
-    j->prio = prio;
-    j->key = key;
-    j->key_len = len;
-    j->adopters = 1;
-    j->queue = -1;
-    memcpy(j->hash, h, 16);
-    snprintf(j->name, sizeof j->name, "%s", src->name);
-    if (!vec_reserve((void **)&j->conts, &j->cont_cap, 1, sizeof *j->conts)) {
-        job_free(s, j);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile job of %s", src->name);
-    }
-    j->conts[j->cont_count++] = (struct cont){post_back, NULL};
 
     pthread_mutex_lock(&s->lock);
     /* Another thread may have posted the same request meanwhile. */
-    struct cjob *twin = find_front(s, h, key, len, src, &j->src.includes, &j->src.include_count);
+    struct cjob *twin = find_front(s, h, j->key, len, src, &j->src.includes, &j->src.include_count);
     if (twin) {
-        *out = adopt_front(s, twin, prio);
+        *out = csvc_adopt_front(s, twin, prio);
         job_free(s, j);
         pthread_mutex_unlock(&s->lock);
         return KILN_OK;
     }
-    r = start_workers(s);
+    r = csvc_start_workers(s);
     if (r < 0) {
         job_free(s, j);
         pthread_mutex_unlock(&s->lock);
         return r;
     }
-    table_insert(s, j);
-    enqueue(s, j);
+    csvc_post(s, j);
     *out = j;
     pthread_mutex_unlock(&s->lock);
     return KILN_OK;
 }
 
-static kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, struct csvc_result *out)
+kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, struct csvc_result *out)
 {
     (void)s;
     *out = (struct csvc_result){.state = KILN_PROGRAM_PENDING, .compiled_as = f->src.name};
@@ -606,67 +602,56 @@ kiln_program_state csvc_wait(struct csvc *s, struct cjob *f, bool want, struct c
 
 static bool giant_may_start(struct csvc *s)
 {
-    return s->giants_running < s->giant_bound && !s->alone_running && !s->alone_head;
+    return s->giants_running < s->giant_bound && !s->alone_running && list_empty(&s->queues[Q_ALONE]);
 }
 
 static void defer(struct csvc *s, struct cjob *j)
 {
-    q_remove(s, j);
-    q_push(s, Q_DEFERRED, j);
+    csvc_requeue(s, j, Q_DEFERRED);
     if (!j->deferred) {
         j->deferred = true;
         s->stats.giants_deferred++;
-        uint32_t n = 0;
-        for (struct cjob *d = s->deferred_head; d; d = d->q_next)
-            n++;
         log_info("compile: giant %s (%zu SPIR-V words) deferred: %u giants in flight, bound %u; %u deferred now",
-                 j->name, j->words, s->giants_running, s->giant_bound, n);
+                 j->name, j->words, s->giants_running, s->giant_bound, q_length(s, Q_DEFERRED));
     }
+}
+
+/* The first job of queue q that may start now, or NULL; a giant that may
+ * not start is deferred on the way. */
+static struct cjob *pick_from(struct csvc *s, int q)
+{
+    struct cjob *j;
+    list_for_each(j, it, &s->queues[q], struct cjob, q_link) {
+        if (!j->giant || giant_may_start(s))
+            return j;
+        defer(s, j);
+    }
+    return NULL;
 }
 
 /* The next job to run, or NULL. See compile.h for the rules. */
 static struct cjob *pick(struct csvc *s)
 {
     /* A retry alone runs when no giant is in flight; meanwhile none starts. */
-    if (s->alone_head && !s->alone_running && s->giants_running == 0)
-        return s->alone_head;
+    struct cjob *alone = q_first(s, Q_ALONE);
+    if (alone && !s->alone_running && s->giants_running == 0)
+        return alone;
     /* Wanted work first; a wanted giant that cannot start now is deferred. */
-    for (struct cjob *j = s->q_head[CPRIO_WANTED], *next; j; j = next) {
-        next = j->q_next;
-        if (!j->giant || giant_may_start(s))
-            return j;
-        defer(s, j);
-    }
+    struct cjob *j = pick_from(s, CPRIO_WANTED);
+    if (j)
+        return j;
     /* Deferred giants go first once one may start. */
-    if (s->deferred_head && giant_may_start(s))
-        return s->deferred_head;
+    if (!list_empty(&s->queues[Q_DEFERRED]) && giant_may_start(s))
+        return q_first(s, Q_DEFERRED);
     for (int q = CPRIO_NORMAL; q >= CPRIO_BACKGROUND; q--)
-        for (struct cjob *j = s->q_head[q], *next; j; j = next) {
-            next = j->q_next;
-            if (!j->giant || giant_may_start(s))
-                return j;
-            defer(s, j);
-        }
+        if ((j = pick_from(s, q)))
+            return j;
     return NULL;
 }
 
 /* ---- running jobs ----------------------------------------------------------------------- */
 
-/* Notes: the programs this device used, and the compiles found slow, each
- * keyed by magic and the program's front-end hash, noted once per archive.
- * Precompile reads them. */
-#define NOTE_USED 0x31554e4bu   /* "KNU1" */
-#define NOTE_SLOW 0x31534e4bu   /* "KNS1" */
-#define NOTE_KEY_LEN 20
-
-struct note_value {
-    uint32_t magic;
-    uint32_t words;              /* SPIR-V words */
-    uint64_t noted_ns;           /* CLOCK_MONOTONIC is per boot: used only to order notes of one file */
-    double seconds;              /* the slow compile's time */
-    char name[64];
-};
-
+/* Notes (compile_private.h): precompile reads them. */
 static void note_key(uint8_t key[NOTE_KEY_LEN], uint32_t magic, const uint8_t hash[16])
 {
     memcpy(key, &magic, 4);
@@ -688,9 +673,7 @@ static void note(struct csvc *s, uint32_t magic, const uint8_t hash[16], const c
     (void)arc_store_add(s->archive, ARC_NOTE, key, sizeof key, &nv, sizeof nv);
 }
 
-/* A front end's archive value: magic, the interface, the log, the SPIR-V. */
-#define FRONT_MAGIC 0x3145464bu   /* "KFE1" */
-
+/* A front end's archive value (compile_private.h's FRONT_MAGIC). */
 static bool archive_front(struct csvc *s, struct cjob *j)
 {
     bool kept = false;
@@ -988,7 +971,7 @@ static void *worker_main(void *arg)
             pthread_cond_wait(&s->work, &s->lock);
             continue;
         }
-        q_remove(s, j);
+        q_remove(j);
         j->state = CJOB_RUNNING;
         j->start_ns = time_now_ns();
         s->running++;
@@ -1090,8 +1073,7 @@ static bool spawn(pthread_t *t, size_t stack, void *(*fn)(void *), void *arg)
     return ok;
 }
 
-/* Starts the pool on the first compile (lock held). */
-static kiln_result start_workers(struct csvc *s)
+kiln_result csvc_start_workers(struct csvc *s)
 {
     if (s->started)
         return KILN_OK;
@@ -1147,10 +1129,9 @@ static void stop(struct csvc *s, const char *why)
     s->stopping = true;
     /* What has not started never will. */
     uint32_t cancelled = 0, running = s->running;
-    for (int q = 0; q <= Q_ALONE; q++)
-        while (*qhead(s, q)) {
-            struct cjob *j = *qhead(s, q);
-            q_remove(s, j);
+    for (int q = 0; q < Q_COUNT; q++)
+        for (struct cjob *j; (j = q_first(s, q));) {
+            q_remove(j);
             j->state = CJOB_CANCELLED;
             s->stats.cancelled++;
             cancelled++;
@@ -1194,6 +1175,9 @@ kiln_result csvc_create(struct kb_device *dev, const struct csvc_config *cfg, co
         s->cfg.stack_bytes = 16u << 20;
     if (hooks)
         s->hooks = *hooks;
+    for (int q = 0; q < Q_COUNT; q++)
+        list_init(&s->queues[q]);
+    list_init(&s->lru);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->ended, NULL);
@@ -1259,240 +1243,6 @@ void csvc_destroy(struct csvc *s)
     free(s);
 }
 
-/* ---- precompile ----------------------------------------------------------------------------- */
-
-struct pre_item {
-    uint8_t hash[16];            /* of the front key */
-    const uint8_t *key;          /* in a mapped archive file */
-    size_t key_len;
-    uint32_t words;
-    bool noted, slow;
-    uint64_t noted_ns;
-    char name[64];
-};
-
-struct pre_scan {
-    struct pre_item *items;
-    uint32_t count, cap;
-    struct note_seen { uint8_t hash[16]; uint32_t magic; uint64_t noted_ns; char name[64]; } *notes;
-    uint32_t note_count, note_cap;
-    bool oom;
-};
-
-static bool scan_note(void *ud, const uint8_t *key, size_t klen, const uint8_t *value, size_t vlen)
-{
-    struct pre_scan *p = ud;
-    struct note_value nv;
-    if (klen != NOTE_KEY_LEN || vlen != sizeof nv)
-        return true;
-    memcpy(&nv, value, sizeof nv);
-    uint32_t magic;
-    memcpy(&magic, key, 4);
-    if (nv.magic != magic || (magic != NOTE_USED && magic != NOTE_SLOW))
-        return true;
-    if (!vec_reserve((void **)&p->notes, &p->note_cap, p->note_count + 1, sizeof *p->notes)) {
-        p->oom = true;
-        return false;
-    }
-    struct note_seen *n = &p->notes[p->note_count++];
-    *n = (struct note_seen){.magic = magic, .noted_ns = nv.noted_ns};
-    memcpy(n->hash, key + 4, 16);
-    nv.name[sizeof nv.name - 1] = 0;
-    memcpy(n->name, nv.name, sizeof n->name);
-    return true;
-}
-
-static bool scan_front(void *ud, const uint8_t *key, size_t klen, const uint8_t *value, size_t vlen)
-{
-    struct pre_scan *p = ud;
-    uint32_t head[3];
-    size_t fixed = sizeof head + sizeof(kiln_program_interface);
-    if (vlen < fixed)
-        return true;
-    memcpy(head, value, sizeof head);
-    if (head[0] != FRONT_MAGIC || head[2] > vlen - fixed)
-        return true;
-    if (!vec_reserve((void **)&p->items, &p->cap, p->count + 1, sizeof *p->items)) {
-        p->oom = true;
-        return false;
-    }
-    struct pre_item *it = &p->items[p->count++];
-    *it = (struct pre_item){.key = key, .key_len = klen, .words = (uint32_t)((vlen - fixed - head[2]) / 4)};
-    hash128(key, klen, it->hash);
-    snprintf(it->name, sizeof it->name, "archived program");
-    return true;
-}
-
-static int cmp_hash(const void *a, const void *b) { return memcmp(a, b, 16); }
-
-/* The order: slow last; noted (used on this device) first; then fewer SPIR-V
- * words first; then the order they were noted in. */
-static int cmp_pre(const void *a, const void *b)
-{
-    const struct pre_item *x = a, *y = b;
-    if (x->slow != y->slow)
-        return x->slow ? 1 : -1;
-    if (x->noted != y->noted)
-        return x->noted ? -1 : 1;
-    if (x->words != y->words)
-        return x->words < y->words ? -1 : 1;
-    if (x->noted_ns != y->noted_ns)
-        return x->noted_ns < y->noted_ns ? -1 : 1;
-    return memcmp(x->hash, y->hash, 16);
-}
-
-/* A front node made from an archive key alone (lock held). */
-static struct cjob *post_keyed(struct csvc *s, const struct pre_item *it)
-{
-    struct cjob *j = table_find(s, CJOB_FRONT, it->hash, it->key, it->key_len);
-    if (j)
-        return adopt_front(s, j, CPRIO_NORMAL);
-    j = mem_calloc(1, sizeof *j);
-    uint8_t *key = mem_alloc(it->key_len ? it->key_len : 1);
-    char *name = str_dup(it->name);
-    if (!j || !key || !name || !vec_reserve((void **)&j->conts, &j->cont_cap, 1, sizeof *j->conts)) {
-        if (j)
-            free(j->conts);
-        free(j);
-        free(key);
-        free(name);
-        return NULL;
-    }
-    memcpy(key, it->key, it->key_len);
-    j->kind = CJOB_FRONT;
-    j->prio = CPRIO_NORMAL;
-    j->key = key;
-    j->key_len = it->key_len;
-    j->adopters = 1;
-    j->queue = -1;
-    j->src.name = name;
-    memcpy(j->hash, it->hash, 16);
-    snprintf(j->name, sizeof j->name, "%s", it->name);
-    j->conts[j->cont_count++] = (struct cont){post_back, NULL};
-    table_insert(s, j);
-    enqueue(s, j);
-    return j;
-}
-
-/* Moves a precompile's job still at normal priority to the background
- * (lock held); one a submit waits for stays where it is. */
-static void to_background(struct csvc *s, struct cjob *j)
-{
-    if (!j || j->prio != CPRIO_NORMAL)
-        return;
-    j->prio = CPRIO_BACKGROUND;
-    if (j->state == CJOB_QUEUED && j->queue == CPRIO_NORMAL) {
-        q_remove(s, j);
-        q_push(s, CPRIO_BACKGROUND, j);
-    }
-}
-
-kiln_result csvc_precompile(struct csvc *s, double stall_s, struct csvc_precompile *out)
-{
-    *out = (struct csvc_precompile){0};
-    uint64_t t0 = time_now_ns();
-    if (!s->archive || !s->archive->enabled) {
-        log_info("precompile: no archive (KILN_ARCHIVE=0 or its folder unusable): nothing to precompile");
-        return KILN_OK;
-    }
-    struct pre_scan p = {0};
-    arc_store_each(s->archive, ARC_NOTE, scan_note, &p);
-    arc_store_each(s->archive, ARC_FRONT, scan_front, &p);
-    if (p.oom) {
-        free(p.items);
-        free(p.notes);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory reading the archive's notes");
-    }
-    /* One item per front key (several files may hold it), with its notes.
-     * (An empty archive has no list: qsort and bsearch take no NULL.) */
-    if (p.count)
-        qsort(p.items, p.count, sizeof *p.items, cmp_hash);
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < p.count; i++)
-        if (!n || memcmp(p.items[n - 1].hash, p.items[i].hash, 16))
-            p.items[n++] = p.items[i];
-    for (uint32_t i = 0; i < p.note_count; i++) {
-        struct pre_item *it = n ? bsearch(p.notes[i].hash, p.items, n, sizeof *p.items, cmp_hash) : NULL;
-        if (!it)
-            continue;   /* a note of a front end this folder no longer holds */
-        if (p.notes[i].magic == NOTE_SLOW) {
-            it->slow = true;
-        } else if (!it->noted || p.notes[i].noted_ns < it->noted_ns) {
-            it->noted = true;
-            it->noted_ns = p.notes[i].noted_ns;
-        }
-        if (p.notes[i].name[0])
-            memcpy(it->name, p.notes[i].name, sizeof it->name);
-    }
-    if (n)
-        qsort(p.items, n, sizeof *p.items, cmp_pre);
-    free(p.notes);
-
-    pthread_mutex_lock(&s->lock);
-    kiln_result r = start_workers(s);
-    uint32_t base = s->pre_count;
-    if (r == KILN_OK && !vec_reserve((void **)&s->pre, &s->pre_cap, base + n, sizeof *s->pre))
-        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the precompile list (%u programs)", base + n);
-    for (uint32_t i = 0; r == KILN_OK && i < n; i++) {
-        struct cjob *j = post_keyed(s, &p.items[i]);
-        if (!j) {
-            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for precompile job %u of %u", i + 1, n);
-            break;
-        }
-        s->pre[s->pre_count++] = j;
-        out->programs++;
-        out->noted += p.items[i].noted;
-        out->slow += p.items[i].slow;
-    }
-    free(p.items);
-    if (r < 0) {
-        pthread_mutex_unlock(&s->lock);
-        return r;
-    }
-    /* Wait while compiles keep finishing. */
-    uint32_t ended_before = UINT32_MAX;
-    uint64_t progress_ns = time_now_ns();
-    for (;;) {
-        uint32_t ready = 0, failed = 0;
-        for (uint32_t i = base; i < s->pre_count; i++) {
-            struct csvc_result res;
-            kiln_program_state st = csvc_status_locked(s, s->pre[i], &res);
-            ready += st == KILN_PROGRAM_READY;
-            failed += st == KILN_PROGRAM_FAILED;
-        }
-        out->ready = ready;
-        out->failed = failed;
-        uint64_t now = time_now_ns();
-        if (ready + failed != ended_before) {
-            ended_before = ready + failed;
-            progress_ns = now;
-        }
-        if (ready + failed == out->programs || s->stopping)
-            break;
-        if ((double)(now - progress_ns) / 1e9 >= stall_s) {
-            for (uint32_t i = base; i < s->pre_count; i++) {
-                struct cjob *j = s->pre[i];
-                to_background(s, j);
-                to_background(s, j->back);
-            }
-            out->background = out->programs - ready - failed;
-            break;
-        }
-        cond_wait_ns(&s->ended, &s->lock, 50ull * 1000 * 1000);
-    }
-    pthread_mutex_unlock(&s->lock);
-    out->seconds = (double)(time_now_ns() - t0) / 1e9;
-    if (out->background)
-        log_info("precompile: %u of %u programs ready in %.2f s (%u failed); nothing finished for %.1f s: the other "
-                 "%u go on in the background",
-                 out->ready, out->programs, out->seconds, out->failed, stall_s, out->background);
-    else
-        log_info("precompile: %u of %u programs ready in %.2f s (%u noted on this device, %u found slow before, "
-                 "%u failed)",
-                 out->ready, out->programs, out->seconds, out->noted, out->slow, out->failed);
-    return KILN_OK;
-}
-
 /* ---- telemetry ----------------------------------------------------------------------------- */
 
 struct csvc_stats csvc_stats_get(struct csvc *s)
@@ -1507,19 +1257,10 @@ uint32_t csvc_pending(struct csvc *s)
 {
     pthread_mutex_lock(&s->lock);
     uint32_t n = s->running;
-    for (int q = 0; q <= Q_ALONE; q++)
-        for (struct cjob *j = *qhead(s, q); j; j = j->q_next)
-            n++;
+    for (int q = 0; q < Q_COUNT; q++)
+        n += q_length(s, q);
     pthread_mutex_unlock(&s->lock);
     return n;
-}
-
-void csvc_hold(struct csvc *s, bool hold)
-{
-    pthread_mutex_lock(&s->lock);
-    s->held = hold;
-    pthread_cond_broadcast(&s->work);
-    pthread_mutex_unlock(&s->lock);
 }
 
 uint32_t csvc_giants_in_flight(struct csvc *s)
@@ -1566,4 +1307,88 @@ void csvc_summary(struct csvc *s, char *buf, size_t cap)
              (unsigned long long)st.archive_misses[ARC_NEVER_HITS]);
     if (n > 0 && (size_t)n < cap)
         snprintf(buf + n, cap - (size_t)n, "%s", qa);
+}
+
+/* ---- what other modules read of a node (compile.h says why each is safe) ---------------- */
+
+const uint8_t *csvc_front_hash(const struct cjob *front) { return front->hash; }
+
+const struct prog_source *csvc_front_source(const struct cjob *front) { return &front->src; }
+
+/* ---- for tests ------------------------------------------------------------------------------ */
+
+void csvc_hold(struct csvc *s, bool hold)
+{
+    pthread_mutex_lock(&s->lock);
+    s->held = hold;
+    pthread_cond_broadcast(&s->work);
+    pthread_mutex_unlock(&s->lock);
+}
+
+enum cjob_state csvc_job_state(struct csvc *s, struct cjob *j)
+{
+    pthread_mutex_lock(&s->lock);
+    enum cjob_state st = j->state;
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+enum cjob_state csvc_job_state_locked(const struct cjob *j) { return j->state; }
+
+const char *csvc_job_name(const struct cjob *j) { return j->name; }
+
+struct cjob *csvc_back_of(struct csvc *s, struct cjob *front)
+{
+    pthread_mutex_lock(&s->lock);
+    struct cjob *b = front->back;
+    pthread_mutex_unlock(&s->lock);
+    return b;
+}
+
+uint32_t csvc_giant_bound(struct csvc *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint32_t b = s->giant_bound;
+    pthread_mutex_unlock(&s->lock);
+    return b;
+}
+
+void csvc_with_lock(struct csvc *s, void (*fn)(struct csvc *, void *), void *ud)
+{
+    pthread_mutex_lock(&s->lock);
+    fn(s, ud);
+    pthread_mutex_unlock(&s->lock);
+}
+
+int csvc_running_state_locked(struct csvc *s, enum cjob_kind kind, const char *name)
+{
+    for (uint32_t i = 0; i < s->worker_count; i++) {
+        struct cjob *j = s->workers[i].job;
+        if (j && j->kind == kind && !strcmp(j->name, name))
+            return (int)j->state;
+    }
+    return -1;
+}
+
+void csvc_kept(struct csvc *s, struct csvc_kept *out)
+{
+    pthread_mutex_lock(&s->lock);
+    *out = (struct csvc_kept){.caches = s->shared != NULL, .released = s->lru_count};
+    for (uint32_t i = 0; i < s->worker_count; i++)
+        out->caches += s->workers[i].cache != NULL;
+    for (uint32_t b = 0; b < s->table_cap; b++)
+        for (struct cjob *j = s->table[b]; j; j = j->h_next) {
+            out->layouts += j->layout != NULL;
+            out->pipelines += j->pipeline != NULL;
+        }
+    pthread_mutex_unlock(&s->lock);
+}
+
+char *csvc_front_swap_source_text(struct csvc *s, struct cjob *front, char *text)
+{
+    pthread_mutex_lock(&s->lock);
+    char *old = front->src.source;
+    front->src.source = text;
+    pthread_mutex_unlock(&s->lock);
+    return old;
 }

@@ -25,23 +25,31 @@
  * other giant in flight or starting) with a fresh pipeline cache, up to
  * alone_tries times.
  *
- * Locking: one mutex (struct csvc.lock) guards every node, queue and count.
- * Compiles run without it. Callers may hold their context's lock when they
- * call in (lock order: context lock, then csvc.lock); workers never take a
- * context lock.
+ * Locking: one mutex (the service's lock) guards every node, queue and
+ * count. Compiles run without it. Callers may hold their context's lock
+ * when they call in (lock order: context lock, then the service's lock);
+ * workers never take a context lock.
+ *
+ * This header is what other modules call: the service and its nodes are
+ * opaque (src/compile/compile_private.h holds them, for compile/'s files
+ * only). What a caller reads of a node goes through an accessor below, and
+ * each accessor says how it is safe: it takes the service's lock, or the
+ * field it reads is written only before the node is published, or every
+ * writer holds a lock the caller must hold too (the context's).
+ *
+ * Files: compile.c (nodes, queues, workers), precompile.c (csvc_precompile),
+ * key.c (canonical requests), program_obj.c (the program object).
  */
 #ifndef KILN_COMPILE_H
 #define KILN_COMPILE_H
-
-#include <pthread.h>
 
 #include "archive/archive.h"
 #include "backend/backend.h"
 #include "base/base.h"
 #include "program/program.h"
 
-struct csvc;
-struct cjob;
+struct csvc;   /* the service (opaque) */
+struct cjob;   /* a node: a front-end or back-end compile job (opaque) */
 
 enum cjob_kind { CJOB_FRONT = 0, CJOB_BACK = 1 };
 enum cjob_state { CJOB_QUEUED = 0, CJOB_RUNNING, CJOB_DONE, CJOB_FAILED, CJOB_CANCELLED };
@@ -67,61 +75,6 @@ struct csvc_hooks {
     kiln_result (*front)(void *ud, const struct prog_source *src);
     kiln_result (*back)(void *ud, const char *name, size_t words, bool alone, uint32_t giants_in_flight);
     void *ud;
-};
-
-struct cont {
-    void (*fn)(struct csvc *svc, struct cjob *job, void *ud);
-    void *ud;
-};
-
-struct cjob {
-    enum cjob_kind kind;
-    enum cjob_state state;
-    enum cprio prio;
-    char name[64];               /* the program's name, for messages */
-    uint8_t hash[16];            /* hash128 of key (also its archive lookup hash) */
-    uint8_t *key;                /* the canonical request, owned */
-    size_t key_len;
-    uint32_t adopters;
-    bool cancel_requested;       /* request: the last adopter let go (outcome: its state, CANCELLED if it never ran) */
-    struct cont *conts;          /* fired once, when it ends, with the lock held */
-    uint32_t cont_count, cont_cap;
-    bool conts_fired;
-    /* front: inputs and outputs */
-    struct prog_source src;
-    struct prog_output out;
-    struct cjob *back;           /* adopted by this front node once posted */
-    /* back: inputs (copies) and outputs */
-    uint32_t *spirv;
-    size_t words;
-    kiln_program_interface iface;
-    uint8_t origin[16];          /* the hash of the front node that posted it */
-    bool giant, alone, deferred;
-    bool via_worker_cache;       /* compiled through its worker's cache (merge due) */
-    bool from_archive;           /* front end served by the archive */
-    bool archived;               /* front end compiled and added to the run archive */
-    bool qa_miss;                /* compiled although the archive could have held it */
-    int archive_cause;           /* the lookup's outcome (enum arc_cause), -1 none */
-    uint32_t alone_tries;
-    uint32_t giants_seen;        /* other giants in flight while it ran */
-    struct kb_layout *layout;
-    struct kb_pipeline *pipeline;
-    char *error;                 /* why the back end failed */
-    /* A failure for want of host memory or past a device limit: its code
-     * (KILN_ERR_NO_MEMORY or KILN_ERR_LIMIT, else 0) and what could not be
-     * allocated, kept without allocating. */
-    kiln_result fail_code;
-    char fail_msg[512];
-    /* timing */
-    uint64_t start_ns;
-    double seconds;
-    bool slow_said;
-    /* links */
-    struct cjob *q_prev, *q_next;  /* its queue */
-    struct cjob *h_next;           /* hash bucket */
-    struct cjob *lru_prev, *lru_next;
-    bool in_table, in_lru;
-    int queue;                     /* which queue it is on, -1 none */
 };
 
 struct csvc_stats {
@@ -155,47 +108,6 @@ struct csvc_slow {              /* a compile that ran past slow_s */
     double seconds;
 };
 
-struct csvc_worker {
-    struct csvc *svc;
-    pthread_t thread;
-    struct kb_cache *cache;      /* its own pipeline cache, merged into shared at a phase end */
-    struct cjob *job;            /* running now, or NULL */
-};
-
-struct csvc {
-    struct kb_device *dev;
-    struct csvc_config cfg;
-    struct csvc_hooks hooks;
-    uint32_t giant_bound;
-    pthread_mutex_t lock;        /* guards everything below */
-    pthread_cond_t work;         /* a job became runnable, or stopping */
-    pthread_cond_t ended;        /* a job ended */
-    bool started, stopping;
-    bool held;                   /* tests: workers start nothing while set (csvc_hold) */
-    struct csvc_worker *workers;
-    uint32_t worker_count;
-    pthread_t watchdog;
-    bool watchdog_started;
-    struct kb_cache *shared;     /* the device's pipeline cache */
-    bool caches_dirty;           /* worker caches hold pipelines not merged yet */
-    struct cjob *q_head[3], *q_tail[3];   /* by enum cprio */
-    struct cjob *deferred_head, *deferred_tail;
-    struct cjob *alone_head, *alone_tail;
-    struct cjob **table;         /* hash buckets */
-    uint32_t table_cap, table_count;
-    struct cjob *lru_head, *lru_tail;     /* released results, newest at head */
-    uint32_t lru_count;
-    uint32_t running, giants_running;
-    bool alone_running;
-    struct csvc_stats stats;
-    struct arc_store *archive;   /* borrowed; NULL or disabled: no archive */
-    struct csvc_slow *slow;
-    uint32_t slow_count, slow_cap;
-    struct cjob **pre;           /* front nodes precompile holds until destroy */
-    uint32_t pre_count, pre_cap;
-    struct csvc *next_live;      /* the process's live services (exit drain) */
-};
-
 KILN_NODISCARD kiln_result csvc_create(struct kb_device *dev, const struct csvc_config *cfg,
                                        const struct csvc_hooks *hooks, struct csvc **out);
 /* Front ends are looked up in (and, compiled, added to) this archive. Set
@@ -223,7 +135,8 @@ struct csvc_result {
     struct kb_layout *layout;
     struct kb_pipeline *pipeline;
     const char *error;                 /* why it failed (front log or back-end reason) */
-    kiln_result code;                  /* failed: KILN_ERR_NO_MEMORY when host memory ran out, else KILN_ERR_COMPILE */
+    kiln_result code;                  /* failed: KILN_ERR_NO_MEMORY (host memory ran out), KILN_ERR_LIMIT (past
+                                        * a device limit), else KILN_ERR_COMPILE */
     const char *compiled_as;           /* the name the compile ran under (first requester's) */
 };
 kiln_program_state csvc_status(struct csvc *svc, struct cjob *front, struct csvc_result *out);
@@ -237,6 +150,26 @@ kiln_program_state csvc_wait(struct csvc *svc, struct cjob *front, bool want, st
  * has ended already it fires now. */
 KILN_NODISCARD kiln_result csvc_then(struct csvc *svc, struct cjob *job,
                                      void (*fn)(struct csvc *, struct cjob *, void *), void *ud);
+
+/* ---- what a caller reads of a node ------------------------------------------- */
+
+/* The front node's key hash (16 bytes: the XXH3-128 of its canonical
+ * request; a program's identity). No lock: the hash is written when the node
+ * is made, before it is published to any other thread, and never again.
+ * Valid while the caller holds the node. */
+const uint8_t *csvc_front_hash(const struct cjob *front);
+/* The front node's source (provenance); source->source is NULL for a
+ * program made from an archive entry alone (precompile) until a request
+ * with the source adopts it. The caller holds the lock of the context
+ * whose service this is, and may use the pointer only while it holds that
+ * lock and the node. Why that suffices: a node made by csvc_request has its
+ * source from the start and it never changes; a precompile's node (no
+ * source) takes the source of the first equal request, written in
+ * csvc_request under the service's lock, and every csvc_request on a
+ * context's service is made with that context's lock held (api/ holds it
+ * around every call, and specialize/'s variant requests run inside a
+ * submit), so no writer runs while the caller holds it. */
+const struct prog_source *csvc_front_source(const struct cjob *front);
 
 struct csvc_stats csvc_stats_get(struct csvc *svc);
 /* Jobs queued or running. */
@@ -254,8 +187,6 @@ struct csvc_precompile {
     double seconds;
 };
 KILN_NODISCARD kiln_result csvc_precompile(struct csvc *svc, double stall_s, struct csvc_precompile *out);
-/* For tests: while held, workers start no job (queued ones stay queued). */
-void csvc_hold(struct csvc *svc, bool hold);
 /* Giant back ends compiling now (the archive's saver holds back meanwhile). */
 uint32_t csvc_giants_in_flight(struct csvc *svc);
 /* Copies up to cap slow entries; returns how many there are. */
@@ -263,13 +194,41 @@ uint32_t csvc_slow_list(struct csvc *svc, struct csvc_slow *out, uint32_t cap);
 /* The close line's text. */
 void csvc_summary(struct csvc *svc, char *buf, size_t cap);
 
-/* key.c: canonical requests. */
-/* The front-end request of src; *includes receives the included files as
- * read (free with prog_includes_free). */
-KILN_NODISCARD kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len,
-                                      struct prog_include **includes, uint32_t *include_count);
-KILN_NODISCARD kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t words,
-                                     const kiln_program_interface *iface, uint8_t **key, size_t *len);
+/* ---- for tests ------------------------------------------------------------------ */
+
+/* While held, workers start no job (queued ones stay queued). */
+void csvc_hold(struct csvc *svc, bool hold);
+/* A node's state, read under the service's lock. */
+enum cjob_state csvc_job_state(struct csvc *svc, struct cjob *job);
+/* The same, in a continuation (which runs with the service's lock held). */
+enum cjob_state csvc_job_state_locked(const struct cjob *job);
+/* The name a node compiles under (the first requester's). No lock: written
+ * before the node is published, never again. */
+const char *csvc_job_name(const struct cjob *job);
+/* The back-end node a front node posted or adopted, or NULL (lock taken).
+ * Held by the front node: valid while the caller holds that. */
+struct cjob *csvc_back_of(struct csvc *svc, struct cjob *front);
+/* How many giants may compile at once (set when the workers start). */
+uint32_t csvc_giant_bound(struct csvc *svc);
+/* Runs fn with the service's lock held: a worker that ends a job meanwhile
+ * waits to record how it ended. fn must not call into the service, except
+ * the *_locked calls. */
+void csvc_with_lock(struct csvc *svc, void (*fn)(struct csvc *svc, void *ud), void *ud);
+/* With the lock held: the state of the node of this kind and name a worker
+ * is running, or -1 when none is. */
+int csvc_running_state_locked(struct csvc *svc, enum cjob_kind kind, const char *name);
+/* What the service keeps for re-use once nothing holds a program: pipeline
+ * caches (shared and per worker), the layouts and pipelines of the nodes in
+ * its table, and the released results kept for re-adoption. */
+struct csvc_kept {
+    uint32_t caches, layouts, pipelines, released;
+};
+void csvc_kept(struct csvc *svc, struct csvc_kept *out);
+/* Swaps the text of a front node's source (lock taken) and returns the old
+ * one: NULL plays a program with no source to compile a variant from, as
+ * precompile's nodes are. The caller puts the old text back before the node
+ * is released; nothing else may request the program meanwhile. */
+char *csvc_front_swap_source_text(struct csvc *svc, struct cjob *front, char *text);
 
 /* ---- the program object ------------------------------------------------------ */
 

@@ -24,7 +24,7 @@
 
 #include <shaderc/shaderc.h>
 
-#include "compile.h"
+#include "compile_private.h"
 
 #define KEY_FORMAT "kiln-key-3"   /* 3: binding lengths in the push block; params_read, lens_read, groups_read */
 #define MAX_INCLUDE_DEPTH 32

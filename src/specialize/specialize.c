@@ -512,7 +512,10 @@ static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_
                                         char *why_buf, size_t why_cap)
 {
     struct spec_cache *c = q->cache;
-    const struct cjob *front = n->front;
+    /* Read without the service's lock: the caller (a submit) holds the
+     * context's lock, which csvc_front_source asks for. */
+    const uint8_t *front_hash = csvc_front_hash(n->front);
+    const struct prog_source *front_src = csvc_front_source(n->front);
     uint32_t words[KILN_PARAM_WORDS] = {0};
     for (int i = 0; i < KILN_PARAM_WORDS; i++)
         if (mask & (1u << i))
@@ -521,16 +524,16 @@ static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_
     struct spec_variant *v;
     list_for_each(v, tmp, &c->variants, struct spec_variant, lru)
         if (v->mask == mask && !memcmp(v->words, words, sizeof words) && !memcmp(&v->facts, facts, sizeof *facts) &&
-            !memcmp(v->prog_hash, front->hash, 16)) {
+            !memcmp(v->prog_hash, front_hash, 16)) {
             variant_ref(c, v);
             return v;
         }
-    if (!front->src.source) {
+    if (!front_src->source) {
         *why = "its program has no source to compile a variant from";
         return NULL;
     }
     char entry_uc[64];
-    prog_entry_upper(front->src.entry, entry_uc);
+    prog_entry_upper(front_src->entry, entry_uc);
     enum { MAX_DEFS = KILN_PARAM_WORDS + KILN_MAX_BINDINGS + 3 };
     char names[MAX_DEFS][96], values[MAX_DEFS][16];
     struct prog_define add[MAX_DEFS];
@@ -555,7 +558,7 @@ static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_
     for (uint32_t i = 0; i < na; i++)
         add[i] = (struct prog_define){names[i], values[i]};
     struct prog_source src;
-    if (prog_source_variant(&src, &front->src, add, na) < 0) {
+    if (prog_source_variant(&src, front_src, add, na) < 0) {
         snprintf(why_buf, why_cap, "%s", kiln_last_error());
         *why = why_buf;
         err_clear();
@@ -572,7 +575,7 @@ static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_
         err_clear();
         return NULL;
     }
-    memcpy(v->prog_hash, front->hash, 16);
+    memcpy(v->prog_hash, front_hash, 16);
     v->mask = mask;
     memcpy(v->words, words, sizeof words);
     v->facts = *facts;

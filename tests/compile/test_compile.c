@@ -9,7 +9,8 @@
  * Everything is asserted as the scheduler's users see it: hook calls (what
  * ran, in which order, beside what), csvc_status/csvc_wait results, the
  * service's stats, the slow list. The few internals read (a node's state,
- * the giant bound, a node's back end) are read under the service lock.
+ * the giant bound, a node's back end) are read through compile.h's test
+ * calls, under the service lock.
  * Waits are bounded, so a broken scheduler fails a test instead of hanging
  * it. Must stay clean under ThreadSanitizer (LABELS threads).
  */
@@ -201,10 +202,10 @@ static void gate_fail(struct gate *g, const char *key, enum fail_mode mode)
     pthread_mutex_unlock(&g->m);
 }
 
-static void *looker_main(void *arg)
+/* Runs with the service lock held (lock order: the service's, then the gate's). */
+static void look_locked(struct csvc *svc, void *ud)
 {
-    struct gate *g = arg;
-    pthread_mutex_lock(&g->look_svc->lock);   /* lock order: service lock, then the gate's */
+    struct gate *g = ud;
     pthread_mutex_lock(&g->m);
     g->looker_locked = true;
     pthread_cond_broadcast(&g->c);
@@ -212,18 +213,17 @@ static void *looker_main(void *arg)
     sleep_ms(100);   /* the worker leaves the hook and comes for the lock */
     /* The job is still its worker's: the worker records how it ended
      * under this lock. */
-    int state = -2;
-    const char *name = strchr(g->look_key, ':') + 1;
-    for (uint32_t i = 0; i < g->look_svc->worker_count; i++) {
-        struct cjob *j = g->look_svc->workers[i].job;
-        if (j && j->kind == CJOB_BACK && !strcmp(j->name, name))
-            state = (int)j->state;
-    }
-    pthread_mutex_unlock(&g->look_svc->lock);
+    int state = csvc_running_state_locked(svc, CJOB_BACK, strchr(g->look_key, ':') + 1);
     pthread_mutex_lock(&g->m);
-    g->look_state = state;
+    g->look_state = state < 0 ? -2 : state;
     pthread_cond_broadcast(&g->c);
     pthread_mutex_unlock(&g->m);
+}
+
+static void *looker_main(void *arg)
+{
+    struct gate *g = arg;
+    csvc_with_lock(g->look_svc, look_locked, g);
     return NULL;
 }
 
@@ -516,21 +516,9 @@ static void drop(struct rig *r, struct cjob *j)
     CHECK(!"drop of a job the rig does not hold");
 }
 
-static enum cjob_state job_state(struct rig *r, struct cjob *j)
-{
-    pthread_mutex_lock(&r->svc->lock);
-    enum cjob_state s = j->state;
-    pthread_mutex_unlock(&r->svc->lock);
-    return s;
-}
+static enum cjob_state job_state(struct rig *r, struct cjob *j) { return csvc_job_state(r->svc, j); }
 
-static uint32_t giant_bound(struct rig *r)
-{
-    pthread_mutex_lock(&r->svc->lock);
-    uint32_t b = r->svc->giant_bound;
-    pthread_mutex_unlock(&r->svc->lock);
-    return b;
-}
+static uint32_t giant_bound(struct rig *r) { return csvc_giant_bound(r->svc); }
 
 /* Polls until a stat reaches want. */
 #define WAIT_STAT(r, field, want) wait_stat((r), offsetof(struct csvc_stats, field), (want), #field)
@@ -579,7 +567,7 @@ static kiln_program_state wait_result(struct rig *r, struct cjob *j, struct csvc
             return st;
         if (now_s() > end) {
             if (!r->gave_up)
-                fprintf(stderr, "%s: timed out waiting for %s to end\n", test_name_, j->name);
+                fprintf(stderr, "%s: timed out waiting for %s to end\n", test_name_, csvc_job_name(j));
             r->gave_up = true;
             return st;
         }
@@ -1092,7 +1080,7 @@ static void on_end(struct csvc *s, struct cjob *j, void *ud)
 {
     (void)s;
     struct cont_rec *c = ud;
-    atomic_store(&c->state, (int)j->state);
+    atomic_store(&c->state, (int)csvc_job_state_locked(j));
     atomic_fetch_add(&c->fired, 1);
 }
 
@@ -1133,9 +1121,7 @@ TEST(continuations_fire_exactly_once)
     CHECK_EQ(atomic_load(&cb.fired), 1);
     CHECK_EQ(atomic_load(&cb.state), CJOB_DONE);
     /* The back-end node too. */
-    pthread_mutex_lock(&r.svc->lock);
-    struct cjob *back = c->back;
-    pthread_mutex_unlock(&r.svc->lock);
+    struct cjob *back = csvc_back_of(r.svc, c);
     NEED(back != NULL);
     NEED_OK(csvc_then(r.svc, back, on_end, &ce));
     CHECK_EQ(atomic_load(&ce.fired), 1);

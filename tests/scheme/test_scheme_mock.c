@@ -387,14 +387,10 @@ TEST(teardown_frees_every_backend_object)
         CHECK_OK(kiln_buffer_destroy(f.ctx, f.buf[i]));
     /* What is left is what the compile service keeps for re-use: its
      * pipeline caches and the released program's layout and pipeline. */
-    struct csvc *svc = api_context_peek(f.ctx)->svc;
-    uint64_t kept = (svc->shared != NULL);
-    for (uint32_t i = 0; i < svc->worker_count; i++)
-        kept += svc->workers[i].cache != NULL;
-    for (uint32_t b = 0; b < svc->table_cap; b++)
-        for (struct cjob *j = svc->table[b]; j; j = j->h_next)
-            kept += (j->layout != NULL) + (j->pipeline != NULL);
-    CHECK_EQ(svc->lru_count, 1);   /* rw.comp's front node, holding its back node */
+    struct csvc_kept k;
+    csvc_kept(api_context_peek(f.ctx)->svc, &k);
+    uint64_t kept = (uint64_t)k.caches + k.layouts + k.pipelines;
+    CHECK_EQ(k.released, 1);   /* rw.comp's front node, holding its back node */
     CHECK_EQ(kept, 3);
     CHECK_EQ(mockb_counts(f.dev).live_objects, kept);
     test_context_done(f.ctx);

@@ -478,11 +478,10 @@ TEST(a_variant_lookup_that_finds_nothing_is_counted)
     struct prog *p = pool_get(&c->programs, f.prog.id);
     struct scheme *s = pool_get(&c->schemes, f.scheme.id);
     REQUIRE(p && s && p->front);
-    char *source = p->front->src.source;
-    p->front->src.source = NULL;
+    char *source = csvc_front_swap_source_text(c->svc, p->front, NULL);
     for (int i = 1; i <= 4; i++)
         step(&f);
-    p->front->src.source = source;
+    csvc_front_swap_source_text(c->svc, p->front, source);
     CHECK_LOG(&f, "");
     CHECK_EQ(specialized(&f, 0), 0);
     CHECK(sstats(&f).spec_lookups_missed >= 1);

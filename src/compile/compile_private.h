@@ -1,0 +1,179 @@
+/*
+ * compile_private.h: the compile service's insides, shared by src/compile's
+ * files only (compile.c, precompile.c, key.c); no other module includes
+ * it, and program_obj.c needs only compile.h. Other modules see the service and its nodes through
+ * compile.h: opaque structs and accessors.
+ *
+ * Locking: the service's `lock` guards every field of the service and of
+ * its nodes, except where a field's comment says otherwise: a node's
+ * identity (kind, name, hash, key) is written before the node is published
+ * and only read after; a running job's inputs and outputs are the worker's
+ * until it takes the lock again to record how the job ended.
+ */
+#ifndef KILN_COMPILE_PRIVATE_H
+#define KILN_COMPILE_PRIVATE_H
+
+#include <pthread.h>
+
+#include "base/list.h"
+#include "compile.h"
+
+/* The queues: one per enum cprio, then deferred giants and retries alone. */
+#define Q_DEFERRED 3
+#define Q_ALONE 4
+#define Q_COUNT 5
+
+struct cont {
+    void (*fn)(struct csvc *svc, struct cjob *job, void *ud);
+    void *ud;
+};
+
+struct cjob {
+    /* Identity: written before the node is published, never again. */
+    enum cjob_kind kind;
+    char name[64];               /* the program's name, for messages */
+    uint8_t hash[16];            /* hash128 of key (also its archive lookup hash) */
+    uint8_t *key;                /* the canonical request, owned */
+    size_t key_len;
+
+    enum cjob_state state;
+    enum cprio prio;
+    uint32_t adopters;
+    bool cancel_requested;       /* request: the last adopter let go (outcome: its state, CANCELLED if it never ran) */
+    struct cont *conts;          /* fired once, when it ends, with the lock held */
+    uint32_t cont_count, cont_cap;
+    bool conts_fired;
+    /* front: inputs and outputs. src is read by specialize/ without the
+     * service's lock (csvc_front_source says why that is safe); only
+     * find_front writes it once the node is published. */
+    struct prog_source src;
+    struct prog_output out;
+    struct cjob *back;           /* adopted by this front node once posted */
+    /* back: inputs (copies) and outputs */
+    uint32_t *spirv;
+    size_t words;
+    kiln_program_interface iface;
+    uint8_t origin[16];          /* the hash of the front node that posted it */
+    bool giant, alone, deferred;
+    bool via_worker_cache;       /* compiled through its worker's cache (merge due) */
+    bool from_archive;           /* served by the archive */
+    bool archived;               /* compiled and added to the run archive */
+    bool qa_miss;                /* compiled although the archive could have held it */
+    int archive_cause;           /* the lookup's outcome (enum arc_cause), -1 none */
+    uint32_t alone_tries;
+    uint32_t giants_seen;        /* other giants in flight while it ran */
+    struct kb_layout *layout;
+    struct kb_pipeline *pipeline;
+    char *error;                 /* why the back end failed */
+    /* A failure for want of host memory or past a device limit: its code
+     * (KILN_ERR_NO_MEMORY or KILN_ERR_LIMIT, else 0) and what could not be
+     * allocated, kept without allocating. */
+    kiln_result fail_code;
+    char fail_msg[512];
+    /* timing */
+    uint64_t start_ns;
+    double seconds;
+    bool slow_said;
+    /* links */
+    struct list q_link;          /* on queue `queue`, or unlinked */
+    int queue;                   /* which queue it is on, -1 none */
+    struct cjob *h_next;         /* its hash bucket's chain */
+    bool in_table;
+    struct list lru_link;        /* in the cache of released results, or unlinked */
+};
+
+struct csvc_worker {
+    struct csvc *svc;
+    pthread_t thread;
+    struct kb_cache *cache;      /* its own pipeline cache, merged into shared at a phase end */
+    struct cjob *job;            /* running now, or NULL */
+};
+
+struct csvc {
+    struct kb_device *dev;
+    struct csvc_config cfg;
+    struct csvc_hooks hooks;
+    uint32_t giant_bound;
+    pthread_mutex_t lock;        /* guards everything below, and the nodes */
+    pthread_cond_t work;         /* a job became runnable, or stopping */
+    pthread_cond_t ended;        /* a job ended */
+    bool started, stopping;
+    bool held;                   /* tests: workers start nothing while set (csvc_hold) */
+    struct csvc_worker *workers;
+    uint32_t worker_count;
+    pthread_t watchdog;
+    bool watchdog_started;
+    struct kb_cache *shared;     /* the device's pipeline cache */
+    bool caches_dirty;           /* worker caches hold pipelines not merged yet */
+    struct list queues[Q_COUNT]; /* of cjob.q_link: by enum cprio, then Q_DEFERRED, Q_ALONE */
+    /* The dedupe table: hash buckets of singly linked chains (cjob.h_next).
+     * A chain is only ever walked from its head (to find, or to unlink while
+     * walking), and at a load of at most one half it is short, so a back
+     * link would cost a pointer per node and buy nothing. */
+    struct cjob **table;
+    uint32_t table_cap, table_count;
+    struct list lru;             /* of cjob.lru_link: released results, newest first */
+    uint32_t lru_count;
+    uint32_t running, giants_running;
+    bool alone_running;
+    struct csvc_stats stats;
+    struct arc_store *archive;   /* borrowed; NULL or disabled: no archive */
+    struct csvc_slow *slow;
+    uint32_t slow_count, slow_cap;
+    struct cjob **pre;           /* front nodes precompile holds until destroy */
+    uint32_t pre_count, pre_cap;
+    struct csvc *next_live;      /* the process's live services (exit drain; guarded by compile.c's live_lock) */
+};
+
+/* ---- archive values compile.c writes and precompile.c reads ----------------------- */
+
+/* Notes: the programs this device used, and the compiles found slow, each
+ * keyed by magic and the program's front-end hash, noted once per archive. */
+#define NOTE_USED 0x31554e4bu   /* "KNU1" */
+#define NOTE_SLOW 0x31534e4bu   /* "KNS1" */
+#define NOTE_KEY_LEN 20
+
+struct note_value {
+    uint32_t magic;
+    uint32_t words;              /* SPIR-V words */
+    uint64_t noted_ns;           /* CLOCK_MONOTONIC is per boot: used only to order notes of one file */
+    double seconds;              /* the slow compile's time */
+    char name[64];
+};
+
+/* A front end's archive value: this magic, the size of the interface and
+ * the log's length (3 uint32_t), the interface, the log, the SPIR-V. */
+#define FRONT_MAGIC 0x3145464bu   /* "KFE1" */
+
+/* ---- compile.c, for precompile.c (the service's lock held) ------------------------ */
+
+/* Starts the pool on the first compile. */
+KILN_NODISCARD kiln_result csvc_start_workers(struct csvc *svc);
+/* The node of this kind equal to a request that may be adopted, or NULL. */
+struct cjob *csvc_find(struct csvc *svc, enum cjob_kind kind, const uint8_t hash[16], const uint8_t *key,
+                       size_t len);
+/* Adopts an existing front node for a request at prio; returns it. */
+struct cjob *csvc_adopt_front(struct csvc *svc, struct cjob *front, enum cprio prio);
+/* A new front node, seen by nobody yet (no lock needed): the request's key
+ * (consumed: the node owns it, and it is freed when NULL is returned), its
+ * hash, the name it compiles under and its priority; one adopter (the
+ * caller); its one continuation posts its back end. The caller fills in its
+ * source, then publishes it with csvc_post. NULL: out of host memory. */
+struct cjob *csvc_front_new(uint8_t *key, size_t len, const uint8_t hash[16], const char *name, enum cprio prio);
+/* Publishes a new node: into the table (where requests find it) and onto
+ * its queue. */
+void csvc_post(struct csvc *svc, struct cjob *job);
+/* Moves a queued job to queue q. */
+void csvc_requeue(struct csvc *svc, struct cjob *job, int q);
+kiln_program_state csvc_status_locked(struct csvc *svc, struct cjob *front, struct csvc_result *out);
+
+/* ---- key.c: canonical requests ------------------------------------------------------- */
+
+/* The front-end request of src; *includes receives the included files as
+ * read (free with prog_includes_free). */
+KILN_NODISCARD kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len,
+                                      struct prog_include **includes, uint32_t *include_count);
+KILN_NODISCARD kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t words,
+                                     const kiln_program_interface *iface, uint8_t **key, size_t *len);
+
+#endif
