@@ -190,35 +190,6 @@ bool vec_reserve(void **buf, uint32_t *cap, uint32_t need, size_t sz)
     return true;
 }
 
-uint8_t *bytes_put(struct bytes *b, const void *src, size_t n)
-{
-    if (b->oom)
-        return NULL;
-    if (n > SIZE_MAX / 4 || b->len > SIZE_MAX / 4) {
-        b->oom = true;
-        return NULL;
-    }
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n)
-            cap *= 2;
-        uint8_t *p = mem_realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return NULL;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    uint8_t *at = b->p + b->len;
-    if (src)
-        memcpy(at, src, n);
-    else
-        memset(at, 0, n);
-    b->len += n;
-    return at;
-}
-
 void hash128(const void *data, size_t len, uint8_t out[16])
 {
     XXH128_canonical_t c;

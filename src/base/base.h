@@ -1,7 +1,8 @@
 /*
  * base: what every module of kiln stands on. Logging with levels, raising
  * errors with file and line (the message becomes the thread's last error),
- * environment switches, and small allocation helpers.
+ * environment switches, and small allocation helpers. The byte writer and
+ * reader (bytes.h) and the number parsers (parse.h) come with it.
  *
  * Errors: a failing function returns a negative kiln_result made by
  * KILN_RAISE(code, fmt, ...), which logs at debug level with file:line and
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "kiln.h"
+#include "bytes.h"
 #include "parse.h"
 
 #define KILN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -79,17 +81,6 @@ char *str_ndup(const char *s, size_t n);
 bool str_icontains(const char *hay, const char *needle);
 /* Grows *buf to hold at least need elements of size sz; false on failure. */
 bool vec_reserve(void **buf, uint32_t *cap, uint32_t need, size_t sz);
-
-/* A growing byte buffer. Once an append fails for memory, oom stays set
- * and later appends do nothing, so a caller checks once at the end. */
-struct bytes {
-    uint8_t *p;
-    size_t len, cap;
-    bool oom;
-};
-/* Appends n bytes (zeros when src is NULL); returns where they went, or
- * NULL once out of memory. The address is valid until the next append. */
-uint8_t *bytes_put(struct bytes *b, const void *src, size_t n);
 
 /* XXH3-128 of data in canonical (byte-order independent) form: the hash
  * of every content-addressed key in kiln. */
