@@ -61,16 +61,22 @@ static kiln_result leave(struct kctx *c, kiln_result r)
 }
 
 /* Every call on a context whose device is lost fails with
- * KILN_ERR_DEVICE_LOST (ctx_live); a call that finds it lost latches it. */
-#define CALL(h, op, ...)                                                                           \
+ * KILN_ERR_DEVICE_LOST (ctx_live); a call that finds it lost latches it.
+ * IN_CONTEXT enters h's context, evaluates `call` (an expression of c_,
+ * the context entered) unless its device is lost, and leaves; CALL and
+ * CALL0 call an op of the context's table, with arguments after the
+ * context and without. */
+#define IN_CONTEXT(h, call)                                                                        \
     do {                                                                                           \
         struct kctx *c_;                                                                           \
         KILN_TRY(enter((h), &c_));                                                                 \
         kiln_result r_ = ctx_live(c_);                                                             \
         if (r_ == KILN_OK)                                                                         \
-            r_ = ctx_seen(c_, c_->ops->op(c_, __VA_ARGS__));                                       \
+            r_ = ctx_seen(c_, (call));                                                             \
         return leave(c_, r_);                                                                      \
     } while (0)
+#define CALL(h, op, ...) IN_CONTEXT(h, c_->ops->op(c_, __VA_ARGS__))
+#define CALL0(h, op) IN_CONTEXT(h, c_->ops->op(c_))
 
 #define NEED(ptr, what)                                                                            \
     do {                                                                                           \
@@ -129,15 +135,7 @@ kiln_result kiln_context_caps(kiln_context ctx, kiln_caps *out)
     CALL(ctx, caps, out);
 }
 
-kiln_result kiln_context_wait_idle(kiln_context ctx)
-{
-    struct kctx *c;
-    KILN_TRY(enter(ctx, &c));
-    kiln_result r = ctx_live(c);
-    if (r == KILN_OK)
-        r = ctx_seen(c, c->ops->wait_idle(c));
-    return leave(c, r);
-}
+kiln_result kiln_context_wait_idle(kiln_context ctx) { CALL0(ctx, wait_idle); }
 
 kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out)
 {
