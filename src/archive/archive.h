@@ -1,7 +1,8 @@
 /*
  * archive: kiln's pipeline archive on disk: the file format (format.c),
- * crash-safe saving (save.c), tidying a folder (tidy.c) and a context's
- * archive folder with its run archives and saver thread (store.c).
+ * what each kind of entry holds (entry.c), crash-safe saving (save.c),
+ * tidying a folder (tidy.c) and a context's archive folder with its run
+ * archives and saver thread (store.c).
  *
  * A file is:
  *   header   64 bytes: magic "KILNARC\0", format version, header size, the
@@ -20,6 +21,15 @@
  * scanned from the start and every whole, valid entry is kept (a truncated
  * tail loses only itself). Entries are checked when looked up (bounds, head,
  * checksum), never trusted: a bad one is a counted miss with its cause.
+ *
+ * Bytes: every record (header, entry head, index row, footer) and every
+ * entry kind's key and value has one encoder on the byte writer and one
+ * decoder on the bounds-checked reader (base/bytes.h); nothing is read at
+ * a hand-computed offset, and no struct is copied to disk as it lies in
+ * memory. The format version covers them all: a change to any record, to
+ * an entry kind's encoding or to a struct an encoding mirrors (the program
+ * interface) bumps ARC_FORMAT_VERSION, so files written before are counted
+ * as another version's (a stale miss), never misread.
  */
 #ifndef KILN_ARCHIVE_H
 #define KILN_ARCHIVE_H
@@ -32,7 +42,9 @@
 
 #include "base/base.h"
 
-#define ARC_FORMAT_VERSION 1
+/* 2: the program interface in front-end entries written field by field
+ * (it was the struct's bytes); records and notes unchanged. */
+#define ARC_FORMAT_VERSION 2
 #define ARC_HEADER_SIZE 64
 #define ARC_ENTRY_HEAD_SIZE 48
 #define ARC_INDEX_ROW_SIZE 32
@@ -135,6 +147,106 @@ void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT])
  * f->whole when the file serves nothing. Outputs are set only on ARC_HIT. */
 enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, uint32_t *kind, const uint8_t **key,
                               size_t *key_len, const uint8_t **value, size_t *value_len);
+
+/* ---- entry kinds: one codec each (entry.c) ------------------------------------------ */
+
+/*
+ * The archive's records check that an entry is whole (bounds, checksums);
+ * what its key and value mean is its kind's, and each kind has exactly one
+ * encoder and one decoder, here. Every reader of an entry's value goes
+ * through its kind's decoder, which checks every field it reads (bounds
+ * through the reader, ranges by hand) and says why it refuses a value: a
+ * refused value is a counted miss (ARC_CORRUPT) with that reason, never a
+ * crash and never a half-read value.
+ */
+#define ARC_WHY_LEN 160   /* a decoder's reason, NUL included */
+
+/* The program interface (kiln_program_interface) on disk, every field at a
+ * fixed width, little-endian, in the struct's order:
+ *   binding_count u32, then per binding (binding_count of them): set u32,
+ *   binding u32, kind u32, access u32, min_size u64, name 64 bytes;
+ *   push_constant_size u32, workgroup_size 3 x u32, spirv_words u32,
+ *   entry 64 bytes, params_read u32, lens_read u32, groups_read u32.
+ * Strings are fixed fields ending in a NUL (base/bytes.h). Reading checks
+ * ranges: binding_count <= KILN_MAX_BINDINGS; each binding's kind one of
+ * kiln_binding_kind, access only kiln_access bits, name NUL-terminated;
+ * bindings in strictly increasing (set, binding) order; entry
+ * NUL-terminated; params_read within KILN_PARAM_WORDS bits, lens_read
+ * within KILN_MAX_BINDINGS bits; groups_read 0 or 1. Bindings past
+ * binding_count read back as zeros. A field added to the struct is added
+ * to both functions, and the format version bumped (entry.c asserts the
+ * struct's layout against it). */
+void arc_iface_put(struct bytes *out, const kiln_program_interface *iface);
+/* Reads an interface; false (why set) on overrun or a value out of range.
+ * *iface is fully written either way (zeros on failure). */
+bool arc_iface_read(struct bytes_reader *r, kiln_program_interface *iface, char why[ARC_WHY_LEN]);
+
+/*
+ * ARC_FRONT: a program's front end.
+ *   key    its canonical front-end request (ckey_front): opaque here,
+ *          compared whole
+ *   value  magic "KFE2" (u32), the interface (arc_iface_put), the log's
+ *          length (u32) and bytes, then the SPIR-V to the end, as u32
+ *          words: at least its 5-word header, its magic number first, as
+ *          many words as the interface's spirv_words
+ */
+#define ARC_FRONT_MAGIC 0x3245464bu   /* "KFE2" */
+struct arc_front {
+    kiln_program_interface iface;
+    const char *log;             /* log_len bytes inside the value (borrowed), not NUL-terminated */
+    size_t log_len;
+    const uint8_t *spirv;        /* words little-endian words inside the value (borrowed, maybe unaligned) */
+    size_t words;
+};
+/* Appends the value of a front end to out (check out->oom after). log NULL
+ * is an empty log; the bytes are copied. */
+void arc_front_encode(struct bytes *out, const kiln_program_interface *iface, const char *log,
+                      const uint32_t *spirv, size_t words);
+/* Decodes a front end's value; false (why set) when it does not hold up.
+ * On success out's pointers point into value. */
+bool arc_front_decode(const uint8_t *value, size_t len, struct arc_front *out, char why[ARC_WHY_LEN]);
+/* Copies a decoded front end's SPIR-V (f->words words) into words. */
+void arc_front_spirv(const struct arc_front *f, uint32_t *words);
+
+/*
+ * ARC_BACK: a pipeline's back end.
+ *   key    its canonical back-end request (ckey_back): opaque here
+ *   value  the data of a pipeline cache that compiled just that pipeline,
+ *          as the driver gave it (vkGetPipelineCacheData), kept whole: its
+ *          own encoding, and the driver is its decoder (Vulkan,
+ *          VkPipelineCacheCreateInfo: "If the pipeline cache data is
+ *          incompatible ... with the device, the pipeline cache will be
+ *          initially empty"; kiln then compiles)
+ * The archive's decoder refuses only what cannot hold a pipeline: no more
+ * than a pipeline cache's 32-byte header (ARC_BACK_HEADER).
+ */
+#define ARC_BACK_HEADER 32
+bool arc_back_decode(const uint8_t *value, size_t len, char why[ARC_WHY_LEN]);
+
+/*
+ * ARC_NOTE: a note about a program, for precompile's order.
+ *   key    what (u32: ARC_NOTE_USED or ARC_NOTE_SLOW), then the hash128 of
+ *          the program's front-end key (16 bytes): ARC_NOTE_KEY_LEN bytes
+ *   value  what again (u32), words (u32), noted_ns (u64), seconds (f64),
+ *          name (64 bytes, NUL-terminated)
+ */
+#define ARC_NOTE_USED 0x31554e4bu    /* "KNU1": the program was used on this device */
+#define ARC_NOTE_SLOW 0x31534e4bu    /* "KNS1": its compile ran past the slow threshold */
+#define ARC_NOTE_KEY_LEN 20
+struct arc_note {
+    uint32_t what;               /* ARC_NOTE_USED or ARC_NOTE_SLOW */
+    uint8_t front_hash[16];      /* hash128 of the program's front-end key */
+    uint32_t words;              /* its SPIR-V words */
+    uint64_t noted_ns;           /* CLOCK_MONOTONIC is per boot: orders the notes of one file only */
+    double seconds;              /* a slow compile's time */
+    char name[64];               /* the program's name (cut to 63 bytes) */
+};
+/* Appends a note's key to key and its value to value (check their oom). */
+void arc_note_encode(const struct arc_note *n, struct bytes *key, struct bytes *value);
+/* Decodes a note from its key and value; false (why set) when they do not
+ * hold up. */
+bool arc_note_decode(const uint8_t *key, size_t key_len, const uint8_t *value, size_t value_len, struct arc_note *out,
+                     char why[ARC_WHY_LEN]);
 
 /* ---- files ------------------------------------------------------------------------ */
 

@@ -2,12 +2,17 @@
  * format.c: the archive file format (see archive.h): a writer that builds a
  * whole file in memory, and a reader that checks every byte it uses.
  *
- * All numbers are little-endian. Lengths declared by a file are compared
- * against the bytes actually there before anything is read, with
- * subtraction rather than addition so that huge declared sizes cannot wrap.
+ * Each record (header, entry head, index row, footer) has one encoder on
+ * the byte writer and one decoder on the bounds-checked reader
+ * (base/bytes.h): numbers are little-endian, and every length a file
+ * declares is read through the reader, which compares it with the bytes
+ * actually there (by subtraction, so huge declared sizes cannot wrap). What
+ * an entry's key and value mean is its kind's codec's (entry.c); here they
+ * are bytes checked whole by their hashes.
  */
 #include "archive.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +21,8 @@
 static const uint8_t HEAD_MAGIC[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'C', 0};
 static const uint8_t FOOT_MAGIC[8] = {'K', 'I', 'L', 'N', 'I', 'D', 'X', 0};
 #define ENTRY_MAGIC 0x544e454bu   /* "KENT" */
+
+_Static_assert(ARC_MAX_FILE <= SIZE_MAX, "the archive reader maps whole files: it needs a 64-bit size_t");
 
 const char *arc_cause_name(enum arc_cause c)
 {
@@ -41,33 +48,6 @@ void arc_device_from_caps(struct arc_device *d, const kiln_caps *caps)
     memcpy(d->cache_uuid, caps->pipeline_cache_uuid, 16);
 }
 
-/* ---- little-endian fields ------------------------------------------------------- */
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++)
-        v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 static uint64_t entry_sum(const void *key, size_t klen, const void *value, size_t vlen)
 {
     return XXH3_64bits_withSeed(value, vlen, XXH3_64bits(key, klen));
@@ -75,31 +55,129 @@ static uint64_t entry_sum(const void *key, size_t klen, const void *value, size_
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-static void header_bytes(uint8_t h[ARC_HEADER_SIZE], const struct arc_device *dev)
+/* ---- the records: one encoder and one decoder each ------------------------------------ */
+
+/* The header: magic, version, header size, the device pair, flags (none
+ * defined: 0), then XXH3-64 of the 56 bytes before. */
+#define HEADER_SUMMED 56
+
+static void header_put(struct bytes *b, const struct arc_device *dev)
 {
-    memset(h, 0, ARC_HEADER_SIZE);
-    memcpy(h, HEAD_MAGIC, 8);
-    put32(h + 8, ARC_FORMAT_VERSION);
-    put32(h + 12, ARC_HEADER_SIZE);
-    memcpy(h + 16, dev->cache_uuid, 16);
-    put32(h + 32, dev->driver_version);
-    put32(h + 36, dev->vendor_id);
-    put32(h + 40, dev->device_id);
-    put32(h + 44, 0);   /* flags */
-    put64(h + 48, dev->name_hash);
-    put64(h + 56, XXH3_64bits(h, 56));
+    size_t at = b->len;
+    bytes_put(b, HEAD_MAGIC, sizeof HEAD_MAGIC);
+    bytes_put_u32(b, ARC_FORMAT_VERSION);
+    bytes_put_u32(b, ARC_HEADER_SIZE);
+    bytes_put(b, dev->cache_uuid, sizeof dev->cache_uuid);
+    bytes_put_u32(b, dev->driver_version);
+    bytes_put_u32(b, dev->vendor_id);
+    bytes_put_u32(b, dev->device_id);
+    bytes_put_u32(b, 0);   /* flags */
+    bytes_put_u64(b, dev->name_hash);
+    if (!b->oom)
+        bytes_put_u64(b, XXH3_64bits(b->p + at, HEADER_SUMMED));
+    assert(b->oom || b->len - at == ARC_HEADER_SIZE);
+}
+
+struct header {
+    const uint8_t *magic;
+    uint32_t version, size, flags;
+    struct arc_device dev;
+    uint64_t sum;
+};
+
+static bool header_read(struct bytes_reader *r, struct header *h)
+{
+    h->magic = bytes_read_span(r, sizeof HEAD_MAGIC);
+    h->version = bytes_read_u32(r);
+    h->size = bytes_read_u32(r);
+    bytes_read_copy(r, h->dev.cache_uuid, sizeof h->dev.cache_uuid);
+    h->dev.driver_version = bytes_read_u32(r);
+    h->dev.vendor_id = bytes_read_u32(r);
+    h->dev.device_id = bytes_read_u32(r);
+    h->flags = bytes_read_u32(r);
+    h->dev.name_hash = bytes_read_u64(r);
+    h->sum = bytes_read_u64(r);
+    return !r->overrun;
+}
+
+/* An entry's head: magic "KENT", kind, key and value lengths, XXH3-128 of
+ * the key, XXH3-64 of key and value. */
+struct head {
+    uint32_t magic, kind;
+    uint64_t key_len, value_len;
+    uint8_t key_hash[16];
+    uint64_t sum;
+};
+
+static void head_put(struct bytes *b, const struct head *h)
+{
+    bytes_put_u32(b, h->magic);
+    bytes_put_u32(b, h->kind);
+    bytes_put_u64(b, h->key_len);
+    bytes_put_u64(b, h->value_len);
+    bytes_put(b, h->key_hash, sizeof h->key_hash);
+    bytes_put_u64(b, h->sum);
+}
+
+static bool head_read(struct bytes_reader *r, struct head *h)
+{
+    h->magic = bytes_read_u32(r);
+    h->kind = bytes_read_u32(r);
+    h->key_len = bytes_read_u64(r);
+    h->value_len = bytes_read_u64(r);
+    bytes_read_copy(r, h->key_hash, sizeof h->key_hash);
+    h->sum = bytes_read_u64(r);
+    return !r->overrun;
+}
+
+/* An index row: kind, 4 zero bytes, the entry's offset, its key's hash. */
+static void row_put(struct bytes *b, const struct arc_row *row)
+{
+    bytes_put_u32(b, row->kind);
+    bytes_put_u32(b, 0);
+    bytes_put_u64(b, row->offset);
+    bytes_put(b, row->key_hash, sizeof row->key_hash);
+}
+
+static bool row_read(struct bytes_reader *r, struct arc_row *row)
+{
+    row->kind = bytes_read_u32(r);
+    (void)bytes_read_u32(r);
+    row->offset = bytes_read_u64(r);
+    bytes_read_copy(r, row->key_hash, sizeof row->key_hash);
+    return !r->overrun;
+}
+
+/* The footer: magic, the index's offset and row count, XXH3-64 of the
+ * index. */
+struct footer {
+    const uint8_t *magic;
+    uint64_t index_at, count, sum;
+};
+
+static void footer_put(struct bytes *b, const struct footer *f)
+{
+    bytes_put(b, FOOT_MAGIC, sizeof FOOT_MAGIC);
+    bytes_put_u64(b, f->index_at);
+    bytes_put_u64(b, f->count);
+    bytes_put_u64(b, f->sum);
+}
+
+static bool footer_read(struct bytes_reader *r, struct footer *f)
+{
+    f->magic = bytes_read_span(r, sizeof FOOT_MAGIC);
+    f->index_at = bytes_read_u64(r);
+    f->count = bytes_read_u64(r);
+    f->sum = bytes_read_u64(r);
+    return !r->overrun;
 }
 
 /* ---- writing ---------------------------------------------------------------------- */
 
-static uint8_t *grow(struct arc_writer *w, size_t n) { return bytes_put(&w->out, NULL, n); }
-
 void arc_writer_init(struct arc_writer *w, const struct arc_device *dev)
 {
     *w = (struct arc_writer){0};
-    uint8_t *h = grow(w, ARC_HEADER_SIZE);
-    if (h)
-        header_bytes(h, dev);
+    header_put(&w->out, dev);
 }
 
 void arc_writer_add(struct arc_writer *w, enum arc_kind kind, const void *key, size_t key_len, const void *value,
@@ -110,24 +188,20 @@ void arc_writer_add(struct arc_writer *w, enum arc_kind kind, const void *key, s
         w->out.oom = true;
         return;
     }
+    struct head h = {.magic = ENTRY_MAGIC, .kind = (uint32_t)kind, .key_len = key_len, .value_len = value_len,
+                     .sum = entry_sum(key, key_len, value, value_len)};
+    hash128(key, key_len, h.key_hash);
     size_t at = w->out.len;
-    uint8_t *p = grow(w, ARC_ENTRY_HEAD_SIZE + pad8(key_len + value_len));
-    if (!p)
+    head_put(&w->out, &h);
+    bytes_put(&w->out, key, key_len);
+    bytes_put(&w->out, value, value_len);
+    bytes_put(&w->out, NULL, pad8(key_len + value_len) - (key_len + value_len));
+    if (w->out.oom)
         return;
-    put32(p, ENTRY_MAGIC);
-    put32(p + 4, (uint32_t)kind);
-    put64(p + 8, key_len);
-    put64(p + 16, value_len);
-    hash128(key, key_len, p + 24);
-    put64(p + 40, entry_sum(key, key_len, value, value_len));
-    if (key_len)
-        memcpy(p + ARC_ENTRY_HEAD_SIZE, key, key_len);
-    if (value_len)
-        memcpy(p + ARC_ENTRY_HEAD_SIZE + key_len, value, value_len);
     struct arc_row *r = &w->rows[w->row_count++];
     r->kind = (uint32_t)kind;
     r->offset = at;
-    memcpy(r->key_hash, p + 24, 16);
+    memcpy(r->key_hash, h.key_hash, 16);
 }
 
 void arc_writer_merge(struct arc_writer *dst, const struct arc_writer *src)
@@ -142,10 +216,8 @@ void arc_writer_merge(struct arc_writer *dst, const struct arc_writer *src)
         return;
     }
     size_t at = dst->out.len;
-    uint8_t *p = grow(dst, body);
-    if (!p)
+    if (!bytes_put(&dst->out, src->out.p + ARC_HEADER_SIZE, body))
         return;
-    memcpy(p, src->out.p + ARC_HEADER_SIZE, body);
     for (uint32_t i = 0; i < src->row_count; i++) {
         struct arc_row r = src->rows[i];
         r.offset = r.offset - ARC_HEADER_SIZE + at;
@@ -156,22 +228,15 @@ void arc_writer_merge(struct arc_writer *dst, const struct arc_writer *src)
 kiln_result arc_writer_close(struct arc_writer *w, const uint8_t **data, size_t *len)
 {
     size_t index_at = w->out.len;
-    uint8_t *idx = grow(w, (size_t)w->row_count * ARC_INDEX_ROW_SIZE);
-    uint8_t *foot = grow(w, ARC_FOOTER_SIZE);
-    if (w->out.oom || (w->row_count && !idx) || !foot)
+    for (uint32_t i = 0; i < w->row_count; i++)
+        row_put(&w->out, &w->rows[i]);
+    if (w->out.oom)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory building an archive");
-    idx = w->out.p + index_at;   /* grow may have moved the buffer */
-    for (uint32_t i = 0; i < w->row_count; i++) {
-        uint8_t *row = idx + (size_t)i * ARC_INDEX_ROW_SIZE;
-        put32(row, w->rows[i].kind);
-        put64(row + 8, w->rows[i].offset);
-        memcpy(row + 16, w->rows[i].key_hash, 16);
-    }
-    foot = w->out.p + w->out.len - ARC_FOOTER_SIZE;
-    memcpy(foot, FOOT_MAGIC, 8);
-    put64(foot + 8, index_at);
-    put64(foot + 16, w->row_count);
-    put64(foot + 24, XXH3_64bits(idx, (size_t)w->row_count * ARC_INDEX_ROW_SIZE));
+    struct footer f = {.index_at = index_at, .count = w->row_count,
+                       .sum = XXH3_64bits(w->out.p + index_at, w->out.len - index_at)};
+    footer_put(&w->out, &f);
+    if (w->out.oom)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory building an archive");
     *data = w->out.p;
     *len = w->out.len;
     return KILN_OK;
@@ -186,32 +251,39 @@ void arc_writer_finish(struct arc_writer *w)
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-/* The entry at offset, checked: its head, bounds and checksum. */
-static bool entry_at(const struct arc_file *f, uint64_t offset, uint32_t *kind, const uint8_t **key, size_t *klen,
-                     const uint8_t **value, size_t *vlen, uint64_t *next)
+/* An entry as entry_at found it: pointers into the file. */
+struct entry_view {
+    uint32_t kind;
+    const uint8_t *key, *value;
+    size_t key_len, value_len;
+    uint8_t key_hash[16];        /* as its head declares it (checked against the key) */
+    uint64_t next;               /* where the next entry would start (at most the file's size) */
+};
+
+/* The entry at offset, checked: its head, bounds and checksums. */
+static bool entry_at(const struct arc_file *f, uint64_t offset, struct entry_view *e)
 {
-    if (offset < ARC_HEADER_SIZE || offset > f->size || f->size - offset < ARC_ENTRY_HEAD_SIZE)
+    if (offset < ARC_HEADER_SIZE || offset > f->size)
         return false;
-    const uint8_t *p = f->data + offset;
-    uint64_t kl = get64(p + 8), vl = get64(p + 16);
-    uint32_t k = get32(p + 4);
-    if (get32(p) != ENTRY_MAGIC || k < ARC_FRONT || k > ARC_NOTE || kl > ARC_MAX_KEY || vl > ARC_MAX_VALUE)
+    struct bytes_reader r;
+    bytes_reader_init(&r, f->data + offset, f->size - offset);
+    struct head h;
+    if (!head_read(&r, &h) || h.magic != ENTRY_MAGIC || h.kind < ARC_FRONT || h.kind > ARC_NOTE ||
+        h.key_len > ARC_MAX_KEY || h.value_len > ARC_MAX_VALUE)
         return false;
-    uint64_t room = f->size - offset - ARC_ENTRY_HEAD_SIZE;
-    if (kl > room || vl > room - kl)
+    const uint8_t *key = bytes_read_span(&r, (size_t)h.key_len);
+    const uint8_t *value = bytes_read_span(&r, (size_t)h.value_len);
+    if (r.overrun)
         return false;
-    const uint8_t *kp = p + ARC_ENTRY_HEAD_SIZE, *vp = kp + kl;
-    uint8_t h[16];
-    hash128(kp, (size_t)kl, h);
-    if (memcmp(h, p + 24, 16) || entry_sum(kp, (size_t)kl, vp, (size_t)vl) != get64(p + 40))
+    uint8_t hash[16];
+    hash128(key, (size_t)h.key_len, hash);
+    if (memcmp(hash, h.key_hash, 16) || entry_sum(key, (size_t)h.key_len, value, (size_t)h.value_len) != h.sum)
         return false;
-    *kind = k;
-    *key = kp;
-    *klen = (size_t)kl;
-    *value = vp;
-    *vlen = (size_t)vl;
-    uint64_t span = ARC_ENTRY_HEAD_SIZE + pad8((size_t)(kl + vl));
-    *next = span <= f->size - offset ? offset + span : f->size;
+    *e = (struct entry_view){.kind = h.kind, .key = key, .key_len = (size_t)h.key_len, .value = value,
+                             .value_len = (size_t)h.value_len};
+    memcpy(e->key_hash, h.key_hash, 16);
+    uint64_t span = ARC_ENTRY_HEAD_SIZE + pad8((size_t)(h.key_len + h.value_len));
+    e->next = span <= f->size - offset ? offset + span : f->size;
     return true;
 }
 
@@ -233,23 +305,23 @@ static bool read_index(struct arc_file *f, uint32_t *cap)
 {
     if (f->size < ARC_HEADER_SIZE + ARC_FOOTER_SIZE)
         return false;
-    const uint8_t *foot = f->data + f->size - ARC_FOOTER_SIZE;
-    if (memcmp(foot, FOOT_MAGIC, 8))
+    struct bytes_reader r;
+    bytes_reader_init(&r, f->data + f->size - ARC_FOOTER_SIZE, ARC_FOOTER_SIZE);
+    struct footer foot;
+    if (!footer_read(&r, &foot) || memcmp(foot.magic, FOOT_MAGIC, sizeof FOOT_MAGIC))
         return false;
-    uint64_t at = get64(foot + 8), count = get64(foot + 16);
-    uint64_t room = f->size - ARC_FOOTER_SIZE;
+    uint64_t room = f->size - ARC_FOOTER_SIZE, at = foot.index_at, count = foot.count;
     if (at < ARC_HEADER_SIZE || at > room || count > (room - at) / ARC_INDEX_ROW_SIZE ||
         count * ARC_INDEX_ROW_SIZE != room - at)
         return false;
-    const uint8_t *idx = f->data + at;
-    if (XXH3_64bits(idx, (size_t)(count * ARC_INDEX_ROW_SIZE)) != get64(foot + 24))
+    if (XXH3_64bits(f->data + at, (size_t)(count * ARC_INDEX_ROW_SIZE)) != foot.sum)
         return false;
+    bytes_reader_init(&r, f->data + at, (size_t)(count * ARC_INDEX_ROW_SIZE));
     for (uint64_t i = 0; i < count; i++) {
-        const uint8_t *row = idx + i * ARC_INDEX_ROW_SIZE;
-        uint64_t off = get64(row + 8);
-        if (off < ARC_HEADER_SIZE || off >= at)
+        struct arc_row row;
+        if (!row_read(&r, &row) || row.offset < ARC_HEADER_SIZE || row.offset >= at)
             return false;
-        if (!add_ref(f, cap, get32(row), off, row + 16))
+        if (!add_ref(f, cap, row.kind, row.offset, row.key_hash))
             return false;
     }
     return true;
@@ -260,36 +332,37 @@ static void salvage(struct arc_file *f, uint32_t *cap)
 {
     f->ref_count = 0;
     uint64_t off = ARC_HEADER_SIZE;
-    for (;;) {
-        uint32_t kind;
-        const uint8_t *k, *v;
-        size_t kl, vl;
-        uint64_t next;
-        if (!entry_at(f, off, &kind, &k, &kl, &v, &vl, &next))
+    struct entry_view e;
+    while (entry_at(f, off, &e)) {
+        if (!add_ref(f, cap, e.kind, off, e.key_hash))
             break;
-        if (!add_ref(f, cap, kind, off, f->data + off + 24))
+        if (e.next <= off)
             break;
-        if (next <= off)
-            break;
-        off = next;
+        off = e.next;
     }
     f->salvaged = true;
 }
 
 enum arc_cause arc_header_check(const void *data, size_t size, const struct arc_device *dev)
 {
-    if (!data || size < ARC_HEADER_SIZE || memcmp(data, HEAD_MAGIC, 8))
+    if (!data)
         return ARC_CORRUPT;
-    const uint8_t *h = data;
-    if (XXH3_64bits(h, 56) != get64(h + 56))
+    struct bytes_reader r;
+    bytes_reader_init(&r, data, size);
+    struct header h;
+    if (!header_read(&r, &h) || memcmp(h.magic, HEAD_MAGIC, sizeof HEAD_MAGIC) ||
+        XXH3_64bits(data, HEADER_SUMMED) != h.sum)
         return ARC_CORRUPT;
-    if (get32(h + 8) != ARC_FORMAT_VERSION || get32(h + 12) != ARC_HEADER_SIZE)
+    /* No flag is defined yet: a file with one set was written by a format
+     * this kiln does not know. */
+    if (h.version != ARC_FORMAT_VERSION || h.size != ARC_HEADER_SIZE || h.flags)
         return ARC_VERSION;
     if (!dev)
         return ARC_HIT;
-    uint8_t want[ARC_HEADER_SIZE];
-    header_bytes(want, dev);
-    return memcmp(want + 16, h + 16, 40) ? ARC_DEVICE_MISMATCH : ARC_HIT;
+    bool same = !memcmp(h.dev.cache_uuid, dev->cache_uuid, sizeof dev->cache_uuid) &&
+                h.dev.driver_version == dev->driver_version && h.dev.vendor_id == dev->vendor_id &&
+                h.dev.device_id == dev->device_id && h.dev.name_hash == dev->name_hash;
+    return same ? ARC_HIT : ARC_DEVICE_MISMATCH;
 }
 
 kiln_result arc_file_open(struct arc_file *f, const void *data, size_t size, const struct arc_device *dev)
@@ -335,21 +408,25 @@ enum arc_cause arc_file_find_hashed(const struct arc_file *f, enum arc_kind kind
         const struct arc_entry_ref *r = &f->refs[i];
         if (r->kind != (uint32_t)kind || memcmp(r->key_hash, h, 16))
             continue;
-        uint32_t k;
-        const uint8_t *kp, *vp;
-        size_t kl, vl;
-        uint64_t next;
-        if (!entry_at(f, r->offset, &k, &kp, &kl, &vp, &vl, &next) || k != (uint32_t)kind) {
+        struct entry_view e;
+        if (!entry_at(f, r->offset, &e) || e.kind != (uint32_t)kind) {
             cause = ARC_CORRUPT;
             continue;
         }
-        if (kl != key_len || (key_len && memcmp(kp, key, key_len)))
+        if (e.key_len != key_len || (key_len && memcmp(e.key, key, key_len)))
             continue;   /* the hash never decides */
-        *value = vp;
-        *value_len = vl;
+        *value = e.value;
+        *value_len = e.value_len;
         return ARC_HIT;
     }
     return cause;
+}
+
+/* The entry a listed ref points at, checked as entry_at does and against
+ * the ref (kind and key hash). */
+static bool ref_entry(const struct arc_file *f, const struct arc_entry_ref *r, struct entry_view *e)
+{
+    return entry_at(f, r->offset, e) && e->kind == r->kind && !memcmp(e->key_hash, r->key_hash, 16);
 }
 
 void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT])
@@ -360,13 +437,8 @@ void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT])
         return;
     }
     for (uint32_t i = 0; i < f->ref_count; i++) {
-        uint32_t k;
-        const uint8_t *kp, *vp;
-        size_t kl, vl;
-        uint64_t next;
-        bool ok = entry_at(f, f->refs[i].offset, &k, &kp, &kl, &vp, &vl, &next) && k == f->refs[i].kind &&
-                  !memcmp(f->data + f->refs[i].offset + 24, f->refs[i].key_hash, 16);
-        counts[ok ? ARC_HIT : ARC_CORRUPT]++;
+        struct entry_view e;
+        counts[ref_entry(f, &f->refs[i], &e) ? ARC_HIT : ARC_CORRUPT]++;
     }
 }
 
@@ -377,18 +449,13 @@ enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, uint32_t *ki
         return f->whole;
     if (i >= f->ref_count)
         return ARC_ABSENT;
-    const struct arc_entry_ref *r = &f->refs[i];
-    uint32_t k;
-    const uint8_t *kp, *vp;
-    size_t kl, vl;
-    uint64_t next;
-    if (!entry_at(f, r->offset, &k, &kp, &kl, &vp, &vl, &next) || k != r->kind ||
-        memcmp(f->data + r->offset + 24, r->key_hash, 16))
+    struct entry_view e;
+    if (!ref_entry(f, &f->refs[i], &e))
         return ARC_CORRUPT;
-    *kind = k;
-    *key = kp;
-    *key_len = kl;
-    *value = vp;
-    *value_len = vl;
+    *kind = e.kind;
+    *key = e.key;
+    *key_len = e.key_len;
+    *value = e.value;
+    *value_len = e.value_len;
     return ARC_HIT;
 }

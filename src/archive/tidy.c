@@ -297,21 +297,15 @@ static void seen_finish(struct seen *s)
     *s = (struct seen){0};
 }
 
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 /* Adds the entry unless one of the same kind and key is there already;
  * true when added. hash is the key's hash128 (the hash only finds the
  * slot; the full key decides). There is room: seen_init was told the most
  * entries there will be. */
 static bool seen_add(struct seen *s, uint32_t kind, const uint8_t hash[16], const uint8_t *key, size_t key_len)
 {
-    size_t at = (size_t)(get64(hash) ^ kind) & s->mask;
+    struct bytes_reader r;
+    bytes_reader_init(&r, hash, 16);
+    size_t at = (size_t)(bytes_read_u64(&r) ^ kind) & s->mask;
     for (; s->slots[at]; at = (at + 1) & s->mask) {
         const struct seen_key *k = &s->keys[s->slots[at] - 1];
         if (k->kind == kind && k->key_len == key_len && !memcmp(k->hash, hash, 16) &&

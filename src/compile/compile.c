@@ -651,75 +651,59 @@ static struct cjob *pick(struct csvc *s)
 
 /* ---- running jobs ----------------------------------------------------------------------- */
 
-/* Notes (compile_private.h): precompile reads them. */
-static void note_key(uint8_t key[NOTE_KEY_LEN], uint32_t magic, const uint8_t hash[16])
-{
-    memcpy(key, &magic, 4);
-    memcpy(key + 4, hash, 16);
-}
-
-static void note(struct csvc *s, uint32_t magic, const uint8_t hash[16], const char *name, uint32_t words,
+/* Notes (the archive's ARC_NOTE): precompile reads them. A note already
+ * there is not added again. */
+static void note(struct csvc *s, uint32_t what, const uint8_t hash[16], const char *name, uint32_t words,
                  double seconds)
 {
-    uint8_t key[NOTE_KEY_LEN], kh[16];
-    note_key(key, magic, hash);
-    hash128(key, sizeof key, kh);
-    const uint8_t *v;
-    size_t n;
-    if (arc_store_find(s->archive, ARC_NOTE, kh, key, sizeof key, &v, &n) == ARC_HIT)
-        return;
-    struct note_value nv = {.magic = magic, .words = words, .noted_ns = time_now_ns(), .seconds = seconds};
-    snprintf(nv.name, sizeof nv.name, "%s", name);
-    (void)arc_store_add(s->archive, ARC_NOTE, key, sizeof key, &nv, sizeof nv);
+    struct arc_note n = {.what = what, .words = words, .noted_ns = time_now_ns(), .seconds = seconds};
+    memcpy(n.front_hash, hash, 16);
+    snprintf(n.name, sizeof n.name, "%s", name);
+    struct bytes key = {0}, value = {0};
+    arc_note_encode(&n, &key, &value);
+    if (!key.oom && !value.oom) {
+        uint8_t kh[16];
+        hash128(key.p, key.len, kh);
+        const uint8_t *v;
+        size_t vn;
+        if (arc_store_find(s->archive, ARC_NOTE, kh, key.p, key.len, &v, &vn) != ARC_HIT)
+            (void)arc_store_add(s->archive, ARC_NOTE, key.p, key.len, value.p, value.len);
+    }
+    free(key.p);
+    free(value.p);
 }
 
-/* A front end's archive value (compile_private.h's FRONT_MAGIC). */
+/* A front end's archive value (the archive's ARC_FRONT). */
 static bool archive_front(struct csvc *s, struct cjob *j)
 {
     bool kept = false;
     struct bytes v = {0};
-    uint32_t head[3] = {FRONT_MAGIC, (uint32_t)sizeof j->out.iface, (uint32_t)strlen(j->out.log ? j->out.log : "")};
-    bytes_put(&v, head, sizeof head);
-    bytes_put(&v, &j->out.iface, sizeof j->out.iface);
-    bytes_put(&v, j->out.log ? j->out.log : "", head[2]);
-    bytes_put(&v, j->out.spirv, j->out.words * 4);
+    arc_front_encode(&v, &j->out.iface, j->out.log, j->out.spirv, j->out.words);
     if (!v.oom)
         kept = arc_store_add(s->archive, ARC_FRONT, j->key, j->key_len, v.p, v.len);
     free(v.p);
     return kept;
 }
 
-/* Fills j->out from an archive value; false if the value does not hold up. */
+/* Fills j->out from an archive value; false if the value does not hold up
+ * (the reason logged) or its copies find no memory. */
 static bool unarchive_front(struct cjob *j, const uint8_t *v, size_t n)
 {
-    uint32_t head[3];
-    if (n < sizeof head)
+    struct arc_front f;
+    char why[ARC_WHY_LEN];
+    if (!arc_front_decode(v, n, &f, why)) {
+        log_warn("archive: %s: its front-end entry is not used (compiled instead): %s", j->name, why);
         return false;
-    memcpy(head, v, sizeof head);
-    size_t fixed = sizeof head + sizeof j->out.iface;
-    if (head[0] != FRONT_MAGIC || head[1] != sizeof j->out.iface || n < fixed || head[2] > n - fixed ||
-        (n - fixed - head[2]) % 4 || (n - fixed - head[2]) / 4 < 5)
-        return false;
-    kiln_program_interface iface;
-    memcpy(&iface, v + sizeof head, sizeof iface);
-    const uint8_t *spirv = v + fixed + head[2];
-    uint32_t magic;
-    memcpy(&magic, spirv, 4);
-    if (iface.binding_count > KILN_MAX_BINDINGS || magic != 0x07230203u)
-        return false;
-    size_t words = (n - fixed - head[2]) / 4;
-    uint32_t *copy = mem_alloc(words * 4);
-    char *log = str_ndup((const char *)v + fixed, head[2]);
+    }
+    uint32_t *copy = mem_alloc(f.words * 4);
+    char *log = str_ndup(f.log, f.log_len);
     if (!copy || !log) {
         free(copy);
         free(log);
         return false;
     }
-    memcpy(copy, spirv, words * 4);
-    iface.entry[sizeof iface.entry - 1] = 0;
-    for (uint32_t i = 0; i < iface.binding_count; i++)
-        iface.bindings[i].name[sizeof iface.bindings[i].name - 1] = 0;
-    j->out = (struct prog_output){.spirv = copy, .words = words, .log = log, .iface = iface};
+    arc_front_spirv(&f, copy);
+    j->out = (struct prog_output){.spirv = copy, .words = f.words, .log = log, .iface = f.iface};
     return true;
 }
 
@@ -809,6 +793,11 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
         const uint8_t *blob;
         size_t n;
         enum arc_cause c = arc_store_find(arc, ARC_BACK, j->hash, j->key, j->key_len, &blob, &n);
+        char why[ARC_WHY_LEN];
+        if (c == ARC_HIT && !arc_back_decode(blob, n, why)) {
+            log_warn("archive: %s: its pipeline entry is not used (compiled instead): %s", j->name, why);
+            c = ARC_CORRUPT;
+        }
         j->archive_cause = (int)c;
         struct kb_cache *seeded;
         if (c == ARC_HIT && kb_cache_create(s->dev, blob, n, &seeded) == KILN_OK) {
@@ -1008,9 +997,9 @@ static void *worker_main(void *arg)
         double seconds = (double)(time_now_ns() - j->start_ns) / 1e9;
         if (s->archive && s->archive->enabled) {
             if (j->kind == CJOB_FRONT && outcome == CJOB_DONE)
-                note(s, NOTE_USED, j->hash, j->name, (uint32_t)j->out.words, 0);
+                note(s, ARC_NOTE_USED, j->hash, j->name, (uint32_t)j->out.words, 0);
             if (seconds >= s->cfg.slow_s && outcome == CJOB_DONE)
-                note(s, NOTE_SLOW, j->kind == CJOB_FRONT ? j->hash : j->origin, j->name,
+                note(s, ARC_NOTE_SLOW, j->kind == CJOB_FRONT ? j->hash : j->origin, j->name,
                      (uint32_t)(j->kind == CJOB_FRONT ? j->out.words : j->words), seconds);
         }
 

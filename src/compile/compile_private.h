@@ -125,25 +125,9 @@ struct csvc {
     struct csvc *next_live;      /* the process's live services (exit drain; guarded by compile.c's live_lock) */
 };
 
-/* ---- archive values compile.c writes and precompile.c reads ----------------------- */
-
-/* Notes: the programs this device used, and the compiles found slow, each
- * keyed by magic and the program's front-end hash, noted once per archive. */
-#define NOTE_USED 0x31554e4bu   /* "KNU1" */
-#define NOTE_SLOW 0x31534e4bu   /* "KNS1" */
-#define NOTE_KEY_LEN 20
-
-struct note_value {
-    uint32_t magic;
-    uint32_t words;              /* SPIR-V words */
-    uint64_t noted_ns;           /* CLOCK_MONOTONIC is per boot: used only to order notes of one file */
-    double seconds;              /* the slow compile's time */
-    char name[64];
-};
-
-/* A front end's archive value: this magic, the size of the interface and
- * the log's length (3 uint32_t), the interface, the log, the SPIR-V. */
-#define FRONT_MAGIC 0x3145464bu   /* "KFE1" */
+/* The archive values compile.c writes and precompile.c reads (front ends
+ * and notes) are encoded and decoded by the archive's codecs alone
+ * (archive.h: arc_front_*, arc_note_*, arc_back_decode). */
 
 /* ---- compile.c, for precompile.c (the service's lock held) ------------------------ */
 

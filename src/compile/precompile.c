@@ -1,7 +1,8 @@
 /*
  * precompile.c: csvc_precompile (see compile.h for its contract). It reads
- * the archive's front ends and notes (both written by compile.c: the value
- * formats are in compile_private.h), orders them, and posts one front node
+ * the archive's front ends and notes (written by compile.c, read through
+ * the archive's decoders, which refuse what a lookup would refuse: such an
+ * entry is skipped with its reason), orders them, and posts one front node
  * per front key through csvc_front_new, as a request would, but with the
  * archive key alone: such a node compiles nothing unless its entry fails and
  * a request has given it the source meanwhile. The nodes are held in
@@ -34,22 +35,19 @@ struct pre_scan {
 static bool scan_note(void *ud, const uint8_t *key, size_t klen, const uint8_t *value, size_t vlen)
 {
     struct pre_scan *p = ud;
-    struct note_value nv;
-    if (klen != NOTE_KEY_LEN || vlen != sizeof nv)
+    struct arc_note nv;
+    char why[ARC_WHY_LEN];
+    if (!arc_note_decode(key, klen, value, vlen, &nv, why)) {
+        log_warn("archive: precompile skips a note: %s", why);
         return true;
-    memcpy(&nv, value, sizeof nv);
-    uint32_t magic;
-    memcpy(&magic, key, 4);
-    if (nv.magic != magic || (magic != NOTE_USED && magic != NOTE_SLOW))
-        return true;
+    }
     if (!vec_reserve((void **)&p->notes, &p->note_cap, p->note_count + 1, sizeof *p->notes)) {
         p->oom = true;
         return false;
     }
     struct note_seen *n = &p->notes[p->note_count++];
-    *n = (struct note_seen){.magic = magic, .noted_ns = nv.noted_ns};
-    memcpy(n->hash, key + 4, 16);
-    nv.name[sizeof nv.name - 1] = 0;
+    *n = (struct note_seen){.magic = nv.what, .noted_ns = nv.noted_ns};
+    memcpy(n->hash, nv.front_hash, 16);
     memcpy(n->name, nv.name, sizeof n->name);
     return true;
 }
@@ -57,19 +55,18 @@ static bool scan_note(void *ud, const uint8_t *key, size_t klen, const uint8_t *
 static bool scan_front(void *ud, const uint8_t *key, size_t klen, const uint8_t *value, size_t vlen)
 {
     struct pre_scan *p = ud;
-    uint32_t head[3];
-    size_t fixed = sizeof head + sizeof(kiln_program_interface);
-    if (vlen < fixed)
+    struct arc_front f;
+    char why[ARC_WHY_LEN];
+    if (!arc_front_decode(value, vlen, &f, why)) {
+        log_warn("archive: precompile skips a front-end entry: %s", why);
         return true;
-    memcpy(head, value, sizeof head);
-    if (head[0] != FRONT_MAGIC || head[2] > vlen - fixed)
-        return true;
+    }
     if (!vec_reserve((void **)&p->items, &p->cap, p->count + 1, sizeof *p->items)) {
         p->oom = true;
         return false;
     }
     struct pre_item *it = &p->items[p->count++];
-    *it = (struct pre_item){.key = key, .key_len = klen, .words = (uint32_t)((vlen - fixed - head[2]) / 4)};
+    *it = (struct pre_item){.key = key, .key_len = klen, .words = (uint32_t)f.words};
     hash128(key, klen, it->hash);
     snprintf(it->name, sizeof it->name, "archived program");
     return true;
@@ -157,7 +154,7 @@ kiln_result csvc_precompile(struct csvc *s, double stall_s, struct csvc_precompi
         struct pre_item *it = n ? bsearch(p.notes[i].hash, p.items, n, sizeof *p.items, cmp_hash) : NULL;
         if (!it)
             continue;   /* a note of a front end this folder no longer holds */
-        if (p.notes[i].magic == NOTE_SLOW) {
+        if (p.notes[i].magic == ARC_NOTE_SLOW) {
             it->slow = true;
         } else if (!it->noted || p.notes[i].noted_ns < it->noted_ns) {
             it->noted = true;

@@ -1,9 +1,12 @@
 /*
- * fuzz_archive.c: fuzz target for the archive reader. Any bytes are opened
- * as an archive of a fixed device pair; lookups and a full verify run over
- * them. A crash, a sanitizer report or a hit whose bytes lie outside the
- * input is a bug. Built with libFuzzer (-DKILN_FUZZ=ON, clang) or linked
- * with replay.c, which feeds it a corpus without libFuzzer (CTest does).
+ * fuzz_archive.c: fuzz target for the archive reader and its entry codecs.
+ * Any bytes are opened as an archive of a fixed device pair; lookups and a
+ * full verify run over them, and every entry that checks out goes through
+ * its kind's decoder; the bytes themselves are also decoded as each kind's
+ * value (and a note's key). A crash, a sanitizer report, a hit whose bytes
+ * lie outside the input, or a decoded value past its limits is a bug.
+ * Built with libFuzzer (-DKILN_FUZZ=ON, clang) or linked with replay.c,
+ * which feeds it a corpus without libFuzzer (CTest does).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +17,37 @@
 static const struct arc_device k_dev = {.cache_uuid = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6},
                                         .driver_version = 1, .vendor_id = 2, .device_id = 3, .name_hash = 4};
 
+/* Decodes key and value as an entry of kind; what a decoder accepts must
+ * lie within the value and within the limits. */
+static void decode(uint32_t kind, const uint8_t *key, size_t key_len, const uint8_t *value, size_t len)
+{
+    char why[ARC_WHY_LEN];
+    if (kind == ARC_FRONT) {
+        struct arc_front f;
+        if (!arc_front_decode(value, len, &f, why))
+            return;
+        if (f.iface.binding_count > KILN_MAX_BINDINGS || !memchr(f.iface.entry, 0, sizeof f.iface.entry) ||
+            f.log < (const char *)value || f.log_len > len || f.words * 4 > len || f.spirv + f.words * 4 != value + len)
+            abort();
+        uint32_t *words = malloc(f.words * 4);
+        if (words)
+            arc_front_spirv(&f, words);
+        free(words);
+    } else if (kind == ARC_NOTE) {
+        struct arc_note n;
+        if (arc_note_decode(key, key_len, value, len, &n, why) && !memchr(n.name, 0, sizeof n.name))
+            abort();
+    } else {
+        (void)arc_back_decode(value, len, why);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    /* The bytes as a value of each kind (a note's key: its first 20). */
+    for (uint32_t kind = ARC_FRONT; kind <= ARC_NOTE; kind++)
+        decode(kind, data, size < ARC_NOTE_KEY_LEN ? size : ARC_NOTE_KEY_LEN, data, size);
     struct arc_file f;
     if (arc_file_open(&f, data, size, &k_dev) != KILN_OK)
         return 0;
@@ -31,11 +62,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     uint64_t counts[ARC_CAUSE_COUNT];
     arc_file_verify(&f, counts);
+    for (uint32_t i = 0; i < f.ref_count; i++) {
+        uint32_t kind;
+        const uint8_t *key, *value;
+        size_t key_len, value_len;
+        if (arc_file_entry(&f, i, &kind, &key, &key_len, &value, &value_len) == ARC_HIT)
+            decode(kind, key, key_len, value, value_len);
+    }
     arc_file_close(&f);
     return 0;
 }
 
-/* Writes seed archives into dir: a good one, one cut short, one damaged. */
+/* Writes seed archives into dir: a good one, one cut short, one damaged.
+ * Besides raw entries they hold one valid value of each kind, as kiln
+ * writes them. */
 int fuzz_write_seeds(const char *dir);
 int fuzz_write_seeds(const char *dir)
 {
@@ -45,6 +85,25 @@ int fuzz_write_seeds(const char *dir)
     arc_writer_add(&w, ARC_BACK, "back-key", 8, "pipeline-cache-blob", 19);
     arc_writer_add(&w, ARC_NOTE, "note", 4, "", 0);
     arc_writer_add(&w, ARC_FRONT, "", 0, "empty key", 9);
+    kiln_program_interface iface = {.binding_count = 2, .workgroup_size = {64, 1, 1}, .spirv_words = 5,
+                                    .params_read = 1, .lens_read = 2, .groups_read = 1};
+    iface.bindings[0] = (kiln_binding_info){.binding = 0, .kind = KILN_BINDING_STORAGE_BUFFER,
+                                            .access = KILN_ACCESS_READ, .min_size = 4, .name = "In"};
+    iface.bindings[1] = (kiln_binding_info){.binding = 1, .kind = KILN_BINDING_UNIFORM_BUFFER,
+                                            .access = KILN_ACCESS_READ, .name = "U"};
+    snprintf(iface.entry, sizeof iface.entry, "main");
+    static const uint32_t spirv[5] = {0x07230203u, 0x00010500u, 0, 8, 0};
+    struct bytes front = {0}, key = {0}, note = {0};
+    arc_front_encode(&front, &iface, "a log\n", spirv, 5);
+    struct arc_note n = {.what = ARC_NOTE_USED, .front_hash = {1, 2, 3}, .words = 5, .noted_ns = 7, .name = "p"};
+    arc_note_encode(&n, &key, &note);
+    if (front.oom || key.oom || note.oom)
+        return 1;
+    arc_writer_add(&w, ARC_FRONT, "front-value", 11, front.p, front.len);
+    arc_writer_add(&w, ARC_NOTE, key.p, key.len, note.p, note.len);
+    free(front.p);
+    free(key.p);
+    free(note.p);
     const uint8_t *data;
     size_t len;
     if (arc_writer_close(&w, &data, &len) != KILN_OK)
