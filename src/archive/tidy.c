@@ -11,9 +11,11 @@
  * Files of another format version are judged by age like the rest: a newer
  * kiln sharing the folder may be using them.
  *
- * Every file is opened without blocking and checked to be a regular file
- * before a byte is read (arc_map_open): a FIFO or device planted under an
- * archive's name is skipped, never waited on.
+ * Every file is opened through arc_map_open, gc's header check included:
+ * without blocking, and checked to be a regular file of at most
+ * ARC_MAX_FILE bytes before a byte is read. A FIFO or device planted under
+ * an archive's name is skipped, never waited on; a file past the bound is
+ * one kiln never reads, so gc counts it as serving nothing.
  *
  * One process tidies a folder at a time, under a non-blocking flock on
  * ".tidy.lock": a second tidier skips rather than waits, tidying being
@@ -181,23 +183,23 @@ static void sort_listing(struct listing *l, int (*cmp)(const void *, const void 
         qsort(l->v, l->count, sizeof *l->v, cmp);
 }
 
-/* Whether dir/name serves nothing to any kiln of this format: it cannot be
- * opened or read, or its header is no kiln archive's. Only the header is
+/* Whether dir/name serves nothing to any kiln of this format: kiln cannot
+ * read it (arc_map_open refuses it: unreadable, not a regular file, past
+ * ARC_MAX_FILE), or its header is no kiln archive's. Only the header is
  * read. A file gone meanwhile is not useless (gc counts it gone anyway). */
 static bool useless_file(const char *dir, const char *name)
 {
     char path[PATH_CAP];
     join(path, dir, name);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-    if (fd < 0)
-        return errno != ENOENT;
-    struct stat st;
-    uint8_t h[ARC_HEADER_SIZE];
-    ssize_t n = -1;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        n = pread(fd, h, sizeof h, 0);
-    close(fd);
-    return n < 0 || arc_header_check(h, (size_t)n, NULL) == ARC_CORRUPT;
+    struct arc_map m;
+    if (arc_map_open(&m, path) != KILN_OK) {
+        bool gone = access(path, F_OK) < 0 && errno == ENOENT;
+        err_clear();
+        return !gone;
+    }
+    bool useless = arc_header_check(m.data, m.size, NULL) == ARC_CORRUPT;
+    arc_map_close(&m);
+    return useless;
 }
 
 static int by_name(const void *a, const void *b)

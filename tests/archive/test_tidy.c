@@ -8,7 +8,8 @@
  * tidier finds the folder busy. A kill at every step of compaction's save
  * loses no entry, and the next compaction drops the duplicates it leaves.
  * A folder without archives tidies to nothing; gc removes files serving
- * nothing first; FIFOs and folders under archive names are never waited on.
+ * nothing first (a file past ARC_MAX_FILE among them); FIFOs and folders
+ * under archive names are never waited on.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -656,6 +657,34 @@ TEST(gc_removes_files_serving_nothing_first)
     remove_dir(dir);
 }
 
+/* A file past ARC_MAX_FILE is one kiln never reads, whatever its header
+ * says: gc counts it as serving nothing and removes it before any good
+ * file, however recently used (sparse: no disk is spent on it). */
+TEST(gc_removes_a_file_past_the_largest_read_first)
+{
+    char dir[] = "/tmp/kiln-tidy-XXXXXX", path[600];
+    REQUIRE(mkdtemp(dir));
+    REQUIRE(put_arc(dir, "run-a.arc", k_five, 5, 0));
+    REQUIRE(put_arc(dir, "run-huge.arc", k_five, 5, 0));   /* a good archive, then made too large */
+    snprintf(path, sizeof path, "%s/run-huge.arc", dir);
+    if (truncate(path, (off_t)ARC_MAX_FILE + 1) != 0) {
+        fprintf(stderr, "%s: this file system keeps no sparse %llu-byte file: not tried\n", test_name_,
+                (unsigned long long)ARC_MAX_FILE + 1);
+        remove_dir(dir);
+        return;
+    }
+    set_mtime(dir, "run-a.arc", 1000000);      /* the least recently used */
+    set_mtime(dir, "run-huge.arc", 2000000);
+    uint64_t one = size_of(dir, "run-a.arc");
+    struct arc_tidy_result r;
+    CHECK_OK(arc_gc(dir, one, &r));
+    CHECK_EQ(r.files_before, 2);
+    CHECK_EQ(r.removed, 1);
+    CHECK_EQ(r.bad_dropped, 1);
+    CHECK(!exists(dir, "run-huge.arc") && exists(dir, "run-a.arc"));
+    remove_dir(dir);
+}
+
 /* A FIFO, or a folder, under an archive's name: opening it to map never
  * waits for a writer, and it is refused naming the path; tidying skips it.
  * An alarm turns a hang into a failure. */
@@ -709,6 +738,7 @@ int main(void)
     RUN(a_kill_at_every_step_of_compaction_loses_no_entry);
     RUN(tidying_a_folder_without_archives);
     RUN(gc_removes_files_serving_nothing_first);
+    RUN(gc_removes_a_file_past_the_largest_read_first);
     RUN(a_fifo_named_like_an_archive_is_never_waited_on);
     return TEST_SUMMARY();
 }
