@@ -484,29 +484,26 @@ static bool small_archive(const struct listed *f, uint64_t small_bytes)
 static kiln_result compact_listed(const char *dir, const struct arc_device *dev, const struct listing *l,
                                   uint64_t small_bytes, uint32_t min_files, struct arc_tidy_result *out)
 {
-    /* The pack holds at most its sources' bytes: they are bounded so that
-     * it stays a file kiln reads (ARC_MAX_FILE); the rest wait for the next
-     * compaction. */
+    if (l->count < min_files)
+        return KILN_OK;   /* too few files to find enough small ones */
+    struct source *src = mem_calloc(l->count, sizeof *src);
+    if (!src)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory for the list of %u files",
+                          dir, l->count);
+    /* The small archives, in order. The pack holds at most its sources'
+     * bytes: they are bounded so that it stays a file kiln reads
+     * (ARC_MAX_FILE); the rest wait for the next compaction. */
     uint32_t n = 0;
     uint64_t total = 0;
     for (uint32_t i = 0; i < l->count; i++) {
         if (small_archive(&l->v[i], small_bytes) && l->v[i].size <= ARC_MAX_FILE - total) {
-            n++;
+            src[n++].listed = &l->v[i];
             total += l->v[i].size;
         }
     }
-    if (n < min_files)
+    if (n < min_files) {
+        free(src);
         return KILN_OK;
-    struct source *src = mem_calloc(n, sizeof *src);
-    if (!src)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "archive tidy of %s: out of host memory for the list of %u files merged",
-                          dir, n);
-    total = 0;
-    for (uint32_t i = 0, j = 0; i < l->count && j < n; i++) {
-        if (small_archive(&l->v[i], small_bytes) && l->v[i].size <= ARC_MAX_FILE - total) {
-            src[j++].listed = &l->v[i];
-            total += l->v[i].size;
-        }
     }
     kiln_result r = KILN_OK;
     if (open_sources(dir, dev, src, n, out) >= min_files)
