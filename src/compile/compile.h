@@ -263,5 +263,10 @@ void prog_destroy(struct prog *p);
 kiln_program_state prog_refresh(struct prog *p);
 /* Waits for the compile to end (marking it wanted). */
 kiln_program_state prog_wait(struct prog *p);
+/* Raises a failed program's error with the code its failure carries
+ * (KILN_ERR_COMPILE, KILN_ERR_LIMIT or KILN_ERR_NO_MEMORY), as "<where>
+ * program <name> <what happened>: <its log's first error>". where may be
+ * "" or end in ": ". */
+KILN_NODISCARD kiln_result prog_raise_failed(const struct prog *p, const char *where);
 
 #endif

@@ -97,6 +97,17 @@ kiln_program_state prog_wait(struct prog *p)
     return p->state;
 }
 
+kiln_result prog_raise_failed(const struct prog *p, const char *where)
+{
+    char first[512];
+    prog_log_first_error(p->log, first, sizeof first);
+    if (p->fail_code == KILN_ERR_NO_MEMORY)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "%sprogram %s could not be compiled: %s", where, p->name, first);
+    if (p->fail_code == KILN_ERR_LIMIT)
+        return KILN_RAISE(KILN_ERR_LIMIT, "%sprogram %s cannot run on this device: %s", where, p->name, first);
+    return KILN_RAISE(KILN_ERR_COMPILE, "%sprogram %s failed to compile: %s", where, p->name, first);
+}
+
 void prog_destroy(struct prog *p)
 {
     csvc_release(p->svc, p->front);

@@ -197,22 +197,11 @@ static kiln_result l_program_status(struct kctx *c, kiln_program h, kiln_program
     return KILN_OK;
 }
 
-static kiln_result failed(const struct prog *p)
-{
-    char first[512];
-    prog_log_first_error(p->log, first, sizeof first);
-    if (p->fail_code == KILN_ERR_NO_MEMORY)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "program %s could not be compiled: %s", p->name, first);
-    if (p->fail_code == KILN_ERR_LIMIT)
-        return KILN_RAISE(KILN_ERR_LIMIT, "program %s cannot run on this device: %s", p->name, first);
-    return KILN_RAISE(KILN_ERR_COMPILE, "program %s failed to compile: %s", p->name, first);
-}
-
 static kiln_result l_program_wait(struct kctx *c, kiln_program h)
 {
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
-    return prog_wait(p) == KILN_PROGRAM_FAILED ? failed(p) : KILN_OK;
+    return prog_wait(p) == KILN_PROGRAM_FAILED ? prog_raise_failed(p, "") : KILN_OK;
 }
 
 static kiln_result l_program_log(struct kctx *c, kiln_program h, char *buf, size_t cap, size_t *len)
@@ -233,7 +222,7 @@ static kiln_result l_program_interface(struct kctx *c, kiln_program h, kiln_prog
     GET(programs, struct prog, "program", h, p);
     kiln_program_state st = prog_refresh(p);
     if (st == KILN_PROGRAM_FAILED)
-        return failed(p);
+        return prog_raise_failed(p, "");
     if (st == KILN_PROGRAM_PENDING)
         return KILN_RAISE(KILN_ERR_PENDING, "program %s is still compiling", p->name);
     *out = p->iface;

@@ -266,10 +266,11 @@ kiln_result node_set_program(struct node *n, struct prog *p)
     /* The swap needs both interfaces: wait for compiles still running. */
     prog_wait(p);
     prog_wait(n->prog);
-    if (p->state == KILN_PROGRAM_FAILED)
-        return p->fail_code == KILN_ERR_LIMIT
-                   ? KILN_RAISE(KILN_ERR_LIMIT, "node '%s': program %s cannot run on this device", n->label, p->name)
-                   : KILN_RAISE(KILN_ERR_COMPILE, "node '%s': program %s failed to compile", n->label, p->name);
+    if (p->state == KILN_PROGRAM_FAILED) {
+        char where[100];
+        snprintf(where, sizeof where, "node '%s': ", n->label);
+        return prog_raise_failed(p, where);
+    }
     if (!n->bindset) {
         /* The node was never bound (its program failed): the new program's
          * bindings are checked when the scheme records. */
@@ -372,16 +373,9 @@ static kiln_result ready_nodes(struct scheme *s)
         if (was_skipped)
             s->dirty = SCHEME_STRUCT;
         if (n->prog->state == KILN_PROGRAM_FAILED) {
-            char first[512];
-            prog_log_first_error(n->prog->log, first, sizeof first);
-            if (n->prog->fail_code == KILN_ERR_LIMIT)
-                return KILN_RAISE(KILN_ERR_LIMIT, "scheme '%s' node '%s': program %s cannot run on this device: %s",
-                                  s->label, n->label, n->prog->name, first);
-            if (n->prog->fail_code == KILN_ERR_NO_MEMORY)
-                return KILN_RAISE(KILN_ERR_NO_MEMORY, "scheme '%s' node '%s': program %s could not be compiled: %s",
-                                  s->label, n->label, n->prog->name, first);
-            return KILN_RAISE(KILN_ERR_COMPILE, "scheme '%s' node '%s': program %s failed to compile: %s", s->label,
-                              n->label, n->prog->name, first);
+            char where[200];
+            snprintf(where, sizeof where, "scheme '%s' node '%s': ", s->label, n->label);
+            return prog_raise_failed(n->prog, where);
         }
         if (!n->bindset) {
             KILN_TRY(node_bind(s, n));
