@@ -89,7 +89,7 @@ struct vk_device {
     uint32_t mem_device;             /* memory type of buffers */
     uint32_t mem_staging;            /* host-visible coherent type for staging */
     bool unified;
-    VkPhysicalDeviceMemoryProperties memprops;
+    VkPhysicalDeviceMemoryProperties memprops;   /* filled by fill_caps */
     /* vkb_fault: */
     bool fault_lost;                 /* submits and waits report VK_ERROR_DEVICE_LOST */
     uint64_t hang_from;              /* tickets from here on are never done, as kiln sees them (0: none) */
@@ -419,13 +419,14 @@ static kiln_result pick_device(struct vk_device *d, const char *selector)
 
     char seen[2048] = "";
     size_t used = 0;
+    VkPhysicalDeviceProperties props[16];
     for (uint32_t i = 0; i < n; i++) {
-        VkPhysicalDeviceProperties p;
-        vkGetPhysicalDeviceProperties(devs[i], &p);
+        vkGetPhysicalDeviceProperties(devs[i], &props[i]);
+        const VkPhysicalDeviceProperties *p = &props[i];
         const char *why = unfit(devs[i]);
         used += (size_t)snprintf(seen + used, used < sizeof seen ? sizeof seen - used : 0, "%s%u: %s (%s, Vulkan %u.%u%s%s)",
-                                 i ? "; " : "", i, p.deviceName, type_name(p.deviceType),
-                                 VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion),
+                                 i ? "; " : "", i, p->deviceName, type_name(p->deviceType),
+                                 VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion),
                                  why ? ", unfit: " : "", why ? why : "");
         if (used >= sizeof seen)
             used = sizeof seen - 1;
@@ -442,12 +443,9 @@ static kiln_result pick_device(struct vk_device *d, const char *selector)
                                   seen);
             pick = (int)idx;
         } else {
-            for (uint32_t i = 0; i < n && pick < 0; i++) {
-                VkPhysicalDeviceProperties p;
-                vkGetPhysicalDeviceProperties(devs[i], &p);
-                if (str_icontains(p.deviceName, selector))
+            for (uint32_t i = 0; i < n && pick < 0; i++)
+                if (str_icontains(props[i].deviceName, selector))
                     pick = (int)i;
-            }
             if (pick < 0)
                 return KILN_RAISE(KILN_ERR_NO_DEVICE, "no device name contains '%s'; devices seen: %s", selector, seen);
         }
@@ -459,24 +457,31 @@ static kiln_result pick_device(struct vk_device *d, const char *selector)
             VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU,
             VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU, VK_PHYSICAL_DEVICE_TYPE_CPU, VK_PHYSICAL_DEVICE_TYPE_OTHER};
         for (size_t o = 0; o < KILN_ARRAY_LEN(order) && pick < 0; o++)
-            for (uint32_t i = 0; i < n && pick < 0; i++) {
-                VkPhysicalDeviceProperties p;
-                vkGetPhysicalDeviceProperties(devs[i], &p);
-                if (p.deviceType == order[o] && !unfit(devs[i]))
+            for (uint32_t i = 0; i < n && pick < 0; i++)
+                if (props[i].deviceType == order[o] && !unfit(devs[i]))
                     pick = (int)i;
-            }
         if (pick < 0)
             return KILN_RAISE(KILN_ERR_NO_DEVICE, "no Vulkan device can serve kiln; devices seen: %s", seen);
     }
     d->phys = devs[pick];
     d->queue_family = (uint32_t)compute_family(d->phys, NULL);
+    d->base.caps.api_version = props[pick].apiVersion;   /* fill_caps' query depends on it */
     return KILN_OK;
 }
 
+/* The caps, from one query of the device's properties (and one of its
+ * memory's, kept for buffer allocation): pick_device has set
+ * caps.api_version, which decides whether Vulkan 1.3's properties may be
+ * chained. */
 static void fill_caps(struct vk_device *d)
 {
     kiln_caps *c = &d->base.caps;
-    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    bool v13 = c->api_version >= VK_API_VERSION_1_3;
+    VkPhysicalDeviceMaintenance4Properties m4 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+                                                 .pNext = v13 ? &m4 : NULL};
+    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+                                            .pNext = &m3};
     VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
                                               .pNext = &drv};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
@@ -515,20 +520,13 @@ static void fill_caps(struct vk_device *d)
     c->max_per_stage_resources = p->limits.maxPerStageResources;
     /* The largest buffer: one allocation holds it (maxMemoryAllocationSize,
      * Vulkan 1.1), Vulkan 1.3's maxBufferSize, and no heap smaller. */
-    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
-    VkPhysicalDeviceMaintenance4Properties m4 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
-    if (p->apiVersion >= VK_API_VERSION_1_3)
-        m3.pNext = &m4;
-    VkPhysicalDeviceProperties2 q2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
-    vkGetPhysicalDeviceProperties2(d->phys, &q2);
     uint64_t most = m3.maxMemoryAllocationSize;
-    if (p->apiVersion >= VK_API_VERSION_1_3 && m4.maxBufferSize)
+    if (v13 && m4.maxBufferSize)
         most = KILN_MIN(most, (uint64_t)m4.maxBufferSize);
-    VkPhysicalDeviceMemoryProperties mp;
-    vkGetPhysicalDeviceMemoryProperties(d->phys, &mp);
+    vkGetPhysicalDeviceMemoryProperties(d->phys, &d->memprops);
     uint64_t heap = 0;
-    for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
-        heap = KILN_MAX(heap, (uint64_t)mp.memoryHeaps[i].size);
+    for (uint32_t i = 0; i < d->memprops.memoryHeapCount; i++)
+        heap = KILN_MAX(heap, (uint64_t)d->memprops.memoryHeaps[i].size);
     most = KILN_MIN(most, heap);
     c->max_buffer_size = most & ~(uint64_t)3;
 }
@@ -734,7 +732,6 @@ kiln_result vkb_create(const char *selector, int validation, struct kb_device **
         return vk_fail(vr, __FILE__, __LINE__, "creating the queue's command pool and timeline");
     }
 
-    vkGetPhysicalDeviceMemoryProperties(d->phys, &d->memprops);
     const VkMemoryPropertyFlags unified = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                           VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     int mem_unified = find_memory(&d->memprops, ~0u, unified);
