@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "base/list.h"
 
 /* 2: the program interface in front-end entries written field by field
  * (it was the struct's bytes); records and notes unchanged. */
@@ -362,7 +363,7 @@ struct arc_run {
     size_t len;
     uint32_t tries;              /* failed saves so far */
     uint64_t retry_ns;           /* its next save not before this time */
-    struct arc_run *next;        /* the save queue */
+    struct list link;            /* in the store's save queue (under its lock) */
 };
 
 /* The run archives' bounds and the saver's rules. Defaults in
@@ -421,7 +422,7 @@ struct arc_store {
     pthread_cond_t wake;         /* the saver: a run archive is full, a file was used, or stop */
     struct arc_run *taking[64];  /* run archives taking entries (cfg.taking of them at most) */
     uint32_t taking_count;
-    struct arc_run *queue_head, *queue_tail;   /* full run archives waiting for the saver */
+    struct list queue;           /* full run archives waiting for the saver (struct arc_run, by link) */
     struct arc_run *saving;      /* the one the saver writes now */
     uint64_t unsaved;            /* bytes held by run archives not saved yet (taking, queued, saving) */
     uint64_t last_save_ns;       /* the process's last save (names stay unique) */

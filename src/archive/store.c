@@ -11,9 +11,10 @@
  * and let go. When every run archive is held, or the ones not saved yet
  * would hold more than cfg.unsaved_bytes, the entry is not kept (counted:
  * it compiles again next time). One saver thread, at the lowest CPU
- * priority, saves the queue one file at a time. It holds back while its
- * gate says the process is busy (a giant compile in flight, the application
- * submitting), unless cfg.urgent_bytes or more wait. A failed save is
+ * priority, saves the queue (a base/list.h list, oldest first) one file at
+ * a time. It holds back while its gate says the process is busy (a giant
+ * compile in flight, the application submitting), unless
+ * cfg.urgent_bytes or more wait. A failed save is
  * logged with the system's reason and tried once more cfg.retry_s later,
  * then let go. The saver also tidies the folder off the hot path: small run
  * archives compacted into one, least recently used files removed past
@@ -217,6 +218,7 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const str
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->gate_lock, NULL);
     pthread_cond_init(&s->wake, NULL);
+    list_init(&s->queue);
     s->enabled = true;
     s->open_ns = time_now_ns();
     s->qa = env_flag("KILN_ARCHIVE_QA", 0);
@@ -273,15 +275,7 @@ enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const uin
 
 /* ---- run archives ------------------------------------------------------------------------ */
 
-static void queue_push(struct arc_store *s, struct arc_run *r)
-{
-    r->next = NULL;
-    if (s->queue_tail)
-        s->queue_tail->next = r;
-    else
-        s->queue_head = r;
-    s->queue_tail = r;
-}
+static void queue_push(struct arc_store *s, struct arc_run *r) { list_add_tail(&s->queue, &r->link); }
 
 static void taking_remove(struct arc_store *s, struct arc_run *r)
 {
@@ -317,6 +311,7 @@ bool arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, siz
             if (!s->taking[i]->held)
                 r = s->taking[i];
         if (!r && s->taking_count < s->cfg.taking && (r = mem_calloc(1, sizeof *r))) {
+            list_init(&r->link);
             arc_writer_init(&r->w, &s->device);
             r->counted = r->w.out.len;
             s->unsaved += r->counted;
@@ -452,12 +447,11 @@ static void *saver_main(void *arg)
     pthread_mutex_lock(&s->lock);
     while (!s->stopping) {
         uint64_t now = time_now_ns();
-        struct arc_run *due = NULL, *prev = NULL;
+        struct arc_run *due = NULL, *r;
         uint64_t next_retry = UINT64_MAX;
-        for (struct arc_run *r = s->queue_head, *p = NULL; r; p = r, r = r->next) {
+        list_for_each(r, tmp, &s->queue, struct arc_run, link) {
             if (r->retry_ns <= now) {
                 due = r;
-                prev = p;
                 break;
             }
             next_retry = KILN_MIN(next_retry, r->retry_ns - now);
@@ -483,12 +477,7 @@ static void *saver_main(void *arg)
             continue;
         }
         if (due) {
-            if (prev)
-                prev->next = due->next;
-            else
-                s->queue_head = due->next;
-            if (s->queue_tail == due)
-                s->queue_tail = prev;
+            list_remove(&due->link);
             save_one(s, due, false);
         }
         if (tidy_due || (due && tidied)) {
@@ -574,12 +563,10 @@ void arc_store_close(struct arc_store *s, char *summary, size_t cap)
     }
     if (into)
         queue_push(s, into);
-    while (s->queue_head) {
-        struct arc_run *r = s->queue_head;
-        s->queue_head = r->next;
-        if (!s->queue_head)
-            s->queue_tail = NULL;
-        save_one(s, r, true);
+    struct list *first;
+    while ((first = list_first(&s->queue))) {
+        list_remove(first);
+        save_one(s, list_entry(first, struct arc_run, link), true);
     }
     struct arc_store_stats st = s->stats;
     pthread_mutex_unlock(&s->lock);

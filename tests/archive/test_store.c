@@ -191,7 +191,7 @@ TEST(run_archives_fill_and_save)
     /* Once the queue is saved, only the run archives taking entries count. */
     for (int t = 0; t < 3000; t++) {
         pthread_mutex_lock(&s.lock);
-        bool drained = !s.queue_head && !s.saving;
+        bool drained = list_empty(&s.queue) && !s.saving;
         uint64_t unsaved = s.unsaved;
         pthread_mutex_unlock(&s.lock);
         if (drained) {
