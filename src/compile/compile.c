@@ -241,7 +241,6 @@ static void job_free(struct csvc *s, struct cjob *j)
     prog_source_finish(&j->src);
     prog_output_finish(&j->out);
     free(j->spirv);
-    free(j->error);
     free(j->key);
     free(j->conts);
     free(j);
@@ -558,7 +557,7 @@ kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, struct csv
             out->state = KILN_PROGRAM_FAILED;
             out->code = b->fail_code == KILN_ERR_NO_MEMORY || b->fail_code == KILN_ERR_LIMIT ? b->fail_code
                                                                                           : KILN_ERR_COMPILE;
-            out->error = b->error ? b->error : b->fail_msg[0] ? b->fail_msg : "the back end was cancelled";
+            out->error = b->fail_msg[0] ? b->fail_msg : "the back end was cancelled";
         }
     }
     return out->state;
@@ -716,7 +715,7 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
         char buf[512];
         snprintf(buf, sizeof buf, "%s: error: %s\n", j->name, kiln_last_error());
         j->out.log = str_dup(buf);
-        snprintf(j->fail_msg, sizeof j->fail_msg, "%.500s", buf);
+        snprintf(j->fail_msg, sizeof j->fail_msg, "%s", buf);
         return CJOB_FAILED;
     }
     j->archive_cause = -1;
@@ -738,7 +737,7 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
         snprintf(buf, sizeof buf, "%s: error: precompile: its archive entry is gone or damaged (%s)\n", j->name,
                  arc_cause_name(j->archive_cause < 0 ? ARC_ABSENT : (enum arc_cause)j->archive_cause));
         j->out.log = str_dup(buf);
-        snprintf(j->fail_msg, sizeof j->fail_msg, "%.500s", buf);
+        snprintf(j->fail_msg, sizeof j->fail_msg, "%s", buf);
         return CJOB_FAILED;
     }
     kiln_result r = prog_compile(&j->src, &j->out);
@@ -756,12 +755,8 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
  * device limit, never retried), its last error the reason. */
 static enum cjob_state fail_back(struct cjob *j, kiln_result r, const char *what)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s: error: %s: %s\n", j->name, what, kiln_last_error());
-    free(j->error);
-    j->error = str_dup(buf);
+    snprintf(j->fail_msg, sizeof j->fail_msg, "%s: error: %s: %s\n", j->name, what, kiln_last_error());
     j->fail_code = r == KILN_ERR_NO_MEMORY || r == KILN_ERR_LIMIT ? r : 0;
-    snprintf(j->fail_msg, sizeof j->fail_msg, "%.500s", buf);
     return CJOB_FAILED;
 }
 
@@ -899,8 +894,6 @@ static void job_ended(struct csvc *s, struct cjob *j)
             kb_layout_destroy(s->dev, j->layout);
             j->layout = NULL;
         }
-        free(j->error);
-        j->error = NULL;
         j->fail_code = 0;
         j->fail_msg[0] = 0;
         enqueue(s, j);
@@ -911,8 +904,7 @@ static void job_ended(struct csvc *s, struct cjob *j)
         if (j->kind == CJOB_FRONT && !j->src.source)
             table_remove(s, j);   /* a request with a source must not adopt a precompile's failure */
         if (j->kind == CJOB_BACK && j->alone)
-            log_warn("compile: %s failed for good after %u tries alone: %s", j->name, j->alone_tries,
-                     j->error ? j->error : "");
+            log_warn("compile: %s failed for good after %u tries alone: %s", j->name, j->alone_tries, j->fail_msg);
     }
     fire_conts(s, j);
     pthread_cond_broadcast(&s->ended);

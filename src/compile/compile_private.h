@@ -64,12 +64,13 @@ struct cjob {
     uint32_t giants_seen;        /* other giants in flight while it ran */
     struct kb_layout *layout;
     struct kb_pipeline *pipeline;
-    char *error;                 /* why the back end failed */
-    /* A failure for want of host memory or past a device limit: its code
-     * (KILN_ERR_NO_MEMORY or KILN_ERR_LIMIT, else 0) and what could not be
-     * allocated, kept without allocating. */
+    /* Why it failed, kept without allocating (so a failure for want of
+     * memory has its reason too), and fail_code: KILN_ERR_NO_MEMORY (host
+     * memory ran out) or KILN_ERR_LIMIT (past a device limit), else 0. A
+     * failed front end's compiler log, when it has one, is its out.log and
+     * is what a caller reads instead (csvc_status_locked). */
     kiln_result fail_code;
-    char fail_msg[512];
+    char fail_msg[1024];
     /* timing */
     uint64_t start_ns;
     double seconds;
