@@ -27,8 +27,6 @@ void kb_note_submit(struct kb_device *d, uint64_t ticket, const char *what)
     n->ticket = ticket;
     n->at_ns = time_now_ns();
     snprintf(n->what, sizeof n->what, "%s", what ? what : "a submit");
-    if (ticket > d->last_noted)
-        d->last_noted = ticket;
 }
 
 /* The note of ticket, or NULL when it has been written over. */
@@ -58,30 +56,34 @@ kiln_result kb_live(struct kb_device *d)
     return err_raise(KILN_ERR_DEVICE_LOST, __FILE__, __LINE__, "%s", d->lost_why);
 }
 
-kiln_result kb_seen(struct kb_device *d, kiln_result r)
+/* r, after latching d lost when r is the driver's KILN_ERR_DEVICE_LOST (the
+ * thread's last error is how the op put it), naming what the device was
+ * doing: submitting `submitting` when not NULL, else running its oldest
+ * unfinished submit. */
+static kiln_result seen(struct kb_device *d, kiln_result r, const char *submitting)
 {
     if (r != KILN_ERR_DEVICE_LOST || kb_is_lost(d))
         return r;
-    char why[512];
+    char why[512], doing[256] = "";
     snprintf(why, sizeof why, "%s", err_last());
-    uint64_t done = d->ops->ticket_done(d);
-    const struct kb_submit_note *n = d->last_noted > done ? note(d, done + 1) : NULL;
-    return kb_lose(d, KB_LOST_DRIVER, "device lost: the driver reported the device lost (%s)%s%s; every call on "
-                   "this context now fails with KILN_ERR_DEVICE_LOST: destroy it", why,
-                   n ? " while running " : "", n ? n->what : "");
+    if (submitting) {
+        snprintf(doing, sizeof doing, " when submitting %s", submitting);
+    } else {
+        uint64_t done = d->ops->ticket_done(d);
+        const struct kb_submit_note *n = d->submitted > done ? note(d, done + 1) : NULL;
+        if (n)
+            snprintf(doing, sizeof doing, " while running %s", n->what);
+    }
+    return kb_lose(d, KB_LOST_DRIVER, "device lost: the driver reported the device lost%s (%s); every call on "
+                   "this context now fails with KILN_ERR_DEVICE_LOST: destroy it", doing, why);
 }
+
+kiln_result kb_seen(struct kb_device *d, kiln_result r) { return seen(d, r, NULL); }
 
 kiln_result kb_submit(struct kb_device *d, struct kb_cmd *c, const char *what, uint64_t *t)
 {
     KILN_TRY(kb_live(d));
-    kiln_result r = d->ops->submit(d, c, t);
-    if (r == KILN_ERR_DEVICE_LOST) {
-        char why[512];
-        snprintf(why, sizeof why, "%s", err_last());
-        return kb_lose(d, KB_LOST_DRIVER, "device lost: the driver reported the device lost when submitting %s (%s); "
-                       "every call on this context now fails with KILN_ERR_DEVICE_LOST: destroy it", what, why);
-    }
-    KILN_TRY(r);
+    KILN_TRY(seen(d, d->ops->submit(d, c, t), what ? what : "a submit"));
     kb_note_submit(d, *t, what);
     return KILN_OK;
 }
@@ -144,13 +146,13 @@ bool kb_abandon(struct kb_device *d)
     if (!kb_is_lost(d))
         return false;
     uint64_t done = d->ops->ticket_done(d);
-    if (done >= d->last_noted)
+    if (done >= d->submitted)
         return false;
     atomic_store(&d->abandon, true);
     const struct kb_submit_note *n = note(d, done + 1);
     log_warn("device abandoned: %llu submit%s had not finished (the oldest: %s); a device cannot be made to stop "
              "running work, so it and the objects that work may use are left to it, not freed",
-             (unsigned long long)(d->last_noted - done), d->last_noted - done == 1 ? "" : "s",
+             (unsigned long long)(d->submitted - done), d->submitted - done == 1 ? "" : "s",
              n ? n->what : "no longer recorded");
     return true;
 }

@@ -10,8 +10,8 @@
  * pipelines, caches: thread-safe, as Vulkan's object creation is) and
  * kb_ticket_wait.
  *
- * Tickets: each submit signals the next value of a monotonic counter; a
- * ticket is done when the counter reaches it.
+ * Tickets: each submit signals the next value of a monotonic counter
+ * (kb_device.submitted + 1); a ticket is done when the counter reaches it.
  *
  * Loss and runaway work (backend.c, shared by every backend): every submit
  * is noted with what it runs (a scheme's label, nodes and programs; a
@@ -61,7 +61,10 @@ struct kb_device {
     _Atomic int lost;                      /* enum kb_lost */
     _Atomic bool abandon;                  /* destroy ops leave objects to running work */
     char lost_why[768];                    /* the first reason, written before `lost` */
-    uint64_t last_noted;                   /* the newest ticket noted */
+    /* The newest ticket submitted: the one count of tickets issued. A
+     * backend's submit (a scheme's or its own transfer) signals
+     * submitted + 1 and, once the submit is made, stores it here. */
+    uint64_t submitted;
     uint64_t seen_done, progress_ns;       /* the done counter as last seen, and when it last moved */
     struct kb_submit_note {
         uint64_t ticket, at_ns;

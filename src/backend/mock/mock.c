@@ -42,7 +42,7 @@ struct mock_device {
     struct kb_device base;
     pthread_mutex_t lock;        /* counts: compile workers make pipelines concurrently */
     struct mock_counts counts;
-    uint64_t next_ticket, done_ticket;
+    uint64_t done_ticket;        /* the highest ticket done (base.submitted: the highest submitted) */
     bool hold;
     uint64_t hang_from;          /* mockb_hang: tickets from here on never finish (0: none) */
     bool lost;                   /* mockb_lose */
@@ -75,18 +75,18 @@ void mockb_release(struct kb_device *dev)
 {
     struct mock_device *d = md(dev);
     if (!d->lost)
-        d->done_ticket = d->hang_from ? KILN_MAX(d->done_ticket, d->hang_from - 1) : d->next_ticket;
+        d->done_ticket = d->hang_from ? KILN_MAX(d->done_ticket, d->hang_from - 1) : d->base.submitted;
 }
 
 void mockb_hang(struct kb_device *dev, bool hang)
 {
     struct mock_device *d = md(dev);
     if (hang && !d->hang_from) {
-        d->hang_from = d->next_ticket + 1;
+        d->hang_from = d->base.submitted + 1;
     } else if (!hang && d->hang_from) {
         d->hang_from = 0;
         if (!d->lost)
-            d->done_ticket = d->next_ticket;
+            d->done_ticket = d->base.submitted;
     }
 }
 
@@ -166,8 +166,8 @@ static void mock_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf)
  * scheduling rely on it). */
 static kiln_result wait_hung(struct mock_device *d)
 {
-    if ((d->hang_from && d->next_ticket >= d->hang_from) || d->lost)
-        return kb_ticket_wait(&d->base, d->next_ticket, UINT64_MAX);
+    if ((d->hang_from && d->base.submitted >= d->hang_from) || d->lost)
+        return kb_ticket_wait(&d->base, d->base.submitted, UINT64_MAX);
     return KILN_OK;
 }
 
@@ -396,9 +396,9 @@ static kiln_result mock_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t
     struct mock_device *d = md(dev);
     if (d->lost)
         return KILN_RAISE(KILN_ERR_DEVICE_LOST, "mock: the device is lost (mockb_lose)");
-    *ticket = ++d->next_ticket;
+    *ticket = ++d->base.submitted;
     if (!d->hold && !d->hang_from)
-        d->done_ticket = d->next_ticket;
+        d->done_ticket = d->base.submitted;
     d->last_submitted = c;
     count(d, &d->counts.submits);
     return KILN_OK;
@@ -410,7 +410,7 @@ static kiln_result mock_ticket_wait(struct kb_device *dev, uint64_t ticket, uint
 {
     struct mock_device *d = md(dev);
     count(d, &d->counts.waits);
-    if (ticket > d->next_ticket)
+    if (ticket > d->base.submitted)
         return KILN_RAISE(KILN_ERR_INVALID, "mock: ticket %llu was never issued", (unsigned long long)ticket);
     if (d->lost)
         return KILN_RAISE(KILN_ERR_DEVICE_LOST, "mock: the device is lost (mockb_lose)");

@@ -85,7 +85,6 @@ struct vk_device {
     VkCommandPool cmd_pool;
     VkCommandBuffer xfer_cb;         /* staging copies, one at a time */
     VkSemaphore timeline;
-    uint64_t next_ticket;            /* the last value submitted */
     uint32_t mem_device;             /* memory type of buffers */
     uint32_t mem_staging;            /* host-visible coherent type for staging */
     bool unified;
@@ -129,7 +128,7 @@ static struct vk_device *vkd(struct kb_device *d) { return (struct vk_device *)d
  * may still be in use by it. Called by the context lock's holder. */
 static bool unfinished_lost(struct vk_device *d)
 {
-    return kb_is_lost(&d->base) && kb_ticket_done(&d->base) < d->next_ticket;
+    return kb_is_lost(&d->base) && kb_ticket_done(&d->base) < d->base.submitted;
 }
 
 /* On an abandoned device, or a lost one with work unfinished: keeps host
@@ -651,7 +650,7 @@ void vkb_fault(struct kb_device *dev, enum vkb_fault fault)
     if (fault == VKB_FAULT_LOST)
         d->fault_lost = true;
     else if (fault == VKB_FAULT_HANG && !d->hang_from)
-        d->hang_from = d->next_ticket + 1;
+        d->hang_from = d->base.submitted + 1;
 }
 
 kiln_result vkb_create(const char *selector, int validation, struct kb_device **out)
@@ -901,7 +900,7 @@ static kiln_result queue_submit(struct vk_device *d, VkCommandBuffer cb, const c
 {
     if (d->fault_lost)
         return vk_fail(VK_ERROR_DEVICE_LOST, __FILE__, __LINE__, "vkQueueSubmit (vkb_fault)");
-    uint64_t value = d->next_ticket + 1;
+    uint64_t value = d->base.submitted + 1;
     VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                         .signalSemaphoreValueCount = 1,
                                         .pSignalSemaphoreValues = &value};
@@ -912,7 +911,7 @@ static kiln_result queue_submit(struct vk_device *d, VkCommandBuffer cb, const c
                        .signalSemaphoreCount = 1,
                        .pSignalSemaphores = &d->timeline};
     VK_CHECK(vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
-    d->next_ticket = value;
+    d->base.submitted = value;
     *ticket = value;
     if (what)
         kb_note_submit(&d->base, value, what);
@@ -1006,7 +1005,7 @@ static kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf,
 {
     struct vk_device *d = vkd(dev);
     struct vk_buffer *b = (struct vk_buffer *)buf;
-    KILN_TRY(kb_ticket_wait(&d->base, d->next_ticket, UINT64_MAX));
+    KILN_TRY(kb_ticket_wait(&d->base, d->base.submitted, UINT64_MAX));
     if (b->map) {
         memcpy((char *)b->map + off, data, size);
         return KILN_OK;
@@ -1019,7 +1018,7 @@ static kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, 
 {
     struct vk_device *d = vkd(dev);
     struct vk_buffer *b = (struct vk_buffer *)buf;
-    KILN_TRY(kb_ticket_wait(&d->base, d->next_ticket, UINT64_MAX));
+    KILN_TRY(kb_ticket_wait(&d->base, d->base.submitted, UINT64_MAX));
     if (b->map) {
         memcpy(data, (char *)b->map + off, size);
         return KILN_OK;
