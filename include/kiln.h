@@ -542,6 +542,8 @@ typedef struct kiln_archive_info {
     int enabled;              /* 0: KILN_ARCHIVE=0, or the folder could not be used */
     char dir[4096];           /* the device pair's folder */
     uint32_t file_count;      /* archive files found there when the context was made */
+    int readonly;             /* 1: the folder can be read, not written (a shipped archive, a read-only
+                               * mount): its files are looked up, nothing is saved there or tidied */
 } kiln_archive_info;
 
 typedef enum kiln_archive_status {

@@ -399,7 +399,8 @@ static kiln_result l_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout
 
 static kiln_result l_archive_info(struct kctx *c, kiln_archive_info *out)
 {
-    *out = (kiln_archive_info){.enabled = c->archive.enabled, .file_count = c->archive.file_count};
+    *out = (kiln_archive_info){.enabled = c->archive.enabled, .file_count = c->archive.file_count,
+                               .readonly = c->archive.dir_readonly};
     snprintf(out->dir, sizeof out->dir, "%s", c->archive.dir);
     return KILN_OK;
 }

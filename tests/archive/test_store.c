@@ -7,7 +7,7 @@
  * was kept, and the saver tidies the folder (compaction, the size bound,
  * used files marked used) after its delay. A FIFO under an archive's name
  * never hangs the opening (skipped, counted); a read-only folder is looked
- * up and never written.
+ * up and never written, and a context says it is read-only.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -614,6 +614,7 @@ TEST(a_context_is_made_at_once_past_a_fifo)
     REQUIRE_OK(r);
     CHECK_OK(kiln_archive_info_get(ctx, &info));
     CHECK(info.enabled);
+    CHECK_EQ(info.readonly, 0);   /* its own folder is writable; a read-only root does not change that */
     CHECK_EQ(info.file_count, 1);   /* the run archive; neither FIFO */
     kiln_archive_file f[4];
     uint32_t n = 0;
@@ -675,8 +676,59 @@ TEST(a_read_only_folder_is_looked_up_not_written)
     remove_root();
 }
 
-int main(void)
+/* The child of a_read_only_folder_says_so_through_a_context, a new
+ * program image (a forked copy of a process that made a context must not
+ * make another): exit 0 when a context finds its folder read-only and says
+ * so in kiln_archive_info. */
+static int read_only_context_child(void)
 {
+    alarm(60);
+    kiln_context ctx;
+    if (kiln_context_create(&(kiln_context_desc){.backend = KILN_BACKEND_MOCK}, &ctx) != KILN_OK)
+        return 81;
+    kiln_archive_info info;
+    int bad = kiln_archive_info_get(ctx, &info) != KILN_OK ? 82 : !info.enabled ? 83 : info.readonly != 1 ? 84 : 0;
+    kiln_context_destroy(ctx);
+    return bad;
+}
+
+/* A context whose folder it may read but not write says so
+ * (kiln_archive_info.readonly), as the CLI's archive commands read it. The
+ * folder is made by a context first, then made read-only; permissions bind
+ * root only on a read-only mount, so as root the child runs as "nobody". */
+TEST(a_read_only_folder_says_so_through_a_context)
+{
+    fresh_root();
+    kiln_context ctx;
+    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.backend = KILN_BACKEND_MOCK}, &ctx));
+    kiln_archive_info info;
+    CHECK_OK(kiln_archive_info_get(ctx, &info));
+    kiln_context_destroy(ctx);
+    REQUIRE(info.enabled);
+    CHECK_EQ(info.readonly, 0);
+    REQUIRE(chmod(g_root, 0755) == 0 && chmod(info.dir, 0555) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+            _exit(90);
+        execl("/proc/self/exe", "test_store", "--read-only-context", (char *)NULL);
+        _exit(91);
+    }
+    int ws;
+    REQUIRE(waitpid(pid, &ws, 0) == pid);
+    CHECK(WIFEXITED(ws));
+    CHECK_EQ(WEXITSTATUS(ws), 0);   /* 90: could not become nobody; 91: no exec; 81..84: see the child */
+    CHECK(chmod(info.dir, 0755) == 0);
+    remove_root();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "--read-only-context"))
+        return read_only_context_child();
     RUN(run_archives_fill_and_save);
     RUN(saver_gate_and_unsaved_bound);
     RUN(failed_save_retried_once);
@@ -687,5 +739,6 @@ int main(void)
     RUN(a_fifo_in_the_folder_or_a_readonly_root_is_skipped);
     RUN(a_context_is_made_at_once_past_a_fifo);
     RUN(a_read_only_folder_is_looked_up_not_written);
+    RUN(a_read_only_folder_says_so_through_a_context);
     return TEST_SUMMARY();
 }

@@ -7,7 +7,9 @@
  *
  * Exit statuses tell the cases apart (exit_statuses below, and the README):
  * a folder that cannot be used is not corruption. A read-only folder (a
- * shipped archive) is listed and verified like any other.
+ * shipped archive) is listed and verified like any other; whether it is
+ * read-only is the archive's own verdict (kiln_archive_info.readonly), and
+ * the system is asked only to say why a folder cannot be used or written.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -50,7 +52,8 @@ static void exit_statuses(FILE *f)
                "  4  the command failed otherwise (no device, a file that could not be removed)\n");
 }
 
-/* Why the folder cannot be used, as the system says it. */
+/* Why the folder cannot be used (or, write: written), as the system says
+ * it: the reason in a message, not the verdict (kiln_archive_info has that). */
 static void folder_problem(const char *dir, bool write, char *why, size_t cap)
 {
     struct stat st;
@@ -153,7 +156,7 @@ int cmd_archive(int argc, char **argv)
         kiln_context_destroy(ctx);
         return !strcmp(verb, "path") ? 0 : EXIT_UNUSABLE;
     }
-    if (!info.enabled || (tidying && access(info.dir, W_OK) < 0)) {
+    if (!info.enabled || (tidying && info.readonly)) {
         char why[256];
         folder_problem(info.dir, tidying, why, sizeof why);
         if (!strcmp(verb, "path"))
