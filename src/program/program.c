@@ -320,21 +320,24 @@ struct include_result {
 
 /* Reads a whole included file: opened without blocking (a FIFO is never
  * waited on), checked to be a regular file, and read only up to
- * PROG_MAX_INCLUDE_BYTES. NULL when it cannot be opened (the search goes
- * on: why stays empty) or when it is refused or unreadable (why says so,
- * naming the path). */
-static char *read_file(const char *path, size_t *len, char *why, size_t why_cap)
+ * PROG_MAX_INCLUDE_BYTES. KILN_OK with *out the bytes, or NULL when it
+ * cannot be opened (the search goes on); KILN_ERR_IO when it is refused or
+ * unreadable, KILN_ERR_NO_MEMORY when its bytes cannot be kept: why says
+ * so, naming the path. Nothing is raised: the caller raises or warns. */
+static kiln_result read_file(const char *path, char **out, size_t *len, char *why, size_t why_cap)
 {
     why[0] = 0;
+    *out = NULL;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
-        return NULL;
+        return KILN_OK;
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         snprintf(why, why_cap, "%s is not a regular file: not read", path);
         close(fd);
-        return NULL;
+        return KILN_ERR_IO;
     }
+    kiln_result r = KILN_OK;
     struct bytes b = {0};
     char tmp[8192];
     ssize_t n;
@@ -343,40 +346,42 @@ static char *read_file(const char *path, size_t *len, char *why, size_t why_cap)
             if (errno == EINTR)
                 continue;
             snprintf(why, why_cap, "cannot read %s: %s", path, strerror(errno));
+            r = KILN_ERR_IO;
             break;
         }
         if (b.len + (size_t)n > PROG_MAX_INCLUDE_BYTES) {
             snprintf(why, why_cap, "%s is larger than the largest included file kiln reads (%u bytes): not read",
                      path, PROG_MAX_INCLUDE_BYTES);
+            r = KILN_ERR_IO;
             break;
         }
         sb_put(&b, tmp, (size_t)n);
     }
     close(fd);
-    if (!why[0] && b.oom)
+    if (r == KILN_OK && b.oom) {
         snprintf(why, why_cap, "out of host memory reading %s", path);
-    if (why[0]) {
+        r = KILN_ERR_NO_MEMORY;
+    }
+    if (r < 0) {
         free(b.p);
-        return NULL;
+        return r;
     }
-    if (!b.p) {
-        *len = 0;
-        char *empty = str_dup("");
-        if (!empty)
-            snprintf(why, why_cap, "out of host memory reading %s", path);
-        return empty;
+    if (!b.p && !(b.p = (uint8_t *)str_dup(""))) {
+        snprintf(why, why_cap, "out of host memory reading %s", path);
+        return KILN_ERR_NO_MEMORY;
     }
+    *out = (char *)b.p;
     *len = b.len;
-    return (char *)b.p;
+    return KILN_OK;
 }
 
-/* The file an #include names, from the snapshot or the disk; NULL when not
- * found (why empty) or refused (why set). */
-static char *include_find(const struct prog_source *src, const char *req, bool relative, const char *from,
-                          char *path, size_t path_cap, size_t *len, char *why, size_t why_cap)
+/* The file an #include names, from the snapshot or the disk: as read_file,
+ * KILN_OK with *out NULL when it is not found. */
+static kiln_result include_find(const struct prog_source *src, const char *req, bool relative, const char *from,
+                                char *path, size_t path_cap, char **out, size_t *len, char *why, size_t why_cap)
 {
     why[0] = 0;
-    char *content = NULL;
+    *out = NULL;
     if (src->includes) {
         /* A snapshot: the files exactly as its first request read them. */
         for (uint32_t i = 0; i < src->include_count; i++) {
@@ -384,40 +389,43 @@ static char *include_find(const struct prog_source *src, const char *req, bool r
             if (f->relative != relative || strcmp(f->req, req) || strcmp(f->from, from))
                 continue;
             if (!f->content)
-                return NULL;
+                return KILN_OK;
             snprintf(path, path_cap, "%s", f->path ? f->path : req);
             *len = f->len;
-            content = str_ndup(f->content, f->len);
-            if (!content)
+            if (!(*out = str_ndup(f->content, f->len))) {
                 snprintf(why, why_cap, "out of host memory for include '%s'", req);
-            return content;
+                return KILN_ERR_NO_MEMORY;
+            }
+            return KILN_OK;
         }
-        return NULL;
+        return KILN_OK;
     }
+    kiln_result r = KILN_OK;
     if (relative) {
         const char *slash = strrchr(from, '/');
         if (slash)
             snprintf(path, path_cap, "%.*s/%s", (int)(slash - from), from, req);
         else
             snprintf(path, path_cap, "%s", req);
-        content = read_file(path, len, why, why_cap);
+        r = read_file(path, out, len, why, why_cap);
     }
-    for (uint32_t i = 0; !content && !why[0] && i < src->include_dir_count; i++) {
+    for (uint32_t i = 0; r == KILN_OK && !*out && i < src->include_dir_count; i++) {
         snprintf(path, path_cap, "%s/%s", src->include_dirs[i], req);
-        content = read_file(path, len, why, why_cap);
+        r = read_file(path, out, len, why, why_cap);
     }
-    return content;
+    return r;
 }
 
 char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
                         char *path, size_t path_cap, size_t *len, bool *oom)
 {
     char why[PATH_MAX + 128];
-    char *content = include_find(src, req, relative, from, path, path_cap, len, why, sizeof why);
-    if (!content && why[0])
+    char *content;
+    kiln_result r = include_find(src, req, relative, from, path, path_cap, &content, len, why, sizeof why);
+    if (r < 0)
         log_warn("#include \"%s\" in %s: %s", req, from, why);
-    if (oom)   /* include_find's reasons for want of memory all open so */
-        *oom = !content && !strncmp(why, "out of host memory", 18);
+    if (oom)
+        *oom = r == KILN_ERR_NO_MEMORY;
     return content;
 }
 
@@ -530,10 +538,11 @@ kiln_result prog_include_resolve(struct prog_includer *in, const char *from, con
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory following #include \"%s\" in %s", req, from);
     char why[PATH_MAX + 128];
     size_t n = 0;
-    char *c = include_find(in->src, req, relative, from, path, path_cap, &n, why, sizeof why);
+    char *c;
+    kiln_result found = include_find(in->src, req, relative, from, path, path_cap, &c, &n, why, sizeof why);
+    if (found < 0)   /* refused (KILN_ERR_IO) or out of memory */
+        return KILN_RAISE(found, "#include \"%s\" in %s: %s", req, from, why);
     if (!c) {
-        if (why[0])
-            return KILN_RAISE(KILN_ERR_IO, "#include \"%s\" in %s: %s", req, from, why);
         return KILN_RAISE(KILN_ERR_IO, "cannot open include '%s' (searched %s%u include folder%s)", req,
                           relative ? "the including file's folder and " : "", in->src->include_dir_count,
                           in->src->include_dir_count == 1 ? "" : "s");
