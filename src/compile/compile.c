@@ -390,7 +390,8 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
     }
     memcpy(spirv, front->out.spirv, front->out.words * 4);
     *b = (struct cjob){.kind = CJOB_BACK, .prio = front->prio, .key = key, .key_len = len, .adopters = 1,
-                       .spirv = spirv, .words = front->out.words, .iface = front->out.iface, .queue = -1};
+                       .spirv = spirv, .words = front->out.words, .iface = front->out.iface,
+                       .shared_bytes = front->shared_bytes, .queue = -1};
     list_init(&b->q_link);
     list_init(&b->lru_link);
     memcpy(b->hash, h, 16);
@@ -703,7 +704,33 @@ static bool unarchive_front(struct cjob *j, const uint8_t *v, size_t n)
     }
     arc_front_spirv(&f, copy);
     j->out = (struct prog_output){.spirv = copy, .words = f.words, .log = log, .iface = f.iface};
+    /* Counted here, once, as for a compiled front end (count_shared); a
+     * module that cannot be read is not used either. */
+    if (prog_shared_bytes(j->out.spirv, j->out.words, &j->shared_bytes) < 0) {
+        log_warn("archive: %s: its front-end entry is not used (compiled instead): %s", j->name, kiln_last_error());
+        prog_output_finish(&j->out);
+        return false;
+    }
     return true;
+}
+
+/* Counts the Workgroup memory a compiled front end's SPIR-V declares, once:
+ * every back end made from it checks the device's limit against the count
+ * (run_back) instead of parsing the module again. KILN_ERR_NO_MEMORY when
+ * the count could not be made for want of memory; another failure (a
+ * module kiln cannot read) is this program's, its reason the log. */
+static kiln_result count_shared(struct cjob *j)
+{
+    kiln_result r = prog_shared_bytes(j->out.spirv, j->out.words, &j->shared_bytes);
+    if (r < 0 && r != KILN_ERR_NO_MEMORY) {
+        /* Defensive: the compiler's modules are read by reflection first. */
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s: error: %s\n", j->name, kiln_last_error());
+        free(j->out.log);
+        j->out.log = str_dup(buf);
+        snprintf(j->fail_msg, sizeof j->fail_msg, "%s", buf);
+    }
+    return r;
 }
 
 /* The compiles run without the lock and return how the job ended; the
@@ -741,6 +768,8 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
         return CJOB_FAILED;
     }
     kiln_result r = prog_compile(&j->src, &j->out);
+    if (r == KILN_OK)
+        r = count_shared(j);
     if (r == KILN_ERR_NO_MEMORY)
         fail_oom(j, kiln_last_error());
     if (r == KILN_OK && s->archive && s->archive->enabled) {
@@ -770,7 +799,7 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     /* The device's limits, checked before any Vulkan call for this program:
      * a program the device cannot run fails here, its state FAILED and its
      * wait KILN_ERR_LIMIT, naming the limit and the value. */
-    if ((hr = prog_check_limits(j->spirv, j->words, &j->iface, &s->dev->caps)) < 0)
+    if ((hr = prog_check_limits_shared(&j->iface, j->shared_bytes, &s->dev->caps)) < 0)
         return fail_back(j, hr, "the device cannot run it");
     if ((hr = kb_layout_create(s->dev, &j->iface, &j->layout)) < 0) {
         return fail_back(j, hr, "the device refused its pipeline layout");

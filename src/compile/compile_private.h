@@ -49,6 +49,11 @@ struct cjob {
     struct prog_source src;
     struct prog_output out;
     struct cjob *back;           /* adopted by this front node once posted */
+    /* Bytes of Workgroup memory the SPIR-V declares (prog_shared_bytes):
+     * counted once, when the front end ends (count_shared); a back node
+     * has the count of the front node that posted it (the same SPIR-V) and
+     * checks the device's limit against it without parsing again. */
+    uint64_t shared_bytes;
     /* back: inputs (copies) and outputs */
     uint32_t *spirv;
     size_t words;

@@ -169,6 +169,11 @@ kiln_result prog_shared_bytes(const uint32_t *spirv, size_t words, uint64_t *out
  * exceeded, the value and the device's limit. */
 kiln_result prog_check_limits(const uint32_t *spirv, size_t words, const kiln_program_interface *iface,
                               const kiln_caps *caps);
+/* The same checks with the module's shared memory already counted
+ * (prog_shared_bytes): the compile service counts it once, when a front end
+ * ends, and checks every back end made from that SPIR-V against the count. */
+kiln_result prog_check_limits_shared(const kiln_program_interface *iface, uint64_t shared_bytes,
+                                     const kiln_caps *caps);
 
 /* fold_guard.c: rewrites every OpSDiv / OpSRem / OpSMod of a module so that
  * no optimizer can fold a signed division by -1 (which traps in SPIRV-Tools'

@@ -283,6 +283,13 @@ done:
 kiln_result prog_check_limits(const uint32_t *spirv, size_t words, const kiln_program_interface *iface,
                               const kiln_caps *caps)
 {
+    uint64_t shared;
+    KILN_TRY(prog_shared_bytes(spirv, words, &shared));
+    return prog_check_limits_shared(iface, shared, caps);
+}
+
+kiln_result prog_check_limits_shared(const kiln_program_interface *iface, uint64_t shared, const kiln_caps *caps)
+{
     static const char axis[] = "xyz";
     const uint32_t *wg = iface->workgroup_size;
     for (int i = 0; i < 3; i++)
@@ -294,8 +301,6 @@ kiln_result prog_check_limits(const uint32_t *spirv, size_t words, const kiln_pr
         return KILN_RAISE(KILN_ERR_LIMIT, "a workgroup of %ux%ux%u = %llu invocations, the device allows at most %u "
                           "(maxComputeWorkGroupInvocations)", wg[0], wg[1], wg[2], (unsigned long long)inv,
                           caps->max_workgroup_invocations);
-    uint64_t shared;
-    KILN_TRY(prog_shared_bytes(spirv, words, &shared));
     if (shared > caps->max_shared_memory_size)
         return KILN_RAISE(KILN_ERR_LIMIT, "it uses %llu bytes of shared memory; the device allows %u "
                           "(maxComputeSharedMemorySize)", (unsigned long long)shared, caps->max_shared_memory_size);

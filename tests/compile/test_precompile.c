@@ -8,6 +8,10 @@
  * noted programs first by SPIR-V words, then the un-noted one, the slow one
  * last. A third precompiles with its worker held: after the stall the rest
  * goes on in the background and finishes once let go.
+ *
+ * Beside precompile: a front end's shared-memory count, made once when it
+ * ends, reaches its back end's device-limit check whether the front end
+ * was compiled or read from the archive.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -212,6 +216,72 @@ TEST(precompile_order_noted_then_words_slow_last)
     rig_done(&r);
 }
 
+/* Requests a program of `shared_uints` words of shared memory and waits:
+ * its state, and its failure's code and reason. */
+static kiln_program_state shared_program(struct rig *r, uint32_t shared_uints, kiln_result *code, char *why,
+                                         size_t cap)
+{
+    char src[1024];
+    snprintf(src, sizeof src,
+             "#version 450\n"
+             "layout(local_size_x = 64) in;\n"
+             "layout(std430, binding = 0) buffer X { uint x[]; };\n"
+             "shared uint s[%u];\n"
+             "void main() { uint i = gl_GlobalInvocationID.x; s[gl_LocalInvocationIndex] = x[i]; barrier();\n"
+             "    x[i] = s[(gl_LocalInvocationIndex + 1u) %% 64u]; }\n",
+             shared_uints);
+    char name[64];
+    snprintf(name, sizeof name, "shared%u.comp", shared_uints);
+    struct prog_source ps;
+    *code = KILN_OK;
+    snprintf(why, cap, "%s", "");
+    if (prog_source_init(&ps, &(kiln_program_desc){.source = src, .name = name}) != KILN_OK)
+        return KILN_PROGRAM_FAILED;
+    struct cjob *j;
+    kiln_result res = csvc_request(r->svc, &ps, CPRIO_NORMAL, &j);
+    prog_source_finish(&ps);
+    if (res != KILN_OK) {
+        *code = res;
+        return KILN_PROGRAM_FAILED;
+    }
+    struct csvc_result out;
+    kiln_program_state st = csvc_wait(r->svc, j, false, &out);
+    if (st == KILN_PROGRAM_FAILED) {
+        *code = out.code;
+        snprintf(why, cap, "%s", out.error ? out.error : "");
+    }
+    csvc_release(r->svc, j);
+    return st;
+}
+
+/* The mock device allows 32768 bytes of shared memory: 8192 words run,
+ * 8193 fail with KILN_ERR_LIMIT naming the count, compiled or, in a later
+ * service, read from the archive (where the back end has only the count
+ * the front end made). */
+TEST(the_shared_memory_limit_holds_for_front_ends_compiled_and_archived)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/shared", g_root);
+    setenv("KILN_ARCHIVE_DIR", dir, 1);
+    static const char *const want = "uses 32772 bytes of shared memory; the device allows 32768";
+    for (int pass = 0; pass < 2; pass++) {
+        struct rig r;
+        REQUIRE_OK(rig_init(&r));
+        kiln_result code;
+        char why[1024];
+        CHECK_EQ(shared_program(&r, 8192, &code, why, sizeof why), KILN_PROGRAM_READY);
+        CHECK_EQ(shared_program(&r, 8193, &code, why, sizeof why), KILN_PROGRAM_FAILED);
+        CHECK_EQ(code, KILN_ERR_LIMIT);
+        if (!strstr(why, want)) {
+            test_failures_++;
+            fprintf(stderr, "pass %d: the reason '%s' lacks '%s'\n", pass, why, want);
+        }
+        /* The second service reads both front ends from the archive. */
+        CHECK_EQ(csvc_stats_get(r.svc).archive_hits, pass ? 2u : 0u);
+        rig_done(&r);
+    }
+}
+
 /* With no archive, precompile does nothing and says so. */
 TEST(precompile_without_archive)
 {
@@ -232,6 +302,7 @@ int main(void)
         return 1;
     setenv("KILN_ARCHIVE", "1", 1);
     RUN(precompile_order_noted_then_words_slow_last);
+    RUN(the_shared_memory_limit_holds_for_front_ends_compiled_and_archived);
     RUN(precompile_without_archive);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_root);
