@@ -18,6 +18,13 @@
 #include <stdint.h>
 
 #include "kiln.h"
+
+/* C linkage for C++ callers (src/program/optimize.cpp), over bytes.h's and
+ * parse.h's declarations too. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #include "bytes.h"
 #include "parse.h"
 
@@ -91,4 +98,7 @@ uint64_t time_now_ns(void);
 /* pthread_cond_timedwait for at most ns nanoseconds (the mutex held). */
 void cond_wait_ns(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t ns);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

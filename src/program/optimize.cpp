@@ -14,9 +14,10 @@
 #include <spirv-tools/libspirv.h>
 #include <spirv-tools/optimizer.hpp>
 
+#include "base/base.h"   // mem_alloc
+
 extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words,
                                    char *err, size_t err_cap);
-extern "C" void *mem_alloc(size_t n);
 
 // Optimizes for speed; *out comes from mem_alloc (free() releases it). Returns 0, or -1 with err filled.
 extern "C" int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words,
