@@ -27,7 +27,6 @@
 #include "compile_private.h"
 
 #define KEY_FORMAT "kiln-key-3"   /* 3: binding lengths in the push block; params_read, lens_read, groups_read */
-#define MAX_INCLUDE_DEPTH 32
 #define MAX_INCLUDES 256
 
 static void put(struct bytes *b, const void *data, size_t n) { bytes_put(b, data, n); }
@@ -70,7 +69,7 @@ static void note_include(struct incs *incs, const char *req, const char *from, b
 static void scan_includes(const struct prog_source *src, const char *text, size_t len, const char *from,
                           unsigned depth, unsigned *count, struct bytes *b, struct incs *incs)
 {
-    if (depth > MAX_INCLUDE_DEPTH)
+    if (depth > PROG_MAX_INCLUDE_DEPTH)   /* deeper, the compile refuses the include */
         return;
     size_t pos = 0, n, blanks;
     const char *rest;
