@@ -752,7 +752,7 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
                 free(out->spirv);
                 out->spirv = opt;
                 out->words = opt_words;
-            } else if (guard < 0) {
+            } else if (guard == -1) {
                 /* The optimizer could fold INT_MIN / -1 and trap in this
                  * process: the module runs unoptimized (correct, slower). */
                 prog_fold_guard_count_skip();
@@ -768,8 +768,15 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
                     log_warn("%s: %s; using the unoptimized SPIR-V", src->name, err);
                 }
             }
-            r = prog_reflect(out->spirv, out->words, &out->iface);
-            if (r < 0) {
+            if (guard == -2) {
+                /* Out of host memory guarding the divisions: the compile
+                 * fails for want of memory, as for any other allocation
+                 * here; running the module unoptimized would hide it. */
+                free(out->spirv);
+                out->spirv = NULL;
+                out->words = 0;
+                r = KILN_RAISE(KILN_ERR_NO_MEMORY, "%s: %s", src->name, err);
+            } else if ((r = prog_reflect(out->spirv, out->words, &out->iface)) < 0) {
                 /* An interface kiln cannot bind is a failure of this program. */
                 char buf[1024];
                 snprintf(buf, sizeof buf, "%s: error: %s\n", src->name, kiln_last_error());

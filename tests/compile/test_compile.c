@@ -1597,6 +1597,56 @@ done:
     rig_done(&r);
 }
 
+/* Host memory running out while the fold guard rewrites a program's
+ * divisions (before the optimizer) fails the program with
+ * KILN_ERR_NO_MEMORY, saying what could not be allocated; it never runs
+ * unoptimized instead. Each allocation from a request on is failed in turn
+ * (the n-th and every later one: base.h's mem_fault_arm), a new program
+ * (and SPIR-V) each time, until a request meets no failure. */
+TEST(out_of_memory_guarding_divisions_fails_the_program)
+{
+    struct rig r;
+    NEED_OK(rig_init(&r, (struct rig_opts){.workers = 1}));
+    bool guard_failed = false, clean = false;
+    for (uint64_t n = 1; n <= 2000 && !clean && !r.gave_up; n++) {
+        char name[32], src[256];
+        snprintf(name, sizeof name, "divide-%llu", (unsigned long long)n);
+        snprintf(src, sizeof src,
+                 "#version 450\n"
+                 "layout(local_size_x = 64) in;\n"
+                 "layout(std430, binding = 0) buffer D { int d[]; };\n"
+                 "void main() { uint i = gl_GlobalInvocationID.x; d[i] = d[i] / int(kiln_param(0)) + %d; }\n",
+                 (int)n);
+        struct prog_source ps;
+        NEED_OK(prog_source_init(&ps, &(kiln_program_desc){.source = src, .name = name}));
+        mem_fault_arm(n);
+        struct cjob *j = NULL;
+        kiln_result res = csvc_request(r.svc, &ps, CPRIO_NORMAL, &j);
+        struct csvc_result out = {0};
+        kiln_program_state st = res == KILN_OK ? wait_result(&r, j, &out) : KILN_PROGRAM_FAILED;
+        uint64_t hits = mem_fault_hits();
+        mem_fault_arm(0);
+        prog_source_finish(&ps);
+        if (res != KILN_OK) {
+            CHECK_EQ(res, KILN_ERR_NO_MEMORY);
+            continue;
+        }
+        if (st == KILN_PROGRAM_FAILED) {
+            CHECK_EQ(out.code, KILN_ERR_NO_MEMORY);
+            CHECK(out.error && strstr(out.error, "out of host memory "));
+            guard_failed |= out.error && strstr(out.error, "out of host memory guarding divisions");
+        } else if (st == KILN_PROGRAM_READY) {
+            clean = hits == 0;
+        }
+        csvc_release(r.svc, j);
+    }
+    CHECK(clean);
+    CHECK(guard_failed);
+done:
+    mem_fault_arm(0);
+    rig_done(&r);
+}
+
 TEST(worker_caches_merge_at_a_phase_end)
 {
     struct rig r;
@@ -1671,6 +1721,7 @@ int main(void)
     RUN(a_wanted_compile_goes_first);
     RUN(destroy_with_compiles_queued_and_running_drains);
     RUN(failures_carry_their_reason);
+    RUN(out_of_memory_guarding_divisions_fails_the_program);
     RUN(worker_caches_merge_at_a_phase_end);
     return TEST_SUMMARY();
 }
