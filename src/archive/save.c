@@ -7,10 +7,12 @@
  */
 #define _GNU_SOURCE
 #include "archive.h"
+#include "base/file.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -162,55 +164,30 @@ uint32_t arc_clean_tmp(const char *dir)
     return removed;
 }
 
-/* What a file that is not a regular one is, for messages. */
-static const char *file_kind(mode_t mode)
-{
-    if (S_ISFIFO(mode))
-        return "a FIFO";
-    if (S_ISDIR(mode))
-        return "a folder";
-    if (S_ISCHR(mode))
-        return "a character device";
-    if (S_ISBLK(mode))
-        return "a block device";
-    if (S_ISSOCK(mode))
-        return "a socket";
-    return "not a regular file";
-}
-
 kiln_result arc_map_open(struct arc_map *m, const char *path)
 {
     *m = (struct arc_map){0};
-    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
-     * writer for ever. It changes nothing for a regular file. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return KILN_RAISE(KILN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        int e = errno;
-        close(fd);
-        return KILN_RAISE(KILN_ERR_IO, "cannot stat %s: %s", path, strerror(e));
+    int fd;
+    uint64_t size;
+    char why[PATH_MAX + 160];
+    switch (file_open_bounded(path, ARC_MAX_FILE, "the largest archive file kiln reads", &fd, &size, why,
+                              sizeof why)) {
+    case FILE_OPENED:
+        break;
+    case FILE_TOO_LARGE:
+        return KILN_RAISE(KILN_ERR_LIMIT, "%s", why);
+    default:
+        return KILN_RAISE(KILN_ERR_IO, "%s", why);
     }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return KILN_RAISE(KILN_ERR_IO, "%s is not a regular file (%s): not read", path, file_kind(st.st_mode));
-    }
-    if ((uint64_t)st.st_size > ARC_MAX_FILE) {
-        close(fd);
-        return KILN_RAISE(KILN_ERR_LIMIT,
-                          "%s is %llu bytes, past the largest archive file kiln reads (%llu bytes): not read", path,
-                          (unsigned long long)st.st_size, (unsigned long long)ARC_MAX_FILE);
-    }
-    if (st.st_size > 0) {
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (size > 0) {
+        void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             int e = errno;
             close(fd);
             return KILN_RAISE(KILN_ERR_IO, "cannot map %s: %s", path, strerror(e));
         }
         m->data = p;
-        m->size = (size_t)st.st_size;
+        m->size = (size_t)size;
     }
     close(fd);
     return KILN_OK;

@@ -51,7 +51,7 @@ struct incs {
 };
 
 static void note_include(struct incs *incs, const char *req, const char *from, bool relative, const char *path,
-                         const char *content, size_t len)
+                         const char *content, size_t len, const char *refused)
 {
     if (incs->oom || !vec_reserve((void **)&incs->v, &incs->cap, incs->n + 1, sizeof *incs->v)) {
         incs->oom = true;
@@ -60,8 +60,9 @@ static void note_include(struct incs *incs, const char *req, const char *from, b
     struct prog_include *e = &incs->v[incs->n++];
     *e = (struct prog_include){.req = str_dup(req), .from = str_dup(from), .relative = relative,
                                .path = path ? str_dup(path) : NULL,
-                               .content = content ? str_ndup(content, len) : NULL, .len = len};
-    incs->oom |= !e->req || !e->from || (path && !e->path) || (content && !e->content);
+                               .content = content ? str_ndup(content, len) : NULL, .len = len,
+                               .refused = refused ? str_dup(refused) : NULL};
+    incs->oom |= !e->req || !e->from || (path && !e->path) || (content && !e->content) || (refused && !e->refused);
 }
 
 /* Appends (request, path, bytes) of each file `text` includes, recursively,
@@ -82,17 +83,21 @@ static void scan_includes(const struct prog_source *src, const char *text, size_
             continue;
         char req[PATH_MAX];
         snprintf(req, sizeof req, "%.*s", (int)(end - rest - 1), rest + 1);
-        char path[PATH_MAX] = "";
+        char path[PATH_MAX] = "", why[PATH_MAX + 160];
         size_t clen = 0;
-        bool oom = false;
-        char *content = prog_include_read(src, req, close == '"', from, path, sizeof path, &clen, &oom);
-        incs->oom |= oom;   /* not "not found": the key would describe another program */
+        char *content = NULL;
+        kiln_result r = prog_include_read(src, req, close == '"', from, path, sizeof path, &content, &clen, why,
+                                          sizeof why);
+        incs->oom |= r == KILN_ERR_NO_MEMORY;   /* not "not found": the key would describe another program */
         (*count)++;
         put_str(b, req);
         put_str(b, from);
-        note_include(incs, req, from, close == '"', content ? path : NULL, content, clen);
+        /* A refused file keeps its reason: the compile, served from this
+         * snapshot, says why it was refused, not "not found". */
+        note_include(incs, req, from, close == '"', content ? path : NULL, content, clen,
+                     r == KILN_ERR_IO ? why : NULL);
         if (!content) {
-            put_str(b, "");       /* not found: the compile fails alike */
+            put_str(b, "");       /* not found or refused: the compile fails alike */
             continue;
         }
         put_str(b, path);

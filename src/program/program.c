@@ -30,6 +30,8 @@
 
 #include <shaderc/shaderc.h>
 
+#include "base/file.h"
+
 /* optimize.cpp: speed passes with every declared binding kept. */
 int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words, char *err,
                         size_t err_cap);
@@ -146,8 +148,10 @@ kiln_result prog_source_variant(struct prog_source *dst, const struct prog_sourc
             dst->include_count = i + 1;
             *t = (struct prog_include){.req = str_dup(f->req), .from = str_dup(f->from), .relative = f->relative,
                                        .path = f->path ? str_dup(f->path) : NULL,
-                                       .content = f->content ? str_ndup(f->content, f->len) : NULL, .len = f->len};
-            ok = t->req && t->from && (!f->path || t->path) && (!f->content || t->content);
+                                       .content = f->content ? str_ndup(f->content, f->len) : NULL, .len = f->len,
+                                       .refused = f->refused ? str_dup(f->refused) : NULL};
+            ok = t->req && t->from && (!f->path || t->path) && (!f->content || t->content) &&
+                 (!f->refused || t->refused);
         }
     }
     if (!ok || !defs) {
@@ -318,25 +322,27 @@ struct include_result {
     char *content;
 };
 
-/* Reads a whole included file: opened without blocking (a FIFO is never
- * waited on), checked to be a regular file, and read only up to
- * PROG_MAX_INCLUDE_BYTES. KILN_OK with *out the bytes, or NULL when it
- * cannot be opened (the search goes on); KILN_ERR_IO when it is refused or
- * unreadable, KILN_ERR_NO_MEMORY when its bytes cannot be kept: why says
- * so, naming the path. Nothing is raised: the caller raises or warns. */
+/* Reads a whole included file, opened through base's bounded open (without
+ * blocking: a FIFO is never waited on; a regular file of at most
+ * PROG_MAX_INCLUDE_BYTES, refused unread past it) and read only up to that
+ * bound. KILN_OK with *out the bytes, or NULL when it cannot be opened (the
+ * search goes on); KILN_ERR_IO when it is refused or unreadable,
+ * KILN_ERR_NO_MEMORY when its bytes cannot be kept: why says so, naming
+ * the path. Nothing is raised: the caller raises or warns. */
 static kiln_result read_file(const char *path, char **out, size_t *len, char *why, size_t why_cap)
 {
     why[0] = 0;
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
+    int fd;
+    uint64_t size;
+    enum file_open_status st = file_open_bounded(path, PROG_MAX_INCLUDE_BYTES, "the largest included file kiln reads",
+                                                 &fd, &size, why, why_cap);
+    if (st == FILE_ABSENT) {
+        why[0] = 0;   /* not here: the search goes on */
         return KILN_OK;
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        snprintf(why, why_cap, "%s is not a regular file: not read", path);
-        close(fd);
-        return KILN_ERR_IO;
     }
+    if (st != FILE_OPENED)
+        return KILN_ERR_IO;
     kiln_result r = KILN_OK;
     struct bytes b = {0};
     char tmp[8192];
@@ -349,7 +355,7 @@ static kiln_result read_file(const char *path, char **out, size_t *len, char *wh
             r = KILN_ERR_IO;
             break;
         }
-        if (b.len + (size_t)n > PROG_MAX_INCLUDE_BYTES) {
+        if (b.len + (size_t)n > PROG_MAX_INCLUDE_BYTES) {   /* it grew past the bound while read */
             snprintf(why, why_cap, "%s is larger than the largest included file kiln reads (%u bytes): not read",
                      path, PROG_MAX_INCLUDE_BYTES);
             r = KILN_ERR_IO;
@@ -383,11 +389,23 @@ static kiln_result include_find(const struct prog_source *src, const char *req, 
     why[0] = 0;
     *out = NULL;
     if (src->includes) {
-        /* A snapshot: the files exactly as its first request read them. */
+        /* A snapshot: the files exactly as its first request read them.
+         * glslang asks for an "x" it could not open again as <x>; the scan
+         * keyed the "x" lookup alone, so a refusal there answers both. */
+        const struct prog_include *refused_as_relative = NULL;
         for (uint32_t i = 0; i < src->include_count; i++) {
             const struct prog_include *f = &src->includes[i];
-            if (f->relative != relative || strcmp(f->req, req) || strcmp(f->from, from))
+            if (strcmp(f->req, req) || strcmp(f->from, from))
                 continue;
+            if (f->relative != relative) {
+                if (!relative && f->refused)
+                    refused_as_relative = f;
+                continue;
+            }
+            if (!f->content && f->refused) {
+                snprintf(why, why_cap, "%s", f->refused);
+                return KILN_ERR_IO;
+            }
             if (!f->content)
                 return KILN_OK;
             snprintf(path, path_cap, "%s", f->path ? f->path : req);
@@ -397,6 +415,10 @@ static kiln_result include_find(const struct prog_source *src, const char *req, 
                 return KILN_ERR_NO_MEMORY;
             }
             return KILN_OK;
+        }
+        if (refused_as_relative) {
+            snprintf(why, why_cap, "%s", refused_as_relative->refused);
+            return KILN_ERR_IO;
         }
         return KILN_OK;
     }
@@ -416,17 +438,13 @@ static kiln_result include_find(const struct prog_source *src, const char *req, 
     return r;
 }
 
-char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
-                        char *path, size_t path_cap, size_t *len, bool *oom)
+kiln_result prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
+                              char *path, size_t path_cap, char **content, size_t *len, char *why, size_t why_cap)
 {
-    char why[PATH_MAX + 128];
-    char *content;
-    kiln_result r = include_find(src, req, relative, from, path, path_cap, &content, len, why, sizeof why);
+    kiln_result r = include_find(src, req, relative, from, path, path_cap, content, len, why, why_cap);
     if (r < 0)
         log_warn("#include \"%s\" in %s: %s", req, from, why);
-    if (oom)
-        *oom = r == KILN_ERR_NO_MEMORY;
-    return content;
+    return r;
 }
 
 void prog_includer_init(struct prog_includer *in, const struct prog_source *src)
@@ -591,6 +609,7 @@ void prog_includes_free(struct prog_include *inc, uint32_t n)
         free(inc[i].from);
         free(inc[i].path);
         free(inc[i].content);
+        free(inc[i].refused);
     }
     free(inc);
 }

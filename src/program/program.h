@@ -48,8 +48,9 @@ struct prog_include {
     char *from;       /* the including file's name */
     bool relative;    /* "x" (true) or <x> */
     char *path;       /* where it was found; NULL when it was not */
-    char *content;
+    char *content;    /* NULL: not found, or refused */
     size_t len;
+    char *refused;    /* why it was refused (not a regular file, too large, unreadable); else NULL */
 };
 
 /* What a compile produced. On failure spirv is NULL and log holds the
@@ -84,12 +85,15 @@ char *prog_preprocess(const struct prog_source *src, size_t *len);
 /* Reads the file an #include names, the way the compiler resolves it:
  * from src's include snapshot when it has one, else relative to the
  * including file `from` first when `relative` ("x"), then each include
- * folder. Returns the malloc'd content (NULL if not found, or refused: not
- * a regular file or past PROG_MAX_INCLUDE_BYTES, warned about) and writes
- * the path it came from. *oom (optional) is set when NULL came for want of
- * host memory: the file was there, its bytes could not be kept. */
-char *prog_include_read(const struct prog_source *src, const char *req, bool relative, const char *from,
-                        char *path, size_t path_cap, size_t *len, bool *oom);
+ * folder. KILN_OK with *content the malloc'd bytes (*len of them; path
+ * says where they came from), or NULL when no such file is found.
+ * KILN_ERR_IO when the file is refused (not a regular file, past
+ * PROG_MAX_INCLUDE_BYTES, unreadable), KILN_ERR_NO_MEMORY when it was
+ * there but its bytes could not be kept: why says which, naming the path,
+ * and is warned about. Nothing is raised. */
+KILN_NODISCARD kiln_result prog_include_read(const struct prog_source *src, const char *req, bool relative,
+                                             const char *from, char *path, size_t path_cap, char **content,
+                                             size_t *len, char *why, size_t why_cap);
 
 void prog_includes_free(struct prog_include *inc, uint32_t n);
 

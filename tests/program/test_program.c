@@ -321,13 +321,72 @@ TEST(includes_nest_at_most_32_deep)
     remove_tree(dir);
 }
 
+/* The same through the compile service (on the mock backend, which
+ * compiles front ends as any backend does): it keys the request from the
+ * files as it reads them once and compiles from that snapshot, which must
+ * keep a refused file's reason, not turn it into "not found". */
+static void compile_includes_service(const char *dir, const char *want)
+{
+    const char *dirs[] = {dir};
+    kiln_context ctx;
+    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.backend = KILN_BACKEND_MOCK}, &ctx));
+    alarm(60);
+    kiln_program p;
+    kiln_result r = kiln_program_create(ctx, &(kiln_program_desc){.source = k_inc_main, .name = "m.comp",
+                                                                  .include_dirs = dirs, .include_dir_count = 1},
+                                        &p);
+    if (r == KILN_OK)
+        r = kiln_program_wait(ctx, p);
+    alarm(0);
+    CHECK_EQ(r, KILN_ERR_COMPILE);
+    char log[2048] = "";
+    if (r == KILN_ERR_COMPILE)
+        CHECK_OK(kiln_program_log(ctx, p, log, sizeof log, NULL));
+    CHECK(strstr(log, want) != NULL);
+    if (!strstr(log, want))
+        fprintf(stderr, "service log lacks '%s': %s\n", want, log);
+    CHECK(strstr(log, "cannot open include") == NULL);   /* never "not found" */
+    kiln_context_destroy(ctx);
+}
+
 TEST(an_include_that_is_no_regular_file_is_refused_at_once)
 {
     char dir[] = "/tmp/kiln-test-inc-XXXXXX", path[600];
     REQUIRE(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/a.h", dir);
     REQUIRE(mkfifo(path, 0644) == 0);   /* opened for reading without O_NONBLOCK, it waits for a writer */
-    compile_includes(dir, "is not a regular file");
+    compile_includes(dir, "is not a regular file (a FIFO)");
+    compile_includes_service(dir, "is not a regular file (a FIFO)");
+    /* A folder under the name: refused as well, not taken for "absent". */
+    REQUIRE(unlink(path) == 0);
+    REQUIRE(mkdir(path, 0755) == 0);
+    compile_includes(dir, "is not a regular file (a folder)");
+    compile_includes_service(dir, "is not a regular file (a folder)");
+    remove_tree(dir);
+}
+
+TEST(an_include_past_the_bound_is_refused_unread)
+{
+    char dir[] = "/tmp/kiln-test-inc-XXXXXX", path[600];
+    REQUIRE(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/a.h", dir);
+    /* Sparse: one byte past PROG_MAX_INCLUDE_BYTES, holding nothing. */
+    FILE *f = fopen(path, "w");
+    REQUIRE(f);
+    REQUIRE(ftruncate(fileno(f), (off_t)PROG_MAX_INCLUDE_BYTES + 1) == 0);
+    fclose(f);
+    compile_includes(dir, "past the largest included file kiln reads");
+    compile_includes_service(dir, "past the largest included file kiln reads");
+    /* At the bound it is read (and, all zeros, fails to compile as text). */
+    REQUIRE(truncate(path, (off_t)PROG_MAX_INCLUDE_BYTES) == 0);
+    struct prog_output out;
+    const char *dirs[] = {dir};
+    CHECK_RESULT(compile(&(kiln_program_desc){.source = k_inc_main, .name = "m.comp", .include_dirs = dirs,
+                                              .include_dir_count = 1},
+                         &out),
+                 KILN_ERR_COMPILE);
+    CHECK(out.log && !strstr(out.log, "past the largest"));
+    prog_output_finish(&out);
     remove_tree(dir);
 }
 
@@ -340,8 +399,10 @@ TEST(the_include_resolver_runs_alone)
         {.req = "b.h", .from = "inc/a.h", .relative = true, .path = "inc/b.h", .content = "B", .len = 1},
         {.req = "a.h", .from = "inc/b.h", .relative = true, .path = "inc/a.h", .content = "A", .len = 1},
         {.req = "gone.h", .from = "m.comp", .relative = false, .path = NULL, .content = NULL, .len = 0},
+        {.req = "pipe.h", .from = "m.comp", .relative = false, .refused = "inc/pipe.h is not a regular file (a FIFO)"},
+        {.req = "big.h", .from = "m.comp", .relative = true, .refused = "inc/big.h is 20000000 bytes, past the bound"},
     };
-    struct prog_source src = {.name = "m.comp", .includes = table, .include_count = 4};
+    struct prog_source src = {.name = "m.comp", .includes = table, .include_count = 6};
     struct prog_includer in;
     prog_includer_init(&in, &src);
     char *content = NULL, path[256];
@@ -366,6 +427,19 @@ TEST(the_include_resolver_runs_alone)
     CHECK_RESULT(prog_include_resolve(&in, "m.comp", "gone.h", false, 1, &content, &len, path, sizeof path),
                  KILN_ERR_IO);
     CHECK_MSG("gone.h");
+    CHECK_MSG("cannot open include");
+    /* Refused when the snapshot was taken: it says so. */
+    CHECK_RESULT(prog_include_resolve(&in, "m.comp", "pipe.h", false, 1, &content, &len, path, sizeof path),
+                 KILN_ERR_IO);
+    CHECK_MSG("inc/pipe.h is not a regular file (a FIFO)");
+    /* glslang asks for a "x" it could not open again as <x>: the refusal
+     * of the "x" answers both (the snapshot keyed only that lookup). */
+    CHECK_RESULT(prog_include_resolve(&in, "m.comp", "big.h", true, 1, &content, &len, path, sizeof path),
+                 KILN_ERR_IO);
+    CHECK_MSG("inc/big.h is 20000000 bytes");
+    CHECK_RESULT(prog_include_resolve(&in, "m.comp", "big.h", false, 1, &content, &len, path, sizeof path),
+                 KILN_ERR_IO);
+    CHECK_MSG("inc/big.h is 20000000 bytes");
     CHECK_RESULT(prog_include_resolve(&in, "x.h", "a.h", true, PROG_MAX_INCLUDE_DEPTH + 1, &content, &len, path,
                                       sizeof path),
                  KILN_ERR_LIMIT);
@@ -746,6 +820,7 @@ int main(void)
     RUN(guarded_headers_included_again_are_fine);
     RUN(includes_nest_at_most_32_deep);
     RUN(an_include_that_is_no_regular_file_is_refused_at_once);
+    RUN(an_include_past_the_bound_is_refused_unread);
     RUN(the_include_resolver_runs_alone);
     RUN(reflection_reads_kinds_access_and_sizes);
     RUN(unbindable_resources_fail_the_program_with_a_reason);
