@@ -16,6 +16,16 @@
  * The pipeline layout of a program follows its interface (its signature),
  * never what one variant happens to read: every variant of a program binds
  * exactly like it.
+ *
+ * Baking a shader's own push constants (push_bake.c): a program that
+ * declares its own push-constant block gets its variants from its
+ * universal SPIR-V, not from GLSL: prog_push_bake replaces each load of the
+ * block whose bytes are all baked words (through access chains with
+ * constant indices, to a scalar, vector or matrix, laid out by the module's
+ * Offset, ArrayStride and MatrixStride decorations) with a constant of
+ * those bytes, and leaves the block declared as it was, so the variant binds
+ * like its universal program. The optimizer then folds what the constants
+ * decide, as it does for the prelude's baked words.
  */
 #ifndef KILN_PROGRAM_H
 #define KILN_PROGRAM_H
@@ -193,6 +203,37 @@ int prog_fold_guard(const uint32_t *in, size_t words, uint32_t **out, size_t *ou
  * could not be guarded. */
 void prog_fold_guard_counts(uint64_t *ops, uint64_t *skipped);
 void prog_fold_guard_count_skip(void);
+
+/* One baked word of a module's push-constant block: its byte offset (a
+ * multiple of 4) and its value. */
+struct prog_push_word {
+    uint32_t offset;
+    uint32_t value;
+};
+/* What prog_push_bake did with the loads from push-constant memory. */
+struct prog_push_bake_counts {
+    uint32_t baked;   /* loads replaced by a constant */
+    uint32_t kept;    /* loads left: a struct or array, a dynamic index, bytes not all baked */
+};
+/* push_bake.c: bakes the words `baked` (count of them, borrowed; any
+ * order, each offset once) into the module `in` (borrowed): each OpLoad of
+ * a scalar, vector or matrix of 8- to 64-bit ints or floats from the
+ * PushConstant block, through OpAccessChain / OpInBoundsAccessChain (or
+ * chains of them) with OpConstant indices, whose every byte lies in baked
+ * words, becomes that value: a new constant before the first function,
+ * taken by an OpCopyObject with the load's result id (by a conversion from
+ * a 32-bit constant when the module has only the 8/16-bit storage
+ * capabilities); see the file's comment. The variable, its types and
+ * decorations stay, and the output is valid wherever the input is.
+ * Returns 0 with *out (mem_alloc'd, the caller frees it) the baked module;
+ * 1 when no load could be baked (*out NULL: keep the input); -1 for a
+ * malformed module (a truncated instruction, an id past the bound, an id
+ * defined twice, a cycle of access chains) or baked words that are not
+ * 4-aligned or given twice, -2 out of host memory: why says why in both
+ * cases. *counts (may be NULL) is filled on 0 and 1. Thread-safe. */
+int prog_push_bake(const uint32_t *in, size_t words, const struct prog_push_word *baked, uint32_t count,
+                   uint32_t **out, size_t *out_words, struct prog_push_bake_counts *counts, char *why,
+                   size_t why_cap);
 
 /* The first line of a compile log that says "error", for one-line messages. */
 void prog_log_first_error(const char *log, char *buf, size_t cap);
