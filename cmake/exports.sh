@@ -7,7 +7,9 @@
 # weak names a compiler may emit, typeinfo (_ZTI, _ZTS: clang's function
 # sanitizer) and standard-library template instances (_ZNSt, _ZNKSt, _ZSt):
 # every object defines them alike, and none is a name of kiln's.) Also fails
-# unless every call HEADER marks KILN_API is exported.
+# unless every call HEADER marks KILN_API is exported, and if the library
+# holds a test hook at all, even as a local symbol: hooks are compiled only
+# into the test build (KILN_TEST_HOOKS).
 set -eu
 lib=$1
 want=$(grep -c '^KILN_API ' "$2")
@@ -16,6 +18,13 @@ total=$(readelf -W -s "$lib" | awk '$7 != "UND" && $7 != "Ndx" && ($5 == "GLOBAL
 if [ -n "$bad" ]; then
   echo "$lib exports symbols outside kiln_*:"
   echo "$bad"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+hooks=$(readelf -W -s "$lib" | awk '$7 != "UND" && $8 ~ /^(mem_fault_arm|mem_fault_hits|pool_test_set_gen|arc_fault_set|arc_fault_steps|vkb_fault|mockb_hold|mockb_lose|mockb_hang|mockb_set_cost|mockb_counts|mockb_release|mockb_last_dispatch|mockb_keep_compiled_code|api_context_peek|ctx_device|csvc_hold|csvc_with_lock|csvc_job_state|csvc_back_of)$/ { print $8 }' | sort -u)
+if [ -n "$hooks" ]; then
+  echo "$lib holds test hooks (they belong to the test build only):"
+  echo "$hooks"
   echo "0 passed, 1 failed"
   exit 1
 fi

@@ -302,6 +302,7 @@ kiln_result kiln_compiles_pending(kiln_context ctx, uint32_t *out)
 }
 
 /* For kiln's own tests and tools: the context behind a handle, unlocked. */
+#ifdef KILN_TEST_HOOKS
 struct kctx *api_context_peek(kiln_context h)
 {
     pthread_rwlock_rdlock(&contexts_lock);
@@ -309,3 +310,4 @@ struct kctx *api_context_peek(kiln_context h)
     pthread_rwlock_unlock(&contexts_lock);
     return c;
 }
+#endif

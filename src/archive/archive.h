@@ -256,15 +256,17 @@ bool arc_note_decode(const uint8_t *key, size_t key_len, const uint8_t *value, s
  * chunk written, fsync'd, closed, renamed over "<name>", then the folder
  * fsync'd. A crash at any step leaves either the old state or the whole new
  * file, plus perhaps a .tmp that arc_clean_tmp removes later. Each step goes
- * through arc_fault_step, the hook tests use to kill the process or make the
- * step fail there.
+ * through one fault step, which test builds (KILN_TEST_HOOKS) let tests use
+ * to kill the process or make the step fail there.
  */
+#ifdef KILN_TEST_HOOKS
 enum arc_fault { ARC_FAULT_NONE = 0, ARC_FAULT_KILL, ARC_FAULT_ENOSPC, ARC_FAULT_EIO };
 /* From now on, the `step`th save step (1-based, counted over all saves of
  * the process) does `fault`. */
 void arc_fault_set(enum arc_fault fault, uint32_t step);
 /* Save steps taken so far (tests size their loops with it). */
 uint32_t arc_fault_steps(void);
+#endif
 
 /* Saves data as dir/name. On failure the message names the step and the
  * system's reason, and no .tmp is left behind (when the process lives). */

@@ -167,8 +167,10 @@ KILN_NODISCARD kiln_result mockb_create(struct kb_device **out);
  * submitted still runs to its end); VKB_FAULT_HANG makes every later submit
  * "never finish" as kiln sees it (the device runs it, kiln is told it did
  * not: its ticket is never done, waits on it time out). */
+#ifdef KILN_TEST_HOOKS
 enum vkb_fault { VKB_FAULT_LOST = 1, VKB_FAULT_HANG = 2 };
 void vkb_fault(struct kb_device *dev, enum vkb_fault fault);
+#endif
 
 /* ---- wrappers: the one way other modules call a backend ---- */
 

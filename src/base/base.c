@@ -122,6 +122,7 @@ double env_seconds(const char *name, double dflt)
     return x;
 }
 
+#ifdef KILN_TEST_HOOKS
 /* 0: disarmed. Otherwise the number of allocations still to succeed plus
  * one; it sticks at 1 once reached, so every later allocation fails too. */
 static _Atomic uint64_t fault_countdown;
@@ -147,6 +148,9 @@ void mem_fault_arm(uint64_t n)
 }
 
 uint64_t mem_fault_hits(void) { return atomic_load(&fault_hits); }
+#else
+static inline bool fault_now(void) { return false; }   /* shipped builds: no fault injection */
+#endif
 
 void *mem_alloc(size_t n) { return fault_now() ? NULL : malloc(n); }
 void *mem_calloc(size_t count, size_t size) { return fault_now() ? NULL : calloc(count, size); }

@@ -79,8 +79,10 @@ double env_seconds(const char *name, double dflt);
 void *mem_alloc(size_t n);
 void *mem_calloc(size_t count, size_t size);
 void *mem_realloc(void *p, size_t n);
+#ifdef KILN_TEST_HOOKS   /* test builds only (kiln_internal) */
 void mem_fault_arm(uint64_t n);
 uint64_t mem_fault_hits(void);
+#endif
 
 char *str_dup(const char *s);
 char *str_ndup(const char *s, size_t n);

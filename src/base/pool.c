@@ -134,8 +134,10 @@ void *pool_next(const struct pool *p, uint32_t *cursor, uint64_t *id)
     return NULL;
 }
 
+#ifdef KILN_TEST_HOOKS
 void pool_test_set_gen(struct pool *p, uint32_t slot, uint32_t gen)
 {
     if (slot < p->len && !p->e[slot].live && gen)
         p->e[slot].gen = gen;
 }
+#endif

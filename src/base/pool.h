@@ -53,8 +53,10 @@ const char *pool_why(const struct pool *p, uint64_t id);
 void *pool_remove(struct pool *p, uint64_t id);
 /* Iteration over live objects: start with *cursor = 0; NULL at the end. */
 void *pool_next(const struct pool *p, uint32_t *cursor, uint64_t *id);
+#ifdef KILN_TEST_HOOKS
 /* Test hook: set the generation a slot will have next. */
 void pool_test_set_gen(struct pool *p, uint32_t slot, uint32_t gen);
+#endif
 
 static inline uint32_t pool_id_slot(uint64_t id) { return (uint32_t)(id & POOL_MAX_SLOTS); }
 static inline uint32_t pool_id_gen(uint64_t id) { return (uint32_t)(id >> 32); }

@@ -1327,6 +1327,8 @@ const struct prog_source *csvc_front_source(const struct cjob *front) { return &
 
 /* ---- for tests ------------------------------------------------------------------------------ */
 
+#ifdef KILN_TEST_HOOKS
+
 void csvc_hold(struct csvc *s, bool hold)
 {
     pthread_mutex_lock(&s->lock);
@@ -1402,3 +1404,4 @@ char *csvc_front_swap_source_text(struct csvc *s, struct cjob *front, char *text
     pthread_mutex_unlock(&s->lock);
     return old;
 }
+#endif

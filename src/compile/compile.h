@@ -194,7 +194,8 @@ uint32_t csvc_slow_list(struct csvc *svc, struct csvc_slow *out, uint32_t cap);
 /* The close line's text. */
 void csvc_summary(struct csvc *svc, char *buf, size_t cap);
 
-/* ---- for tests ------------------------------------------------------------------ */
+/* ---- for tests (test builds only: KILN_TEST_HOOKS) ---------------------------- */
+#ifdef KILN_TEST_HOOKS
 
 /* While held, workers start no job (queued ones stay queued). */
 void csvc_hold(struct csvc *svc, bool hold);
@@ -229,6 +230,7 @@ void csvc_kept(struct csvc *svc, struct csvc_kept *out);
  * precompile's nodes are. The caller puts the old text back before the node
  * is released; nothing else may request the program meanwhile. */
 char *csvc_front_swap_source_text(struct csvc *svc, struct cjob *front, char *text);
+#endif
 
 /* ---- the program object ------------------------------------------------------ */
 

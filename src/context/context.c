@@ -29,7 +29,9 @@
                               pool_why(&c->pool, (h).id));                                         \
     } while (0)
 
+#ifdef KILN_TEST_HOOKS
 struct kb_device *ctx_device(struct kctx *c) { return c->dev; }
+#endif
 
 kiln_result ctx_live(struct kctx *c) { return c->dev ? kb_live(c->dev) : KILN_OK; }
 

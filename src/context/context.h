@@ -97,8 +97,10 @@ KILN_NODISCARD kiln_result ctx_create(const kiln_context_desc *desc, uint32_t se
 
 struct csvc;
 
-/* The device of a context, for kiln's own tests and tools. */
+#ifdef KILN_TEST_HOOKS
+/* The device of a context, for kiln's own tests (test builds only). */
 struct kb_device *ctx_device(struct kctx *c);
+#endif
 
 /* KILN_ERR_DEVICE_LOST naming what was running when c's device was lost,
  * else KILN_OK: api/ asks before every call (lock held). */

@@ -58,10 +58,11 @@ struct mock_device {
 static const char mock_cache_magic[8] = "KMOCKPC1";
 
 static _Atomic bool g_keep_code;   /* for devices made from now on */
-void mockb_keep_compiled_code(bool keeps) { atomic_store(&g_keep_code, keeps); }
-
 static const struct backend_ops mock_ops;
 static struct mock_device *md(struct kb_device *d) { return (struct mock_device *)d; }
+
+#ifdef KILN_TEST_HOOKS   /* the mock's controls: test builds only */
+void mockb_keep_compiled_code(bool keeps) { atomic_store(&g_keep_code, keeps); }
 
 struct mock_counts mockb_counts(struct kb_device *dev)
 {
@@ -102,6 +103,7 @@ bool mockb_last_dispatch(struct kb_device *dev, uint32_t i, struct kb_step *out)
         }
     return false;
 }
+#endif
 
 static void *counted(struct mock_device *d, size_t size)
 {
@@ -373,12 +375,14 @@ static kiln_result mock_cmd_record(struct kb_device *dev, struct kb_cmd *c, cons
     return KILN_OK;
 }
 
+#ifdef KILN_TEST_HOOKS
 void mockb_set_cost(struct kb_device *dev, uint64_t (*cost)(void *ud, const struct kb_pipeline *pipe), void *ud)
 {
     md(dev)->cost = cost;
     md(dev)->cost_ud = ud;
     dev->timestamps = cost != NULL;
 }
+#endif
 
 static kiln_result mock_cmd_times(struct kb_device *dev, struct kb_cmd *c, uint64_t *ns, uint32_t cap,
                                   uint32_t *count)

@@ -22,6 +22,7 @@ struct mock_counts {
     uint64_t live_objects;   /* everything created and not destroyed */
 };
 
+#ifdef KILN_TEST_HOOKS   /* controls for tests (test builds only) */
 /* Mock devices made from now on (in this process) have pipeline caches
  * that keep compiled code, like NVIDIA's driver (keeps), or only a 32-byte
  * header, like lavapipe (the default); caps.pipeline_cache_keeps_code says
@@ -47,5 +48,6 @@ void mockb_release(struct kb_device *dev);
 /* The params of dispatch i of the last recording of the last submitted
  * command buffer, for checks of what would have run. */
 bool mockb_last_dispatch(struct kb_device *dev, uint32_t i, struct kb_step *out);
+#endif
 
 #endif

@@ -644,6 +644,7 @@ static void vk_destroy(struct kb_device *dev)
     free(d);
 }
 
+#ifdef KILN_TEST_HOOKS
 void vkb_fault(struct kb_device *dev, enum vkb_fault fault)
 {
     struct vk_device *d = vkd(dev);
@@ -652,6 +653,7 @@ void vkb_fault(struct kb_device *dev, enum vkb_fault fault)
     else if (fault == VKB_FAULT_HANG && !d->hang_from)
         d->hang_from = d->base.submitted + 1;
 }
+#endif
 
 kiln_result vkb_create(const char *selector, int validation, struct kb_device **out)
 {
