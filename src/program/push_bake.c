@@ -160,7 +160,7 @@ static uint32_t scalar_width(const struct bake *b, uint32_t type, bool *is_float
     uint32_t n;
     if ((t = get(b, type, SpvOpTypeInt, 3, NULL))) {
         *is_float = false;
-        *is_signed = t[2] == 1;
+        *is_signed = t[2] != 0;   /* as the validator reads it: 0 or else signed */
         return t[1];
     }
     if ((t = get(b, type, SpvOpTypeFloat, 2, &n)) && n == 2) {
@@ -274,7 +274,8 @@ static int resolve(struct bake *b, uint32_t p, struct where **out)
 {
     uint32_t depth = 0;
     for (;;) {
-        uint32_t slot = opcode_of(b, p) ? b->aux[p] : 0;
+        uint32_t k = opcode_of(b, p);
+        uint32_t slot = k == SpvOpVariable || k == SpvOpAccessChain || k == SpvOpInBoundsAccessChain ? b->aux[p] : 0;
         if (!slot) {
             *out = &b->none;   /* not a variable or chain: a parameter, a copy, an id undefined */
             break;
@@ -285,11 +286,11 @@ static int resolve(struct bake *b, uint32_t p, struct where **out)
             break;
         }
         if (w->state == W_BUSY) {
-            snprintf(b->why, b->why_cap, "access chain %u is its own base (a cycle)", p);
+            snprintf(b->why, b->why_cap, "access chain %u is based, through its bases, on itself (a cycle)", p);
             return -1;
         }
         const uint32_t *a = b->in + b->def[p] + 1;
-        if ((b->in[b->def[p]] & 0xffff) == SpvOpVariable) {
+        if (k == SpvOpVariable) {
             const uint32_t *ptr = get(b, a[0], SpvOpTypePointer, 3, NULL);
             *w = (struct where){.state = W_DONE};
             if (ptr && a[2] == SpvStorageClassPushConstant && ptr[1] == SpvStorageClassPushConstant) {

@@ -690,6 +690,14 @@ TEST(malformed_modules_and_words_are_refused_with_a_reason)
     memcpy(m, in.w, in.n * 4);
     m[at_chain + 3] = m[at_chain + 2];
     REFUSED(m, in.n, w, 16, "cycle");
+    /* A chain based on a type, not a pointer: kept, whatever that id's own tables hold. */
+    memcpy(m, in.w, in.n * 4);
+    m[at_chain + 3] = m[at_struct + 1];
+    struct prog_push_bake_counts c;
+    CHECK_EQ(prog_push_bake(m, in.n, w, 16, &o, &on, &c, why, sizeof why), 0);
+    CHECK_EQ(c.kept, 3);
+    free(o);
+    o = NULL;
     /* A load outside any function. */
     memcpy(m, in.w, in.n * 4);
     m[at_int] = (m[at_int] & 0xffff0000u) | SpvOpLoad;
