@@ -388,8 +388,9 @@ static void kern_init(struct way_ctx *w, enum way way, enum kernel k, uint32_t e
                          .bindings = b,
                          .binding_count = nb,
                          .groups = {(elements + GROUP - 1) / GROUP, 1, 1},
+                         .params = (const uint32_t[]){kernel_word[k]},
+                         .param_count = 1,
                          .label = kernel_name[k]};
-    nd.params[0] = kernel_word[k];
     KCHECK(kiln_scheme_add_node(w->ctx, kn->scheme, &nd, &kn->node));
 }
 
@@ -591,8 +592,8 @@ static void many_init(struct many *m, int specialization, uint32_t nodes)
     KCHECK(kiln_scheme_create(m->ctx, &(kiln_scheme_desc){.label = "many"}, &m->scheme));
     for (uint32_t i = 0; i < nodes; i++) {
         kiln_binding b = {.binding = 0, .buffer = m->buf, .offset = m->stride * i, .size = m->stride};
-        kiln_node_desc nd = {.program = m->prog, .bindings = &b, .binding_count = 1, .groups = {1, 1, 1}};
-        nd.params[0] = NODE_WORD;
+        kiln_node_desc nd = {.program = m->prog, .bindings = &b, .binding_count = 1, .groups = {1, 1, 1},
+                             .params = (const uint32_t[]){NODE_WORD}, .param_count = 1};
         kiln_node node;
         KCHECK(kiln_scheme_add_node(m->ctx, m->scheme, &nd, &node));
     }

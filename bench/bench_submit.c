@@ -366,8 +366,8 @@ static void kiln_init(struct kside *k, uint32_t nodes, uint64_t *stride, uint32_
         (*params)[i][0] = 0;          /* word index within the node's range */
         (*params)[i][1] = 1 + i % 7;  /* the addend */
         kiln_binding b = {.binding = 0, .buffer = k->buf, .offset = *stride * i, .size = *stride};
-        kiln_node_desc nd = {.program = k->prog, .bindings = &b, .binding_count = 1, .groups = {1, 1, 1}};
-        memcpy(nd.params, (*params)[i], sizeof nd.params);
+        kiln_node_desc nd = {.program = k->prog, .bindings = &b, .binding_count = 1, .groups = {1, 1, 1},
+                             .params = (*params)[i], .param_count = KILN_PARAM_WORDS};
         KCHECK(kiln_scheme_add_node(k->ctx, k->scheme, &nd, &k->nodes[i]));
     }
 }

@@ -306,12 +306,24 @@ KILN_API KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_
  * whose entry is not main must not also define main. Line numbers in
  * messages are the source's.
  *
+ * A program that declares its own `layout(push_constant)` block gets no
+ * block of kiln's: its block's words are the node's param words (word n is
+ * bytes 4n..4n+3 of the block; kiln_node_desc.params, kiln_node_set_param
+ * and kiln_node_get_params reach all of them), kiln_param(n) and
+ * kiln_len(b) fail to compile with a message naming the way out (the
+ * block's members; a buffer's .length()), and kiln_groups() reads
+ * gl_NumWorkGroups. The interface says which (own_push_block, param_words).
+ *
  * A baked program computes what the universal one computes for the same
  * words. For floating point, bit-identical results need `precise` on the
  * values involved: without it a driver may contract a*b+c into one fused
  * operation in one variant and not the other (a last-bit difference).
  */
 #define KILN_PARAM_WORDS 8
+/* A node's param words at most: a program's own push_constant block of up
+ * to 256 bytes (the largest maxPushConstantsSize drivers report; the
+ * device's own limit is checked when the program is made). */
+#define KILN_MAX_PARAM_WORDS 64
 #define KILN_MAX_BINDINGS 16
 /* kiln's push-constant block: the 8 param words, then the byte length of
  * the range bound at each binding number 0..15 (read in GLSL through
@@ -406,6 +418,8 @@ typedef struct kiln_program_interface {
     uint32_t params_read;         /* bit n: the code reads param word n (kiln_param(n)) */
     uint32_t lens_read;           /* bit b: the code reads kiln_len(b), binding b's range length */
     int groups_read;              /* 1: the code reads the grid size (kiln_groups(), gl_NumWorkGroups) */
+    int own_push_block;           /* 1: the program declares its own push_constant block (kiln adds none) */
+    uint32_t param_words;         /* a node's param words: KILN_PARAM_WORDS, or its own block's size / 4 */
 } kiln_program_interface;
 
 /* The program's interface, read from its SPIR-V. KILN_ERR_PENDING while
@@ -435,7 +449,13 @@ typedef struct kiln_node_desc {
     const kiln_binding *bindings;  /* one per binding of the program; copied */
     uint32_t binding_count;
     uint32_t groups[3];            /* workgroups; 0 in y or z means 1; x is required */
-    uint32_t params[KILN_PARAM_WORDS];
+    /* The node's param words, copied: kiln's KILN_PARAM_WORDS words
+     * (kiln_param(n)), or, for a program that declares its own
+     * push_constant block, that block's words (word n is bytes 4n..4n+3 of
+     * the block). At most the program's param_words (its interface); words
+     * not given are 0. */
+    const uint32_t *params;
+    uint32_t param_count;
     const char *label;             /* copied; NULL or "" = "node<N>" */
 } kiln_node_desc;
 
@@ -480,14 +500,20 @@ KILN_API KILN_NODISCARD kiln_result kiln_scheme_add_node(kiln_context ctx, kiln_
                                                          kiln_node *out);
 /* Removes a node (structural change). */
 KILN_API kiln_result kiln_node_remove(kiln_context ctx, kiln_node node);
-/* Sets param word `slot` (0..7) of a node. Params-only change. */
+/* Sets param word `slot` of a node (below its program's param_words: 8 for
+ * kiln's block, the block's words for a program with its own). Params-only
+ * change. */
 KILN_API KILN_NODISCARD kiln_result kiln_node_set_param(kiln_context ctx, kiln_node node, uint32_t slot, uint32_t word);
 /* Replaces a node's program with one of the same interface (same bindings,
  * kinds and access); otherwise KILN_ERR_LAYOUT naming the difference.
  * Waits for either program's compile if it is still running. Params-only
  * change. */
 KILN_API KILN_NODISCARD kiln_result kiln_node_set_program(kiln_context ctx, kiln_node node, kiln_program prog);
-KILN_API KILN_NODISCARD kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node, uint32_t out[KILN_PARAM_WORDS]);
+/* Copies up to cap of a node's param words into out; *count (optional)
+ * receives how many it has (its program's param_words once the program is
+ * compiled, else the words the desc gave, at least KILN_PARAM_WORDS). */
+KILN_API KILN_NODISCARD kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node, uint32_t *out, uint32_t cap,
+                                                         uint32_t *count);
 /* Records the scheme if it changed (else replays its recorded commands) and
  * submits it. Barriers between nodes follow the bindings' read/write sets.
  * *ticket (optional) is the submit's ticket. */

@@ -230,10 +230,11 @@ kiln_result kiln_node_set_program(kiln_context ctx, kiln_node node, kiln_program
     CALL(ctx, node_set_program, node, prog);
 }
 
-kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node, uint32_t out[KILN_PARAM_WORDS])
+kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node, uint32_t *out, uint32_t cap, uint32_t *count)
 {
-    NEED(out, "out");
-    CALL(ctx, node_get_params, node, out);
+    if (cap)
+        NEED(out, "out");
+    CALL(ctx, node_get_params, node, out, cap, count);
 }
 
 kiln_result kiln_scheme_submit(kiln_context ctx, kiln_scheme scheme, kiln_ticket *ticket)

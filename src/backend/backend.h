@@ -100,7 +100,7 @@ struct kb_step {
     struct kb_pipeline *pipeline;
     struct kb_layout *layout;
     struct kb_bindset *bindset;
-    uint32_t params[KILN_PARAM_WORDS];
+    uint32_t params[KILN_MAX_PARAM_WORDS];   /* kiln's 8 words, or the program's own block's words */
     uint32_t lens[KILN_MAX_BINDINGS];   /* byte length of the range at each binding number (push words 8..23) */
     uint32_t groups[3];
     bool timed;              /* time this dispatch (where the device has timestamps) */

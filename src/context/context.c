@@ -298,7 +298,14 @@ static kiln_result l_scheme_add_node(struct kctx *c, kiln_scheme h, const kiln_n
         init.bindings[i] = (struct node_binding){bd->binding, b, bd->offset, size, 0, 0};
     }
     memcpy(init.groups, d.groups, sizeof init.groups);
-    memcpy(init.params, d.params, sizeof init.params);
+    if (d.param_count > KILN_MAX_PARAM_WORDS)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u param words; a node carries at most %d", d.param_count,
+                          KILN_MAX_PARAM_WORDS);
+    if (d.param_count && !d.params)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: param_count %u with params NULL", d.param_count);
+    if (d.param_count)
+        memcpy(init.params, d.params, d.param_count * sizeof d.params[0]);
+    init.param_count = d.param_count;
     struct node *n;
     KILN_TRY(scheme_node_add(s, &init, &n));
     kiln_result r = pool_insert(&c->nodes, n, "node", &n->id);
@@ -381,11 +388,15 @@ static kiln_result l_node_set_program(struct kctx *c, kiln_node h, kiln_program 
     return node_set_program(n, p);
 }
 
-static kiln_result l_node_get_params(struct kctx *c, kiln_node h, uint32_t out[KILN_PARAM_WORDS])
+static kiln_result l_node_get_params(struct kctx *c, kiln_node h, uint32_t *out, uint32_t cap, uint32_t *count)
 {
     struct node *n;
     GET(nodes, struct node, "node", h, n);
-    memcpy(out, n->params, sizeof n->params);
+    prog_refresh(n->prog);
+    uint32_t words = node_param_words(n);
+    memcpy(out, n->params, KILN_MIN(cap, words) * sizeof out[0]);
+    if (count)
+        *count = words;
     return KILN_OK;
 }
 

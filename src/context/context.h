@@ -51,7 +51,7 @@ struct rt_ops {
     kiln_result (*node_remove)(struct kctx *c, kiln_node n);
     kiln_result (*node_set_param)(struct kctx *c, kiln_node n, uint32_t slot, uint32_t word);
     kiln_result (*node_set_program)(struct kctx *c, kiln_node n, kiln_program p);
-    kiln_result (*node_get_params)(struct kctx *c, kiln_node n, uint32_t out[KILN_PARAM_WORDS]);
+    kiln_result (*node_get_params)(struct kctx *c, kiln_node n, uint32_t *out, uint32_t cap, uint32_t *count);
     kiln_result (*ticket_wait)(struct kctx *c, kiln_ticket t, uint64_t timeout_ns);
     kiln_result (*archive_info)(struct kctx *c, kiln_archive_info *out);
     kiln_result (*archive_files)(struct kctx *c, uint32_t first, kiln_archive_file *out, uint32_t cap,

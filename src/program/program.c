@@ -265,7 +265,39 @@ void prog_entry_upper(const char *entry, char out[64])
     out[i] = 0;
 }
 
-char *prog_preprocess(const struct prog_source *src, size_t *len)
+/* Whether text holds the word `push_constant` outside comments. */
+static bool text_has_push_constant(const char *t, size_t n)
+{
+    static const char word[] = "push_constant";
+    const size_t wl = sizeof word - 1;
+    for (size_t i = 0; i < n; i++) {
+        if (t[i] == '/' && i + 1 < n && t[i + 1] == '/') {
+            while (i < n && t[i] != '\n')
+                i++;
+        } else if (t[i] == '/' && i + 1 < n && t[i + 1] == '*') {
+            for (i += 2; i + 1 < n && !(t[i] == '*' && t[i + 1] == '/'); i++)
+                ;
+            i++;
+        } else if (t[i] == 'p' && n - i >= wl && !memcmp(t + i, word, wl) &&
+                   (i == 0 || !(isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_')) &&
+                   (i + wl == n || !(isalnum((unsigned char)t[i + wl]) || t[i + wl] == '_'))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool prog_declares_push_block(const struct prog_source *src)
+{
+    if (text_has_push_constant(src->source, src->source_len))
+        return true;
+    for (uint32_t i = 0; i < src->include_count; i++)
+        if (src->includes[i].content && text_has_push_constant(src->includes[i].content, src->includes[i].len))
+            return true;
+    return false;
+}
+
+char *prog_preprocess(const struct prog_source *src, bool own_push, size_t *len)
 {
     struct bytes b = {0};
     unsigned lines;
@@ -279,6 +311,22 @@ char *prog_preprocess(const struct prog_source *src, size_t *len)
     sb_put(&b, src->source, head);
     if (head && src->source[head - 1] != '\n')
         sb_put(&b, "\n", 1);
+    if (own_push) {
+        /* The program's own block is its param words: kiln declares none,
+         * and kiln_param(n) / kiln_len(b), which read kiln's, name the way
+         * out when used (prog_compile turns the marker into a message). */
+        sb_printf(&b, "#define kiln_param(n) " PROG_OWN_PUSH_MARKER "_kiln_param()\n");
+        sb_printf(&b, "#define kiln_paramf(n) " PROG_OWN_PUSH_MARKER "_kiln_param()\n");
+        sb_printf(&b, "#define kiln_parami(n) " PROG_OWN_PUSH_MARKER "_kiln_param()\n");
+        sb_printf(&b, "#define kiln_len(b) " PROG_OWN_PUSH_MARKER "_kiln_len()\n");
+        static const char axis_own[] = "XYZ";
+        for (int a = 0; a < 3; a++)
+            sb_printf(&b, "#ifndef KILN_SPEC_%s_GROUPS_%c\n#define KILN_SPEC_%s_GROUPS_%c gl_NumWorkGroups.%c\n#endif\n",
+                      entry_uc, axis_own[a], entry_uc, axis_own[a], "xyz"[a]);
+        sb_printf(&b, "#define kiln_groups() uvec3(KILN_SPEC_%s_GROUPS_X, KILN_SPEC_%s_GROUPS_Y, KILN_SPEC_%s_GROUPS_Z)\n",
+                  entry_uc, entry_uc, entry_uc);
+        goto entry;
+    }
     static const char block[] = "layout(push_constant) uniform kiln_params_block {\n"
                                 "    uint uw0; uint uw1; uint uw2; uint uw3; uint uw4; uint uw5; uint uw6; uint uw7;\n"
                                 "    uint len0; uint len1; uint len2; uint len3; uint len4; uint len5; uint len6;\n"
@@ -302,6 +350,7 @@ char *prog_preprocess(const struct prog_source *src, size_t *len)
               entry_uc, entry_uc, entry_uc);
     sb_put(&b, "#define kiln_paramf(n) uintBitsToFloat(kiln_param(n))\n", 54);
     sb_put(&b, "#define kiln_parami(n) int(kiln_param(n))\n", 42);
+entry:
     if (strcmp(src->entry, "main"))
         sb_printf(&b, "#define %s main\n", src->entry);
     sb_printf(&b, "#line %u\n", lines + 1);
@@ -698,6 +747,31 @@ static bool source_has_function(const struct prog_source *src, const char *entry
     return false;
 }
 
+/* The compiler's log, with a line naming the way out before any error a
+ * kiln accessor caused in a program with its own push_constant block
+ * (prog_preprocess's markers). A malloc'd copy; NULL on exhaustion. */
+static char *own_push_log(const struct prog_source *src, const char *log)
+{
+    bool param = strstr(log, PROG_OWN_PUSH_MARKER "_kiln_param") != NULL;
+    bool len = strstr(log, PROG_OWN_PUSH_MARKER "_kiln_len") != NULL;
+    if (!param && !len)
+        return str_dup(log);
+    struct bytes b = {0};
+    if (param)
+        sb_printf(&b, "%s: error: kiln_param(n) reads kiln's push-constant block, and this program declares its own "
+                      "push_constant block, so kiln adds none: read your block's members instead (a node's param "
+                      "words are your block's words: word n is bytes 4n..4n+3)\n", src->name);
+    if (len)
+        sb_printf(&b, "%s: error: kiln_len(b) reads kiln's push-constant block, and this program declares its own "
+                      "push_constant block, so kiln adds none: use the buffer's .length() instead\n", src->name);
+    sb_put(&b, log, strlen(log) + 1);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return (char *)b.p;
+}
+
 static shaderc_compiler_t the_compiler;
 static pthread_once_t the_compiler_once = PTHREAD_ONCE_INIT;
 static void make_compiler(void) { the_compiler = shaderc_compiler_initialize(); }
@@ -716,7 +790,8 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
         return KILN_RAISE(KILN_ERR_COMPILE, "%s", buf);
     }
     size_t len;
-    char *text = prog_preprocess(src, &len);
+    bool own_push = prog_declares_push_block(src);
+    char *text = prog_preprocess(src, own_push, &len);
     pthread_once(&the_compiler_once, make_compiler);
     shaderc_compiler_t compiler = the_compiler;
     shaderc_compile_options_t opts = shaderc_compile_options_initialize();
@@ -733,19 +808,35 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
         shaderc_compile_options_add_macro_definition(opts, src->defines[i].name, strlen(src->defines[i].name),
                                                      src->defines[i].value, strlen(src->defines[i].value));
     struct prog_includer inc;
-    prog_includer_init(&inc, src);
-    shaderc_compile_options_set_include_callbacks(opts, include_resolve, include_release, &inc);
-
-    shaderc_compilation_result_t res =
-        shaderc_compile_into_spv(compiler, text, len, shaderc_compute_shader, src->name, "main", opts);
-    free(text);
-    bool inc_oom = inc.oom;
+    shaderc_compilation_result_t res;
+    bool inc_oom;
     char inc_why[sizeof inc.oom_msg];
-    memcpy(inc_why, inc.oom_msg, sizeof inc_why);
-    prog_includer_finish(&inc);
+    for (;;) {
+        prog_includer_init(&inc, src);
+        shaderc_compile_options_set_include_callbacks(opts, include_resolve, include_release, &inc);
+        res = shaderc_compile_into_spv(compiler, text, len, shaderc_compute_shader, src->name, "main", opts);
+        free(text);
+        text = NULL;
+        inc_oom = inc.oom;
+        memcpy(inc_why, inc.oom_msg, sizeof inc_why);
+        prog_includer_finish(&inc);
+        /* A push_constant block the scan did not see (spelled through a
+         * macro): glslang refuses kiln's beside it; compile again without. */
+        const char *m = res ? shaderc_result_get_error_message(res) : NULL;
+        if (own_push || inc_oom || !res || shaderc_result_get_compilation_status(res) == shaderc_compilation_status_success ||
+            !m || !strstr(m, "Only one push_constant block"))
+            break;
+        own_push = true;
+        shaderc_result_release(res);
+        text = prog_preprocess(src, own_push, &len);
+        if (!text) {
+            shaderc_compile_options_release(opts);
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory starting a compile of %s", src->name);
+        }
+    }
     kiln_result r = KILN_OK;
     const char *msg = res ? shaderc_result_get_error_message(res) : "shaderc returned no result";
-    out->log = str_dup(msg ? msg : "");
+    out->log = own_push_log(src, msg ? msg : "");
     if (inc_oom) {
         /* Not the program's fault: what the compile saw was not its source. */
         r = KILN_RAISE(KILN_ERR_NO_MEMORY, "%s: %s", src->name, inc_why);
@@ -795,7 +886,7 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
                 out->spirv = NULL;
                 out->words = 0;
                 r = KILN_RAISE(KILN_ERR_NO_MEMORY, "%s: %s", src->name, err);
-            } else if ((r = prog_reflect(out->spirv, out->words, &out->iface)) < 0) {
+            } else if ((r = prog_reflect(out->spirv, out->words, own_push, &out->iface)) < 0) {
                 /* An interface kiln cannot bind is a failure of this program. */
                 char buf[1024];
                 snprintf(buf, sizeof buf, "%s: error: %s\n", src->name, kiln_last_error());

@@ -90,7 +90,16 @@ void prog_entry_upper(const char *entry, char out[64]);
 
 /* The source text the compiler sees: prelude inserted, #line restored.
  * Returns a malloc'd string (NULL on exhaustion); *len receives its length. */
-char *prog_preprocess(const struct prog_source *src, size_t *len);
+char *prog_preprocess(const struct prog_source *src, bool own_push, size_t *len);
+/* Whether the program declares its own push_constant block (the word
+ * push_constant outside comments in its source or its include snapshot).
+ * Such a program gets no block of kiln's: its block's words are the node's
+ * param words, kiln_param(n) and kiln_len(b) fail to compile naming the way
+ * out, and kiln_groups() reads gl_NumWorkGroups. prog_compile also compiles
+ * a program again in this mode when glslang finds a second block the scan
+ * missed. */
+bool prog_declares_push_block(const struct prog_source *src);
+#define PROG_OWN_PUSH_MARKER "kiln_unavailable_beside_an_own_push_constant_block"
 
 /* Reads the file an #include names, the way the compiler resolves it:
  * from src's include snapshot when it has one, else relative to the
@@ -163,7 +172,7 @@ void prog_output_finish(struct prog_output *out);
 
 /* Reads the interface of a SPIR-V compute module. On an unsupported
  * resource (an image, a second descriptor set) returns KILN_ERR_LAYOUT. */
-kiln_result prog_reflect(const uint32_t *spirv, size_t words, kiln_program_interface *out);
+kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kiln_program_interface *out);
 
 /* True when a node bound for `a` can run `b` unchanged: the same bindings
  * with the same kinds and access. Otherwise writes the first difference. */

@@ -44,9 +44,10 @@ static const char *resource_kind_name(spvc_resource_type t)
     }
 }
 
-kiln_result prog_reflect(const uint32_t *spirv, size_t words, kiln_program_interface *out)
+kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kiln_program_interface *out)
 {
-    *out = (kiln_program_interface){.spirv_words = (uint32_t)words};
+    *out = (kiln_program_interface){.spirv_words = (uint32_t)words, .own_push_block = own_push ? 1 : 0,
+                                    .param_words = own_push ? 0 : KILN_PARAM_WORDS};
     char spvc_err[256] = "";
     spvc_context ctx = NULL;
     if (spvc_context_create(&ctx) != SPVC_SUCCESS)
@@ -148,10 +149,12 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, kiln_program_inter
         spvc_type type = spvc_compiler_get_type_handle(comp, pc[0].base_type_id);
         if (spvc_compiler_get_declared_struct_size(comp, type, &size) == SPVC_SUCCESS)
             out->push_constant_size = (uint32_t)size;
+        if (own_push) /* the block's words are the node's (a block past 2^32 bytes is refused by the limits) */
+            out->param_words = (uint32_t)KILN_MIN((size + 3) / 4, (size_t)UINT32_MAX);
         /* The param words the code reads (kiln's block: word n at 4n). */
         const spvc_buffer_range *ranges;
         size_t nr;
-        if (spvc_compiler_get_active_buffer_ranges(comp, pc[0].id, &ranges, &nr) == SPVC_SUCCESS)
+        if (!own_push && spvc_compiler_get_active_buffer_ranges(comp, pc[0].id, &ranges, &nr) == SPVC_SUCCESS)
             for (size_t i = 0; i < nr; i++)
                 for (size_t w = ranges[i].offset / 4;
                      w < KILN_PARAM_WORDS + KILN_MAX_BINDINGS && w * 4 < ranges[i].offset + ranges[i].range; w++) {
@@ -304,7 +307,11 @@ kiln_result prog_check_limits_shared(const kiln_program_interface *iface, uint64
     if (shared > caps->max_shared_memory_size)
         return KILN_RAISE(KILN_ERR_LIMIT, "it uses %llu bytes of shared memory; the device allows %u "
                           "(maxComputeSharedMemorySize)", (unsigned long long)shared, caps->max_shared_memory_size);
-    uint32_t push = KILN_MAX(iface->push_constant_size, (uint32_t)KILN_PUSH_BYTES);
+    uint32_t push = iface->own_push_block ? iface->push_constant_size
+                                          : KILN_MAX(iface->push_constant_size, (uint32_t)KILN_PUSH_BYTES);
+    if (iface->own_push_block && iface->param_words > KILN_MAX_PARAM_WORDS)
+        return KILN_RAISE(KILN_ERR_LIMIT, "its push_constant block is %u bytes; a node carries at most %d param words "
+                          "(%d bytes)", iface->push_constant_size, KILN_MAX_PARAM_WORDS, 4 * KILN_MAX_PARAM_WORDS);
     if (push > caps->max_push_constants_size)
         return KILN_RAISE(KILN_ERR_LIMIT, "it needs %u bytes of push constants; the device allows %u "
                           "(maxPushConstantsSize)", push, caps->max_push_constants_size);

@@ -107,10 +107,21 @@ static kiln_result check_groups(const struct scheme *s, const char *label, const
 
 /* Checks a node's bindings against its (ready) program's interface and
  * makes its binding set. */
+uint32_t node_param_words(const struct node *n)
+{
+    if (n->prog->state == KILN_PROGRAM_READY)
+        return n->prog->iface.param_words;
+    return KILN_MAX(n->param_count, (uint32_t)KILN_PARAM_WORDS);
+}
+
 static kiln_result node_bind(struct scheme *s, struct node *n)
 {
     const kiln_program_interface *iface = &n->prog->iface;
     const kiln_caps *caps = &s->dev->caps;
+    if (n->param_count > iface->param_words)
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %u param words given; program %s has %u (%s)", n->label,
+                          n->param_count, n->prog->name, iface->param_words,
+                          iface->own_push_block ? "the words of its own push_constant block" : "kiln's param words");
     struct kb_binding kb[KILN_MAX_BINDINGS];
     for (uint32_t i = 0; i < n->binding_count; i++) {
         bool found = false;
@@ -191,7 +202,13 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     memcpy(n->bindings, init->bindings, init->binding_count * sizeof n->bindings[0]);
     n->binding_count = init->binding_count;
     memcpy(n->groups, init->groups, sizeof n->groups);
+    if (init->param_count > KILN_MAX_PARAM_WORDS) {
+        free(n);
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %u param words; a node carries at most %d", label,
+                          init->param_count, KILN_MAX_PARAM_WORDS);
+    }
     memcpy(n->params, init->params, sizeof n->params);
+    n->param_count = init->param_count;
     memcpy(n->label, label, sizeof label);
     for (uint32_t i = 0; i < n->binding_count; i++)
         if (n->bindings[i].binding < KILN_MAX_BINDINGS)
@@ -248,9 +265,13 @@ void scheme_node_remove(struct node *n)
 
 kiln_result node_set_param(struct node *n, uint32_t slot, uint32_t word)
 {
-    if (slot >= KILN_PARAM_WORDS)
-        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': param slot %u, slots are 0..%d", n->label, slot,
-                          KILN_PARAM_WORDS - 1);
+    uint32_t words = node_param_words(n);
+    if (slot >= words)
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': param slot %u, slots are 0..%u%s", n->label, slot, words - 1,
+                          n->prog->state != KILN_PROGRAM_READY ? " (its program is still compiling: a program with its "
+                                                                 "own push_constant block may have more)"
+                          : n->prog->iface.own_push_block ? " (the words of program's own push_constant block)"
+                                                          : "");
     if (n->params[slot] != word) {
         heed(n->scheme, spec_param_changed(&n->scheme->spec, &n->site, slot, n->params[slot], word));
         n->params[slot] = word;

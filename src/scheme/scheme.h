@@ -55,7 +55,8 @@ struct node {
     struct node_binding bindings[KILN_MAX_BINDINGS];
     uint32_t binding_count;
     uint32_t groups[3];
-    uint32_t params[KILN_PARAM_WORDS];
+    uint32_t params[KILN_MAX_PARAM_WORDS];   /* kiln's 8 words or the program's own block's; 0 past param_count */
+    uint32_t param_count;    /* words the caller gave (checked against the program's param_words at bind) */
     uint32_t lens[KILN_MAX_BINDINGS];   /* byte length of the range at each binding number (kiln_len) */
     char label[64];
     struct kb_bindset *bindset;  /* made once the program is ready and the bindings fit it */
@@ -116,13 +117,17 @@ struct node_init {
     struct node_binding bindings[KILN_MAX_BINDINGS];
     uint32_t binding_count;
     uint32_t groups[3];      /* as kiln_node_desc_defaults fills them: a 0 anywhere is refused */
-    uint32_t params[KILN_PARAM_WORDS];
+    uint32_t params[KILN_MAX_PARAM_WORDS];   /* kiln's 8 words or the program's own block's; 0 past param_count */
+    uint32_t param_count;    /* words the caller gave (checked against the program's param_words at bind) */
     const char *label;       /* NULL or "": "node<N>", N the node's index */
 };
 
 KILN_NODISCARD kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, struct node **out);
 void scheme_node_remove(struct node *n);
 KILN_NODISCARD kiln_result node_set_param(struct node *n, uint32_t slot, uint32_t word);
+/* The node's param words: its program's param_words once compiled, else at
+ * least KILN_PARAM_WORDS (the words the desc gave). */
+uint32_t node_param_words(const struct node *n);
 KILN_NODISCARD kiln_result node_set_program(struct node *n, struct prog *p);
 KILN_NODISCARD kiln_result scheme_submit(struct scheme *s, uint64_t *ticket);
 /* Brings s->stats' specialization counts up to date. */

@@ -394,8 +394,8 @@ unsigned spec_site_remove(struct spec_sched *q, struct spec_site *t)
 unsigned spec_param_changed(struct spec_sched *q, struct spec_site *t, uint32_t slot, uint32_t old_word,
                             uint32_t new_word)
 {
-    if (old_word == new_word || !q->cache)
-        return 0;
+    if (old_word == new_word || !q->cache || slot >= KILN_PARAM_WORDS)
+        return 0;   /* words past kiln's 8 (a program's own block) are not baked */
     const struct spec_policy *p = &q->cache->policy;
     struct spec_slot *sl = &t->slot[slot];
     uint32_t bit = 1u << slot;

@@ -42,7 +42,7 @@ static bool scheme_same(kiln_scheme_desc a, kiln_scheme_desc b) { return a.label
 static bool node_same(kiln_node_desc a, kiln_node_desc b)
 {
     return a.program.id == b.program.id && a.bindings == b.bindings && a.binding_count == b.binding_count &&
-           !memcmp(a.groups, b.groups, sizeof a.groups) && !memcmp(a.params, b.params, sizeof a.params) &&
+           !memcmp(a.groups, b.groups, sizeof a.groups) && a.params == b.params && a.param_count == b.param_count &&
            a.label == b.label;
 }
 static bool tidy_same(kiln_archive_tidy_desc a, kiln_archive_tidy_desc b)
@@ -286,15 +286,14 @@ TEST(node_desc_defaults_make_y_and_z_one)
     CHECK_EQ(z.groups[2], 1);
     CHECK(z.label == NULL);     /* decided at add_node: node<N> */
     CHECK(z.bindings == NULL && z.binding_count == 0 && z.program.id == 0);
-    for (int i = 0; i < KILN_PARAM_WORDS; i++)
-        CHECK_EQ(z.params[i], 0);
+    CHECK(z.params == NULL && z.param_count == 0);   /* every word 0 */
     kiln_node_desc zero = kiln_node_desc_defaults(&(kiln_node_desc){0});
     CHECK(SAME(z, zero));
     kiln_node_desc four = kiln_node_desc_defaults(&(kiln_node_desc){.groups = {4}});
     CHECK(four.groups[0] == 4 && four.groups[1] == 1 && four.groups[2] == 1);
     kiln_binding b = {.binding = 0, .buffer = {42}};   /* size 0: decided at add_node */
     kiln_node_desc given = {.program = {7}, .bindings = &b, .binding_count = 1, .groups = {4, 2, 3},
-                            .params = {1, 2, 3, 4, 5, 6, 7, 8}, .label = "n"};
+                            .params = (const uint32_t[KILN_PARAM_WORDS]){1, 2, 3, 4, 5, 6, 7, 8}, .param_count = KILN_PARAM_WORDS, .label = "n"};
     kiln_node_desc g = kiln_node_desc_defaults(&given);
     CHECK(SAME(g, given));
     CHECK(g.bindings == &b && g.bindings[0].size == 0);

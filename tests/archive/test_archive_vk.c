@@ -83,7 +83,7 @@ static kiln_context_stats run_programs(void)
         CHECK_OK(kiln_scheme_create(ctx, NULL, &s));
         CHECK_OK(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = p[i],
                                                                 .bindings = &(kiln_binding){.binding = 0, .buffer = b},
-                                                                .binding_count = 1, .groups = {1}, .params = {7}},
+                                                                .binding_count = 1, .groups = {1}, .params = (const uint32_t[KILN_PARAM_WORDS]){7}, .param_count = KILN_PARAM_WORDS},
                                       &n));
         CHECK_OK(kiln_scheme_submit(ctx, s, NULL));
         CHECK_OK(kiln_buffer_readback(ctx, b, 0, v, sizeof v));
@@ -475,7 +475,7 @@ static kiln_context_stats run_specialized(void)
     CHECK_OK(kiln_scheme_add_node(ctx, s,
                                   &(kiln_node_desc){.program = p,
                                                     .bindings = &(kiln_binding){.binding = 0, .buffer = b},
-                                                    .binding_count = 1, .groups = {1}, .params = {5}},
+                                                    .binding_count = 1, .groups = {1}, .params = (const uint32_t[KILN_PARAM_WORDS]){5}, .param_count = KILN_PARAM_WORDS},
                                   &n));
     /* Each submit's compiles are let finish before the next (the mock's
      * submits take no time at all). */

@@ -161,7 +161,7 @@ static void run(const struct plan *pl, uint64_t n, struct outcome *o)
     kiln_binding bind[2] = {{.binding = 0, .buffer = a}, {.binding = 1, .buffer = b}};
     STEP(kiln_scheme_add_node(ctx, s,
                               &(kiln_node_desc){.program = prog, .bindings = bind, .binding_count = 2,
-                                                .groups = {COUNT / 64}, .params = {5}},
+                                                .groups = {COUNT / 64}, .params = (const uint32_t[KILN_PARAM_WORDS]){5}, .param_count = KILN_PARAM_WORDS},
                               &node));
     /* The same word at every submit: the predictor warms a variant (a
      * background compile) and, once it is made, promotes it; a new word

@@ -881,6 +881,63 @@ TEST(run_float_words)
     run_free(&r);
 }
 
+/* A shader with its own push_constant block (kiln adds none): --push-file
+ * fills the block, --push N=WORD sets single words over it; --param, kiln's
+ * words, is refused naming --push; a file or a word past the block too. */
+static const char own_push_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 4) in;\n"
+    "layout(push_constant) uniform Push { uint mul; uint add; float scale; uint tail[7]; } pc;\n"
+    "layout(binding = 0) writeonly buffer Out { float y[]; };\n"
+    "void main() {\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    y[i] = float(i * pc.mul + pc.add + pc.tail[6]) * pc.scale;\n"
+    "}\n";
+
+TEST(run_own_push_block)
+{
+    write_text("own.comp", own_push_src);
+    uint32_t block[10] = {3, 100, f2u(0.5f), 0, 0, 0, 0, 0, 0, 7};
+    write_file("push.bin", block, sizeof block);
+    write_file("push_big.bin", block, sizeof block);
+    write_file("push_too_big.bin", (uint32_t[11]){0}, 44);
+    char out_arg[600], file_arg[600];
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("own_out.bin"));
+    snprintf(file_arg, sizeof file_arg, "%s", P("push.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("own.comp"), "--groups", "2", "--push-file", file_arg, "--push", "1=40", "--buffer",
+         "0=size:32", "--out", out_arg);
+    CHECK_STATUS(r, 0);
+    float *got = READ_OUT("own_out.bin", 32);
+    if (got)
+        for (uint32_t i = 0; i < 8; i++)
+            CHECK(got[i] == (float)(i * 3 + 40 + 7) * 0.5f);
+    free(got);
+    run_free(&r);
+
+    KILN(&r, NULL, "run", P("own.comp"), "--param", "0=1", "--buffer", "0=size:32");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "declares its own push_constant block (40 bytes)");
+    CHECK_HAS(r, err, "--push N=WORD");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("own.comp"), "--push", "10=1", "--buffer", "0=size:32");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "word 10 is past the shader's push_constant block (40 bytes: words 0..9)");
+    run_free(&r);
+    snprintf(file_arg, sizeof file_arg, "%s", P("push_too_big.bin"));
+    KILN(&r, NULL, "run", P("own.comp"), "--push-file", file_arg, "--buffer", "0=size:32");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "44 bytes; the shader's push_constant block holds 40");
+    run_free(&r);
+    /* And the other way: --push on a shader that reads kiln's words. */
+    write_text("kiln_words.comp", "#version 450\nlayout(local_size_x = 1) in;\n"
+                                  "layout(binding = 0) buffer O { uint o[]; };\nvoid main() { o[0] = kiln_param(0); }\n");
+    KILN(&r, NULL, "run", P("kiln_words.comp"), "--push", "0=1", "--buffer", "0=size:4");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "declares no push_constant block of its own; kiln's param words are set with --param");
+    run_free(&r);
+}
+
 /* --entry, --define K=V and bare --define K (= 1), and #include of files
  * next to the shader, both <x> (include folders only) and "x". */
 static const char entry_src[] =
@@ -1678,6 +1735,7 @@ int main(int argc, char **argv)
     RUN_IF(archive_commands);
     RUN_IF(archive_read_only_and_unusable_folders);
     RUN_IF(run_float_words);
+    RUN_IF(run_own_push_block);
     RUN_IF(run_frames_prints_specialization);
     RUN_IF(run_signed_division_by_minus_one);
     RUN_IF(run_entry_defines_includes);

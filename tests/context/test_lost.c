@@ -344,7 +344,7 @@ static void vk_a_long_dispatch_outlives_a_short_timeout_or_finishes_body(void)
     kiln_binding b = {.binding = 0, .buffer = buf};
     REQUIRE_OK(kiln_scheme_add_node(ctx, scheme,
                                     &(kiln_node_desc){.program = prog, .bindings = &b, .binding_count = 1,
-                                                      .groups = {3000}, .params = {60000}, .label = "xorshift"},
+                                                      .groups = {3000}, .params = (const uint32_t[KILN_PARAM_WORDS]){60000}, .param_count = KILN_PARAM_WORDS, .label = "xorshift"},
                                     &node));
     kiln_ticket t;
     REQUIRE_OK(kiln_scheme_submit(ctx, scheme, &t));

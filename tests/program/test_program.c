@@ -87,7 +87,7 @@ TEST(prelude_text_has_every_slot_macro)
     struct prog_source src;
     REQUIRE_OK(prog_source_init(&src, &(kiln_program_desc){.source = k_storage, .entry = "main"}));
     size_t len;
-    char *text = prog_preprocess(&src, &len);
+    char *text = prog_preprocess(&src, false, &len);
     REQUIRE(text);
     for (int n = 0; n < 8; n++) {
         char want[64];

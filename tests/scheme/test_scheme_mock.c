@@ -103,7 +103,9 @@ TEST(clean_submits_replay_and_params_rerecord_without_topology)
      * removed node's handle is refused. */
     uint32_t words[KILN_PARAM_WORDS];
     CHECK_OK(kiln_node_set_param(f.ctx, n[2], 7, 0xdeadbeefu));
-    CHECK_OK(kiln_node_get_params(f.ctx, n[2], words));
+    uint32_t count = 0;
+    CHECK_OK(kiln_node_get_params(f.ctx, n[2], words, KILN_PARAM_WORDS, &count));
+    CHECK_EQ(count, KILN_PARAM_WORDS);
     CHECK_EQ(words[0], 8);   /* the last of the loop's words for n[2] (w = 8) */
     CHECK_EQ(words[7], 0xdeadbeefu);
     CHECK_EQ(words[3], 0);
@@ -111,7 +113,7 @@ TEST(clean_submits_replay_and_params_rerecord_without_topology)
 
     /* Structural: removing a node. */
     CHECK_OK(kiln_node_remove(f.ctx, n[1]));
-    CHECK_RESULT(kiln_node_get_params(f.ctx, n[1], words), KILN_ERR_HANDLE);
+    CHECK_RESULT(kiln_node_get_params(f.ctx, n[1], words, KILN_PARAM_WORDS, NULL), KILN_ERR_HANDLE);
     CHECK_OK(submit(&f));
     CHECK_EQ(stats(&f).records_full, 2);
     CHECK_EQ(stats(&f).nodes, 2);

@@ -75,7 +75,7 @@ static kiln_result fx_init(struct fx *f, const char *source, int nodes)
         KILN_TRY(kiln_scheme_add_node(
             f->ctx, f->scheme,
             &(kiln_node_desc){.program = f->prog, .bindings = &(kiln_binding){.binding = 0, .buffer = f->buf},
-                              .binding_count = 1, .groups = {1}, .params = {3, 1}},
+                              .binding_count = 1, .groups = {1}, .params = (const uint32_t[KILN_PARAM_WORDS]){3, 1}, .param_count = KILN_PARAM_WORDS},
             &f->node[i]));
     return KILN_OK;
 }
@@ -254,7 +254,7 @@ TEST(sites_share_one_compile)
     REQUIRE_OK(kiln_scheme_add_node(
         f.ctx, other,
         &(kiln_node_desc){.program = f.prog, .bindings = &(kiln_binding){.binding = 0, .buffer = f.buf},
-                          .binding_count = 1, .groups = {1}, .params = {3, 1}},
+                          .binding_count = 1, .groups = {1}, .params = (const uint32_t[KILN_PARAM_WORDS]){3, 1}, .param_count = KILN_PARAM_WORDS},
         &on));
     kiln_ticket t;
     CHECK_OK(kiln_scheme_submit(f.ctx, other, &t));

@@ -86,8 +86,9 @@ static void run_script(uint32_t seed, uint64_t *promotions, uint64_t *demotions)
     kiln_binding b1[2] = {{.binding = 0, .buffer = mid}, {.binding = 1, .buffer = out}};
     kiln_node_desc d0 = {.program = prog, .bindings = b0, .binding_count = 2, .groups = {N / 64}, .label = "first"};
     kiln_node_desc d1 = {.program = prog, .bindings = b1, .binding_count = 2, .groups = {N / 64}, .label = "second"};
-    memcpy(d0.params, p[0], sizeof p[0]);
-    memcpy(d1.params, p[1], sizeof p[1]);
+    d0.params = p[0];
+    d1.params = p[1];
+    d0.param_count = d1.param_count = KILN_PARAM_WORDS;
     CHECK_OK(kiln_scheme_add_node(ctx, s, &d0, &node[0]));
     CHECK_OK(kiln_scheme_add_node(ctx, s, &d1, &node[1]));
 
@@ -181,7 +182,7 @@ TEST(verify_mode_catches_a_wrong_variant)
     CHECK_OK(kiln_scheme_add_node(ctx, s,
                                   &(kiln_node_desc){.program = prog,
                                                     .bindings = &(kiln_binding){.binding = 0, .buffer = buf},
-                                                    .binding_count = 1, .groups = {1}, .params = {3}, .label = "liar"},
+                                                    .binding_count = 1, .groups = {1}, .params = (const uint32_t[KILN_PARAM_WORDS]){3}, .param_count = KILN_PARAM_WORDS, .label = "liar"},
                                   &node));
     uint32_t want[64] = {0}, got[64];
     int verify_errors = 0;

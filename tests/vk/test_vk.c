@@ -91,7 +91,7 @@ TEST(chain_of_twelve_nodes_with_hazards_matches_the_cpu)
     REQUIRE_OK(kiln_scheme_create(ctx, &(kiln_scheme_desc){.label = "chain"}, &s));
     kiln_node handles[NN];
     for (int k = 0; k < NN; k++) {
-        kiln_node_desc d = {.groups = {N / 64}, .params = {nodes[k].p[0], nodes[k].p[1]}};
+        kiln_node_desc d = {.groups = {N / 64}, .params = (const uint32_t[KILN_PARAM_WORDS]){nodes[k].p[0], nodes[k].p[1]}, .param_count = KILN_PARAM_WORDS};
         kiln_binding b[3];
         if (nodes[k].kind == 0) {
             b[0] = (kiln_binding){.binding = 0, .buffer = buf[nodes[k].a]};
@@ -165,7 +165,7 @@ static kiln_result run_steer(kiln_context ctx, kiln_program p, kiln_buffer in, k
     kiln_binding b[2] = {{.binding = 0, .buffer = in}, {.binding = 1, .buffer = out}};
     kiln_node n;
     kiln_node_desc d = {.program = p, .bindings = b, .binding_count = 2, .groups = {16},
-                        .params = {w[0], w[1], w[2], w[3]}};
+                        .params = (const uint32_t[KILN_PARAM_WORDS]){w[0], w[1], w[2], w[3]}, .param_count = KILN_PARAM_WORDS};
     kiln_ticket t;
     r = kiln_scheme_add_node(ctx, s, &d, &n);
     if (r == KILN_OK)
@@ -251,7 +251,7 @@ TEST(set_program_swaps_a_variant_under_a_recorded_node)
     kiln_node n;
     REQUIRE_OK(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = uni,
                                                               .bindings = &(kiln_binding){.binding = 0, .buffer = x},
-                                                              .binding_count = 1, .groups = {4}, .params = {2, 1}},
+                                                              .binding_count = 1, .groups = {4}, .params = (const uint32_t[KILN_PARAM_WORDS]){2, 1}, .param_count = KILN_PARAM_WORDS},
                                     &n));
     uint32_t want = 0;
     for (int frame = 0; frame < 6; frame++) {
@@ -315,7 +315,7 @@ static void round_trip(const char *staging)
     REQUIRE_OK(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = p,
                                                               .bindings = &(kiln_binding){.binding = 0, .buffer = buf,
                                                                                           .offset = 4096, .size = 256},
-                                                              .binding_count = 1, .groups = {1}, .params = {0, 77}},
+                                                              .binding_count = 1, .groups = {1}, .params = (const uint32_t[KILN_PARAM_WORDS]){0, 77}, .param_count = KILN_PARAM_WORDS},
                                     &n));
     CHECK_OK(kiln_scheme_submit(ctx, s, NULL));
     uint32_t out[66];
@@ -371,7 +371,7 @@ TEST(uniform_buffers_and_two_dimensional_grids)
     kiln_scheme s;
     REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
     kiln_binding b[2] = {{.binding = 0, .buffer = wrong}, {.binding = 1, .buffer = o}};
-    kiln_node_desc d = {.program = p, .bindings = b, .binding_count = 2, .groups = {4, 3}, .params = {[5] = 9}};
+    kiln_node_desc d = {.program = p, .bindings = b, .binding_count = 2, .groups = {4, 3}, .params = (const uint32_t[KILN_PARAM_WORDS]){[5] = 9}, .param_count = KILN_PARAM_WORDS};
     kiln_node n;
     /* A storage-only buffer where the program declares a uniform block. */
     CHECK_RESULT(kiln_scheme_add_node(ctx, s, &d, &n), KILN_ERR_LAYOUT);

@@ -405,19 +405,22 @@ static int make_scheme(struct demo *d, const struct demo_opts *o)
                              .binding_count = nb,
                              .groups = {(o->w + 7) / 8, (o->h + 7) / 8, 1},
                              .label = passes[i].label};
-        nd.params[7] = size_word;
+        uint32_t words[KILN_PARAM_WORDS] = {0};
+        nd.params = words;
+        nd.param_count = KILN_PARAM_WORDS;
+        words[7] = size_word;
         switch (i) {
         case N_BLUR_X:
         case N_BLUR_Y:
-            nd.params[0] = DEMO_BLUR_RADIUS;
+            words[0] = DEMO_BLUR_RADIUS;
             break;
         case N_GRADE:
-            nd.params[0] = 0; /* tint off until halfway */
-            nd.params[1] = DEMO_TINT;
-            nd.params[2] = float_bits(exposure_at(0, o->frames));
+            words[0] = 0; /* tint off until halfway */
+            words[1] = DEMO_TINT;
+            words[2] = float_bits(exposure_at(0, o->frames));
             break;
         case N_TONEMAP:
-            nd.params[0] = o->tonemap;
+            words[0] = o->tonemap;
             break;
         }
         r = kiln_scheme_add_node(d->ctx, d->scheme, &nd, &d->node[i]);

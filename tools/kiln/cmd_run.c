@@ -95,6 +95,11 @@ struct run_args {
     uint32_t groups[3];
     const char *groups_arg;
     uint32_t params[KILN_PARAM_WORDS];
+    bool param_given;      /* some --param */
+    uint32_t push[KILN_MAX_PARAM_WORDS];   /* --push N=WORD, over --push-file's words */
+    bool push_seen[KILN_MAX_PARAM_WORDS];
+    const char *push_first;   /* the first --push, for messages */
+    const char *push_file;    /* --push-file */
     struct buf_arg bufs[KILN_MAX_BINDINGS];
     uint32_t buf_count;
     uint64_t frames;
@@ -115,6 +120,9 @@ static void usage(FILE *f)
             "  --define K[=V]        preprocessor define; K alone means K=1 (repeatable)\n"
             "  --groups X[,Y[,Z]]    workgroups to dispatch (default 1,1,1)\n"
             "  --param N=WORD        node param word N (0..7); shaders read it as kiln_param(N)\n"
+            "  --push N=WORD         word N of the shader's own push_constant block (bytes 4N..4N+3)\n"
+            "  --push-file FILE      the block's bytes from FILE (at most the block's size); --push then\n"
+            "                        sets single words over them\n"
             "  --buffer B=FILE       the bytes of FILE as the buffer at binding B\n"
             "  --buffer B=size:BYTES[:fill:WORD]\n"
             "                        a new buffer of BYTES bytes (or with K, M, G, T: powers\n"
@@ -241,6 +249,75 @@ static int parse_param(struct run_args *a, const char *v, bool seen[KILN_PARAM_W
         return bad("--param %s: param word %" PRIu32 " is given twice", v, n);
     seen[n] = true;
     a->params[n] = word;
+    a->param_given = true;
+    return 0;
+}
+
+static int parse_push(struct run_args *a, const char *v)
+{
+    uint32_t n, word;
+    const char *w;
+    if (!split_binding(v, &n, &w))
+        return bad("--push %s: expected N=WORD with N a word of the shader's push_constant block (0..%d)", v,
+                   KILN_MAX_PARAM_WORDS - 1);
+    if (n >= KILN_MAX_PARAM_WORDS)
+        return bad("--push %s: word %" PRIu32 " is past the largest push_constant block kiln takes (%d words)", v, n,
+                   KILN_MAX_PARAM_WORDS);
+    char why[PARSE_WHY_LEN];
+    if (!parse_word(w, &word, why))
+        return bad("--push %s: %s", v, why);
+    if (a->push_seen[n])
+        return bad("--push %s: word %" PRIu32 " is given twice", v, n);
+    a->push_seen[n] = true;
+    a->push[n] = word;
+    if (!a->push_first)
+        a->push_first = v;
+    return 0;
+}
+
+/* The node's param words, once the program's interface is known: kiln's 8
+ * from --param, or the shader's own block from --push-file then --push.
+ * 0 with *count set, or 2 (bad arguments) after saying what was wrong. */
+static int node_words(const struct run_args *a, const kiln_program_interface *iface, uint32_t *out, uint32_t *count)
+{
+    if (!iface->own_push_block) {
+        if (a->push_first || a->push_file)
+            return bad("%s: the shader declares no push_constant block of its own; kiln's param words are set with "
+                       "--param N=WORD (kiln_param(N))",
+                       a->push_first ? "--push" : "--push-file");
+        memcpy(out, a->params, sizeof a->params);
+        *count = KILN_PARAM_WORDS;
+        return 0;
+    }
+    uint32_t words = iface->param_words;
+    if (a->param_given)
+        return bad("--param: %s declares its own push_constant block (%u bytes), so kiln's param words do not exist; "
+                   "set the block's words with --push N=WORD or --push-file FILE",
+                   a->shader, iface->push_constant_size);
+    memset(out, 0, words * sizeof *out);
+    if (a->push_file) {
+        char why[512];
+        size_t len;
+        char *data = cli_read_file(a->push_file, 1u << 20, &len, why, sizeof why);   /* its size is said below */
+        if (!data)
+            return bad("--push-file %s: %s", a->push_file, why);
+        if (len > iface->push_constant_size) {
+            free(data);
+            return bad("--push-file %s: %zu bytes; the shader's push_constant block holds %u", a->push_file, len,
+                       iface->push_constant_size);
+        }
+        memcpy(out, data, len);
+        free(data);
+    }
+    for (uint32_t n = 0; n < KILN_MAX_PARAM_WORDS; n++) {
+        if (!a->push_seen[n])
+            continue;
+        if (n >= words)
+            return bad("--push: word %" PRIu32 " is past the shader's push_constant block (%u bytes: words 0..%u)", n,
+                       iface->push_constant_size, words - 1);
+        out[n] = a->push[n];
+    }
+    *count = words;
     return 0;
 }
 
@@ -350,7 +427,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             continue;
         }
         /* Options with a value: --name VALUE or --name=VALUE. */
-        static const char *const with_value[] = {"--entry", "--define", "--groups", "--param",
+        static const char *const with_value[] = {"--entry", "--define", "--groups", "--param", "--push", "--push-file",
                                                  "--buffer", "--out", "--frames", "--timeout"};
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
@@ -382,6 +459,12 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             r = parse_groups(a, v);
         } else if (!strcmp(name, "--param")) {
             r = parse_param(a, v, param_seen);
+        } else if (!strcmp(name, "--push")) {
+            r = parse_push(a, v);
+        } else if (!strcmp(name, "--push-file")) {
+            if (a->push_file)
+                return bad("--push-file %s: given twice (the first: %s)", v, a->push_file);
+            a->push_file = v;
         } else if (!strcmp(name, "--buffer")) {
             r = parse_buffer(a, v);
         } else if (!strcmp(name, "--out")) {
@@ -776,7 +859,12 @@ static int run(struct run_args *a)
         .groups = {a->groups[0], a->groups[1], a->groups[2]},
         .label = "run",
     };
-    memcpy(nd.params, a->params, sizeof nd.params);
+    uint32_t words[KILN_MAX_PARAM_WORDS];
+    if (node_words(a, &iface, words, &nd.param_count)) {
+        rc = 2;
+        goto done;
+    }
+    nd.params = words;
     kiln_node node;
     if ((r = kiln_scheme_add_node(ctx, scheme, &nd, &node)) < 0) {
         cli_fail("binding the shader's buffers", r);

@@ -54,6 +54,8 @@ struct kb_layout {
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout layout;
     uint32_t storage_count, uniform_count;
+    uint32_t push_bytes;     /* the push range: kiln's KILN_PUSH_BYTES, or the program's own block's size */
+    bool own_push;
 };
 
 struct kb_pipeline {
@@ -1054,12 +1056,15 @@ static kiln_result vk_layout_create(struct kb_device *dev, const kiln_program_in
                                            .bindingCount = iface->binding_count,
                                            .pBindings = b};
     VkResult vr = vkCreateDescriptorSetLayout(d->device, &dci, NULL, &l->set_layout);
-    /* kiln's param ABI: 8 u32 words, always, whatever the program reads. */
-    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = KILN_PUSH_BYTES};
+    /* kiln's param ABI: its whole block, always, whatever the program
+     * reads; or the program's own block as it declares it. */
+    l->own_push = iface->own_push_block != 0;
+    l->push_bytes = l->own_push ? iface->push_constant_size : KILN_PUSH_BYTES;
+    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = l->push_bytes};
     VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                       .setLayoutCount = 1,
                                       .pSetLayouts = &l->set_layout,
-                                      .pushConstantRangeCount = 1,
+                                      .pushConstantRangeCount = l->push_bytes ? 1 : 0,
                                       .pPushConstantRanges = &pcr};
     if (vr == VK_SUCCESS)
         vr = vkCreatePipelineLayout(d->device, &pci, NULL, &l->layout);
@@ -1360,10 +1365,16 @@ static kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const 
         }
         vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout->layout, 0, 1, &s->bindset->set, 0,
                                 NULL);
-        uint32_t push[KILN_PUSH_BYTES / 4];
-        memcpy(push, s->params, sizeof s->params);
-        memcpy(push + KILN_PARAM_WORDS, s->lens, sizeof s->lens);
-        vkCmdPushConstants(c->cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+        if (s->layout->own_push) {
+            if (s->layout->push_bytes)   /* the program's own block: the node's words */
+                vkCmdPushConstants(c->cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, s->layout->push_bytes,
+                                   s->params);
+        } else {
+            uint32_t push[KILN_PUSH_BYTES / 4];
+            memcpy(push, s->params, KILN_PARAM_WORDS * sizeof s->params[0]);
+            memcpy(push + KILN_PARAM_WORDS, s->lens, sizeof s->lens);
+            vkCmdPushConstants(c->cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+        }
         bool time_it = s->timed && timed_at < timed;
         if (time_it)
             vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, c->pool, 2 * timed_at);
