@@ -88,7 +88,7 @@ static void run_script(uint32_t seed, uint64_t *promotions, uint64_t *demotions)
     kiln_node_desc d1 = {.program = prog, .bindings = b1, .binding_count = 2, .groups = {N / 64}, .label = "second"};
     d0.params = p[0];
     d1.params = p[1];
-    d0.param_count = d1.param_count = KILN_PARAM_WORDS;
+    d0.param_count = d1.param_count = 4;
     CHECK_OK(kiln_scheme_add_node(ctx, s, &d0, &node[0]));
     CHECK_OK(kiln_scheme_add_node(ctx, s, &d1, &node[1]));
 
