@@ -115,7 +115,7 @@ bool parse_size(const char *s, uint64_t *out, char *why)
     static const char kind[] = "a size";
     const char *p;
     uint64_t v;
-    bool hex;
+    bool hex = false;
     if (!leading_number(s, kind, "bytes, or a number with K, M, G or T", " bytes", &p, &v, &hex, why))
         return false;
     unsigned shift = 0;
