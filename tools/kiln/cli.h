@@ -24,6 +24,8 @@ int cmd_archive(int argc, char **argv);
 int cli_fail(const char *what, kiln_result r);
 /* qsort's comparison of doubles, ascending. */
 int cli_cmp_double(const void *a, const void *b);
+/* Median of ms[from, to); -1 when empty or out of memory. */
+double cli_median(const double *ms, uint64_t from, uint64_t to);
 
 /* An input file, opened and checked by cli_in_open before it is read by
  * cli_in_read against a bound that may be known only later. */

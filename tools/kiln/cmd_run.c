@@ -917,10 +917,10 @@ static int run(struct run_args *a)
     }
     if (!rc && !a->quiet)
         fprintf(stderr,
-                "kiln: ran %s: %" PRIu64 " frame%s, %" PRIu32 "x%" PRIu32 "x%" PRIu32 " groups, %.1f ms"
-                " (compile %.1f ms)\n",
-                a->shader, a->frames, a->frames == 1 ? "" : "s", a->groups[0], a->groups[1], a->groups[2], run_ms,
-                compile_ms);
+                "kiln: ran %s: %" PRIu64 " frame%s (median %.3f ms a frame: submit and wait), %" PRIu32 "x%" PRIu32
+                "x%" PRIu32 " groups, %.1f ms (compile %.1f ms)\n",
+                a->shader, a->frames, a->frames == 1 ? "" : "s", cli_median(ms, 0, a->frames), a->groups[0],
+                a->groups[1], a->groups[2], run_ms, compile_ms);
     if (!rc && !a->quiet && a->frames > 1)
         cli_spec_summary(stderr, "specialization", &spec, ms, a->frames);
     free(ms);

@@ -59,8 +59,7 @@ bool cli_spec_drain(kiln_context ctx, kiln_scheme scheme, const char *tool, uint
     return any;
 }
 
-/* Median of ms[from, to); -1 when empty. */
-static double median(const double *ms, uint64_t from, uint64_t to)
+double cli_median(const double *ms, uint64_t from, uint64_t to)
 {
     if (to <= from)
         return -1;
@@ -85,8 +84,8 @@ void cli_spec_summary(FILE *f, const char *label, const struct cli_spec *st, con
     fprintf(f, "\n");
     if (!ms || !st->promoted)
         return;
-    double before = median(ms, 0, st->first_promote);
-    double after = median(ms, st->last_event + 1, frames);
+    double before = cli_median(ms, 0, st->first_promote);
+    double after = cli_median(ms, st->last_event + 1, frames);
     if (before >= 0 && after >= 0)
         fprintf(f, "  %-18s median %.2f ms before the first promotion (%llu frames), %.2f ms after the last event "
                    "(%llu frames): %.2fx\n",
