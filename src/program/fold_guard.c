@@ -39,6 +39,7 @@
 #include <spirv/unified1/spirv.h>
 
 #include "program.h"
+#include "spirv_out.h"
 
 static _Atomic uint64_t guarded_ops, unguarded_modules;
 
@@ -64,50 +65,19 @@ struct gtype {
     uint32_t sm1, sone, szero;         /* scalar constants, for vectors */
 };
 
-struct out_buf {
-    uint32_t *w;
-    size_t n, cap;
-    bool oom;
-};
-
-static void put(struct out_buf *o, const uint32_t *w, size_t n)
-{
-    if (o->oom)
-        return;
-    if (o->n + n > o->cap) {
-        size_t cap = o->cap * 2 > o->n + n ? o->cap * 2 : o->n + n + 64;
-        uint32_t *p = mem_realloc(o->w, cap * sizeof *p);
-        if (!p) {
-            o->oom = true;
-            return;
-        }
-        o->w = p;
-        o->cap = cap;
-    }
-    memcpy(o->w + o->n, w, n * sizeof *w);
-    o->n += n;
-}
-
-static void put_op(struct out_buf *o, SpvOp op, const uint32_t *args, uint32_t nargs)
-{
-    uint32_t head = ((nargs + 1) << 16) | (uint32_t)op;
-    put(o, &head, 1);
-    put(o, args, nargs);
-}
-
-static void put_int_const(struct out_buf *o, uint32_t type, uint32_t id, uint32_t width, int64_t v)
+static void put_int_const(struct spirv_out *o, uint32_t type, uint32_t id, uint32_t width, int64_t v)
 {
     uint32_t a[4] = {type, id, (uint32_t)(uint64_t)v, (uint32_t)((uint64_t)v >> 32)};
-    put_op(o, SpvOpConstant, a, width == 64 ? 4 : 3);
+    spirv_put_op(o, SpvOpConstant, a, width == 64 ? 4 : 3);
 }
 
 /* A vector constant whose `count` components are all `comp`. */
-static void put_splat(struct out_buf *o, uint32_t type, uint32_t id, uint32_t comp, uint32_t count)
+static void put_splat(struct spirv_out *o, uint32_t type, uint32_t id, uint32_t comp, uint32_t count)
 {
     uint32_t head[3] = {((3 + count) << 16) | SpvOpConstantComposite, type, id};
-    put(o, head, 3);
+    spirv_put(o, head, 3);
     for (uint32_t i = 0; i < count; i++)
-        put(o, &comp, 1);
+        spirv_put(o, &comp, 1);
 }
 
 static bool is_guarded_op(uint32_t op) { return op == SpvOpSDiv || op == SpvOpSRem || op == SpvOpSMod; }
@@ -142,7 +112,7 @@ int prog_fold_guard(const uint32_t *in, size_t words, uint32_t **out, size_t *ou
     uint32_t ntypes = 0, nops = 0, bool_type = 0;
     size_t func_at = 0;
     int rc = -1;
-    struct out_buf o = {0};
+    struct spirv_out o = {0};
     if (!int_width || !vec_comp || !vec_count) {
         snprintf(err, err_cap, "out of host memory guarding divisions (%u ids)", bound);
         rc = -2;
@@ -258,17 +228,17 @@ int prog_fold_guard(const uint32_t *in, size_t words, uint32_t **out, size_t *ou
         rc = -2;
         goto done;
     }
-    put(&o, in, 5);
+    spirv_put(&o, in, 5);
     for (size_t at = 5; at < words;) {
         uint32_t n = in[at] >> 16, op = in[at] & 0xffff;
         const uint32_t *a = in + at + 1;
         if (at == func_at) {
             if (bool_new)
-                put_op(&o, SpvOpTypeBool, &bool_type, 1);
+                spirv_put_op(&o, SpvOpTypeBool, &bool_type, 1);
             for (uint32_t k = 0; k < ntypes; k++) {
                 struct gtype *g = &types[k];
                 if (g->bool_new)
-                    put_op(&o, SpvOpTypeVector, (uint32_t[]){g->bool_type, bool_type, g->count}, 3);
+                    spirv_put_op(&o, SpvOpTypeVector, (uint32_t[]){g->bool_type, bool_type, g->count}, 3);
                 if (g->count == 1) {
                     put_int_const(&o, g->type, g->m1, g->width, -1);
                     put_int_const(&o, g->type, g->one, g->width, 1);
@@ -289,18 +259,18 @@ int prog_fold_guard(const uint32_t *in, size_t words, uint32_t **out, size_t *ou
                 g++;
             uint32_t t = a[0], r = a[1], x = a[2], y = a[3];
             uint32_t c = next++, s = next++, q = next++;
-            put_op(&o, SpvOpIEqual, (uint32_t[]){g->bool_type, c, y, g->m1}, 4);
-            put_op(&o, SpvOpSelect, (uint32_t[]){t, s, c, g->one, y}, 5);
-            put_op(&o, (SpvOp)op, (uint32_t[]){t, q, x, s}, 4);
+            spirv_put_op(&o, SpvOpIEqual, (uint32_t[]){g->bool_type, c, y, g->m1}, 4);
+            spirv_put_op(&o, SpvOpSelect, (uint32_t[]){t, s, c, g->one, y}, 5);
+            spirv_put_op(&o, (SpvOp)op, (uint32_t[]){t, q, x, s}, 4);
             if (op == SpvOpSDiv) {
                 uint32_t neg = next++;
-                put_op(&o, SpvOpISub, (uint32_t[]){t, neg, g->zero, x}, 4);
-                put_op(&o, SpvOpSelect, (uint32_t[]){t, r, c, neg, q}, 5);
+                spirv_put_op(&o, SpvOpISub, (uint32_t[]){t, neg, g->zero, x}, 4);
+                spirv_put_op(&o, SpvOpSelect, (uint32_t[]){t, r, c, neg, q}, 5);
             } else {
-                put_op(&o, SpvOpSelect, (uint32_t[]){t, r, c, g->zero, q}, 5);
+                spirv_put_op(&o, SpvOpSelect, (uint32_t[]){t, r, c, g->zero, q}, 5);
             }
         } else {
-            put(&o, in + at, n);
+            spirv_put(&o, in + at, n);
         }
         at += n;
     }

@@ -55,6 +55,7 @@
 #include <spirv/unified1/spirv.h>
 
 #include "program.h"
+#include "spirv_out.h"
 
 /* Where a pointer into the push-constant block points. */
 struct where {
@@ -72,12 +73,6 @@ enum { W_UNSEEN, W_BUSY, W_DONE };
 struct member {
     uint32_t offset, mstride;
     bool has_offset, row_major;
-};
-
-struct out_buf {
-    uint32_t *w;
-    size_t n, cap;
-    bool oom;
 };
 
 /* One load to replace: the instruction at `at` becomes `op` (OpCopyObject
@@ -101,36 +96,11 @@ struct bake {
     bool cap_int8, cap_int16, cap_float16;
     uint32_t int32, float32;        /* a 32-bit int and float type, for conversions; 0 none */
     uint32_t vec32[2][17];          /* [0 int, 1 float][count]: a 32-bit vector type; 0 none */
-    struct out_buf glob;            /* the new constants */
+    struct spirv_out glob;            /* the new constants */
     struct where none;              /* where a pointer that is no variable or chain points: unknown */
     char *why;
     size_t why_cap;
 };
-
-static void put(struct out_buf *o, const uint32_t *w, size_t n)
-{
-    if (o->oom || !n)
-        return;
-    if (o->n + n > o->cap) {
-        size_t cap = o->cap * 2 > o->n + n ? o->cap * 2 : o->n + n + 64;
-        uint32_t *p = mem_realloc(o->w, cap * sizeof *p);
-        if (!p) {
-            o->oom = true;
-            return;
-        }
-        o->w = p;
-        o->cap = cap;
-    }
-    memcpy(o->w + o->n, w, n * sizeof *w);
-    o->n += n;
-}
-
-static void put_op(struct out_buf *o, SpvOp op, const uint32_t *args, uint32_t nargs)
-{
-    uint32_t head = ((nargs + 1) << 16) | (uint32_t)op;
-    put(o, &head, 1);
-    put(o, args, nargs);
-}
 
 /* The instruction defining `id` if it is `op` (its operands after the
  * opcode word, at least `min` of them), else NULL. */
@@ -388,7 +358,7 @@ static uint32_t put_scalar(struct bake *b, uint32_t type, uint32_t ktype, uint64
     if (width < 32 && !f && s && (v >> (width - 1)) & 1)
         lo |= ~0u << width;   /* SPIR-V's rule for narrow signed literals; OpSConvert truncates it back */
     uint32_t id = b->next++;
-    put_op(&b->glob, SpvOpConstant, (uint32_t[]){ktype, id, lo, (uint32_t)(v >> 32)}, width == 64 ? 4 : 3);
+    spirv_put_op(&b->glob, SpvOpConstant, (uint32_t[]){ktype, id, lo, (uint32_t)(v >> 32)}, width == 64 ? 4 : 3);
     return id;
 }
 
@@ -406,8 +376,8 @@ static uint32_t put_vector(struct bake *b, uint32_t type, uint32_t ktype, uint64
             return 0;
     uint32_t id = b->next++;
     uint32_t head[3] = {((3 + count) << 16) | SpvOpConstantComposite, ktype, id};
-    put(&b->glob, head, 3);
-    put(&b->glob, comps, count);
+    spirv_put(&b->glob, head, 3);
+    spirv_put(&b->glob, comps, count);
     return id;
 }
 
@@ -445,8 +415,8 @@ static uint32_t bake_value(struct bake *b, uint32_t type, const struct where *w,
         }
         uint32_t id = b->next++;
         uint32_t head[3] = {((3 + m[2]) << 16) | SpvOpConstantComposite, type, id};
-        put(&b->glob, head, 3);
-        put(&b->glob, cols, m[2]);
+        spirv_put(&b->glob, head, 3);
+        spirv_put(&b->glob, cols, m[2]);
         return id;
     }
     return 0;   /* a struct, an array, a bool, a pointer */
@@ -475,7 +445,7 @@ int prog_push_bake(const uint32_t *in, size_t words, const struct prog_push_word
         return -1;
     }
     struct bake b = {.in = in, .words = words, .bound = bound, .next = bound, .why = why, .why_cap = why_cap};
-    struct out_buf o = {0};
+    struct spirv_out o = {0};
     struct prog_push_word *sorted = NULL;
     struct repl *repl = NULL;
     uint32_t nrepl = 0, nmembers = 0, nwhere = 0, nloads = 0;
@@ -688,16 +658,16 @@ int prog_push_bake(const uint32_t *in, size_t words, const struct prog_push_word
     o.w = mem_alloc(o.cap * sizeof *o.w);
     if (!o.w)
         goto oom;
-    put(&o, in, 5);
+    spirv_put(&o, in, 5);
     uint32_t r = 0;
     for (size_t at = 5; at < words; at += in[at] >> 16) {
         if (at == func_at)
-            put(&o, b.glob.w, b.glob.n);
+            spirv_put(&o, b.glob.w, b.glob.n);
         if (r < nrepl && repl[r].at == at) {
-            put_op(&o, repl[r].op, (uint32_t[]){in[at + 1], in[at + 2], repl[r].from}, 3);
+            spirv_put_op(&o, repl[r].op, (uint32_t[]){in[at + 1], in[at + 2], repl[r].from}, 3);
             r++;
         } else {
-            put(&o, in + at, in[at] >> 16);
+            spirv_put(&o, in + at, in[at] >> 16);
         }
     }
     if (o.oom)
