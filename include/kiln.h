@@ -155,6 +155,19 @@ typedef struct kiln_context_desc {
  * Pointers in the result are the caller's (borrowed). */
 KILN_API kiln_context_desc kiln_context_desc_defaults(const kiln_context_desc *desc);
 
+/* Subgroup operation classes (the bits of Vulkan's VkSubgroupFeatureFlags,
+ * and the SPIR-V capabilities GroupNonUniform* that need them). */
+typedef enum kiln_subgroup_ops {
+    KILN_SUBGROUP_BASIC = 1u << 0,
+    KILN_SUBGROUP_VOTE = 1u << 1,
+    KILN_SUBGROUP_ARITHMETIC = 1u << 2,
+    KILN_SUBGROUP_BALLOT = 1u << 3,
+    KILN_SUBGROUP_SHUFFLE = 1u << 4,
+    KILN_SUBGROUP_SHUFFLE_RELATIVE = 1u << 5,
+    KILN_SUBGROUP_CLUSTERED = 1u << 6,
+    KILN_SUBGROUP_QUAD = 1u << 7,
+} kiln_subgroup_ops;
+
 typedef struct kiln_caps {
     char device_name[256];
     char driver_name[256];
@@ -164,6 +177,7 @@ typedef struct kiln_caps {
     uint32_t api_version;          /* VK_MAKE_API_VERSION form */
     uint32_t driver_version;
     uint32_t subgroup_size;
+    uint32_t subgroup_ops;         /* kiln_subgroup_ops bits compute shaders may use (0: none) */
     uint32_t max_workgroup_count[3];
     uint32_t max_workgroup_size[3];
     uint32_t max_workgroup_invocations;
@@ -420,6 +434,7 @@ typedef struct kiln_program_interface {
     int groups_read;              /* 1: the code reads the grid size (kiln_groups(), gl_NumWorkGroups) */
     int own_push_block;           /* 1: the program declares its own push_constant block (kiln adds none) */
     uint32_t param_words;         /* a node's param words: KILN_PARAM_WORDS, or its own block's size / 4 */
+    uint32_t subgroup_ops;        /* kiln_subgroup_ops bits the code needs (checked against the device's) */
 } kiln_program_interface;
 
 /* The program's interface, read from its SPIR-V. KILN_ERR_PENDING while

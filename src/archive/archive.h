@@ -45,7 +45,7 @@
 
 /* 2: the program interface in front-end entries written field by field
  * (it was the struct's bytes); records and notes unchanged. */
-#define ARC_FORMAT_VERSION 3
+#define ARC_FORMAT_VERSION 4
 #define ARC_HEADER_SIZE 64
 #define ARC_ENTRY_HEAD_SIZE 48
 #define ARC_INDEX_ROW_SIZE 32

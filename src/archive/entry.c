@@ -27,26 +27,26 @@
 #define SPIRV_HEADER_WORDS 5
 #define NOTE_VALUE_LEN (4 + 4 + 8 + 8 + 64)
 
-/* The layout of kiln_program_interface (LP64) that format version 3's
+/* The layout of kiln_program_interface (LP64) that format version 4's
  * interface codec knows, field by field. A struct change fails here:
  * change the struct, bump ARC_FORMAT_VERSION, update the codec, then these
  * numbers (a version bump alone fails here too, so that the codec is
  * looked at). */
 #define BINDING_AT(field, at) (offsetof(kiln_binding_info, field) == (at))
 #define IFACE_AT(field, at) (offsetof(kiln_program_interface, field) == (at))
-_Static_assert(ARC_FORMAT_VERSION == 3 && sizeof(kiln_binding_info) == 88 && BINDING_AT(set, 0) &&
+_Static_assert(ARC_FORMAT_VERSION == 4 && sizeof(kiln_binding_info) == 88 && BINDING_AT(set, 0) &&
                    BINDING_AT(binding, 4) && BINDING_AT(kind, 8) && BINDING_AT(access, 12) &&
                    BINDING_AT(min_size, 16) && BINDING_AT(name, 24) &&
                    sizeof(((kiln_binding_info *)0)->name) == 64,
-               "kiln_binding_info is not the layout archive format 3 encodes: change the struct, bump "
+               "kiln_binding_info is not the layout archive format 4 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
-_Static_assert(ARC_FORMAT_VERSION == 3 && sizeof(kiln_program_interface) == 1520 && KILN_MAX_BINDINGS == 16 &&
+_Static_assert(ARC_FORMAT_VERSION == 4 && sizeof(kiln_program_interface) == 1528 && KILN_MAX_BINDINGS == 16 &&
                    IFACE_AT(binding_count, 0) && IFACE_AT(bindings, 8) && IFACE_AT(push_constant_size, 1416) &&
                    IFACE_AT(workgroup_size, 1420) && IFACE_AT(spirv_words, 1432) && IFACE_AT(entry, 1436) &&
                    IFACE_AT(params_read, 1500) && IFACE_AT(lens_read, 1504) && IFACE_AT(groups_read, 1508) &&
-                   IFACE_AT(own_push_block, 1512) && IFACE_AT(param_words, 1516) &&
+                   IFACE_AT(own_push_block, 1512) && IFACE_AT(param_words, 1516) && IFACE_AT(subgroup_ops, 1520) &&
                    sizeof(((kiln_program_interface *)0)->entry) == 64,
-               "kiln_program_interface is not the layout archive format 3 encodes: change the struct, bump "
+               "kiln_program_interface is not the layout archive format 4 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
 
 static bool refuse(char why[ARC_WHY_LEN], const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -91,6 +91,7 @@ void arc_iface_put(struct bytes *out, const kiln_program_interface *iface)
     bytes_put_u32(out, (uint32_t)iface->groups_read);
     bytes_put_u32(out, (uint32_t)iface->own_push_block);
     bytes_put_u32(out, iface->param_words);
+    bytes_put_u32(out, iface->subgroup_ops);
 }
 
 /* The interface's ranges, in field order (see archive.h). */
@@ -122,6 +123,8 @@ static bool iface_check(const kiln_program_interface *it, const uint32_t kinds[]
                       KILN_MAX_BINDINGS);
     if (groups_read > 1)
         return refuse(why, "groups_read %u is neither 0 nor 1", groups_read);
+    if (it->subgroup_ops & ~0xffu)
+        return refuse(why, "subgroup_ops 0x%x has bits past kiln_subgroup_ops", it->subgroup_ops);
     if (it->own_push_block ? it->param_words > KILN_MAX_PARAM_WORDS || it->param_words * 4 < it->push_constant_size
                            : it->param_words != KILN_PARAM_WORDS)
         return refuse(why, "param_words %u does not fit a%s push-constant block of %u bytes", it->param_words,
@@ -160,6 +163,7 @@ bool arc_iface_read(struct bytes_reader *r, kiln_program_interface *iface, char 
     it.groups_read = groups_read ? 1 : 0;
     uint32_t own_push = bytes_read_u32(r);
     it.param_words = bytes_read_u32(r);
+    it.subgroup_ops = bytes_read_u32(r);
     if (!r->overrun && own_push > 1)
         return refuse(why, "own_push_block %u is neither 0 nor 1", own_push);
     it.own_push_block = (int)own_push;

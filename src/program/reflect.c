@@ -164,6 +164,14 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kil
                         out->lens_read |= 1u << (w - KILN_PARAM_WORDS);
                 }
     }
+    /* The subgroup operation classes the code needs: SPIR-V's
+     * GroupNonUniform* capabilities (61..68) in the order of Vulkan's bits. */
+    const SpvCapability *capabilities;
+    size_t ncap;
+    if (spvc_compiler_get_declared_capabilities(comp, &capabilities, &ncap) == SPVC_SUCCESS)
+        for (size_t i = 0; i < ncap; i++)
+            if (capabilities[i] >= SpvCapabilityGroupNonUniform && capabilities[i] <= SpvCapabilityGroupNonUniformQuad)
+                out->subgroup_ops |= 1u << (capabilities[i] - SpvCapabilityGroupNonUniform);
     spvc_compiler_update_active_builtins(comp);
     out->groups_read = spvc_compiler_has_active_builtin(comp, SpvBuiltInNumWorkgroups, SpvStorageClassInput) ? 1 : 0;
     for (unsigned i = 0; i < 3; i++)
@@ -309,6 +317,18 @@ kiln_result prog_check_limits_shared(const kiln_program_interface *iface, uint64
                           "(maxComputeSharedMemorySize)", (unsigned long long)shared, caps->max_shared_memory_size);
     uint32_t push = iface->own_push_block ? iface->push_constant_size
                                           : KILN_MAX(iface->push_constant_size, (uint32_t)KILN_PUSH_BYTES);
+    uint32_t missing = iface->subgroup_ops & ~caps->subgroup_ops;
+    if (missing) {
+        static const char *const names[] = {"basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative",
+                                            "clustered", "quad"};
+        char list[160] = "";
+        size_t n = 0;
+        for (unsigned b = 0; b < 8 && n < sizeof list; b++)
+            if (missing & (1u << b))
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", names[b]);
+        return KILN_RAISE(KILN_ERR_LIMIT, "it uses subgroup operations the device does not support in compute "
+                          "shaders: %s (VkPhysicalDeviceSubgroupProperties.supportedOperations)", list);
+    }
     if (iface->own_push_block && iface->param_words > KILN_MAX_PARAM_WORDS)
         return KILN_RAISE(KILN_ERR_LIMIT, "its push_constant block is %u bytes; a node carries at most %d param words "
                           "(%d bytes)", iface->push_constant_size, KILN_MAX_PARAM_WORDS, 4 * KILN_MAX_PARAM_WORDS);

@@ -17,7 +17,8 @@ static kiln_program_interface sample_iface(void)
 {
     kiln_program_interface it = {.binding_count = 3, .push_constant_size = 96, .workgroup_size = {64, 2, 1},
                                  .spirv_words = 6, .params_read = 0x05, .lens_read = 0x4, .groups_read = 1,
-                                 .own_push_block = 0, .param_words = KILN_PARAM_WORDS};
+                                 .own_push_block = 0, .param_words = KILN_PARAM_WORDS,
+                                 .subgroup_ops = KILN_SUBGROUP_BASIC | KILN_SUBGROUP_ARITHMETIC};
     it.bindings[0] = (kiln_binding_info){.set = 0, .binding = 0, .kind = KILN_BINDING_STORAGE_BUFFER,
                                          .access = KILN_ACCESS_READ, .min_size = 16};
     it.bindings[1] = (kiln_binding_info){.set = 0, .binding = 1, .kind = KILN_BINDING_UNIFORM_BUFFER,
@@ -85,7 +86,7 @@ TEST(interface_bytes_on_disk)
     arc_iface_put(&b, &it);
     REQUIRE(!b.oom);
     enum { BINDING = 4 * 4 + 8 + 64 };
-    CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 12 + 8);
+    CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 12 + 12);
     const uint8_t *p = b.p;
     CHECK_EQ(le32(p), 3);
     const uint8_t *b1 = p + 4 + BINDING;
@@ -100,6 +101,7 @@ TEST(interface_bytes_on_disk)
     CHECK(!memcmp(tail + 20, "main\0", 5));
     CHECK(le32(tail + 84) == 5 && le32(tail + 88) == 4 && le32(tail + 92) == 1);
     CHECK(le32(tail + 96) == 0 && le32(tail + 100) == KILN_PARAM_WORDS);   /* own_push_block, param_words */
+    CHECK_EQ(le32(tail + 104), KILN_SUBGROUP_BASIC | KILN_SUBGROUP_ARITHMETIC);   /* subgroup_ops */
     /* Read back alone, to the last byte. */
     struct bytes_reader r;
     bytes_reader_init(&r, b.p, b.len);
@@ -160,6 +162,9 @@ TEST(interface_ranges_are_checked)
     bad.own_push_block = 1;       /* an own block of 96 bytes needs 24 words */
     bad.param_words = 23;
     REFUSED(bad, "param_words");
+    bad = it;
+    bad.subgroup_ops = 1u << 8;
+    REFUSED(bad, "subgroup_ops");
     bad = it;
     bad.groups_read = 2;
     REFUSED(bad, "groups_read 2");

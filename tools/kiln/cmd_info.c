@@ -141,6 +141,16 @@ static void print_caps(const kiln_caps *c)
     field("api version:", "%s", api);
     field("driver version:", "%s", drv);
     field("subgroup size:", "%u", c->subgroup_size);
+    {
+        static const char *const names[] = {"basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative",
+                                            "clustered", "quad"};
+        char ops[160] = "";
+        size_t n = 0;
+        for (unsigned b = 0; b < 8 && n < sizeof ops; b++)
+            if (c->subgroup_ops & (1u << b))
+                n += (size_t)snprintf(ops + n, sizeof ops - n, "%s%s", n ? " " : "", names[b]);
+        field("subgroup operations:", "%s", n ? ops : "none");
+    }
     field("max workgroup count:", "%u x %u x %u", c->max_workgroup_count[0], c->max_workgroup_count[1],
           c->max_workgroup_count[2]);
     field("max workgroup size:", "%u x %u x %u", c->max_workgroup_size[0], c->max_workgroup_size[1],

@@ -472,6 +472,7 @@ kiln_result mockb_create(struct kb_device **out)
     c->device_type = KILN_DEVICE_OTHER;
     c->api_version = (1u << 22) | (2u << 12);
     c->subgroup_size = 32;
+    c->subgroup_ops = 0xff;   /* the mock runs nothing: it claims every class */
     for (int i = 0; i < 3; i++) {
         c->max_workgroup_count[i] = 65535;
         c->max_workgroup_size[i] = 1024;

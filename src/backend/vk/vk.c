@@ -503,6 +503,8 @@ static void fill_caps(struct vk_device *d)
     c->api_version = p->apiVersion;
     c->driver_version = p->driverVersion;
     c->subgroup_size = sub.subgroupSize;
+    /* Vulkan's VkSubgroupFeatureFlagBits are kiln_subgroup_ops' bits. */
+    c->subgroup_ops = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? sub.supportedOperations & 0xffu : 0;
     for (int i = 0; i < 3; i++) {
         c->max_workgroup_count[i] = p->limits.maxComputeWorkGroupCount[i];
         c->max_workgroup_size[i] = p->limits.maxComputeWorkGroupSize[i];
