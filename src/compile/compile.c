@@ -359,10 +359,10 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
         return;   /* nobody wants it now; posted if someone adopts the front node later */
     uint8_t *key;
     size_t len;
+    const char *why;
     if (ckey_back(s->dev, front->out.spirv, front->out.words, &front->out.iface, &key, &len) < 0) {
-        front->state = CJOB_FAILED;   /* out of memory: a failure with a reason */
-        fail_oom(front, kiln_last_error());
-        return;
+        why = kiln_last_error();
+        goto oom;
     }
     uint8_t h[16];
     hash128(key, len, h);
@@ -384,9 +384,8 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
         free(b);
         free(spirv);
         free(key);
-        front->state = CJOB_FAILED;
-        fail_oom(front, "out of host memory for the back-end compile job");
-        return;
+        why = "out of host memory for the back-end compile job";
+        goto oom;
     }
     memcpy(spirv, front->out.spirv, front->out.words * 4);
     *b = (struct cjob){.kind = CJOB_BACK, .prio = front->prio, .key = key, .key_len = len, .adopters = 1,
@@ -401,6 +400,12 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
     table_insert(s, b);
     front->back = b;
     enqueue(s, b);
+    return;
+oom:
+    /* Out of host memory: the program fails, saying what could not be
+     * allocated. */
+    front->state = CJOB_FAILED;
+    fail_oom(front, why);
 }
 
 /* ---- requests --------------------------------------------------------------------------- */
