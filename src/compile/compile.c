@@ -230,6 +230,20 @@ static void lru_add(struct csvc *s, struct cjob *j)
 
 /* ---- nodes ---------------------------------------------------------------------------- */
 
+/* A failure is not kept (release_locked), a back end's either: a front node
+ * nobody holds lets go of a back end that ended without a pipeline, so the
+ * next request for the program compiles its back end again. Nobody reads
+ * that back end's reason any more: csvc_status's pointers are valid only
+ * while the front node is held. */
+static void drop_failed_back(struct csvc *s, struct cjob *front)
+{
+    struct cjob *b = front->back;
+    if (front->adopters == 0 && b && (b->state == CJOB_FAILED || b->state == CJOB_CANCELLED)) {
+        front->back = NULL;
+        release_locked(s, b);
+    }
+}
+
 static void job_free(struct csvc *s, struct cjob *j)
 {
     if (j->back)
@@ -295,6 +309,7 @@ static void release_locked(struct csvc *s, struct cjob *j)
     } else if (j->state == CJOB_RUNNING) {
         j->cancel_requested = true;   /* the worker keeps its result when it ends */
     } else if (j->state == CJOB_DONE) {
+        drop_failed_back(s, j);
         lru_add(s, j);
         lru_trim(s, LRU_MAX);
     } else {
@@ -416,6 +431,7 @@ struct cjob *csvc_adopt_front(struct csvc *s, struct cjob *j, enum cprio prio)
         s->stats.deduplicated++;
     else
         s->stats.adopted++;
+    drop_failed_back(s, j);   /* one that failed after its front node was let go */
     adopt(s, j);
     set_prio(s, j, prio);
     if (j->back)

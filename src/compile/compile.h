@@ -13,7 +13,10 @@
  * adopter count: when the last adopter lets go of a node not yet started, it
  * is cancelled (never runs); one already running finishes and its result is
  * kept in a small cache of released results, adoptable again. A node whose
- * cancel was requested is never adopted while in flight.
+ * cancel was requested is never adopted while in flight. A failure is not
+ * kept: a failed node goes when its last adopter lets go, and a front node
+ * nobody holds lets go of a back end that failed, so a program asked for
+ * again compiles again.
  *
  * The board: a job some submit waits for is wanted and goes first; normal
  * work next; background work (later: precompile, speculative variants) last.

@@ -1597,6 +1597,50 @@ done:
     rig_done(&r);
 }
 
+/* A back end's failure is not kept once its program is let go: asked for
+ * again, the program's front end is adopted (kept for re-adoption) and its
+ * back end compiles again, whether it failed before or after the program
+ * was let go. */
+TEST(a_back_end_failure_is_not_kept_once_its_program_is_let_go)
+{
+    struct rig r;
+    NEED_OK(rig_init(&r, (struct rig_opts){.workers = 1}));
+    struct csvc_result res;
+    gate_fail(&r.g, "back:flaky", FAIL_ALWAYS);
+    struct cjob *a, *b, *c, *d;
+    NEED_OK(request_small(&r, "flaky", 1, &a));
+    CHECK_EQ(wait_result(&r, a, &res), KILN_PROGRAM_FAILED);
+    drop(&r, a);
+    NEED_OK(request_small(&r, "flaky", 1, &b));
+    CHECK_EQ(wait_result(&r, b, &res), KILN_PROGRAM_FAILED);   /* the driver still refuses it */
+    CHECK(res.error && strstr(res.error, "out of device memory compiling flaky"));
+    CHECK_EQ(gate_count(&r.g, "front:flaky"), 1);
+    CHECK_EQ(gate_count(&r.g, "back:flaky"), 2);
+
+    /* The back end fails after the program was let go: its front end has
+     * ended, the back end waits (the workers held) when it is released. */
+    gate_fail(&r.g, "back:late", FAIL_ALWAYS);
+    gate_hold(&r.g, "front:late");
+    NEED_OK(request_small(&r, "late", 2, &c));
+    NEED(gate_wait_inside(&r.g, "front:late"));
+    csvc_hold(r.svc, true);
+    gate_release(&r.g, "front:late");
+    for (double end = now_s() + WAIT_S; job_state(&r, c) != CJOB_DONE && now_s() < end;)
+        sleep_ms(1);
+    NEED(job_state(&r, c) == CJOB_DONE);
+    drop(&r, c);
+    csvc_hold(r.svc, false);
+    NEED(wait_idle(&r));
+    CHECK_EQ(gate_count(&r.g, "back:late"), 1);
+    NEED_OK(request_small(&r, "late", 2, &d));
+    CHECK_EQ(wait_result(&r, d, &res), KILN_PROGRAM_FAILED);
+    CHECK_EQ(gate_count(&r.g, "front:late"), 1);
+    CHECK_EQ(gate_count(&r.g, "back:late"), 2);
+done:
+    csvc_hold(r.svc, false);
+    rig_done(&r);
+}
+
 /* Host memory running out while the fold guard rewrites a program's
  * divisions (before the optimizer) fails the program with
  * KILN_ERR_NO_MEMORY, saying what could not be allocated; it never runs
@@ -1722,6 +1766,7 @@ int main(void)
     RUN(destroy_with_compiles_queued_and_running_drains);
     RUN(failures_carry_their_reason);
     RUN(out_of_memory_guarding_divisions_fails_the_program);
+    RUN(a_back_end_failure_is_not_kept_once_its_program_is_let_go);
     RUN(worker_caches_merge_at_a_phase_end);
     return TEST_SUMMARY();
 }
