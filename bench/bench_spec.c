@@ -272,8 +272,9 @@ static uint64_t take_events(kiln_context ctx, kiln_scheme scheme, const char *wh
             if (kind == KILN_SPEC_PROMOTE)
                 promoted_at = ev[i].submit;
             if (seen < lines)
-                printf("    %s: submit %" PRIu64 ": %s node '%s' (%s), baked mask 0x%x, word 0 = %u\n", what,
-                       ev[i].submit, kind_name[kind], ev[i].node_label, ev[i].program, ev[i].mask, ev[i].words[0]);
+                printf("    %s: submit %" PRIu64 ": %s node '%s' (%s), baked mask 0x%llx, word 0 = %u\n", what,
+                       ev[i].submit, kind_name[kind], ev[i].node_label, ev[i].program,
+                       (unsigned long long)ev[i].mask, ev[i].words[0]);
         }
     } while (n == 64);
     if (lines && seen > lines) {
@@ -367,7 +368,8 @@ static void kern_init(struct way_ctx *w, enum way way, enum kernel k, uint32_t e
                             way == W_HAND ? 1 : 0, &iface);
     kn->spirv_words = iface.spirv_words;
     if (way != W_HAND && iface.params_read != 1u)
-        die("%s: kiln reports params_read 0x%x, expected 0x1 (word 0 only)", name, iface.params_read);
+        die("%s: kiln reports params_read 0x%llx, expected 0x1 (word 0 only)", name,
+            (unsigned long long)iface.params_read);
 
     uint64_t bytes = (uint64_t)elements * 4;
     KCHECK(kiln_buffer_create(w->ctx, &(kiln_buffer_desc){.size = bytes, .label = "in"}, &kn->in));

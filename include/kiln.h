@@ -429,12 +429,18 @@ typedef struct kiln_program_interface {
     uint32_t workgroup_size[3];
     uint32_t spirv_words;
     char entry[64];
-    uint32_t params_read;         /* bit n: the code reads param word n (kiln_param(n)) */
+    uint64_t params_read;         /* bit n: the code reads param word n (kiln_param(n), or its own block's) */
     uint32_t lens_read;           /* bit b: the code reads kiln_len(b), binding b's range length */
     int groups_read;              /* 1: the code reads the grid size (kiln_groups(), gl_NumWorkGroups) */
     int own_push_block;           /* 1: the program declares its own push_constant block (kiln adds none) */
     uint32_t param_words;         /* a node's param words: KILN_PARAM_WORDS, or its own block's size / 4 */
     uint32_t subgroup_ops;        /* kiln_subgroup_ops bits the code needs (checked against the device's) */
+    /* Every specialization constant the source declares, by id (a
+     * local_size_x_id constant and a constant_id constant of the same id
+     * are two entries: one id sets both). workgroup_size above is the
+     * size the program runs with: its local_size constants' values. */
+    uint32_t constant_count;
+    kiln_spec_constant_info constants[KILN_MAX_SPEC_CONSTANTS];
 } kiln_program_interface;
 
 /* The program's interface, read from its SPIR-V. KILN_ERR_PENDING while
@@ -554,8 +560,8 @@ typedef struct kiln_spec_event {
     kiln_node node;
     char node_label[64];
     char program[64];
-    uint32_t mask;           /* bit n: param word n is baked */
-    uint32_t words[KILN_PARAM_WORDS];   /* the baked words (0 where not baked) */
+    uint64_t mask;           /* bit n: param word n is baked */
+    uint32_t words[KILN_MAX_PARAM_WORDS];   /* the baked words (0 where not baked) */
     uint32_t lens_mask;      /* bit b: binding b's range length is baked (kiln_len) */
     uint32_t lens[KILN_MAX_BINDINGS];   /* the baked lengths in bytes */
     int groups_baked;        /* 1: the grid size is baked (kiln_groups) */

@@ -45,7 +45,7 @@
 
 /* 2: the program interface in front-end entries written field by field
  * (it was the struct's bytes); records and notes unchanged. */
-#define ARC_FORMAT_VERSION 4
+#define ARC_FORMAT_VERSION 5
 #define ARC_HEADER_SIZE 64
 #define ARC_ENTRY_HEAD_SIZE 48
 #define ARC_INDEX_ROW_SIZE 32
@@ -167,7 +167,7 @@ enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, uint32_t *ki
  *   binding_count u32, then per binding (binding_count of them): set u32,
  *   binding u32, kind u32, access u32, min_size u64, name 64 bytes;
  *   push_constant_size u32, workgroup_size 3 x u32, spirv_words u32,
- *   entry 64 bytes, params_read u32, lens_read u32, groups_read u32.
+ *   entry 64 bytes, params_read u64 (format 5), lens_read u32, groups_read u32.
  * Strings are fixed fields ending in a NUL (base/bytes.h). Reading checks
  * ranges: binding_count <= KILN_MAX_BINDINGS; each binding's kind one of
  * kiln_binding_kind, access only kiln_access bits, name NUL-terminated;

@@ -27,26 +27,26 @@
 #define SPIRV_HEADER_WORDS 5
 #define NOTE_VALUE_LEN (4 + 4 + 8 + 8 + 64)
 
-/* The layout of kiln_program_interface (LP64) that format version 4's
+/* The layout of kiln_program_interface (LP64) that format version 5's
  * interface codec knows, field by field. A struct change fails here:
  * change the struct, bump ARC_FORMAT_VERSION, update the codec, then these
  * numbers (a version bump alone fails here too, so that the codec is
  * looked at). */
 #define BINDING_AT(field, at) (offsetof(kiln_binding_info, field) == (at))
 #define IFACE_AT(field, at) (offsetof(kiln_program_interface, field) == (at))
-_Static_assert(ARC_FORMAT_VERSION == 4 && sizeof(kiln_binding_info) == 88 && BINDING_AT(set, 0) &&
+_Static_assert(ARC_FORMAT_VERSION == 5 && sizeof(kiln_binding_info) == 88 && BINDING_AT(set, 0) &&
                    BINDING_AT(binding, 4) && BINDING_AT(kind, 8) && BINDING_AT(access, 12) &&
                    BINDING_AT(min_size, 16) && BINDING_AT(name, 24) &&
                    sizeof(((kiln_binding_info *)0)->name) == 64,
-               "kiln_binding_info is not the layout archive format 4 encodes: change the struct, bump "
+               "kiln_binding_info is not the layout archive format 5 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
-_Static_assert(ARC_FORMAT_VERSION == 4 && sizeof(kiln_program_interface) == 1528 && KILN_MAX_BINDINGS == 16 &&
+_Static_assert(ARC_FORMAT_VERSION == 5 && sizeof(kiln_program_interface) == 1536 && KILN_MAX_BINDINGS == 16 &&
                    IFACE_AT(binding_count, 0) && IFACE_AT(bindings, 8) && IFACE_AT(push_constant_size, 1416) &&
                    IFACE_AT(workgroup_size, 1420) && IFACE_AT(spirv_words, 1432) && IFACE_AT(entry, 1436) &&
-                   IFACE_AT(params_read, 1500) && IFACE_AT(lens_read, 1504) && IFACE_AT(groups_read, 1508) &&
-                   IFACE_AT(own_push_block, 1512) && IFACE_AT(param_words, 1516) && IFACE_AT(subgroup_ops, 1520) &&
+                   IFACE_AT(params_read, 1504) && IFACE_AT(lens_read, 1512) && IFACE_AT(groups_read, 1516) &&
+                   IFACE_AT(own_push_block, 1520) && IFACE_AT(param_words, 1524) && IFACE_AT(subgroup_ops, 1528) &&
                    sizeof(((kiln_program_interface *)0)->entry) == 64,
-               "kiln_program_interface is not the layout archive format 4 encodes: change the struct, bump "
+               "kiln_program_interface is not the layout archive format 5 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
 
 static bool refuse(char why[ARC_WHY_LEN], const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -86,7 +86,7 @@ void arc_iface_put(struct bytes *out, const kiln_program_interface *iface)
         bytes_put_u32(out, iface->workgroup_size[i]);
     bytes_put_u32(out, iface->spirv_words);
     bytes_put_str(out, iface->entry, sizeof iface->entry);
-    bytes_put_u32(out, iface->params_read);
+    bytes_put_u64(out, iface->params_read);
     bytes_put_u32(out, iface->lens_read);
     bytes_put_u32(out, (uint32_t)iface->groups_read);
     bytes_put_u32(out, (uint32_t)iface->own_push_block);
@@ -115,9 +115,9 @@ static bool iface_check(const kiln_program_interface *it, const uint32_t kinds[]
     }
     if (!entry_named)
         return refuse(why, "the entry name is not NUL-terminated within its %zu bytes", sizeof it->entry);
-    if (it->params_read & ~low_bits(KILN_PARAM_WORDS))
-        return refuse(why, "params_read 0x%x names words past KILN_PARAM_WORDS (%d)", it->params_read,
-                      KILN_PARAM_WORDS);
+    if (it->param_words < 64 && it->params_read >> it->param_words)
+        return refuse(why, "params_read 0x%llx names words past the program's %u param words",
+                      (unsigned long long)it->params_read, it->param_words);
     if (it->lens_read & ~low_bits(KILN_MAX_BINDINGS))
         return refuse(why, "lens_read 0x%x names bindings past KILN_MAX_BINDINGS (%d)", it->lens_read,
                       KILN_MAX_BINDINGS);
@@ -157,7 +157,7 @@ bool arc_iface_read(struct bytes_reader *r, kiln_program_interface *iface, char 
         it.workgroup_size[i] = bytes_read_u32(r);
     it.spirv_words = bytes_read_u32(r);
     bool entry_named = bytes_read_str(r, it.entry, sizeof it.entry);
-    it.params_read = bytes_read_u32(r);
+    it.params_read = bytes_read_u64(r);
     it.lens_read = bytes_read_u32(r);
     uint32_t groups_read = bytes_read_u32(r);
     it.groups_read = groups_read ? 1 : 0;

@@ -248,6 +248,9 @@ static void job_free(struct csvc *s, struct cjob *j)
 {
     if (j->back)
         release_locked(s, j->back);
+    if (j->bake_of)
+        release_locked(s, j->bake_of);
+    free(j->bake_words);
     if (j->pipeline)
         kb_pipeline_destroy(s->dev, j->pipeline);
     if (j->layout)
@@ -557,6 +560,73 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     return KILN_OK;
 }
 
+kiln_result csvc_request_baked(struct csvc *s, struct cjob *universal, const struct prog_push_word *words,
+                               uint32_t count, enum cprio prio, struct cjob **out)
+{
+    /* The key: a tag no GLSL request's key starts with, the universal's
+     * key hash, then the words (offset, value) in the order given. */
+    static const char tag[8] = "KBAKE1\0";
+    size_t len = sizeof tag + 16 + 4 + (size_t)count * 8;
+    uint8_t *key = mem_alloc(len);
+    struct prog_push_word *copy = mem_alloc((count ? count : 1) * sizeof *copy);
+    if (!key || !copy) {
+        free(key);
+        free(copy);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a variant of %s", universal->name);
+    }
+    memcpy(key, tag, sizeof tag);
+    memcpy(key + sizeof tag, universal->hash, 16);
+    memcpy(key + sizeof tag + 16, &count, 4);
+    for (uint32_t i = 0; i < count; i++) {
+        memcpy(key + sizeof tag + 20 + 8 * (size_t)i, &words[i].offset, 4);
+        memcpy(key + sizeof tag + 24 + 8 * (size_t)i, &words[i].value, 4);
+        copy[i] = words[i];
+    }
+    uint8_t h[16];
+    hash128(key, len, h);
+    pthread_mutex_lock(&s->lock);
+    s->stats.requests++;
+    struct cjob *j = csvc_find(s, CJOB_FRONT, h, key, len);
+    if (j) {
+        *out = csvc_adopt_front(s, j, prio);
+        pthread_mutex_unlock(&s->lock);
+        free(key);
+        free(copy);
+        return KILN_OK;
+    }
+    pthread_mutex_unlock(&s->lock);
+    j = csvc_front_new(key, len, h, universal->name, prio);
+    if (!j) {
+        free(copy);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile job of a variant of %s",
+                          universal->name);
+    }
+    j->bake_words = copy;
+    j->bake_count = count;
+    j->src.name = str_dup(universal->name);   /* what csvc_status says it was compiled as */
+    if (!j->src.name) {
+        job_free(s, j);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile job of a variant of %s",
+                          universal->name);
+    }
+    pthread_mutex_lock(&s->lock);
+    struct cjob *twin = csvc_find(s, CJOB_FRONT, h, j->key, len);
+    kiln_result r = twin ? KILN_OK : csvc_start_workers(s);
+    if (twin || r < 0) {
+        if (twin)
+            *out = csvc_adopt_front(s, twin, prio);
+        job_free(s, j);
+        pthread_mutex_unlock(&s->lock);
+        return r;
+    }
+    adopt(s, universal);
+    j->bake_of = universal;
+    csvc_post(s, j);
+    *out = j;
+    pthread_mutex_unlock(&s->lock);
+    return KILN_OK;
+}
+
 kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, struct csvc_result *out)
 {
     (void)s;
@@ -778,6 +848,25 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
             j->from_archive = true;
             return CJOB_DONE;
         }
+    }
+    if (j->bake_of) {
+        /* A baked variant: made from the universal's SPIR-V, which does
+         * not change once its node is done (it is: the caller held it
+         * done when it asked). */
+        kiln_result r = j->bake_of->state == CJOB_DONE
+                            ? prog_bake_variant(&j->bake_of->out, j->name, j->bake_words, j->bake_count, &j->out)
+                            : KILN_RAISE(KILN_ERR_COMPILE, "%s: its universal program did not compile", j->name);
+        if (r == KILN_OK)
+            r = count_shared(j);
+        if (r == KILN_ERR_NO_MEMORY)
+            fail_oom(j, kiln_last_error());
+        else if (r < 0)
+            snprintf(j->fail_msg, sizeof j->fail_msg, "%s", kiln_last_error());
+        if (r == KILN_OK && s->archive && s->archive->enabled) {
+            j->archived = archive_front(s, j);
+            j->qa_miss = s->archive->qa;
+        }
+        return r == KILN_OK ? CJOB_DONE : CJOB_FAILED;
     }
     if (!j->src.source) {
         /* A precompile's node: its archive entry was all it had. */
@@ -1247,6 +1336,7 @@ void csvc_destroy(struct csvc *s)
         for (struct cjob *j = s->table[b], *next; j; j = next) {
             next = j->h_next;
             j->back = NULL;   /* freed on its own through the table */
+            j->bake_of = NULL;   /* likewise */
             if (j->pipeline)
                 kb_pipeline_destroy(s->dev, j->pipeline);
             if (j->layout)

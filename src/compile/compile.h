@@ -125,6 +125,15 @@ void csvc_destroy(struct csvc *svc);
  * csvc_release). */
 KILN_NODISCARD kiln_result csvc_request(struct csvc *svc, const struct prog_source *src, enum cprio prio,
                                         struct cjob **out);
+/* A front node for a variant of `universal` (a front node the caller holds,
+ * done, of a program with its own push_constant block) with the given
+ * words of that block baked (prog_bake_variant: no GLSL compile). Keyed by
+ * the universal's key hash and the words, deduplicated and archived like
+ * any front node; the new node holds `universal` until it is freed. *out
+ * is held, as csvc_request's. */
+KILN_NODISCARD kiln_result csvc_request_baked(struct csvc *svc, struct cjob *universal,
+                                              const struct prog_push_word *words, uint32_t count, enum cprio prio,
+                                              struct cjob **out);
 void csvc_release(struct csvc *svc, struct cjob *front);
 /* Releases the caller's hold and cancels the compile when it has not
  * started and nobody else holds it; false (nothing done) otherwise. */

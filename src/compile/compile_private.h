@@ -48,6 +48,12 @@ struct cjob {
      * find_front writes it once the node is published. */
     struct prog_source src;
     struct prog_output out;
+    /* A baked variant's node (csvc_request_baked): the universal front
+     * node it holds, set once published (so only lock holders free it),
+     * and the words it bakes, owned. */
+    struct cjob *bake_of;
+    struct prog_push_word *bake_words;
+    uint32_t bake_count;
     struct cjob *back;           /* adopted by this front node once posted */
     /* Bytes of Workgroup memory the SPIR-V declares (prog_shared_bytes):
      * counted once, when the front end ends (count_shared); a back node

@@ -776,6 +776,109 @@ static shaderc_compiler_t the_compiler;
 static pthread_once_t the_compiler_once = PTHREAD_ONCE_INIT;
 static void make_compiler(void) { the_compiler = shaderc_compiler_initialize(); }
 
+/* Guards (fold_guard), optimizes (optimize > 0) and reflects out->spirv,
+ * in place. A failure frees the SPIR-V: KILN_ERR_NO_MEMORY, or
+ * KILN_ERR_COMPILE with out->log saying why (an interface kiln cannot
+ * bind). */
+static kiln_result finish_module(const char *name, const char *entry, int optimize, bool own_push,
+                                 struct prog_output *out)
+{
+    kiln_result r;
+    char err[512];
+    uint32_t *opt;
+    size_t opt_words;
+    int guard = optimize > 0 ? prog_fold_guard(out->spirv, out->words, &opt, &opt_words, NULL, err, sizeof err) : 1;
+    if (guard == 0) {
+        free(out->spirv);
+        out->spirv = opt;
+        out->words = opt_words;
+    } else if (guard == -1) {
+        /* The optimizer could fold INT_MIN / -1 and trap in this
+         * process: the module runs unoptimized (correct, slower). */
+        prog_fold_guard_count_skip();
+        log_warn("%s: %s; not optimized, so that no signed division by -1 can be folded", name, err);
+    }
+    if (optimize > 0 && guard >= 0) {
+        if (prog_spirv_optimize(out->spirv, out->words, &opt, &opt_words, err, sizeof err) == 0) {
+            free(out->spirv);
+            out->spirv = opt;
+            out->words = opt_words;
+        } else {
+            /* The unoptimized module is correct; only slower. */
+            log_warn("%s: %s; using the unoptimized SPIR-V", name, err);
+        }
+    }
+    if (guard == -2) {
+        /* Out of host memory guarding the divisions: the compile fails for
+         * want of memory, as for any other allocation here; running the
+         * module unoptimized would hide it. */
+        free(out->spirv);
+        out->spirv = NULL;
+        out->words = 0;
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "%s: %s", name, err);
+    }
+    if ((r = prog_reflect(out->spirv, out->words, own_push, &out->iface)) < 0) {
+        /* An interface kiln cannot bind is a failure of this program. */
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s: error: %s\n", name, kiln_last_error());
+        free(out->log);
+        out->log = str_dup(buf);
+        free(out->spirv);
+        out->spirv = NULL;
+        out->words = 0;
+        return KILN_RAISE(KILN_ERR_COMPILE, "%s: %s", name, buf);
+    }
+    snprintf(out->iface.entry, sizeof out->iface.entry, "%s", entry);
+    return KILN_OK;
+}
+
+kiln_result prog_bake_variant(const struct prog_output *universal, const char *name, const struct prog_push_word *baked,
+                              uint32_t count, struct prog_output *out)
+{
+    *out = (struct prog_output){0};
+    uint64_t t0 = time_now_ns();
+    char why[512];
+    uint32_t *spirv;
+    size_t words;
+    int b = prog_push_bake(universal->spirv, universal->words, baked, count, &spirv, &words, NULL, why, sizeof why);
+    if (b == -2)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "%s: %s", name, why);
+    if (b < 0) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s: error: baking its push-constant words: %s\n", name, why);
+        out->log = str_dup(buf);
+        return out->log ? KILN_RAISE(KILN_ERR_COMPILE, "%s", buf)
+                        : KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the log of %s", name);
+    }
+    if (b == 1) {   /* nothing to bake (every load kept): the universal's module */
+        spirv = mem_alloc(universal->words * 4);
+        if (!spirv)
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory copying the SPIR-V of %s", name);
+        memcpy(spirv, universal->spirv, universal->words * 4);
+        words = universal->words;
+    }
+    out->spirv = spirv;
+    out->words = words;
+    out->log = str_dup("");
+    if (!out->log) {
+        prog_output_finish(out);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the log of %s", name);
+    }
+    kiln_result r = finish_module(name, universal->iface.entry, 1, universal->iface.own_push_block != 0, out);
+    if (r == KILN_OK) {
+        /* The layout follows the universal's signature: its push block,
+         * though the optimizer may have dropped every load of it. */
+        out->iface.push_constant_size = universal->iface.push_constant_size;
+        out->iface.param_words = universal->iface.param_words;
+        out->iface.params_read = universal->iface.params_read;
+        char diff[256];
+        if (!prog_iface_compatible(&universal->iface, &out->iface, diff, sizeof diff))   /* defensive: never seen */
+            r = KILN_RAISE(KILN_ERR_COMPILE, "%s: its baked variant binds differently: %s", name, diff);
+    }
+    out->seconds = (double)(time_now_ns() - t0) / 1e9;
+    return r;
+}
+
 kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
 {
     *out = (struct prog_output){0};
@@ -852,53 +955,7 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
             r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory keeping the SPIR-V of %s", src->name);
         } else {
             memcpy(out->spirv, shaderc_result_get_bytes(res), bytes);
-            char err[512];
-            uint32_t *opt;
-            size_t opt_words;
-            int guard = src->optimize > 0 ? prog_fold_guard(out->spirv, out->words, &opt, &opt_words, NULL, err,
-                                                            sizeof err)
-                                          : 1;
-            if (guard == 0) {
-                free(out->spirv);
-                out->spirv = opt;
-                out->words = opt_words;
-            } else if (guard == -1) {
-                /* The optimizer could fold INT_MIN / -1 and trap in this
-                 * process: the module runs unoptimized (correct, slower). */
-                prog_fold_guard_count_skip();
-                log_warn("%s: %s; not optimized, so that no signed division by -1 can be folded", src->name, err);
-            }
-            if (src->optimize > 0 && guard >= 0) {
-                if (prog_spirv_optimize(out->spirv, out->words, &opt, &opt_words, err, sizeof err) == 0) {
-                    free(out->spirv);
-                    out->spirv = opt;
-                    out->words = opt_words;
-                } else {
-                    /* The unoptimized module is correct; only slower. */
-                    log_warn("%s: %s; using the unoptimized SPIR-V", src->name, err);
-                }
-            }
-            if (guard == -2) {
-                /* Out of host memory guarding the divisions: the compile
-                 * fails for want of memory, as for any other allocation
-                 * here; running the module unoptimized would hide it. */
-                free(out->spirv);
-                out->spirv = NULL;
-                out->words = 0;
-                r = KILN_RAISE(KILN_ERR_NO_MEMORY, "%s: %s", src->name, err);
-            } else if ((r = prog_reflect(out->spirv, out->words, own_push, &out->iface)) < 0) {
-                /* An interface kiln cannot bind is a failure of this program. */
-                char buf[1024];
-                snprintf(buf, sizeof buf, "%s: error: %s\n", src->name, kiln_last_error());
-                free(out->log);
-                out->log = str_dup(buf);
-                free(out->spirv);
-                out->spirv = NULL;
-                out->words = 0;
-                r = KILN_RAISE(KILN_ERR_COMPILE, "%s: %s", src->name, buf);
-            } else {
-                snprintf(out->iface.entry, sizeof out->iface.entry, "%s", src->entry);
-            }
+            r = finish_module(src->name, src->entry, src->optimize, own_push, out);
         }
     }
     if (res)

@@ -151,15 +151,16 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kil
             out->push_constant_size = (uint32_t)size;
         if (own_push) /* the block's words are the node's (a block past 2^32 bytes is refused by the limits) */
             out->param_words = (uint32_t)KILN_MIN((size + 3) / 4, (size_t)UINT32_MAX);
-        /* The param words the code reads (kiln's block: word n at 4n). */
+        /* The param words the code reads: word n at 4n, of kiln's block
+         * (then the lengths) or of the program's own. */
         const spvc_buffer_range *ranges;
         size_t nr;
-        if (!own_push && spvc_compiler_get_active_buffer_ranges(comp, pc[0].id, &ranges, &nr) == SPVC_SUCCESS)
+        size_t limit = own_push ? KILN_MAX_PARAM_WORDS : KILN_PARAM_WORDS + KILN_MAX_BINDINGS;
+        if (spvc_compiler_get_active_buffer_ranges(comp, pc[0].id, &ranges, &nr) == SPVC_SUCCESS)
             for (size_t i = 0; i < nr; i++)
-                for (size_t w = ranges[i].offset / 4;
-                     w < KILN_PARAM_WORDS + KILN_MAX_BINDINGS && w * 4 < ranges[i].offset + ranges[i].range; w++) {
-                    if (w < KILN_PARAM_WORDS)
-                        out->params_read |= 1u << w;
+                for (size_t w = ranges[i].offset / 4; w < limit && w * 4 < ranges[i].offset + ranges[i].range; w++) {
+                    if (own_push || w < KILN_PARAM_WORDS)
+                        out->params_read |= (uint64_t)1 << w;
                     else
                         out->lens_read |= 1u << (w - KILN_PARAM_WORDS);
                 }

@@ -102,12 +102,12 @@ void spec_cache_finish(struct spec_cache *c)
 
 /* ---- events and trace --------------------------------------------------------------- */
 
-static void slots_text(char *buf, size_t cap, uint32_t mask, const uint32_t *words, const struct spec_facts *f)
+static void slots_text(char *buf, size_t cap, uint64_t mask, const uint32_t *words, const struct spec_facts *f)
 {
     size_t n = 0;
     buf[0] = 0;
-    for (uint32_t i = 0; i < KILN_PARAM_WORDS && n < cap; i++)
-        if (mask & (1u << i))
+    for (uint32_t i = 0; i < KILN_MAX_PARAM_WORDS && n < cap; i++)
+        if (mask & ((uint64_t)1 << i))
             n += (size_t)snprintf(buf + n, cap - n, "%sslot%u=0x%x", n ? " " : "", i, words[i]);
     for (uint32_t b = 0; f && b < KILN_MAX_BINDINGS && n < cap; b++)
         if (f->lens_mask & (1u << b))
@@ -267,7 +267,7 @@ static unsigned verdict_take(struct spec_sched *q)
 
 static void site_reset(struct spec_site *t, const struct spec_policy *p, bool keep_certain)
 {
-    for (int i = 0; i < KILN_PARAM_WORDS; i++) {
+    for (int i = 0; i < KILN_MAX_PARAM_WORDS; i++) {
         bool changed = keep_certain ? t->slot[i].changed : false;
         t->slot[i] = (struct spec_slot){.changed = changed, .since = t->slot[i].since, .threshold = p->warm};
     }
@@ -394,11 +394,11 @@ unsigned spec_site_remove(struct spec_sched *q, struct spec_site *t)
 unsigned spec_param_changed(struct spec_sched *q, struct spec_site *t, uint32_t slot, uint32_t old_word,
                             uint32_t new_word)
 {
-    if (old_word == new_word || !q->cache || slot >= KILN_PARAM_WORDS)
-        return 0;   /* words past kiln's 8 (a program's own block) are not baked */
+    if (old_word == new_word || !q->cache || slot >= KILN_MAX_PARAM_WORDS)
+        return 0;
     const struct spec_policy *p = &q->cache->policy;
     struct spec_slot *sl = &t->slot[slot];
-    uint32_t bit = 1u << slot;
+    uint64_t bit = (uint64_t)1 << slot;
     bool broke = false;
     if (t->bound && (t->bound->mask & bit)) {
         demote(q, t, now_of(q));   /* the invariant: never a variant that disagrees with the frame */
@@ -428,7 +428,7 @@ unsigned spec_program_changed(struct spec_sched *q, struct spec_site *t)
     uint64_t now = now_of(q);
     if (q->cache) {
         site_reset(t, &q->cache->policy, true);
-        for (int i = 0; i < KILN_PARAM_WORDS; i++)
+        for (int i = 0; i < KILN_MAX_PARAM_WORDS; i++)
             if (t->slot[i].changed)
                 t->slot[i].since = now;   /* held counts start over against the new program */
     }
@@ -466,8 +466,8 @@ void spec_bake_text(const struct spec_site *t, char *buf, size_t cap)
 {
     size_t k = 0;
     buf[0] = 0;
-    for (int w = 0; t->bound && w < KILN_PARAM_WORDS && k < cap; w++)
-        if (t->bound->mask & (1u << w))
+    for (int w = 0; t->bound && w < KILN_MAX_PARAM_WORDS && k < cap; w++)
+        if (t->bound->mask & ((uint64_t)1 << w))
             k += (size_t)snprintf(buf + k, cap - k, " slot%d=0x%x", w, t->bound->words[w]);
 }
 
@@ -492,6 +492,8 @@ void spec_stats(const struct spec_sched *q, kiln_scheme_stats *out)
 static void view_facts(const struct spec_view *n, struct spec_facts *f)
 {
     *f = (struct spec_facts){0};
+    if (n->iface->own_push_block)
+        return;   /* facts bake through kiln's prelude macros, which such a program compiles without */
     uint32_t lens = n->bound & n->iface->lens_read;
     for (uint32_t b = 0; b < KILN_MAX_BINDINGS; b++)
         if (lens & (1u << b)) {
@@ -507,7 +509,7 @@ static void view_facts(const struct spec_view *n, struct spec_facts *f)
 /* The variant of n's program baking mask's words and facts: from the
  * cache, or a compile started (*started). NULL when none can be had, *why
  * saying why (pointing at a constant or at why_buf). */
-static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_view *n, uint32_t mask,
+static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_view *n, uint64_t mask,
                                         const struct spec_facts *facts, bool *started, const char **why,
                                         char *why_buf, size_t why_cap)
 {
@@ -516,9 +518,9 @@ static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_
      * context's lock, which csvc_front_source asks for. */
     const uint8_t *front_hash = csvc_front_hash(n->front);
     const struct prog_source *front_src = csvc_front_source(n->front);
-    uint32_t words[KILN_PARAM_WORDS] = {0};
-    for (int i = 0; i < KILN_PARAM_WORDS; i++)
-        if (mask & (1u << i))
+    uint32_t words[KILN_MAX_PARAM_WORDS] = {0};
+    for (int i = 0; i < KILN_MAX_PARAM_WORDS; i++)
+        if (mask & ((uint64_t)1 << i))
             words[i] = n->params[i];
     *started = false;
     struct spec_variant *v;
@@ -528,6 +530,19 @@ static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_
             variant_ref(c, v);
             return v;
         }
+    struct cjob *job = NULL;
+    kiln_result r;
+    if (n->iface->own_push_block) {
+        /* Its own block's words: baked into the universal's SPIR-V. */
+        struct prog_push_word baked[KILN_MAX_PARAM_WORDS];
+        uint32_t nb = 0;
+        for (uint32_t i = 0; i < KILN_MAX_PARAM_WORDS; i++)
+            if (mask & ((uint64_t)1 << i))
+                baked[nb++] = (struct prog_push_word){4 * i, words[i]};
+        v = mem_calloc(1, sizeof *v);
+        r = v ? csvc_request_baked(c->svc, n->front, baked, nb, CPRIO_BACKGROUND, &job) : KILN_ERR_NO_MEMORY;
+        goto made;
+    }
     if (!front_src->source) {
         *why = "its program has no source to compile a variant from";
         return NULL;
@@ -538,8 +553,8 @@ static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_
     char names[MAX_DEFS][96], values[MAX_DEFS][16];
     struct prog_define add[MAX_DEFS];
     uint32_t na = 0;
-    for (int i = 0; i < KILN_PARAM_WORDS; i++)
-        if (mask & (1u << i)) {
+    for (int i = 0; i < KILN_PARAM_WORDS; i++)   /* kiln's block: words 0..7 only */
+        if (mask & ((uint64_t)1 << i)) {
             snprintf(names[na], sizeof names[na], "KILN_SPEC_%s_UW%d", entry_uc, i);
             snprintf(values[na], sizeof values[na], "%uu", words[i]);
             na++;
@@ -565,9 +580,9 @@ static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_
         return NULL;
     }
     v = mem_calloc(1, sizeof *v);
-    struct cjob *job = NULL;
-    kiln_result r = v ? csvc_request(c->svc, &src, CPRIO_BACKGROUND, &job) : KILN_ERR_NO_MEMORY;
+    r = v ? csvc_request(c->svc, &src, CPRIO_BACKGROUND, &job) : KILN_ERR_NO_MEMORY;
     prog_source_finish(&src);
+made:
     if (r < 0) {
         snprintf(why_buf, why_cap, "%s", v ? kiln_last_error() : "out of host memory for the variant");
         *why = why_buf;
@@ -587,13 +602,13 @@ static struct spec_variant *variant_get(struct spec_sched *q, const struct spec_
     return v;
 }
 
-static bool same_bake(const struct spec_variant *v, uint32_t mask, const uint32_t *params,
+static bool same_bake(const struct spec_variant *v, uint64_t mask, const uint32_t *params,
                       const struct spec_facts *facts)
 {
     if (!v || v->mask != mask || memcmp(&v->facts, facts, sizeof *facts))
         return false;
-    for (int i = 0; i < KILN_PARAM_WORDS; i++)
-        if ((mask & (1u << i)) && v->words[i] != params[i])
+    for (int i = 0; i < KILN_MAX_PARAM_WORDS; i++)
+        if ((mask & ((uint64_t)1 << i)) && v->words[i] != params[i])
             return false;
     return true;
 }
@@ -654,14 +669,14 @@ void spec_times_lost(struct spec_sched *q, const char *why)
              (unsigned long long)q->submits, why);
 }
 
-static bool no_gain_has(const struct spec_site *t, uint32_t mask, const uint32_t *params)
+static bool no_gain_has(const struct spec_site *t, uint64_t mask, const uint32_t *params)
 {
     for (uint32_t i = 0; i < t->no_gain_n && i < 4; i++) {
         if (t->no_gain[i].mask != mask)
             continue;
         bool same = true;
-        for (int w = 0; w < KILN_PARAM_WORDS; w++)
-            same &= !(mask & (1u << w)) || t->no_gain[i].words[w] == params[w];
+        for (int w = 0; w < KILN_MAX_PARAM_WORDS; w++)
+            same &= !(mask & ((uint64_t)1 << w)) || t->no_gain[i].words[w] == params[w];
         if (same)
             return true;
     }
@@ -700,11 +715,11 @@ static void site_step(struct spec_sched *q, struct spec_site *t, uint64_t now)
         return;
     }
     t->started = true;
-    uint32_t read = n.iface->params_read;
-    uint32_t target = 0, proven = 0;
+    uint64_t read = n.iface->params_read;
+    uint64_t target = 0, proven = 0;
     uint64_t next = 0;
-    for (uint32_t i = 0; i < KILN_PARAM_WORDS; i++) {
-        uint32_t bit = 1u << i;
+    for (uint32_t i = 0; i < KILN_MAX_PARAM_WORDS; i++) {
+        uint64_t bit = (uint64_t)1 << i;
         if (!(read & bit))
             continue;
         const struct spec_slot *sl = &t->slot[i];
@@ -771,8 +786,8 @@ static void site_step(struct spec_sched *q, struct spec_site *t, uint64_t now)
     if (st == KILN_PROGRAM_FAILED) {
         q->failures++;
         event(q, t, KILN_SPEC_FAILED, now, t->warming);
-        for (uint32_t i = 0; i < KILN_PARAM_WORDS; i++)
-            if ((target & (1u << i)) && t->slot[i].changed)
+        for (uint32_t i = 0; i < KILN_MAX_PARAM_WORDS; i++)
+            if ((target & ((uint64_t)1 << i)) && t->slot[i].changed)
                 grow(&t->slot[i], p);
         /* A failure is not cached: asked for again, the variant compiles
          * again (a driver's failure may not repeat). */

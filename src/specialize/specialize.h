@@ -105,8 +105,8 @@ void spec_policy_default(struct spec_policy *p);
 
 struct spec_variant {
     uint8_t prog_hash[16];   /* the universal's front-end key hash */
-    uint32_t mask;           /* baked slots */
-    uint32_t words[KILN_PARAM_WORDS];   /* baked words; 0 outside mask */
+    uint64_t mask;           /* baked slots */
+    uint32_t words[KILN_MAX_PARAM_WORDS];   /* baked words; 0 outside mask */
     struct spec_facts {      /* certain facts baked beside the words (no call can change them) */
         uint32_t lens_mask;  /* bit b: the length of the range at binding b (kiln_len(b)) */
         uint32_t lens[KILN_MAX_BINDINGS];
@@ -150,8 +150,8 @@ struct spec_view {
     const char *program;           /* its program's name */
     kiln_program_state state;      /* its program's */
     const kiln_program_interface *iface;   /* its program's; read only when READY */
-    const struct cjob *front;      /* its program's front-end job: identity and provenance */
-    const uint32_t *params;        /* KILN_PARAM_WORDS words */
+    struct cjob *front;            /* its program's front-end job: identity and provenance (variants hold it) */
+    const uint32_t *params;        /* KILN_MAX_PARAM_WORDS words (0 past the program's param_words) */
     uint32_t bound;                /* bit b: a range is bound at binding b */
     const uint32_t *lens;          /* KILN_MAX_BINDINGS byte lengths, by binding number */
     const uint32_t *groups;        /* the grid, 3 counts */
@@ -175,12 +175,12 @@ struct spec_site {
     uint64_t uni_best, var_best;   /* ns; fastest seen */
     uint32_t uni_n, var_n;
     struct spec_no_gain {    /* bakes found not faster: not promoted again at these words */
-        uint32_t mask;
-        uint32_t words[KILN_PARAM_WORDS];
+        uint64_t mask;
+        uint32_t words[KILN_MAX_PARAM_WORDS];
     } no_gain[4];
     uint32_t no_gain_n;
     uint32_t failures;
-    struct spec_slot slot[KILN_PARAM_WORDS];
+    struct spec_slot slot[KILN_MAX_PARAM_WORDS];
     struct spec_variant *warming;    /* compiling or ready, not bound yet */
     struct spec_variant *bound;      /* promoted: the node records with it */
     uint64_t wake_at;        /* next decision point (submit number); 0 none */

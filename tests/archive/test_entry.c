@@ -86,7 +86,7 @@ TEST(interface_bytes_on_disk)
     arc_iface_put(&b, &it);
     REQUIRE(!b.oom);
     enum { BINDING = 4 * 4 + 8 + 64 };
-    CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 12 + 12);
+    CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12);
     const uint8_t *p = b.p;
     CHECK_EQ(le32(p), 3);
     const uint8_t *b1 = p + 4 + BINDING;
@@ -99,9 +99,10 @@ TEST(interface_bytes_on_disk)
     CHECK(le32(tail + 4) == 64 && le32(tail + 8) == 2 && le32(tail + 12) == 1);
     CHECK_EQ(le32(tail + 16), 6);                                /* spirv_words */
     CHECK(!memcmp(tail + 20, "main\0", 5));
-    CHECK(le32(tail + 84) == 5 && le32(tail + 88) == 4 && le32(tail + 92) == 1);
-    CHECK(le32(tail + 96) == 0 && le32(tail + 100) == KILN_PARAM_WORDS);   /* own_push_block, param_words */
-    CHECK_EQ(le32(tail + 104), KILN_SUBGROUP_BASIC | KILN_SUBGROUP_ARITHMETIC);   /* subgroup_ops */
+    CHECK(le32(tail + 84) == 5 && le32(tail + 88) == 0);          /* params_read, u64 */
+    CHECK(le32(tail + 92) == 4 && le32(tail + 96) == 1);           /* lens_read, groups_read */
+    CHECK(le32(tail + 100) == 0 && le32(tail + 104) == KILN_PARAM_WORDS);   /* own_push_block, param_words */
+    CHECK_EQ(le32(tail + 108), KILN_SUBGROUP_BASIC | KILN_SUBGROUP_ARITHMETIC);   /* subgroup_ops */
     /* Read back alone, to the last byte. */
     struct bytes_reader r;
     bytes_reader_init(&r, b.p, b.len);

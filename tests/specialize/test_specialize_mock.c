@@ -104,7 +104,7 @@ static void drain(struct fx *f)
             char slots[64] = "";
             size_t k = 0;
             for (int b = 0; b < KILN_PARAM_WORDS; b++)
-                if (ev[i].mask & (1u << b))
+                if (ev[i].mask & ((uint64_t)1 << b))
                     k += (size_t)snprintf(slots + k, sizeof slots - k, "%s%d", k ? "," : "", b);
             int node = -1;
             for (int j = 0; j < 4; j++)

@@ -32,6 +32,22 @@ static const char *k_src = "#version 450\n"
                            "    b[i] = v;\n"
                            "}\n";
 
+/* The same computation with the shader's own push_constant block: its
+ * words are the node's params, baked at the SPIR-V level. */
+static const char *k_own_src = "#version 450\n"
+                               "layout(local_size_x = 64) in;\n"
+                               "layout(push_constant) uniform P { uint flag; uint loops; uint mul; uint add; } pc;\n"
+                               "layout(std430, binding = 0) readonly buffer In { uint a[]; };\n"
+                               "layout(std430, binding = 1) writeonly buffer Out { uint b[]; };\n"
+                               "void main() {\n"
+                               "    uint i = gl_GlobalInvocationID.x;\n"
+                               "    uint v = a[i];\n"
+                               "    if (pc.flag != 0u) v = v * 3u + 1u;\n"
+                               "    for (uint k = 0u; k < pc.loops; k++) v = v * 1664525u + 1013904223u;\n"
+                               "    v += pc.mul * 7u + pc.add;\n"
+                               "    b[i] = v;\n"
+                               "}\n";
+
 /* Lets the variant compiles in flight land (at most about 5 s). */
 static void wait_compiles(kiln_context ctx)
 {
@@ -59,7 +75,7 @@ static uint32_t rnd(void)
     return rng_state >> 8;
 }
 
-static void run_script(uint32_t seed, uint64_t *promotions, uint64_t *demotions)
+static void run_script(const char *src, uint32_t seed, uint64_t *promotions, uint64_t *demotions)
 {
     rng_state = seed;
     kiln_context ctx;
@@ -76,7 +92,7 @@ static void run_script(uint32_t seed, uint64_t *promotions, uint64_t *demotions)
     uint32_t input[N];
     for (uint32_t i = 0; i < N; i++)
         input[i] = i * 2654435761u;
-    CHECK_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = k_src, .name = "frames.comp"}, &prog));
+    CHECK_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = "frames.comp"}, &prog));
     CHECK_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &in));
     CHECK_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &mid));
     CHECK_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &out));
@@ -130,11 +146,22 @@ static void run_script(uint32_t seed, uint64_t *promotions, uint64_t *demotions)
     test_context_done(ctx);
 }
 
+/* The same scripts on a shader with its own push_constant block: variants
+ * are its SPIR-V with the block's words made constants. */
+TEST(own_block_frames_match_the_universal_program)
+{
+    uint64_t promotions = 0, demotions = 0;
+    for (uint32_t seed = 1; seed <= 3; seed++)
+        run_script(k_own_src, seed, &promotions, &demotions);
+    CHECK(promotions > 0);
+    CHECK(demotions > 0);
+}
+
 TEST(every_frame_matches_the_universal_program)
 {
     uint64_t promotions = 0, demotions = 0;
     for (uint32_t seed = 1; seed <= 3; seed++)
-        run_script(seed, &promotions, &demotions);
+        run_script(k_src, seed, &promotions, &demotions);
     /* Frames ran on variants and went back to the universal program. */
     CHECK(promotions > 0);
     CHECK(demotions > 0);
@@ -148,7 +175,8 @@ TEST(verify_mode_passes_correct_variants)
 {
     setenv("KILN_SPEC_VERIFY", "1", 1);
     uint64_t promotions = 0, demotions = 0;
-    run_script(7, &promotions, &demotions);
+    run_script(k_src, 7, &promotions, &demotions);
+    run_script(k_own_src, 7, &promotions, &demotions);   /* variants baked in SPIR-V, checked too */
     unsetenv("KILN_SPEC_VERIFY");
     CHECK(promotions > 0);
 }
@@ -279,6 +307,7 @@ int main(void)
 {
     unsetenv("KILN_SPECIALIZATION");
     unsetenv("KILN_SPEC_VERIFY");
+    RUN(own_block_frames_match_the_universal_program);
     RUN(every_frame_matches_the_universal_program);
     RUN(verify_mode_passes_correct_variants);
     RUN(verify_mode_catches_a_wrong_variant);

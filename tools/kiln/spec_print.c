@@ -32,10 +32,10 @@ bool cli_spec_drain(kiln_context ctx, kiln_scheme scheme, const char *tool, uint
     while (kiln_scheme_spec_events(ctx, scheme, ev, 32, &n) == KILN_OK && n) {
         for (uint32_t i = 0; i < n; i++) {
             const kiln_spec_event *e = &ev[i];
-            char slots[160] = "";
+            char slots[1024] = "";
             size_t k = 0;
-            for (int b = 0; b < KILN_PARAM_WORDS && k < sizeof slots; b++)
-                if (e->mask & (1u << b))
+            for (int b = 0; b < KILN_MAX_PARAM_WORDS && k < sizeof slots; b++)
+                if (e->mask & ((uint64_t)1 << b))
                     k += (size_t)snprintf(slots + k, sizeof slots - k, " slot%d=0x%x", b, e->words[b]);
             fprintf(stderr, "%s%s: submit %llu: %-8s node '%s' (%s):%s\n", tty ? "\r\033[K" : "", tool, (unsigned long long)e->submit,
                     kind_name(e->kind), e->node_label, e->program, e->mask ? slots : " universal");
