@@ -435,12 +435,6 @@ typedef struct kiln_program_interface {
     int own_push_block;           /* 1: the program declares its own push_constant block (kiln adds none) */
     uint32_t param_words;         /* a node's param words: KILN_PARAM_WORDS, or its own block's size / 4 */
     uint32_t subgroup_ops;        /* kiln_subgroup_ops bits the code needs (checked against the device's) */
-    /* Every specialization constant the source declares, by id (a
-     * local_size_x_id constant and a constant_id constant of the same id
-     * are two entries: one id sets both). workgroup_size above is the
-     * size the program runs with: its local_size constants' values. */
-    uint32_t constant_count;
-    kiln_spec_constant_info constants[KILN_MAX_SPEC_CONSTANTS];
 } kiln_program_interface;
 
 /* The program's interface, read from its SPIR-V. KILN_ERR_PENDING while
