@@ -2,7 +2,7 @@
  * bench_spec.c: what kiln's specialization buys, and what it costs once
  * settled.
  *
- * Part 1, the gain. Two kernels over N elements (default 4M on a GPU, 1M on
+ * Part 1, the gain. Three kernels over N elements (default 4M on a GPU, 1M on
  * a CPU device such as lavapipe; --elements), each one node of 64-wide
  * workgroups in a scheme of its own, run three ways:
  *   universal  specialization off (.specialization = -1): the program reads
@@ -20,7 +20,11 @@
  *         ALU work; baked, the trip count is a constant;
  *   flag  a cheap hash per element, then an expensive path (64 rounds of
  *         lookups in a second buffer) under `if (kiln_param(0) != 0u)`, run
- *         with the flag 0: baked, the path is gone.
+ *         with the flag 0: baked, the path is gone;
+ *   own   the loop kernel with its bound a member of the shader's own
+ *         push_constant block: kiln bakes it in the SPIR-V (no GLSL
+ *         compile); "hand" is the same source with the bound defined to
+ *         the literal (TRIPS).
  * Each way lives in a context of its own, made up front. Timing: after a
  * warm-up (whose times also size the blocks), rounds (default 9, --rounds)
  * of one block per way, the order rotating each round (A,B,C then B,C,A,
@@ -138,6 +142,31 @@ static const char flag_source[] = "#version 450\n"
                                   "    o[i] = x;\n"
                                   "}\n";
 
+/* The loop kernel as real shaders write it: the bound is a member of the
+ * shader's own push_constant block (a node's word 0); kiln bakes it in the
+ * SPIR-V. "hand" defines TRIPS to the literal. */
+static const char own_source[] = "#version 450\n"
+                                 "layout(local_size_x = 64) in;\n"
+                                 "layout(push_constant) uniform Push { uint trips; } pc;\n"
+                                 "#ifndef TRIPS\n"
+                                 "#define TRIPS pc.trips\n"
+                                 "#endif\n"
+                                 "layout(std430, binding = 0) readonly buffer In { uint a[]; };\n"
+                                 "layout(std430, binding = 1) writeonly buffer Out { uint o[]; };\n"
+                                 "void main()\n"
+                                 "{\n"
+                                 "    uint i = gl_GlobalInvocationID.x;\n"
+                                 "    if (i >= uint(o.length()))\n"
+                                 "        return;\n"
+                                 "    uint x = a[i];\n"
+                                 "    for (uint k = 0u; k < TRIPS; k++) {\n"
+                                 "        x = x * 1664525u + 1013904223u;\n"
+                                 "        x ^= x >> 13;\n"
+                                 "        x += k;\n"
+                                 "    }\n"
+                                 "    o[i] = x;\n"
+                                 "}\n";
+
 /* Part 2's program: one invocation adds its word to the first word of the
  * node's range. */
 static const char tiny_source[] = "#version 450\n"
@@ -145,15 +174,16 @@ static const char tiny_source[] = "#version 450\n"
                                   "layout(std430, binding = 0) buffer B { uint d[]; };\n"
                                   "void main() { d[0] += kiln_param(0); }\n";
 
-enum kernel { K_LOOP, K_FLAG, K_COUNT };
-static const char *const kernel_name[K_COUNT] = {"loop", "flag"};
-static const char *const kernel_what[K_COUNT] = {"loop bound, param 0 = 64", "flag off, param 0 = 0"};
-static const uint32_t kernel_word[K_COUNT] = {LOOP_TRIPS, 0u};
+enum kernel { K_LOOP, K_FLAG, K_OWN, K_COUNT };
+static const char *const kernel_name[K_COUNT] = {"loop", "flag", "own"};
+static const char *const kernel_what[K_COUNT] = {"loop bound, param 0 = 64", "flag off, param 0 = 0",
+                                                 "loop bound in its own push block = 64"};
+static const uint32_t kernel_word[K_COUNT] = {LOOP_TRIPS, 0u, LOOP_TRIPS};
 
 /* The host's reference of each kernel, with its word. */
 static uint32_t reference(enum kernel k, uint32_t a, uint32_t word, const uint32_t *table)
 {
-    if (k == K_LOOP) {
+    if (k == K_LOOP || k == K_OWN) {
         uint32_t x = a;
         for (uint32_t i = 0; i < word; i++) {
             x = x * 1664525u + 1013904223u;
@@ -361,10 +391,11 @@ static void kern_init(struct way_ctx *w, enum way way, enum kernel k, uint32_t e
     struct kern *kn = &w->k[k];
     char value[16], name[64];
     snprintf(value, sizeof value, "%uu", kernel_word[k]);
-    kiln_define def = {"KILN_SPEC_MAIN_UW0", value};
+    kiln_define def = {k == K_OWN ? "TRIPS" : "KILN_SPEC_MAIN_UW0", value};
     snprintf(name, sizeof name, "%s_%s.comp", kernel_name[k], way_name[way]);
     kiln_program_interface iface;
-    kn->prog = make_program(w->ctx, k == K_LOOP ? loop_source : flag_source, name, way == W_HAND ? &def : NULL,
+    kn->prog = make_program(w->ctx, k == K_LOOP ? loop_source : k == K_OWN ? own_source : flag_source, name,
+                            way == W_HAND ? &def : NULL,
                             way == W_HAND ? 1 : 0, &iface);
     kn->spirv_words = iface.spirv_words;
     if (way != W_HAND && iface.params_read != 1u)
@@ -391,7 +422,8 @@ static void kern_init(struct way_ctx *w, enum way way, enum kernel k, uint32_t e
                          .binding_count = nb,
                          .groups = {(elements + GROUP - 1) / GROUP, 1, 1},
                          .params = (const uint32_t[]){kernel_word[k]},
-                         .param_count = 1,
+                         /* the hand-written own-block shader may have no block left to fill */
+                         .param_count = k == K_OWN && way == W_HAND ? 0 : 1,
                          .label = kernel_name[k]};
     KCHECK(kiln_scheme_add_node(w->ctx, kn->scheme, &nd, &kn->node));
 }
