@@ -210,6 +210,19 @@ typedef struct kiln_caps {
     uint32_t max_per_stage_uniform_buffers;
     uint32_t max_per_stage_resources;
     uint64_t max_buffer_size;
+    /* Bindings as shaders declare them (checked before any Vulkan call,
+     * like the limits above): descriptor sets one program may use, 0..N-1
+     * (maxBoundDescriptorSets; kiln takes at most KILN_MAX_SETS); storage
+     * images and storage texel buffers, sampled images and uniform texel
+     * buffers one program may bind (maxPerStageDescriptorStorageImages,
+     * maxPerStageDescriptorSampledImages); a texel buffer's offset
+     * alignment in bytes and its most texels (minTexelBufferOffsetAlignment,
+     * maxTexelBufferElements). */
+    uint32_t max_bound_descriptor_sets;
+    uint32_t max_per_stage_storage_images;
+    uint32_t max_per_stage_sampled_images;
+    uint32_t max_texel_buffer_elements;
+    uint64_t min_texel_buffer_offset_alignment;
 } kiln_caps;
 
 /* Creates a context on one device. On KILN_ERR_NO_DEVICE the message lists
@@ -269,8 +282,8 @@ KILN_API KILN_NODISCARD kiln_result kiln_devices(kiln_device_info *out, uint32_t
 /* ---- buffers --------------------------------------------------------------- */
 
 typedef enum kiln_buffer_usage {
-    KILN_BUFFER_STORAGE = 1u << 0,  /* bindable as a storage buffer (default) */
-    KILN_BUFFER_UNIFORM = 1u << 1,  /* bindable as a uniform buffer */
+    KILN_BUFFER_STORAGE = 1u << 0,  /* bindable as a storage buffer and a storage or uniform texel buffer (default) */
+    KILN_BUFFER_UNIFORM = 1u << 1,  /* bindable as a uniform buffer and a uniform texel buffer */
 } kiln_buffer_usage;
 
 /* A new buffer's bytes are all zero. */
@@ -339,9 +352,15 @@ KILN_API KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_
  * device's own limit is checked when the program is made). */
 #define KILN_MAX_PARAM_WORDS 64
 #define KILN_MAX_BINDINGS 16
+/* Descriptor sets a program may use: 0..KILN_MAX_SETS-1. */
+#define KILN_MAX_SETS 8
+/* Descriptors of one program in all (each binding counts its array
+ * length), and so the most kiln_binding entries a node desc holds. */
+#define KILN_MAX_DESCRIPTORS 64
 /* kiln's push-constant block: the 8 param words, then the byte length of
- * the range bound at each binding number 0..15 (read in GLSL through
- * kiln_len(b)); 96 bytes. */
+ * the range bound at each binding number 0..15 of set 0 (read in GLSL
+ * through kiln_len(b); an array binding's element 0; a binding in another
+ * set has no kiln_len: use its .length() or imageSize()); 96 bytes. */
 #define KILN_PUSH_BYTES (4 * (KILN_PARAM_WORDS + KILN_MAX_BINDINGS))
 #define KILN_MAX_DEFINES 32
 #define KILN_MAX_INCLUDE_DIRS 8
@@ -404,10 +423,67 @@ KILN_API KILN_NODISCARD kiln_result kiln_program_wait(kiln_context ctx, kiln_pro
  * (optional) receives the full length without the NUL. */
 KILN_API KILN_NODISCARD kiln_result kiln_program_log(kiln_context ctx, kiln_program prog, char *buf, size_t cap, size_t *len);
 
+/*
+ * Bindings as shaders declare them. A program's buffers may be in any
+ * descriptor set below KILN_MAX_SETS (and the device's
+ * max_bound_descriptor_sets); sets it leaves empty in between are fine.
+ * Several blocks may share one (set, binding), such as a packed and an
+ * unpacked view of the same data: one buffer is bound there and seen
+ * through each of them; the interface lists the binding once, with the
+ * union of the blocks' declared access, the largest of their fixed sizes,
+ * and their names joined by '|' ("Packed|Full", in the module's order); the
+ * blocks must agree on kind (a storage and a uniform block on one binding
+ * are refused by name) and on array length. An array of blocks
+ * (`buffer B { ... } b[4];`) is one binding of `count` descriptors, each
+ * element bound by its own kiln_binding (kiln_binding.element); an array
+ * of unknown length (`b[]`) is refused. Texel buffers (`imageBuffer`,
+ * `uimageBuffer`, `iimageBuffer`: storage; `textureBuffer`,
+ * `samplerBuffer`: uniform) are bound from a kiln buffer with a format:
+ * the shader's format qualifier (`layout(r32f)`), else the binding's
+ * kiln_binding.format; kiln makes the buffer view.
+ */
 typedef enum kiln_binding_kind {
     KILN_BINDING_STORAGE_BUFFER = 1,
     KILN_BINDING_UNIFORM_BUFFER = 2,
+    KILN_BINDING_STORAGE_TEXEL_BUFFER = 3,   /* imageBuffer: imageLoad, imageStore, image atomics */
+    KILN_BINDING_UNIFORM_TEXEL_BUFFER = 4,   /* textureBuffer, samplerBuffer: texelFetch */
 } kiln_binding_kind;
+
+/* Formats of texels, named as GLSL's format qualifiers name them
+ * (kiln_format_name). "unorm" and "snorm" formats read as floats in [0, 1]
+ * and [-1, 1]; "ui" and "i" ones as unsigned and signed integers. */
+typedef enum kiln_format {
+    KILN_FORMAT_UNDEFINED = 0,   /* none given: decided by the shader's format qualifier */
+    KILN_FORMAT_R32F = 1,
+    KILN_FORMAT_R32UI = 2,
+    KILN_FORMAT_R32I = 3,
+    KILN_FORMAT_RG32F = 4,
+    KILN_FORMAT_RG32UI = 5,
+    KILN_FORMAT_RG32I = 6,
+    KILN_FORMAT_RGBA32F = 7,
+    KILN_FORMAT_RGBA32UI = 8,
+    KILN_FORMAT_RGBA32I = 9,
+    KILN_FORMAT_R16F = 10,
+    KILN_FORMAT_RG16F = 11,
+    KILN_FORMAT_RGBA16F = 12,
+    KILN_FORMAT_RGBA16UI = 13,
+    KILN_FORMAT_RGBA16I = 14,
+    KILN_FORMAT_RGBA8 = 15,          /* 8-bit unsigned normalized ("rgba8") */
+    KILN_FORMAT_RGBA8_SNORM = 16,
+    KILN_FORMAT_RGBA8UI = 17,
+    KILN_FORMAT_RGBA8I = 18,
+    KILN_FORMAT_R8 = 19,             /* 8-bit unsigned normalized ("r8") */
+    KILN_FORMAT_R8UI = 20,
+    KILN_FORMAT_R8I = 21,
+    KILN_FORMAT_COUNT = 22,          /* not a format: one past the last */
+} kiln_format;
+
+/* A format's name as a GLSL format qualifier spells it ("r32f", "rgba8",
+ * "rgba8_snorm"); NULL for a value that is no format (and for
+ * KILN_FORMAT_UNDEFINED). A constant string. */
+KILN_API const char *kiln_format_name(kiln_format format);
+/* Bytes of one texel of the format; 0 for a value that is no format. */
+KILN_API uint32_t kiln_format_size(kiln_format format);
 
 typedef enum kiln_access {
     KILN_ACCESS_READ = 1u << 0,
@@ -417,9 +493,11 @@ typedef enum kiln_access {
 typedef struct kiln_binding_info {
     uint32_t set, binding;
     kiln_binding_kind kind;
-    uint32_t access;              /* kiln_access bits, as the source declares them */
-    uint64_t min_size;            /* bytes of the block's fixed part */
-    char name[64];
+    uint32_t access;              /* kiln_access bits, as the source declares them (the union of its blocks') */
+    uint64_t min_size;            /* bytes of the block's fixed part (the largest of its blocks'); 0 for texel buffers */
+    char name[64];                /* the block's name; several blocks' joined by '|' */
+    uint32_t count;               /* descriptors: an array's length, else 1 */
+    kiln_format format;           /* a storage texel buffer's format qualifier; 0: none declared */
 } kiln_binding_info;
 
 typedef struct kiln_program_interface {
@@ -452,17 +530,29 @@ typedef struct kiln_scheme_desc {
  * caller's (borrowed). */
 KILN_API kiln_scheme_desc kiln_scheme_desc_defaults(const kiln_scheme_desc *desc);
 
+/* What a node binds at one (set, binding, element) of its program: a
+ * range of a buffer. Every descriptor the program declares is given exactly
+ * once: each element of an array binding has its own entry (an element not
+ * given is refused naming the binding and the element). */
 typedef struct kiln_binding {
-    uint32_t binding;     /* binding number in set 0 */
+    uint32_t binding;     /* binding number in `set` */
     kiln_buffer buffer;
     uint64_t offset;      /* bytes */
     uint64_t size;        /* bytes; 0 = to the end of the buffer */
+    uint32_t set;         /* descriptor set; 0 by default */
+    uint32_t element;     /* element of an array binding (`buffer B { ... } b[4];`: 0..3); 0 otherwise */
+    /* A texel buffer's format (kiln makes the buffer view); 0: the
+     * shader's format qualifier. A storage texel buffer whose shader
+     * declares a format takes that one (another here is refused); a
+     * uniform texel buffer (no qualifier in GLSL) needs one here. Given for
+     * a binding that is no texel buffer, it is refused. */
+    kiln_format format;
 } kiln_binding;
 
 typedef struct kiln_node_desc {
     kiln_program program;
-    const kiln_binding *bindings;  /* one per binding of the program; copied */
-    uint32_t binding_count;
+    const kiln_binding *bindings;  /* one per descriptor of the program (see kiln_binding); copied */
+    uint32_t binding_count;        /* at most KILN_MAX_DESCRIPTORS */
     uint32_t groups[3];            /* workgroups; 0 in y or z means 1; x is required */
     /* The node's param words, copied: kiln's KILN_PARAM_WORDS words
      * (kiln_param(n)), or, for a program that declares its own

@@ -27,26 +27,26 @@
 #define SPIRV_HEADER_WORDS 5
 #define NOTE_VALUE_LEN (4 + 4 + 8 + 8 + 64)
 
-/* The layout of kiln_program_interface (LP64) that format version 5's
+/* The layout of kiln_program_interface (LP64) that format version 6's
  * interface codec knows, field by field. A struct change fails here:
  * change the struct, bump ARC_FORMAT_VERSION, update the codec, then these
  * numbers (a version bump alone fails here too, so that the codec is
  * looked at). */
 #define BINDING_AT(field, at) (offsetof(kiln_binding_info, field) == (at))
 #define IFACE_AT(field, at) (offsetof(kiln_program_interface, field) == (at))
-_Static_assert(ARC_FORMAT_VERSION == 5 && sizeof(kiln_binding_info) == 88 && BINDING_AT(set, 0) &&
+_Static_assert(ARC_FORMAT_VERSION == 6 && sizeof(kiln_binding_info) == 96 && BINDING_AT(set, 0) &&
                    BINDING_AT(binding, 4) && BINDING_AT(kind, 8) && BINDING_AT(access, 12) &&
-                   BINDING_AT(min_size, 16) && BINDING_AT(name, 24) &&
-                   sizeof(((kiln_binding_info *)0)->name) == 64,
-               "kiln_binding_info is not the layout archive format 5 encodes: change the struct, bump "
+                   BINDING_AT(min_size, 16) && BINDING_AT(name, 24) && BINDING_AT(count, 88) &&
+                   BINDING_AT(format, 92) && sizeof(((kiln_binding_info *)0)->name) == 64,
+               "kiln_binding_info is not the layout archive format 6 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
-_Static_assert(ARC_FORMAT_VERSION == 5 && sizeof(kiln_program_interface) == 1536 && KILN_MAX_BINDINGS == 16 &&
-                   IFACE_AT(binding_count, 0) && IFACE_AT(bindings, 8) && IFACE_AT(push_constant_size, 1416) &&
-                   IFACE_AT(workgroup_size, 1420) && IFACE_AT(spirv_words, 1432) && IFACE_AT(entry, 1436) &&
-                   IFACE_AT(params_read, 1504) && IFACE_AT(lens_read, 1512) && IFACE_AT(groups_read, 1516) &&
-                   IFACE_AT(own_push_block, 1520) && IFACE_AT(param_words, 1524) && IFACE_AT(subgroup_ops, 1528) &&
+_Static_assert(ARC_FORMAT_VERSION == 6 && sizeof(kiln_program_interface) == 1664 && KILN_MAX_BINDINGS == 16 &&
+                   IFACE_AT(binding_count, 0) && IFACE_AT(bindings, 8) && IFACE_AT(push_constant_size, 1544) &&
+                   IFACE_AT(workgroup_size, 1548) && IFACE_AT(spirv_words, 1560) && IFACE_AT(entry, 1564) &&
+                   IFACE_AT(params_read, 1632) && IFACE_AT(lens_read, 1640) && IFACE_AT(groups_read, 1644) &&
+                   IFACE_AT(own_push_block, 1648) && IFACE_AT(param_words, 1652) && IFACE_AT(subgroup_ops, 1656) &&
                    sizeof(((kiln_program_interface *)0)->entry) == 64,
-               "kiln_program_interface is not the layout archive format 5 encodes: change the struct, bump "
+               "kiln_program_interface is not the layout archive format 6 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
 
 static bool refuse(char why[ARC_WHY_LEN], const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -80,6 +80,8 @@ void arc_iface_put(struct bytes *out, const kiln_program_interface *iface)
         bytes_put_u32(out, b->access);
         bytes_put_u64(out, b->min_size);
         bytes_put_str(out, b->name, sizeof b->name);
+        bytes_put_u32(out, b->count);
+        bytes_put_u32(out, (uint32_t)b->format);
     }
     bytes_put_u32(out, iface->push_constant_size);
     for (int i = 0; i < 3; i++)
@@ -95,13 +97,23 @@ void arc_iface_put(struct bytes *out, const kiln_program_interface *iface)
 }
 
 /* The interface's ranges, in field order (see archive.h). */
-static bool iface_check(const kiln_program_interface *it, const uint32_t kinds[], const bool named[], bool entry_named,
-                        uint32_t groups_read, char why[ARC_WHY_LEN])
+static bool iface_check(const kiln_program_interface *it, const uint32_t kinds[], const uint32_t formats[],
+                        const bool named[], bool entry_named, uint32_t groups_read, char why[ARC_WHY_LEN])
 {
+    uint32_t descriptors = 0;
     for (uint32_t i = 0; i < it->binding_count; i++) {
         const kiln_binding_info *b = &it->bindings[i];
-        if (kinds[i] != KILN_BINDING_STORAGE_BUFFER && kinds[i] != KILN_BINDING_UNIFORM_BUFFER)
+        if (kinds[i] < KILN_BINDING_STORAGE_BUFFER || kinds[i] > KILN_BINDING_UNIFORM_TEXEL_BUFFER)
             return refuse(why, "binding %u (set %u): kind %u is no kiln_binding_kind", b->binding, b->set, kinds[i]);
+        if (b->set >= KILN_MAX_SETS)
+            return refuse(why, "binding %u: set %u is past KILN_MAX_SETS (%d)", b->binding, b->set, KILN_MAX_SETS);
+        if (b->count == 0 || b->count > KILN_MAX_DESCRIPTORS - descriptors)
+            return refuse(why, "binding %u (set %u): count %u is 0 or takes the descriptors past KILN_MAX_DESCRIPTORS "
+                          "(%d)", b->binding, b->set, b->count, KILN_MAX_DESCRIPTORS);
+        descriptors += b->count;
+        if (formats[i] >= KILN_FORMAT_COUNT || (formats[i] && kinds[i] != KILN_BINDING_STORAGE_TEXEL_BUFFER))
+            return refuse(why, "binding %u (set %u): format %u is no kiln_format of a storage texel buffer", b->binding,
+                          b->set, formats[i]);
         if (b->access & ~(uint32_t)(KILN_ACCESS_READ | KILN_ACCESS_WRITE))
             return refuse(why, "binding %u (set %u): access 0x%x has bits other than read and write", b->binding,
                           b->set, b->access);
@@ -135,7 +147,7 @@ static bool iface_check(const kiln_program_interface *it, const uint32_t kinds[]
 bool arc_iface_read(struct bytes_reader *r, kiln_program_interface *iface, char why[ARC_WHY_LEN])
 {
     kiln_program_interface it = {0};
-    uint32_t kinds[KILN_MAX_BINDINGS];
+    uint32_t kinds[KILN_MAX_BINDINGS], formats[KILN_MAX_BINDINGS];
     bool named[KILN_MAX_BINDINGS];
     *iface = it;
     size_t before = bytes_remaining(r);
@@ -150,7 +162,13 @@ bool arc_iface_read(struct bytes_reader *r, kiln_program_interface *iface, char 
         b->access = bytes_read_u32(r);
         b->min_size = bytes_read_u64(r);
         named[i] = bytes_read_str(r, b->name, sizeof b->name);
-        b->kind = kinds[i] == KILN_BINDING_UNIFORM_BUFFER ? KILN_BINDING_UNIFORM_BUFFER : KILN_BINDING_STORAGE_BUFFER;
+        b->count = bytes_read_u32(r);
+        formats[i] = bytes_read_u32(r);
+        /* Stored only once checked (an enum holds only its values). */
+        b->kind = kinds[i] >= KILN_BINDING_STORAGE_BUFFER && kinds[i] <= KILN_BINDING_UNIFORM_TEXEL_BUFFER
+                      ? (kiln_binding_kind)kinds[i]
+                      : KILN_BINDING_STORAGE_BUFFER;
+        b->format = formats[i] < KILN_FORMAT_COUNT ? (kiln_format)formats[i] : KILN_FORMAT_UNDEFINED;
     }
     it.push_constant_size = bytes_read_u32(r);
     for (int i = 0; i < 3; i++)
@@ -169,7 +187,7 @@ bool arc_iface_read(struct bytes_reader *r, kiln_program_interface *iface, char 
     it.own_push_block = (int)own_push;
     if (r->overrun)
         return refuse(why, "cut short: %zu bytes hold no whole interface of %u bindings", before, it.binding_count);
-    if (!iface_check(&it, kinds, named, entry_named, groups_read, why))
+    if (!iface_check(&it, kinds, formats, named, entry_named, groups_read, why))
         return false;
     *iface = it;
     return true;

@@ -84,9 +84,12 @@ struct kb_buffer {
     char label[64];
 };
 
+/* One descriptor of a binding set: element `element` of (set, binding),
+ * a range of a buffer; a texel buffer's with its format (a view is made). */
 struct kb_binding {
-    uint32_t binding;
+    uint32_t set, binding, element;
     kiln_binding_kind kind;
+    kiln_format format;      /* texel buffers: resolved (never 0); else 0 */
     struct kb_buffer *buffer;
     uint64_t offset, size;
 };
@@ -133,6 +136,10 @@ struct backend_ops {
     void (*cache_destroy)(struct kb_device *dev, struct kb_cache *cache);
     /* Merges srcs into dst; none of them may be in use meanwhile. */
     kiln_result (*cache_merge)(struct kb_device *dev, struct kb_cache *dst, struct kb_cache *const *srcs, uint32_t n);
+    /* Makes the descriptor sets of a layout (every set up to its program's
+     * last, the empty ones too) holding the n descriptors b (every one the
+     * layout declares, checked by the caller). A texel buffer's format the
+     * device cannot use for its kind is KILN_ERR_LIMIT naming it. */
     kiln_result (*bindset_create)(struct kb_device *dev, struct kb_layout *layout, const struct kb_binding *b,
                                   uint32_t n, struct kb_bindset **out);
     void (*bindset_destroy)(struct kb_device *dev, struct kb_bindset *set);

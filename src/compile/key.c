@@ -164,6 +164,7 @@ kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t
         const kiln_binding_info *bi = &iface->bindings[i];
         put_u64(&b, ((uint64_t)bi->set << 32) | bi->binding);
         put_u64(&b, ((uint64_t)bi->kind << 32) | bi->access);
+        put_u64(&b, ((uint64_t)bi->count << 32) | (uint32_t)bi->format);   /* the layout's counts; a view's format */
     }
     put_u64(&b, KILN_PUSH_BYTES);   /* the push-constant range every layout has */
     put_field(&b, spirv, words * 4);

@@ -283,8 +283,9 @@ static kiln_result l_scheme_add_node(struct kctx *c, kiln_scheme h, const kiln_n
     GET(schemes, struct scheme, "scheme", h, s);
     struct node_init init = {.binding_count = d.binding_count, .label = d.label};
     GET(programs, struct prog, "node desc: program", d.program, init.prog);
-    if (d.binding_count > KILN_MAX_BINDINGS)
-        return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u bindings, at most %d", d.binding_count, KILN_MAX_BINDINGS);
+    if (d.binding_count > KILN_MAX_DESCRIPTORS)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u bindings, at most %d (KILN_MAX_DESCRIPTORS)",
+                          d.binding_count, KILN_MAX_DESCRIPTORS);
     if (d.binding_count && !d.bindings)
         return KILN_RAISE(KILN_ERR_INVALID, "node desc: binding_count is %u but bindings is NULL", d.binding_count);
     for (uint32_t i = 0; i < d.binding_count; i++) {
@@ -295,7 +296,9 @@ static kiln_result l_scheme_add_node(struct kctx *c, kiln_scheme h, const kiln_n
                               (unsigned long long)bd->buffer.id, pool_why(&c->buffers, bd->buffer.id));
         /* Size 0, decided here (the desc's "decide later"): to the end of the buffer. */
         uint64_t size = bd->size ? bd->size : (bd->offset < b->size ? b->size - bd->offset : 0);
-        init.bindings[i] = (struct node_binding){bd->binding, b, bd->offset, size, 0, 0};
+        init.bindings[i] = (struct node_binding){.set = bd->set, .binding = bd->binding, .element = bd->element,
+                                                 .buffer = b, .offset = bd->offset, .size = size,
+                                                 .format = bd->format};
     }
     memcpy(init.groups, d.groups, sizeof init.groups);
     if (d.param_count > KILN_MAX_PARAM_WORDS)

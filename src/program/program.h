@@ -178,12 +178,18 @@ kiln_result prog_bake_variant(const struct prog_output *universal, const char *n
                               uint32_t count, struct prog_output *out);
 void prog_output_finish(struct prog_output *out);
 
-/* Reads the interface of a SPIR-V compute module. On an unsupported
- * resource (an image, a second descriptor set) returns KILN_ERR_LAYOUT. */
+/* Reads the interface of a SPIR-V compute module. On a resource kiln
+ * cannot bind (an image, a set past KILN_MAX_SETS, an array of unknown
+ * length, two kinds on one binding) returns KILN_ERR_LAYOUT naming it. */
 kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kiln_program_interface *out);
 
+/* A binding kind's name for messages ("storage buffer", "uniform texel
+ * buffer"); a constant string. */
+const char *prog_kind_name(kiln_binding_kind kind);
+
 /* True when a node bound for `a` can run `b` unchanged: the same bindings
- * with the same kinds and access. Otherwise writes the first difference. */
+ * (set, binding) with the same kinds, array lengths, formats and access.
+ * Otherwise writes the first difference. */
 bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_interface *b, char *why,
                            size_t cap);
 

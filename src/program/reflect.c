@@ -7,8 +7,14 @@
  * `writeonly` block writes, any other block does both. kiln derives barriers
  * from it, so declaring `readonly` where it holds spares barriers.
  *
- * kiln binds buffers in descriptor set 0; images, samplers and other sets
- * are refused with a message naming the resource.
+ * Buffers are bound as shaders declare them (see kiln.h): in any set below
+ * KILN_MAX_SETS; several blocks on one (set, binding) merged into one
+ * binding (one buffer seen through each: the union of their access, the
+ * largest fixed size, the names joined by '|'; a clash of kinds or array
+ * lengths refused by name); an array of blocks as one binding of `count`
+ * descriptors; texel buffers (Dim Buffer images) with the format their
+ * qualifier declares. Other images and samplers are refused with a message
+ * naming the resource.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +30,17 @@ static int cmp_binding(const void *a, const void *b)
     if (x->set != y->set)
         return x->set < y->set ? -1 : 1;
     return x->binding < y->binding ? -1 : x->binding > y->binding;
+}
+
+const char *prog_kind_name(kiln_binding_kind kind)
+{
+    switch (kind) {
+    case KILN_BINDING_STORAGE_BUFFER: return "storage buffer";
+    case KILN_BINDING_UNIFORM_BUFFER: return "uniform buffer";
+    case KILN_BINDING_STORAGE_TEXEL_BUFFER: return "storage texel buffer";
+    case KILN_BINDING_UNIFORM_TEXEL_BUFFER: return "uniform texel buffer";
+    default: return "binding of unknown kind";
+    }
 }
 
 static void on_spvc_error(void *ud, const char *msg)
@@ -42,6 +59,162 @@ static const char *resource_kind_name(spvc_resource_type t)
     case SPVC_RESOURCE_TYPE_ATOMIC_COUNTER: return "atomic counter";
     default: return "resource";
     }
+}
+
+/* Whether a resource of an image type is a texel buffer (Dim Buffer:
+ * imageBuffer, textureBuffer, samplerBuffer), which kiln binds from a
+ * buffer. */
+static bool is_texel_buffer(spvc_compiler comp, const spvc_reflected_resource *res)
+{
+    return spvc_type_get_image_dimension(spvc_compiler_get_type_handle(comp, res->base_type_id)) == SpvDimBuffer;
+}
+
+/* SPIR-V's ImageFormat (a format qualifier) as a kiln_format; 0 for
+ * Unknown (none declared) and for a format kiln does not take (*known
+ * false then). */
+static kiln_format format_of(SpvImageFormat f, bool *known)
+{
+    static const struct { SpvImageFormat spv; kiln_format kiln; } map[] = {
+        {SpvImageFormatR32f, KILN_FORMAT_R32F},         {SpvImageFormatR32ui, KILN_FORMAT_R32UI},
+        {SpvImageFormatR32i, KILN_FORMAT_R32I},         {SpvImageFormatRg32f, KILN_FORMAT_RG32F},
+        {SpvImageFormatRg32ui, KILN_FORMAT_RG32UI},     {SpvImageFormatRg32i, KILN_FORMAT_RG32I},
+        {SpvImageFormatRgba32f, KILN_FORMAT_RGBA32F},   {SpvImageFormatRgba32ui, KILN_FORMAT_RGBA32UI},
+        {SpvImageFormatRgba32i, KILN_FORMAT_RGBA32I},   {SpvImageFormatR16f, KILN_FORMAT_R16F},
+        {SpvImageFormatRg16f, KILN_FORMAT_RG16F},       {SpvImageFormatRgba16f, KILN_FORMAT_RGBA16F},
+        {SpvImageFormatRgba16ui, KILN_FORMAT_RGBA16UI}, {SpvImageFormatRgba16i, KILN_FORMAT_RGBA16I},
+        {SpvImageFormatRgba8, KILN_FORMAT_RGBA8},       {SpvImageFormatRgba8Snorm, KILN_FORMAT_RGBA8_SNORM},
+        {SpvImageFormatRgba8ui, KILN_FORMAT_RGBA8UI},   {SpvImageFormatRgba8i, KILN_FORMAT_RGBA8I},
+        {SpvImageFormatR8, KILN_FORMAT_R8},             {SpvImageFormatR8ui, KILN_FORMAT_R8UI},
+        {SpvImageFormatR8i, KILN_FORMAT_R8I},
+    };
+    *known = f == SpvImageFormatUnknown;
+    for (size_t i = 0; i < KILN_ARRAY_LEN(map); i++)
+        if (map[i].spv == f) {
+            *known = true;
+            return map[i].kiln;
+        }
+    return KILN_FORMAT_UNDEFINED;
+}
+
+/* Reads one buffer-like resource (a storage or uniform block, or a texel
+ * buffer) of list type `type` into *b: 1, or 0 when it is an image kiln
+ * does not bind here (left to the refusal below), or KILN_ERR_LAYOUT
+ * raised naming what kiln cannot bind (an array of unknown length or of
+ * more than one dimension, a format kiln does not know). */
+static int read_buffer(spvc_compiler comp, spvc_resource_type type, const spvc_reflected_resource *res,
+                       kiln_binding_info *b)
+{
+    bool image = type != SPVC_RESOURCE_TYPE_STORAGE_BUFFER && type != SPVC_RESOURCE_TYPE_UNIFORM_BUFFER;
+    if (image && !is_texel_buffer(comp, res))
+        return 0;
+    const char *name = res->name && *res->name ? res->name : "(unnamed)";
+    unsigned set = spvc_compiler_get_decoration(comp, res->id, SpvDecorationDescriptorSet);
+    unsigned binding = spvc_compiler_get_decoration(comp, res->id, SpvDecorationBinding);
+    *b = (kiln_binding_info){.set = set, .binding = binding, .count = 1};
+    snprintf(b->name, sizeof b->name, "%s", name);
+    if (set >= KILN_MAX_SETS)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "'%s' (binding %u) is in descriptor set %u; kiln binds sets 0..%d", name,
+                          binding, set, KILN_MAX_SETS - 1);
+    spvc_type vtype = spvc_compiler_get_type_handle(comp, res->type_id);
+    unsigned dims = spvc_type_get_num_array_dimensions(vtype);
+    if (dims > 1)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "'%s' (set %u, binding %u) is an array of %u dimensions; kiln binds arrays "
+                          "of one", name, set, binding, dims);
+    if (dims == 1) {
+        if (!spvc_type_array_dimension_is_literal(vtype, 0))
+            return KILN_RAISE(KILN_ERR_LAYOUT, "'%s' (set %u, binding %u) is an array sized by a specialization "
+                              "constant; kiln binds arrays of a length written in the source", name, set, binding);
+        b->count = spvc_type_get_array_dimension(vtype, 0);
+        if (b->count == 0)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "'%s' (set %u, binding %u) is an array of unknown length ('[]'); kiln "
+                              "binds arrays of a length written in the source", name, set, binding);
+    }
+    bool nonwritable = false, nonreadable = false;
+    switch (type) {
+    case SPVC_RESOURCE_TYPE_UNIFORM_BUFFER:
+        b->kind = KILN_BINDING_UNIFORM_BUFFER;
+        b->access = KILN_ACCESS_READ;
+        break;
+    case SPVC_RESOURCE_TYPE_STORAGE_BUFFER: {
+        b->kind = KILN_BINDING_STORAGE_BUFFER;
+        const SpvDecoration *decos;
+        size_t nd;
+        if (spvc_compiler_get_buffer_block_decorations(comp, res->id, &decos, &nd) == SPVC_SUCCESS)
+            for (size_t d = 0; d < nd; d++) {
+                nonwritable |= decos[d] == SpvDecorationNonWritable;
+                nonreadable |= decos[d] == SpvDecorationNonReadable;
+            }
+        break;
+    }
+    case SPVC_RESOURCE_TYPE_STORAGE_IMAGE: {
+        b->kind = KILN_BINDING_STORAGE_TEXEL_BUFFER;
+        nonwritable = spvc_compiler_has_decoration(comp, res->id, SpvDecorationNonWritable);
+        nonreadable = spvc_compiler_has_decoration(comp, res->id, SpvDecorationNonReadable);
+        SpvImageFormat f = spvc_type_get_image_storage_format(spvc_compiler_get_type_handle(comp, res->base_type_id));
+        bool known;
+        b->format = format_of(f, &known);
+        if (!known)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "storage texel buffer '%s' (set %u, binding %u) declares a format kiln "
+                              "does not take (SPIR-V ImageFormat %d)", name, set, binding, (int)f);
+        break;
+    }
+    default:   /* textureBuffer, samplerBuffer */
+        b->kind = KILN_BINDING_UNIFORM_TEXEL_BUFFER;
+        b->access = KILN_ACCESS_READ;
+        break;
+    }
+    if (b->kind == KILN_BINDING_STORAGE_BUFFER || b->kind == KILN_BINDING_STORAGE_TEXEL_BUFFER) {
+        b->access = KILN_ACCESS_READ | KILN_ACCESS_WRITE;
+        if (nonwritable)
+            b->access &= ~(uint32_t)KILN_ACCESS_WRITE;
+        if (nonreadable)
+            b->access &= ~(uint32_t)KILN_ACCESS_READ;
+    }
+    if (!image) {
+        size_t size = 0;
+        spvc_type btype = spvc_compiler_get_type_handle(comp, res->base_type_id);
+        if (spvc_compiler_get_declared_struct_size(comp, btype, &size) == SPVC_SUCCESS)
+            b->min_size = size;
+    }
+    return 1;
+}
+
+/* Adds a binding to the interface, or merges it into the one declared at
+ * the same (set, binding): several blocks on one binding see one buffer,
+ * so their kinds and array lengths must agree; access is the union, the
+ * fixed size the largest, the names joined by '|'. 0, or KILN_ERR_LAYOUT
+ * raised naming the clash. */
+static int add_binding(kiln_program_interface *out, const kiln_binding_info *b)
+{
+    for (uint32_t k = 0; k < out->binding_count; k++) {
+        kiln_binding_info *was = &out->bindings[k];
+        if (was->set != b->set || was->binding != b->binding)
+            continue;
+        if (was->kind != b->kind)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "binding %u of set %u is declared as a %s ('%s') and as a %s ('%s'); "
+                              "the blocks on one binding see one buffer and must be of one kind", b->binding, b->set,
+                              prog_kind_name(was->kind), was->name, prog_kind_name(b->kind), b->name);
+        if (was->count != b->count)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "binding %u of set %u is declared as arrays of %u ('%s') and %u ('%s') "
+                              "elements; the declarations on one binding must agree", b->binding, b->set, was->count,
+                              was->name, b->count, b->name);
+        if (was->format && b->format && was->format != b->format)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "binding %u of set %u is declared with formats %s ('%s') and %s ('%s')",
+                              b->binding, b->set, kiln_format_name(was->format), was->name,
+                              kiln_format_name(b->format), b->name);
+        was->access |= b->access;
+        was->min_size = KILN_MAX(was->min_size, b->min_size);
+        if (!was->format)
+            was->format = b->format;
+        size_t n = strlen(was->name);
+        snprintf(was->name + n, sizeof was->name - n, "|%s", b->name);
+        return 0;
+    }
+    if (out->binding_count == KILN_MAX_BINDINGS)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "more than %d bindings; kiln binds at most %d", KILN_MAX_BINDINGS,
+                          KILN_MAX_BINDINGS);
+    out->bindings[out->binding_count++] = *b;
+    return 0;
 }
 
 kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kiln_program_interface *out)
@@ -65,63 +238,29 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kil
         goto done;
     }
 
-    static const spvc_resource_type buffer_types[] = {SPVC_RESOURCE_TYPE_STORAGE_BUFFER,
-                                                      SPVC_RESOURCE_TYPE_UNIFORM_BUFFER};
+    static const spvc_resource_type buffer_types[] = {
+        SPVC_RESOURCE_TYPE_STORAGE_BUFFER, SPVC_RESOURCE_TYPE_UNIFORM_BUFFER, SPVC_RESOURCE_TYPE_STORAGE_IMAGE,
+        SPVC_RESOURCE_TYPE_SEPARATE_IMAGE, SPVC_RESOURCE_TYPE_SAMPLED_IMAGE};
     for (size_t t = 0; t < KILN_ARRAY_LEN(buffer_types); t++) {
         const spvc_reflected_resource *list;
         size_t count;
         spvc_resources_get_resource_list_for_type(res, buffer_types[t], &list, &count);
         for (size_t i = 0; i < count; i++) {
-            unsigned set = spvc_compiler_get_decoration(comp, list[i].id, SpvDecorationDescriptorSet);
-            unsigned binding = spvc_compiler_get_decoration(comp, list[i].id, SpvDecorationBinding);
-            const char *name = list[i].name && *list[i].name ? list[i].name : "(unnamed)";
-            if (set != 0) {
-                r = KILN_RAISE(KILN_ERR_LAYOUT, "buffer '%s' is in descriptor set %u; kiln binds set 0 only", name,
-                               set);
+            kiln_binding_info b;
+            int got = read_buffer(comp, buffer_types[t], &list[i], &b);
+            if (got < 0 || (got > 0 && add_binding(out, &b) < 0)) {
+                r = KILN_ERR_LAYOUT;   /* raised by read_buffer or add_binding */
                 goto done;
             }
-            spvc_type vtype = spvc_compiler_get_type_handle(comp, list[i].type_id);
-            if (spvc_type_get_num_array_dimensions(vtype) > 0) {
-                r = KILN_RAISE(KILN_ERR_LAYOUT, "buffer '%s' (binding %u) is an array of blocks; kiln binds one buffer "
-                               "per binding", name, binding);
-                goto done;
-            }
-            if (out->binding_count == KILN_MAX_BINDINGS) {
-                r = KILN_RAISE(KILN_ERR_LAYOUT, "more than %d bindings; kiln binds at most %d", KILN_MAX_BINDINGS,
-                               KILN_MAX_BINDINGS);
-                goto done;
-            }
-            for (uint32_t k = 0; k < out->binding_count; k++)
-                if (out->bindings[k].binding == binding) {
-                    r = KILN_RAISE(KILN_ERR_LAYOUT, "binding %u is declared twice ('%s' and '%s')", binding,
-                                   out->bindings[k].name, name);
-                    goto done;
-                }
-            kiln_binding_info *b = &out->bindings[out->binding_count++];
-            b->set = set;
-            b->binding = binding;
-            snprintf(b->name, sizeof b->name, "%s", name);
-            if (buffer_types[t] == SPVC_RESOURCE_TYPE_UNIFORM_BUFFER) {
-                b->kind = KILN_BINDING_UNIFORM_BUFFER;
-                b->access = KILN_ACCESS_READ;
-            } else {
-                b->kind = KILN_BINDING_STORAGE_BUFFER;
-                b->access = KILN_ACCESS_READ | KILN_ACCESS_WRITE;
-                const SpvDecoration *decos;
-                size_t nd;
-                if (spvc_compiler_get_buffer_block_decorations(comp, list[i].id, &decos, &nd) == SPVC_SUCCESS)
-                    for (size_t d = 0; d < nd; d++) {
-                        if (decos[d] == SpvDecorationNonWritable)
-                            b->access &= ~(uint32_t)KILN_ACCESS_WRITE;
-                        if (decos[d] == SpvDecorationNonReadable)
-                            b->access &= ~(uint32_t)KILN_ACCESS_READ;
-                    }
-            }
-            size_t size = 0;
-            spvc_type type = spvc_compiler_get_type_handle(comp, list[i].base_type_id);
-            if (spvc_compiler_get_declared_struct_size(comp, type, &size) == SPVC_SUCCESS)
-                b->min_size = size;
         }
+    }
+    uint32_t descriptors = 0;
+    for (uint32_t i = 0; i < out->binding_count; i++)
+        descriptors += out->bindings[i].count;
+    if (descriptors > KILN_MAX_DESCRIPTORS) {
+        r = KILN_RAISE(KILN_ERR_LAYOUT, "%u descriptors (array elements counted); kiln binds at most %d",
+                       descriptors, KILN_MAX_DESCRIPTORS);
+        goto done;
     }
     static const spvc_resource_type refused[] = {
         SPVC_RESOURCE_TYPE_STORAGE_IMAGE,    SPVC_RESOURCE_TYPE_SAMPLED_IMAGE,
@@ -132,10 +271,12 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kil
         const spvc_reflected_resource *list;
         size_t count;
         spvc_resources_get_resource_list_for_type(res, refused[t], &list, &count);
-        if (count) {
+        for (size_t i = 0; i < count; i++) {
+            if (is_texel_buffer(comp, &list[i]))
+                continue;   /* bound above */
             r = KILN_RAISE(KILN_ERR_LAYOUT, "%s '%s' (binding %u): kiln binds storage and uniform buffers only",
-                           resource_kind_name(refused[t]), list[0].name,
-                           spvc_compiler_get_decoration(comp, list[0].id, SpvDecorationBinding));
+                           resource_kind_name(refused[t]), list[i].name,
+                           spvc_compiler_get_decoration(comp, list[i].id, SpvDecorationBinding));
             goto done;
         }
     }
@@ -185,28 +326,43 @@ done:
 
 bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_interface *b, char *why, size_t cap)
 {
-    static const char *kinds[] = {"?", "storage buffer", "uniform buffer"};
     uint32_t i = 0, j = 0;
     while (i < a->binding_count || j < b->binding_count) {
         const kiln_binding_info *x = i < a->binding_count ? &a->bindings[i] : NULL;
         const kiln_binding_info *y = j < b->binding_count ? &b->bindings[j] : NULL;
-        if (!y || (x && x->binding < y->binding)) {
-            snprintf(why, cap, "binding %u is not declared by the new program", x->binding);
+        int order = !x ? 1 : !y ? -1 : cmp_binding(x, y);
+        const kiln_binding_info *at = order <= 0 ? x : y;
+        char place[48];
+        if (at->set)
+            snprintf(place, sizeof place, "binding %u of set %u", at->binding, at->set);
+        else
+            snprintf(place, sizeof place, "binding %u", at->binding);
+        if (order < 0) {
+            snprintf(why, cap, "%s is not declared by the new program", place);
             return false;
         }
-        if (!x || y->binding < x->binding) {
-            snprintf(why, cap, "binding %u is declared only by the new program", y->binding);
+        if (order > 0) {
+            snprintf(why, cap, "%s is declared only by the new program", place);
             return false;
         }
         if (x->kind != y->kind) {
-            snprintf(why, cap, "binding %u is a %s, the new program's a %s", x->binding, kinds[x->kind & 3],
-                     kinds[y->kind & 3]);
+            snprintf(why, cap, "%s is a %s, the new program's a %s", place, prog_kind_name(x->kind),
+                     prog_kind_name(y->kind));
+            return false;
+        }
+        if (x->count != y->count) {
+            snprintf(why, cap, "%s is an array of %u, the new program's of %u", place, x->count, y->count);
+            return false;
+        }
+        if (x->format != y->format) {
+            snprintf(why, cap, "%s declares format %s, the new program %s", place,
+                     x->format ? kiln_format_name(x->format) : "none", y->format ? kiln_format_name(y->format) : "none");
             return false;
         }
         if (x->access != y->access) {
-            snprintf(why, cap, "binding %u access differs (%s%s vs %s%s)", x->binding,
-                     x->access & KILN_ACCESS_READ ? "r" : "", x->access & KILN_ACCESS_WRITE ? "w" : "",
-                     y->access & KILN_ACCESS_READ ? "r" : "", y->access & KILN_ACCESS_WRITE ? "w" : "");
+            snprintf(why, cap, "%s access differs (%s%s vs %s%s)", place, x->access & KILN_ACCESS_READ ? "r" : "",
+                     x->access & KILN_ACCESS_WRITE ? "w" : "", y->access & KILN_ACCESS_READ ? "r" : "",
+                     y->access & KILN_ACCESS_WRITE ? "w" : "");
             return false;
         }
         i++;
@@ -336,17 +492,37 @@ kiln_result prog_check_limits_shared(const kiln_program_interface *iface, uint64
     if (push > caps->max_push_constants_size)
         return KILN_RAISE(KILN_ERR_LIMIT, "it needs %u bytes of push constants; the device allows %u "
                           "(maxPushConstantsSize)", push, caps->max_push_constants_size);
-    uint32_t storage = 0, uniform = 0;
-    for (uint32_t i = 0; i < iface->binding_count; i++)
-        (*(iface->bindings[i].kind == KILN_BINDING_UNIFORM_BUFFER ? &uniform : &storage))++;
+    /* Descriptors by kind (an array counts its elements). */
+    uint32_t storage = 0, uniform = 0, storage_texel = 0, uniform_texel = 0, last_set = 0;
+    for (uint32_t i = 0; i < iface->binding_count; i++) {
+        const kiln_binding_info *b = &iface->bindings[i];
+        switch (b->kind) {
+        case KILN_BINDING_UNIFORM_BUFFER: uniform += b->count; break;
+        case KILN_BINDING_STORAGE_TEXEL_BUFFER: storage_texel += b->count; break;
+        case KILN_BINDING_UNIFORM_TEXEL_BUFFER: uniform_texel += b->count; break;
+        default: storage += b->count; break;
+        }
+        last_set = KILN_MAX(last_set, b->set);
+    }
+    if (iface->binding_count && last_set >= caps->max_bound_descriptor_sets)
+        return KILN_RAISE(KILN_ERR_LIMIT, "it uses descriptor set %u; the device binds sets 0..%u "
+                          "(maxBoundDescriptorSets %u)", last_set, caps->max_bound_descriptor_sets - 1,
+                          caps->max_bound_descriptor_sets);
+    if (storage_texel > caps->max_per_stage_storage_images)
+        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u storage texel buffers; the device allows %u "
+                          "(maxPerStageDescriptorStorageImages)", storage_texel, caps->max_per_stage_storage_images);
+    if (uniform_texel > caps->max_per_stage_sampled_images)
+        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u uniform texel buffers; the device allows %u "
+                          "(maxPerStageDescriptorSampledImages)", uniform_texel, caps->max_per_stage_sampled_images);
     if (storage > caps->max_per_stage_storage_buffers)
         return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u storage buffers; the device allows %u "
                           "(maxPerStageDescriptorStorageBuffers)", storage, caps->max_per_stage_storage_buffers);
     if (uniform > caps->max_per_stage_uniform_buffers)
         return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u uniform buffers; the device allows %u "
                           "(maxPerStageDescriptorUniformBuffers)", uniform, caps->max_per_stage_uniform_buffers);
-    if (storage + uniform > caps->max_per_stage_resources)
+    uint32_t all = storage + uniform + storage_texel + uniform_texel;
+    if (all > caps->max_per_stage_resources)
         return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u buffers; the device allows %u resources per stage "
-                          "(maxPerStageResources)", storage + uniform, caps->max_per_stage_resources);
+                          "(maxPerStageResources)", all, caps->max_per_stage_resources);
     return KILN_OK;
 }

@@ -14,8 +14,8 @@ static void node_view(const struct spec_site *site, struct spec_view *out)
 {
     const struct node *n = (const struct node *)(const void *)((const char *)site - offsetof(struct node, site));
     uint32_t bound = 0;
-    for (uint32_t i = 0; i < n->binding_count; i++)
-        if (n->bindings[i].binding < KILN_MAX_BINDINGS)
+    for (uint32_t i = 0; i < n->binding_count; i++)   /* kiln_len(b): set 0, element 0 */
+        if (n->bindings[i].set == 0 && n->bindings[i].element == 0 && n->bindings[i].binding < KILN_MAX_BINDINGS)
             bound |= 1u << n->bindings[i].binding;
     *out = (struct spec_view){.node = n->id,
                               .label = n->label,
@@ -114,57 +114,145 @@ uint32_t node_param_words(const struct node *n)
     return KILN_MAX(n->param_count, (uint32_t)KILN_PARAM_WORDS);
 }
 
+/* Where a descriptor is, for messages: "binding 2", "binding 2 of set 1",
+ * with " element 3" for an element of an array. */
+static const char *place(char buf[64], uint32_t set, uint32_t binding, uint32_t element, bool array)
+{
+    int n = snprintf(buf, 64, "binding %u", binding);
+    if (set && n > 0 && n < 64)
+        n += snprintf(buf + n, 64 - (size_t)n, " of set %u", set);
+    if (array && n > 0 && n < 64)
+        snprintf(buf + n, 64 - (size_t)n, " element %u", element);
+    return buf;
+}
+
+static bool is_texel(kiln_binding_kind k)
+{
+    return k == KILN_BINDING_STORAGE_TEXEL_BUFFER || k == KILN_BINDING_UNIFORM_TEXEL_BUFFER;
+}
+
+static const kiln_binding_info *declared(const kiln_program_interface *iface, uint32_t set, uint32_t binding)
+{
+    for (uint32_t k = 0; k < iface->binding_count; k++)
+        if (iface->bindings[k].set == set && iface->bindings[k].binding == binding)
+            return &iface->bindings[k];
+    return NULL;
+}
+
+/* Checks one descriptor a node binds against what its program declares
+ * there (want), and notes its access, kind and (a texel buffer's) format. */
+static kiln_result check_descriptor(struct scheme *s, struct node *n, const kiln_binding_info *want,
+                                    struct node_binding *b)
+{
+    const kiln_caps *caps = &s->dev->caps;
+    char at[64];
+    place(at, b->set, b->binding, b->element, want->count > 1);
+    bool texel = is_texel(want->kind);
+    bool uniform = want->kind == KILN_BINDING_UNIFORM_BUFFER;
+    /* A storage buffer is also bindable as either texel buffer, a uniform
+     * one as a uniform texel buffer (kiln.h, kiln_buffer_usage). */
+    uint32_t need = uniform ? KILN_BUFFER_UNIFORM
+                    : want->kind == KILN_BINDING_UNIFORM_TEXEL_BUFFER ? KILN_BUFFER_STORAGE | KILN_BUFFER_UNIFORM
+                                                                      : KILN_BUFFER_STORAGE;
+    if (!(b->buffer->usage & need))
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s is a %s in %s, but buffer '%s' was created without %s",
+                          n->label, at, prog_kind_name(want->kind), n->prog->name, b->buffer->label,
+                          uniform ? "KILN_BUFFER_UNIFORM" : "KILN_BUFFER_STORAGE");
+    if (b->format && !texel)
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s is a %s in %s; a format (%s) is for texel buffers only",
+                          n->label, at, prog_kind_name(want->kind), n->prog->name,
+                          kiln_format_name(b->format) ? kiln_format_name(b->format) : "not a kiln_format");
+    uint64_t align = texel ? caps->min_texel_buffer_offset_alignment
+                     : uniform ? caps->min_uniform_buffer_offset_alignment
+                               : caps->min_storage_buffer_offset_alignment;
+    if (align && b->offset % align)
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s offset %llu is not a multiple of %llu", n->label, at,
+                          (unsigned long long)b->offset, (unsigned long long)align);
+    b->view_format = KILN_FORMAT_UNDEFINED;
+    if (texel) {
+        kiln_format f = want->format ? want->format : b->format;
+        if (b->format && !kiln_format_name(b->format))
+            return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s: format %d is not a kiln_format", n->label, at,
+                              (int)b->format);
+        if (!f)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is a %s bound without a format: %s declares "
+                              "none, so give kiln_binding.format (r32f, rgba8, ...)", n->label, at, want->name,
+                              prog_kind_name(want->kind), n->prog->name);
+        if (want->format && b->format && b->format != want->format)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is bound as %s, but %s declares it %s",
+                              n->label, at, want->name, kiln_format_name(b->format), n->prog->name,
+                              kiln_format_name(want->format));
+        uint32_t texel_bytes = kiln_format_size(f);
+        if (b->size % texel_bytes)
+            return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s (%s, %u-byte texels): a range of %llu bytes is not a "
+                              "whole number of texels", n->label, at, kiln_format_name(f), texel_bytes,
+                              (unsigned long long)b->size);
+        if (b->size / texel_bytes > caps->max_texel_buffer_elements)
+            return KILN_RAISE(KILN_ERR_LIMIT, "node '%s': %s: %llu texels, the device allows %u "
+                              "(maxTexelBufferElements)", n->label, at, (unsigned long long)(b->size / texel_bytes),
+                              caps->max_texel_buffer_elements);
+        b->view_format = f;
+    } else {
+        uint64_t range = uniform ? caps->max_uniform_buffer_range : caps->max_storage_buffer_range;
+        if (b->size > range)
+            return KILN_RAISE(KILN_ERR_LIMIT, "node '%s': %s range of %llu bytes, the device allows %llu", n->label, at,
+                              (unsigned long long)b->size, (unsigned long long)range);
+        if (b->size < want->min_size)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') needs at least %llu bytes, %llu are bound",
+                              n->label, at, want->name, (unsigned long long)want->min_size,
+                              (unsigned long long)b->size);
+    }
+    b->access = want->access;
+    b->kind = want->kind;
+    return KILN_OK;
+}
+
 static kiln_result node_bind(struct scheme *s, struct node *n)
 {
     const kiln_program_interface *iface = &n->prog->iface;
-    const kiln_caps *caps = &s->dev->caps;
     if (n->param_count > iface->param_words)
         return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %u param words given; program %s has %u (%s)", n->label,
                           n->param_count, n->prog->name, iface->param_words,
                           iface->own_push_block ? "the words of its own push_constant block" : "kiln's param words");
-    struct kb_binding kb[KILN_MAX_BINDINGS];
+    char at[64];
     for (uint32_t i = 0; i < n->binding_count; i++) {
-        bool found = false;
-        for (uint32_t k = 0; k < iface->binding_count; k++)
-            found |= iface->bindings[k].binding == n->bindings[i].binding;
-        if (!found)
-            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': binding %u is not declared by program %s", n->label,
-                              n->bindings[i].binding, n->prog->name);
+        const struct node_binding *b = &n->bindings[i];
+        const kiln_binding_info *want = declared(iface, b->set, b->binding);
+        if (!want)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s is not declared by program %s", n->label,
+                              place(at, b->set, b->binding, 0, false), n->prog->name);
+        if (b->element >= want->count)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') %s; element %u is past its end", n->label,
+                              place(at, b->set, b->binding, 0, false), want->name,
+                              want->count > 1 ? "is an array" : "is no array", b->element);
     }
+    /* Every descriptor the program declares, bound once (scheme_node_add
+     * refused one given twice). */
     for (uint32_t k = 0; k < iface->binding_count; k++) {
         const kiln_binding_info *want = &iface->bindings[k];
-        struct node_binding *b = NULL;
-        for (uint32_t i = 0; i < n->binding_count; i++)
-            if (n->bindings[i].binding == want->binding)
-                b = &n->bindings[i];
-        if (!b)
-            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': program %s declares binding %u ('%s') but nothing is bound to it",
-                              n->label, n->prog->name, want->binding, want->name);
-        bool uniform = want->kind == KILN_BINDING_UNIFORM_BUFFER;
-        uint32_t need = uniform ? KILN_BUFFER_UNIFORM : KILN_BUFFER_STORAGE;
-        if (!(b->buffer->usage & need))
-            return KILN_RAISE(KILN_ERR_LAYOUT,
-                              "node '%s': binding %u is a %s buffer in %s, but buffer '%s' was created without %s",
-                              n->label, want->binding, uniform ? "uniform" : "storage", n->prog->name,
-                              b->buffer->label, uniform ? "KILN_BUFFER_UNIFORM" : "KILN_BUFFER_STORAGE");
-        uint64_t align = uniform ? caps->min_uniform_buffer_offset_alignment : caps->min_storage_buffer_offset_alignment;
-        if (align && b->offset % align)
-            return KILN_RAISE(KILN_ERR_INVALID, "node '%s': binding %u offset %llu is not a multiple of %llu", n->label,
-                              want->binding, (unsigned long long)b->offset, (unsigned long long)align);
-        uint64_t range = uniform ? caps->max_uniform_buffer_range : caps->max_storage_buffer_range;
-        if (b->size > range)
-            return KILN_RAISE(KILN_ERR_LIMIT, "node '%s': binding %u range of %llu bytes, the device allows %llu",
-                              n->label, want->binding, (unsigned long long)b->size, (unsigned long long)range);
-        if (b->size < want->min_size)
-            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': binding %u ('%s') needs at least %llu bytes, %llu are bound",
-                              n->label, want->binding, want->name, (unsigned long long)want->min_size,
-                              (unsigned long long)b->size);
-        b->access = want->access;
-        b->kind = want->kind;
+        for (uint32_t e = 0; e < want->count; e++) {
+            struct node_binding *b = NULL;
+            for (uint32_t i = 0; i < n->binding_count; i++)
+                if (n->bindings[i].set == want->set && n->bindings[i].binding == want->binding &&
+                    n->bindings[i].element == e)
+                    b = &n->bindings[i];
+            if (!b && want->count > 1)
+                return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': program %s declares %s ('%s') as an array of %u; "
+                                  "element %u is not bound", n->label, n->prog->name,
+                                  place(at, want->set, want->binding, 0, false), want->name, want->count, e);
+            if (!b)
+                return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': program %s declares %s ('%s') but nothing is bound to it",
+                                  n->label, n->prog->name, place(at, want->set, want->binding, 0, false), want->name);
+            KILN_TRY(check_descriptor(s, n, want, b));
+        }
     }
-    for (uint32_t i = 0; i < n->binding_count; i++)
-        kb[i] = (struct kb_binding){n->bindings[i].binding, n->bindings[i].kind, n->bindings[i].buffer,
-                                    n->bindings[i].offset, n->bindings[i].size};
+    struct kb_binding kb[KILN_MAX_DESCRIPTORS];
+    for (uint32_t i = 0; i < n->binding_count; i++) {
+        const struct node_binding *b = &n->bindings[i];
+        kb[i] = (struct kb_binding){.set = b->set, .binding = b->binding, .element = b->element, .kind = b->kind,
+                                    .format = b->view_format, .buffer = b->buffer, .offset = b->offset,
+                                    .size = b->size};
+    }
     return kb_bindset_create(s->dev, n->prog->layout, kb, n->binding_count, &n->bindset);
 }
 
@@ -175,21 +263,24 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     if (!label[0])   /* the node desc's "decided later": named by its place */
         snprintf(label, sizeof label, "node%u", s->node_count);
     KILN_TRY(check_groups(s, label, init->groups));
-    if (init->binding_count > KILN_MAX_BINDINGS)
+    if (init->binding_count > KILN_MAX_DESCRIPTORS)
         return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %u bindings, at most %d", label, init->binding_count,
-                          KILN_MAX_BINDINGS);
+                          KILN_MAX_DESCRIPTORS);
     for (uint32_t i = 0; i < init->binding_count; i++) {
         const struct node_binding *b = &init->bindings[i];
+        char at[64];
+        place(at, b->set, b->binding, b->element, b->element != 0);
         for (uint32_t k = 0; k < i; k++)
-            if (init->bindings[k].binding == b->binding)
-                return KILN_RAISE(KILN_ERR_INVALID, "node '%s': binding %u is given twice", label, b->binding);
+            if (init->bindings[k].set == b->set && init->bindings[k].binding == b->binding &&
+                init->bindings[k].element == b->element)
+                return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s is given twice", label, at);
         if (b->offset > b->buffer->size || b->size > b->buffer->size - b->offset)
             return KILN_RAISE(KILN_ERR_INVALID,
-                              "node '%s': binding %u range [%llu, +%llu) runs past the end of buffer '%s' (%llu bytes)",
-                              label, b->binding, (unsigned long long)b->offset, (unsigned long long)b->size,
+                              "node '%s': %s range [%llu, +%llu) runs past the end of buffer '%s' (%llu bytes)",
+                              label, at, (unsigned long long)b->offset, (unsigned long long)b->size,
                               b->buffer->label, (unsigned long long)b->buffer->size);
         if (b->size == 0)
-            return KILN_RAISE(KILN_ERR_INVALID, "node '%s': binding %u has an empty range", label, b->binding);
+            return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s has an empty range", label, at);
     }
     if (!vec_reserve((void **)&s->nodes, &s->node_cap, s->node_count + 1, sizeof *s->nodes))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s's node list (%u nodes)", s->label,
@@ -210,8 +301,8 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     memcpy(n->params, init->params, sizeof n->params);
     n->param_count = init->param_count;
     memcpy(n->label, label, sizeof label);
-    for (uint32_t i = 0; i < n->binding_count; i++)
-        if (n->bindings[i].binding < KILN_MAX_BINDINGS)
+    for (uint32_t i = 0; i < n->binding_count; i++)   /* kiln_len(b): set 0, element 0 */
+        if (n->bindings[i].set == 0 && n->bindings[i].element == 0 && n->bindings[i].binding < KILN_MAX_BINDINGS)
             n->lens[n->bindings[i].binding] =
                 n->bindings[i].size > UINT32_MAX ? UINT32_MAX : (uint32_t)n->bindings[i].size;
     if (prog_refresh(n->prog) == KILN_PROGRAM_READY) {
@@ -308,12 +399,16 @@ kiln_result node_set_program(struct node *n, struct prog *p)
                           n->prog->name, why);
     for (uint32_t k = 0; k < p->iface.binding_count; k++) {
         const kiln_binding_info *want = &p->iface.bindings[k];
-        for (uint32_t i = 0; i < n->binding_count; i++)
-            if (n->bindings[i].binding == want->binding && n->bindings[i].size < want->min_size)
+        for (uint32_t i = 0; i < n->binding_count; i++) {
+            const struct node_binding *b = &n->bindings[i];
+            char at[64];
+            if (b->set == want->set && b->binding == want->binding && b->size < want->min_size)
                 return KILN_RAISE(KILN_ERR_LAYOUT,
-                                  "node '%s': program %s needs at least %llu bytes at binding %u ('%s'), %llu are bound",
-                                  n->label, p->name, (unsigned long long)want->min_size, want->binding,
-                                  want->name, (unsigned long long)n->bindings[i].size);
+                                  "node '%s': program %s needs at least %llu bytes at %s ('%s'), %llu are bound",
+                                  n->label, p->name, (unsigned long long)want->min_size,
+                                  place(at, b->set, b->binding, b->element, want->count > 1), want->name,
+                                  (unsigned long long)b->size);
+        }
     }
     n->prog->node_refs--;
     p->node_refs++;
@@ -599,7 +694,7 @@ static kiln_result verify_node(struct scheme *s, struct node *n)
         return KILN_OK;
     if (s->last_ticket)
         KILN_TRY(kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX));
-    uint8_t *snap[KILN_MAX_BINDINGS] = {0}, *uni[KILN_MAX_BINDINGS] = {0}, *var[KILN_MAX_BINDINGS] = {0};
+    uint8_t *snap[KILN_MAX_DESCRIPTORS] = {0}, *uni[KILN_MAX_DESCRIPTORS] = {0}, *var[KILN_MAX_DESCRIPTORS] = {0};
     kiln_result r = KILN_OK;
     for (uint32_t i = 0; i < n->binding_count && r == KILN_OK; i++) {
         size_t size = (size_t)n->bindings[i].size;

@@ -13,7 +13,12 @@
  * Barriers: walking the nodes in order, a node that reads or writes a
  * buffer range an earlier node wrote since the last barrier (read-after-
  * write, write-after-write), or writes a range one read (write-after-read),
- * gets a barrier before it.
+ * gets a barrier before it. Hazards are a buffer's bytes: the set, binding
+ * or array element a node sees them through, or the view a texel buffer
+ * reads them as, does not matter.
+ *
+ * Bindings resolve by (set, binding, element); kiln_len(b) is set 0's
+ * binding b (element 0 of an array).
  *
  * Specialization (src/specialize): at the top of a submit the predictor may swap
  * a node's program for a variant with its stable words baked in (a
@@ -39,12 +44,16 @@
 
 #define SCHEME_MAX_CMDS 4   /* retained command buffers; past it a record waits for the oldest */
 
+/* One descriptor a node binds: element `element` of (set, binding). */
 struct node_binding {
-    uint32_t binding;
+    uint32_t set, binding, element;
     struct kb_buffer *buffer;
     uint64_t offset, size;
-    uint32_t access;         /* from the program's interface, once checked */
+    kiln_format format;      /* as the caller gave it (0: the shader's format qualifier) */
+    /* From the program's interface, once checked: */
+    uint32_t access;
     kiln_binding_kind kind;
+    kiln_format view_format; /* a texel buffer's format, resolved; else 0 */
 };
 
 struct node {
@@ -52,12 +61,13 @@ struct node {
     struct scheme *scheme;
     uint32_t index;          /* position in scheme->nodes */
     struct prog *prog;
-    struct node_binding bindings[KILN_MAX_BINDINGS];
+    struct node_binding bindings[KILN_MAX_DESCRIPTORS];
     uint32_t binding_count;
     uint32_t groups[3];
     uint32_t params[KILN_MAX_PARAM_WORDS];   /* kiln's 8 words or the program's own block's; 0 past param_count */
     uint32_t param_count;    /* words the caller gave (checked against the program's param_words at bind) */
-    uint32_t lens[KILN_MAX_BINDINGS];   /* byte length of the range at each binding number (kiln_len) */
+    uint32_t lens[KILN_MAX_BINDINGS];   /* byte length of the range at each binding number of set 0, element 0
+                                         * (kiln_len) */
     char label[64];
     struct kb_bindset *bindset;  /* made once the program is ready and the bindings fit it */
     bool barrier_before;
@@ -114,7 +124,7 @@ void scheme_destroy(struct scheme *s);
 /* What a node is made from: bindings resolved to buffers by the caller. */
 struct node_init {
     struct prog *prog;
-    struct node_binding bindings[KILN_MAX_BINDINGS];
+    struct node_binding bindings[KILN_MAX_DESCRIPTORS];
     uint32_t binding_count;
     uint32_t groups[3];      /* as kiln_node_desc_defaults fills them: a 0 anywhere is refused */
     uint32_t params[KILN_MAX_PARAM_WORDS];   /* kiln's 8 words or the program's own block's; 0 past param_count */

@@ -20,11 +20,12 @@ static kiln_program_interface sample_iface(void)
                                  .own_push_block = 0, .param_words = KILN_PARAM_WORDS,
                                  .subgroup_ops = KILN_SUBGROUP_BASIC | KILN_SUBGROUP_ARITHMETIC};
     it.bindings[0] = (kiln_binding_info){.set = 0, .binding = 0, .kind = KILN_BINDING_STORAGE_BUFFER,
-                                         .access = KILN_ACCESS_READ, .min_size = 16};
+                                         .access = KILN_ACCESS_READ, .min_size = 16, .count = 1};
     it.bindings[1] = (kiln_binding_info){.set = 0, .binding = 1, .kind = KILN_BINDING_UNIFORM_BUFFER,
-                                         .access = KILN_ACCESS_READ, .min_size = 0x123456789ull};
-    it.bindings[2] = (kiln_binding_info){.set = 0, .binding = 5, .kind = KILN_BINDING_STORAGE_BUFFER,
-                                         .access = KILN_ACCESS_READ | KILN_ACCESS_WRITE};
+                                         .access = KILN_ACCESS_READ, .min_size = 0x123456789ull, .count = 4};
+    it.bindings[2] = (kiln_binding_info){.set = 2, .binding = 5, .kind = KILN_BINDING_STORAGE_TEXEL_BUFFER,
+                                         .access = KILN_ACCESS_READ | KILN_ACCESS_WRITE, .count = 1,
+                                         .format = KILN_FORMAT_RGBA8};
     snprintf(it.bindings[0].name, sizeof it.bindings[0].name, "In");
     snprintf(it.bindings[1].name, sizeof it.bindings[1].name, "Params");
     memset(it.bindings[2].name, 'n', sizeof it.bindings[2].name - 1);   /* the longest name there is */
@@ -85,7 +86,7 @@ TEST(interface_bytes_on_disk)
     struct bytes b = {0};
     arc_iface_put(&b, &it);
     REQUIRE(!b.oom);
-    enum { BINDING = 4 * 4 + 8 + 64 };
+    enum { BINDING = 4 * 4 + 8 + 64 + 8 };
     CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12);
     const uint8_t *p = b.p;
     CHECK_EQ(le32(p), 3);
@@ -94,6 +95,8 @@ TEST(interface_bytes_on_disk)
     CHECK_EQ(le32(b1 + 8), KILN_BINDING_UNIFORM_BUFFER);         /* kind */
     CHECK(!memcmp(b1 + 16, "\x89\x67\x45\x23\x01\0\0\0", 8));   /* min_size, u64 */
     CHECK(!memcmp(b1 + 24, "Params\0", 7) && b1[24 + 63] == 0);
+    CHECK(le32(b1 + 88) == 4 && le32(b1 + 92) == 0);            /* count, format */
+    CHECK(le32(b1 + BINDING) == 2 && le32(b1 + BINDING + 92) == KILN_FORMAT_RGBA8);   /* set, format */
     const uint8_t *tail = p + 4 + 3 * BINDING;
     CHECK_EQ(le32(tail), 96);                                    /* push_constant_size */
     CHECK(le32(tail + 4) == 64 && le32(tail + 8) == 2 && le32(tail + 12) == 1);
@@ -142,11 +145,27 @@ TEST(interface_ranges_are_checked)
     bad.bindings[0].access = 0x10;
     REFUSED(bad, "access 0x10");
     bad = it;
+    bad.bindings[2].set = 0;
     bad.bindings[2].binding = 1;   /* equal to the one before */
     REFUSED(bad, "order");
     bad = it;
     bad.bindings[0].set = 1;       /* a set after set 0's bindings comes last */
     REFUSED(bad, "order");
+    bad = it;
+    bad.bindings[2].set = KILN_MAX_SETS;
+    REFUSED(bad, "set 8 is past KILN_MAX_SETS");
+    bad = it;
+    bad.bindings[1].count = 0;
+    REFUSED(bad, "count 0");
+    bad = it;
+    bad.bindings[1].count = KILN_MAX_DESCRIPTORS;   /* with the others' 2: past the bound */
+    REFUSED(bad, "KILN_MAX_DESCRIPTORS");
+    bad = it;
+    bad.bindings[2].format = KILN_FORMAT_COUNT;
+    REFUSED(bad, "format 22");
+    bad = it;
+    bad.bindings[0].format = KILN_FORMAT_R32F;      /* a storage buffer has none */
+    REFUSED(bad, "format 1");
     bad = it;
     bad.params_read = 1u << KILN_PARAM_WORDS;
     REFUSED(bad, "params_read");
@@ -183,7 +202,7 @@ TEST(interface_ranges_are_checked)
     v[4] = KILN_MAX_BINDINGS + 1;
     CHECK(!arc_front_decode(v, len, &f, why) && strstr(why, "binding_count 17"));
     v[4] = 3;
-    enum { BINDING = 4 * 4 + 8 + 64 };
+    enum { BINDING = 4 * 4 + 8 + 64 + 8 };
     uint8_t *name0 = v + 4 + 4 + 24;
     memset(name0, 'x', 64);
     CHECK(!arc_front_decode(v, len, &f, why) && strstr(why, "name is not NUL-terminated"));

@@ -1698,6 +1698,190 @@ TEST(version_and_help)
     run_free(&r);
 }
 
+/* ---- bindings as shaders declare them: S.B and B[E] ------------------------------------------ */
+
+/* Binding 0 seen as packed halves and as floats, in the style of a large
+ * kernel library: each invocation reads its two halves and writes their
+ * sum over them as one float. Set 2's binding 3 holds a copy; set 1 is
+ * empty. */
+static const char views_src[] =
+    "#version 450\n"
+    "#extension GL_EXT_shader_16bit_storage : require\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(binding = 0) readonly buffer Packed { float16_t h[]; };\n"
+    "layout(binding = 0) writeonly buffer Full { float f[]; };\n"
+    "layout(set = 2, binding = 3) writeonly buffer Copy { float c[]; };\n"
+    "void main() {\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    float s = float(h[2u * i]) + float(h[2u * i + 1u]);\n"
+    "    f[i] = s;\n"
+    "    c[i] = s;\n"
+    "}\n";
+
+/* An array of blocks in set 1, and the sum written to set 0. */
+static const char parts_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(set = 1, binding = 0) readonly buffer Parts { uint v[]; } parts[4];\n"
+    "layout(binding = 1) writeonly buffer Sum { uint s[]; };\n"
+    "void main() {\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    s[i] = parts[0].v[i] + 10u * parts[1].v[i] + 100u * parts[2].v[i] + 1000u * parts[3].v[i];\n"
+    "}\n";
+
+/* Texel buffers: a storage one with its format in the shader, a uniform
+ * one whose format --texel-format gives. */
+static const char texel_src[] =
+    "#version 450\n"
+    "#extension GL_EXT_samplerless_texture_functions : require\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(set = 1, binding = 0) uniform textureBuffer scale;\n"
+    "layout(binding = 0, r32f) uniform imageBuffer data;\n"
+    "void main() {\n"
+    "    int i = int(gl_GlobalInvocationID.x);\n"
+    "    imageStore(data, i, imageLoad(data, i) * texelFetch(scale, i % 4).x);\n"
+    "}\n";
+
+static uint16_t to_half(float f)   /* for values a half holds exactly */
+{
+    if (f == 0)
+        return 0;
+    uint32_t u = f2u(f);
+    return (uint16_t)(((u >> 16) & 0x8000) | (uint32_t)((int)((u >> 23) & 0xff) - 112) << 10 | ((u >> 13) & 0x3ff));
+}
+
+TEST(run_bindings_as_declared)
+{
+    enum { N = 128 };
+    struct run r;
+    char a0[600], a1[600], a2[600], a3[600], a4[600], o0[600], o1[600];
+
+    /* Two views of binding 0 and a binding in set 2 (S.B). */
+    uint16_t halves[2 * N];
+    float want[N];
+    for (int i = 0; i < N; i++) {
+        float x = (float)(i % 50 - 25) * 0.5f, y = (float)(i % 7) * 0.25f;
+        halves[2 * i] = to_half(x);
+        halves[2 * i + 1] = to_half(y);
+        want[i] = x + y;
+    }
+    write_text("views.comp", views_src);
+    write_file("halves.bin", halves, sizeof halves);
+    snprintf(a0, sizeof a0, "0=%s", P("halves.bin"));
+    snprintf(o0, sizeof o0, "0=%s", P("floats.bin"));
+    snprintf(o1, sizeof o1, "2.3=%s", P("copy.bin"));
+    KILN(&r, NULL, "run", P("views.comp"), "--buffer", a0, "--buffer", "2.3=size:512", "--out", o0, "--out", o1,
+         "--groups", "2");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    float *f = READ_OUT("floats.bin", sizeof want), *c = READ_OUT("copy.bin", sizeof want);
+    if (f && c) {
+        int bad = 0;
+        for (int i = 0; i < N; i++)
+            bad += f[i] != want[i] || c[i] != want[i];
+        CHECK_EQ(bad, 0);
+    }
+    free(f);
+    free(c);
+
+    /* An array of blocks in set 1: S.B[E], one --buffer per element. */
+    uint32_t v[4][N];
+    for (int k = 0; k < 4; k++) {
+        for (int i = 0; i < N; i++)
+            v[k][i] = (uint32_t)(i + k) % 10;
+        char name[32];
+        snprintf(name, sizeof name, "part%d.bin", k);
+        write_file(name, v[k], sizeof v[k]);
+    }
+    write_text("parts.comp", parts_src);
+    snprintf(a0, sizeof a0, "1.0[0]=%s", P("part0.bin"));
+    snprintf(a1, sizeof a1, "1.0[1]=%s", P("part1.bin"));
+    snprintf(a2, sizeof a2, "1.0[2]=%s", P("part2.bin"));
+    snprintf(a3, sizeof a3, "1.0[3]=%s", P("part3.bin"));
+    snprintf(o0, sizeof o0, "1=%s", P("sum.bin"));
+    KILN(&r, NULL, "run", P("parts.comp"), "--buffer", a2, "--buffer", a0, "--buffer", a3, "--buffer", a1,
+         "--buffer", "0.1=size:512", "--out", o0, "--groups", "2");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint32_t *sum = READ_OUT("sum.bin", N * 4);
+    if (sum) {
+        int bad = 0;
+        for (int i = 0; i < N; i++)
+            bad += sum[i] != v[0][i] + 10 * v[1][i] + 100 * v[2][i] + 1000 * v[3][i];
+        CHECK_EQ(bad, 0);
+    }
+    free(sum);
+    /* An element not given is named, and what the shader declares is listed. */
+    KILN(&r, NULL, "run", P("parts.comp"), "--buffer", a0, "--buffer", a1, "--buffer", a3, "--buffer",
+         "1=size:512");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "declares binding 0 of set 1 ('Parts') as an array of 4; element 2 is not bound");
+    CHECK_HAS(r, err, "binding 1.0 'Parts' (storage read-only, an array of 4: [0] to [3])");
+    CHECK_HAS(r, err, "given by --buffer: 1.0 (512 bytes), 1.0[1] (512 bytes), 1.0[3] (512 bytes), 1 (512 bytes)");
+    run_free(&r);
+    /* A set's binding given in set 0. */
+    KILN(&r, NULL, "run", P("parts.comp"), "--buffer", "0=size:512", "--buffer", "1=size:512");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "binding 0 is not declared by program");
+    run_free(&r);
+
+    /* Texel buffers: the storage one's format from the shader, the
+     * uniform one's from --texel-format. */
+    float data[N], scale[4] = {2.0f, -1.0f, 0.5f, 4.0f};
+    for (int i = 0; i < N; i++)
+        data[i] = (float)i - 60.0f;
+    write_text("texel.comp", texel_src);
+    write_file("data.bin", data, sizeof data);
+    write_file("scale.bin", scale, sizeof scale);
+    snprintf(a0, sizeof a0, "0=%s", P("data.bin"));
+    snprintf(a4, sizeof a4, "1.0=%s", P("scale.bin"));
+    snprintf(o0, sizeof o0, "0=%s", P("scaled.bin"));
+    KILN(&r, NULL, "run", P("texel.comp"), "--buffer", a0, "--buffer", a4, "--texel-format", "1.0=r32f", "--out", o0,
+         "--groups", "2");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    float *scaled = READ_OUT("scaled.bin", sizeof data);
+    if (scaled) {
+        int bad = 0;
+        for (int i = 0; i < N; i++)
+            bad += scaled[i] != data[i] * scale[i % 4];
+        CHECK_EQ(bad, 0);
+    }
+    free(scaled);
+    /* Without --texel-format the uniform texel buffer has no format. */
+    KILN(&r, NULL, "run", P("texel.comp"), "--buffer", a0, "--buffer", a4, "-q");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "binding 0 of set 1 ('scale') is a uniform texel buffer bound without a format");
+    CHECK_HAS(r, err, "binding 0 'data' (storage texel buffer r32f read-write)");
+    run_free(&r);
+
+    /* A storage and a uniform block on one binding fail the compile by name. */
+    write_text("mix.comp", "#version 450\nlayout(local_size_x = 1) in;\n"
+                           "layout(set = 1, binding = 0) buffer S { uint s[]; };\n"
+                           "layout(set = 1, binding = 0) uniform U { uint u; };\n"
+                           "void main() { s[0] = u; }\n");
+    KILN(&r, NULL, "run", P("mix.comp"), "--buffer", "1.0=size:16");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "binding 0 of set 1 is declared as a storage buffer ('S') and as a uniform buffer ('U')");
+    run_free(&r);
+
+    /* Bad sites and formats are refused before any run (exit 2). */
+    static const char *const bad_args[][3] = {
+        {"--buffer", "1.=size:4", "expected B=FILE"},
+        {"--buffer", "1.2[=size:4", "expected B=FILE"},
+        {"--out", "x.1=o.bin", "expected B=FILE"},
+        {"--texel-format", "0=rgb9", "'rgb9' is not a format kiln knows (r32f, r32ui"},
+        {"--texel-format", "3=r32f", "binding 3 has no --buffer"},
+        {"--buffer", "1.0[2]=size:4", "binding 1.0[2] is given twice"},
+    };
+    for (size_t k = 0; k < sizeof bad_args / sizeof bad_args[0]; k++) {
+        KILN(&r, NULL, "run", P("texel.comp"), "--buffer", "1.0[2]=size:4", bad_args[k][0], bad_args[k][1]);
+        CHECK_STATUS(r, 2);
+        CHECK_HAS(r, err, bad_args[k][2]);
+        run_free(&r);
+    }
+}
+
 /* ---- main -------------------------------------------------------------------------------------- */
 
 static bool wanted(int argc, char **argv, const char *name)
@@ -1747,6 +1931,7 @@ int main(int argc, char **argv)
     RUN_IF(run_compile_error_names_line);
     RUN_IF(run_bad_arguments);
     RUN_IF(run_binding_errors);
+    RUN_IF(run_bindings_as_declared);
     RUN_IF(run_groups_over_device_limit);
     RUN_IF(info_prints_devices_and_caps);
     RUN_IF(help_texts);

@@ -88,9 +88,10 @@ int fuzz_write_seeds(const char *dir)
     kiln_program_interface iface = {.binding_count = 2, .workgroup_size = {64, 1, 1}, .spirv_words = 5,
                                     .params_read = 1, .lens_read = 2, .groups_read = 1};
     iface.bindings[0] = (kiln_binding_info){.binding = 0, .kind = KILN_BINDING_STORAGE_BUFFER,
-                                            .access = KILN_ACCESS_READ, .min_size = 4, .name = "In"};
-    iface.bindings[1] = (kiln_binding_info){.binding = 1, .kind = KILN_BINDING_UNIFORM_BUFFER,
-                                            .access = KILN_ACCESS_READ, .name = "U"};
+                                            .access = KILN_ACCESS_READ, .min_size = 4, .name = "In", .count = 1};
+    iface.bindings[1] = (kiln_binding_info){.set = 2, .binding = 1, .kind = KILN_BINDING_STORAGE_TEXEL_BUFFER,
+                                            .access = KILN_ACCESS_READ, .name = "T", .count = 4,
+                                            .format = KILN_FORMAT_RGBA8};
     snprintf(iface.entry, sizeof iface.entry, "main");
     static const uint32_t spirv[5] = {0x07230203u, 0x00010500u, 0, 8, 0};
     struct bytes front = {0}, key = {0}, note = {0};

@@ -492,18 +492,19 @@ TEST(unbindable_resources_fail_the_program_with_a_reason)
     CHECK(out.log && strstr(out.log, "storage image") && strstr(out.log, "binding 2"));
     prog_output_finish(&out);
     const char *arr = "#version 450\n"
+                      "#extension GL_EXT_nonuniform_qualifier : require\n"
                       "layout(local_size_x = 1) in;\n"
-                      "layout(std430, binding = 0) buffer B { uint d[]; } blocks[2];\n"
-                      "void main() { blocks[1].d[0] = blocks[0].d[0]; }\n";
+                      "layout(std430, binding = 0) buffer B { uint d[]; } blocks[];\n"
+                      "void main() { blocks[nonuniformEXT(blocks[0].d[1])].d[0] = 1u; }\n";
     CHECK_RESULT(compile(&(kiln_program_desc){.source = arr}, &out), KILN_ERR_COMPILE);
-    CHECK(out.log && strstr(out.log, "array of blocks"));
+    CHECK(out.log && strstr(out.log, "'B' (set 0, binding 0) is an array of unknown length"));
     prog_output_finish(&out);
-    const char *set1 = "#version 450\n"
+    const char *set9 = "#version 450\n"
                        "layout(local_size_x = 1) in;\n"
-                       "layout(std430, set = 1, binding = 0) buffer D { uint d[]; };\n"
+                       "layout(std430, set = 9, binding = 0) buffer D { uint d[]; };\n"
                        "void main() { d[0] = 1u; }\n";
-    CHECK_RESULT(compile(&(kiln_program_desc){.source = set1}, &out), KILN_ERR_COMPILE);
-    CHECK(out.log && strstr(out.log, "set 1"));
+    CHECK_RESULT(compile(&(kiln_program_desc){.source = set9}, &out), KILN_ERR_COMPILE);
+    CHECK(out.log && strstr(out.log, "'D' (binding 0) is in descriptor set 9; kiln binds sets 0..7"));
     prog_output_finish(&out);
 }
 
@@ -751,7 +752,8 @@ TEST(shared_memory_is_summed_with_explicit_type_sizes)
     kiln_caps caps = {.max_workgroup_size = {1024, 1024, 64}, .max_workgroup_invocations = 1024,
                       .max_shared_memory_size = 612, .max_push_constants_size = 128,
                       .max_per_stage_storage_buffers = 4, .max_per_stage_uniform_buffers = 12,
-                      .max_per_stage_resources = 128};
+                      .max_per_stage_resources = 128, .max_bound_descriptor_sets = 4,
+                      .max_per_stage_storage_images = 4, .max_per_stage_sampled_images = 4};
     CHECK_OK(prog_check_limits(out.spirv, out.words, &out.iface, &caps));
     caps.max_shared_memory_size = 611;
     CHECK_RESULT(prog_check_limits(out.spirv, out.words, &out.iface, &caps), KILN_ERR_LIMIT);
@@ -773,8 +775,8 @@ TEST(shared_memory_is_summed_with_explicit_type_sizes)
     kiln_program_interface many = out.iface;
     many.binding_count = 6;
     for (uint32_t i = 0; i < 6; i++)
-        many.bindings[i] = (kiln_binding_info){.binding = i, .kind = i < 5 ? KILN_BINDING_STORAGE_BUFFER
-                                                                         : KILN_BINDING_UNIFORM_BUFFER};
+        many.bindings[i] = (kiln_binding_info){.binding = i, .count = 1,
+                                               .kind = i < 5 ? KILN_BINDING_STORAGE_BUFFER : KILN_BINDING_UNIFORM_BUFFER};
     CHECK_RESULT(prog_check_limits(out.spirv, out.words, &many, &caps), KILN_ERR_LIMIT);
     CHECK_MSG("binds 5 storage buffers; the device allows 4 (maxPerStageDescriptorStorageBuffers)");
     caps.max_per_stage_storage_buffers = 8;
@@ -786,6 +788,25 @@ TEST(shared_memory_is_summed_with_explicit_type_sizes)
     CHECK_RESULT(prog_check_limits(out.spirv, out.words, &many, &caps), KILN_ERR_LIMIT);
     CHECK_MSG("maxPerStageResources");
     caps.max_per_stage_resources = 6;
+    CHECK_OK(prog_check_limits(out.spirv, out.words, &many, &caps));
+    /* An array counts its elements; texel buffers and sets have limits of their own. */
+    many.bindings[0].count = 5;
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &many, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("binds 9 storage buffers; the device allows 8");
+    many.bindings[0] = (kiln_binding_info){.set = 3, .binding = 0, .count = 5,
+                                           .kind = KILN_BINDING_STORAGE_TEXEL_BUFFER};
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &many, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("binds 5 storage texel buffers; the device allows 4 (maxPerStageDescriptorStorageImages)");
+    many.bindings[0].count = 1;
+    many.bindings[0].kind = KILN_BINDING_UNIFORM_TEXEL_BUFFER;
+    caps.max_per_stage_sampled_images = 0;
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &many, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("maxPerStageDescriptorSampledImages");
+    caps.max_per_stage_sampled_images = 4;
+    caps.max_bound_descriptor_sets = 3;
+    CHECK_RESULT(prog_check_limits(out.spirv, out.words, &many, &caps), KILN_ERR_LIMIT);
+    CHECK_MSG("uses descriptor set 3; the device binds sets 0..2 (maxBoundDescriptorSets 3)");
+    caps.max_bound_descriptor_sets = 4;
     CHECK_OK(prog_check_limits(out.spirv, out.words, &many, &caps));
     /* Huge arrays saturate instead of wrapping. */
     static const char *huge =

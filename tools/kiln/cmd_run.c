@@ -4,7 +4,9 @@
  *
  * The run is a one-node scheme: the node's program is the shader, its
  * bindings the --buffer arguments, its grid --groups and its param words
- * --param. The scheme is submitted --frames times over the same buffers;
+ * --param. Every flag that names a binding takes `[S.]B[[E]]`: binding B
+ * of descriptor set S (0 when not given), element E of an array binding
+ * (0 when not given); --texel-format gives a texel buffer's format. The scheme is submitted --frames times over the same buffers;
  * kiln orders submits of a context, so frame k+1 reads what frame k wrote.
  * After the last frame the --out buffers are read back whole into files.
  *
@@ -68,9 +70,17 @@
 #define STREAM_MAX (256ull << 20)          /* bytes read at most from an input that is not a regular file */
 #define MAX_FRAMES 10000000ull             /* --frames at most: 80 MB of frame times */
 
+/* Where a flag binds: `[S.]B[[E]]`: descriptor set S (0 when not
+ * given), binding B, element E of an array binding (0 when not given). */
+struct site {
+    uint32_t set, binding, element;
+};
+
 /* One --buffer argument, and the buffer made for it. */
 struct buf_arg {
-    uint32_t binding;
+    struct site at;
+    char site[48];         /* `at` as the flags write it, for messages */
+    kiln_format format;    /* --texel-format for this binding; 0: the shader's */
     const char *arg;       /* the argument's value as given, for messages; borrowed from argv */
     const char *file;      /* FILE, NULL for size:; borrowed from argv */
     struct cli_in in;      /* FILE opened and checked, read once the device's limit is known */
@@ -100,7 +110,7 @@ struct run_args {
     bool push_seen[KILN_MAX_PARAM_WORDS];
     const char *push_first;   /* the first --push, for messages */
     const char *push_file;    /* --push-file */
-    struct buf_arg bufs[KILN_MAX_BINDINGS];
+    struct buf_arg bufs[KILN_MAX_DESCRIPTORS];
     uint32_t buf_count;
     uint64_t frames;
     double timeout_s;      /* --timeout: 0 = none */
@@ -123,7 +133,7 @@ static void usage(FILE *f)
             "  --push N=WORD         word N of the shader's own push_constant block (bytes 4N..4N+3)\n"
             "  --push-file FILE      the block's bytes from FILE (at most the block's size); --push then\n"
             "                        sets single words over them\n"
-            "  --buffer B=FILE       the bytes of FILE as the buffer at binding B\n"
+            "  --buffer B=FILE       the bytes of FILE as the buffer at binding B (see BINDINGS)\n"
             "  --buffer B=size:BYTES[:fill:WORD]\n"
             "                        a new buffer of BYTES bytes (or with K, M, G, T: powers\n"
             "                        of 1024), zeroed or filled with WORD\n"
@@ -133,6 +143,11 @@ static void usage(FILE *f)
             "                        it is replaced only once the new content is complete)\n"
             "  --out B=png:FILE      the same, as a PNG image of the size of binding B's png:\n"
             "                        input, or of the png: input with as many bytes\n"
+            "  --texel-format B=FORMAT\n"
+            "                        the texel format of the texel buffer at binding B\n"
+            "                        (imageBuffer, textureBuffer, samplerBuffer): r32f, r32ui,\n"
+            "                        r32i, rgba32f, rgba8, ...; default: the shader's format\n"
+            "                        qualifier (a textureBuffer has none: it needs this flag)\n"
             "  --frames N            submit N times over the same buffers (default 1, at most\n"
             "                        10000000); each frame sees the previous frame's results\n"
             "  -q, --quiet           no summary line on stderr\n"
@@ -148,6 +163,12 @@ static void usage(FILE *f)
             "that starts with 'size:' or 'png:' as ./size:... or ./png:... Bindings the\n"
             "shader declares uniform get uniform buffers. The shader's folder is searched\n"
             "by #include. Options also take the --name=value form.\n"
+            "\n"
+            "BINDINGS: B is a binding number in descriptor set 0; S.B is binding B of set\n"
+            "S (1.0: set 1, binding 0); an array of blocks (buffer B { ... } b[4]) takes\n"
+            "one --buffer per element, B[E] or S.B[E] (0.2[3]: element 3 of binding 2;\n"
+            "B alone is element 0). Several blocks the shader declares on one binding\n"
+            "see the one buffer given there.\n"
             "\n"
             "exit status: 0 ran; 1 the shader failed to compile or the run failed; 2 bad\n"
             "arguments.\n");
@@ -177,6 +198,70 @@ static bool is_ident(const char *s, size_t n)
     return true;
 }
 
+/* Reads the decimal number at *p (digits only), moving *p past it. */
+static bool read_num(const char **p, uint32_t *out)
+{
+    uint64_t x = 0;
+    const char *s = *p;
+    if (*s < '0' || *s > '9')
+        return false;
+    for (; *s >= '0' && *s <= '9'; s++)
+        if ((x = x * 10 + (uint64_t)(*s - '0')) > UINT32_MAX)
+            return false;
+    *p = s;
+    *out = (uint32_t)x;
+    return true;
+}
+
+/* Splits "[S.]B[[E]]=REST" into a site (set 0, element 0 unless given) and
+ * REST (borrowed). */
+static bool split_site(const char *v, struct site *at, const char **rest)
+{
+    const char *p = v;
+    *at = (struct site){0};
+    if (!read_num(&p, &at->binding))
+        return false;
+    if (*p == '.') {
+        p++;
+        at->set = at->binding;
+        if (!read_num(&p, &at->binding))
+            return false;
+    }
+    if (*p == '[') {
+        p++;
+        if (!read_num(&p, &at->element) || *p++ != ']')
+            return false;
+    }
+    if (*p != '=')
+        return false;
+    *rest = p + 1;
+    return true;
+}
+
+/* A site as the flags write it: "2", "1.2", "1.2[3]". */
+static const char *site_text(struct site at, char buf[48])
+{
+    int n = at.set ? snprintf(buf, 48, "%" PRIu32 ".%" PRIu32, at.set, at.binding)
+                   : snprintf(buf, 48, "%" PRIu32, at.binding);
+    if (at.element && n > 0 && n < 48)
+        snprintf(buf + n, 48 - (size_t)n, "[%" PRIu32 "]", at.element);
+    return buf;
+}
+
+/* The format a GLSL format qualifier names ("r32f"), 0 for none. */
+static kiln_format format_named(const char *name)
+{
+    for (kiln_format f = 1; f < KILN_FORMAT_COUNT; f++)
+        if (!strcmp(name, kiln_format_name(f)))
+            return f;
+    return KILN_FORMAT_UNDEFINED;
+}
+
+static bool same_site(struct site a, struct site b)
+{
+    return a.set == b.set && a.binding == b.binding && a.element == b.element;
+}
+
 /* Splits "B=REST" into a binding number and REST (borrowed). */
 static bool split_binding(const char *v, uint32_t *binding, const char **rest)
 {
@@ -197,10 +282,10 @@ static bool split_binding(const char *v, uint32_t *binding, const char **rest)
     return true;
 }
 
-static struct buf_arg *find_buf(struct run_args *a, uint32_t binding)
+static struct buf_arg *find_buf(struct run_args *a, struct site at)
 {
     for (uint32_t i = 0; i < a->buf_count; i++)
-        if (a->bufs[i].binding == binding)
+        if (same_site(a->bufs[i].at, at))
             return &a->bufs[i];
     return NULL;
 }
@@ -348,15 +433,18 @@ static int parse_define(struct run_args *a, const char *v)
 
 static int parse_buffer(struct run_args *a, const char *v)
 {
-    uint32_t binding;
+    struct site at;
     const char *rest;
-    if (!split_binding(v, &binding, &rest) || !*rest)
-        return bad("--buffer %s: expected BINDING=FILE, BINDING=png:FILE or BINDING=size:BYTES[:fill:WORD]", v);
-    if (find_buf(a, binding))
-        return bad("--buffer %s: binding %" PRIu32 " is given twice", v, binding);
-    if (a->buf_count == KILN_MAX_BINDINGS)
-        return bad("--buffer %s: at most %d buffers", v, KILN_MAX_BINDINGS);
-    struct buf_arg b = {.binding = binding, .arg = v, .in = {.fd = -1}};
+    char where[48];
+    if (!split_site(v, &at, &rest) || !*rest)
+        return bad("--buffer %s: expected B=FILE, B=png:FILE or B=size:BYTES[:fill:WORD], where B is a binding "
+                   "(S.B in set S, B[E] for element E of an array)", v);
+    if (find_buf(a, at))
+        return bad("--buffer %s: binding %s is given twice", v, site_text(at, where));
+    if (a->buf_count == KILN_MAX_DESCRIPTORS)
+        return bad("--buffer %s: at most %d buffers", v, KILN_MAX_DESCRIPTORS);
+    struct buf_arg b = {.at = at, .arg = v, .in = {.fd = -1}};
+    site_text(at, b.site);
     if (!strncmp(rest, "size:", 5)) {
         const char *num = rest + 5;
         const char *fill = strstr(num, ":fill:");
@@ -390,9 +478,10 @@ static int parse_buffer(struct run_args *a, const char *v)
     return 0;
 }
 
-/* Records an --out; checked against the buffers once every argument is in. */
+/* Records an --out or a --texel-format; checked against the buffers once
+ * every argument is in. */
 struct out_arg {
-    uint32_t binding;
+    struct site at;
     const char *file, *arg;
 };
 
@@ -400,8 +489,8 @@ struct out_arg {
  * after naming a bad argument. */
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
-    struct out_arg outs[KILN_MAX_BINDINGS];
-    uint32_t out_count = 0;
+    struct out_arg outs[KILN_MAX_DESCRIPTORS], formats[KILN_MAX_DESCRIPTORS];
+    uint32_t out_count = 0, format_count = 0;
     bool param_seen[KILN_PARAM_WORDS] = {false};
     bool options_done = false;
     a->groups[0] = a->groups[1] = a->groups[2] = 1;
@@ -428,7 +517,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         }
         /* Options with a value: --name VALUE or --name=VALUE. */
         static const char *const with_value[] = {"--entry", "--define", "--groups", "--param", "--push", "--push-file",
-                                                 "--buffer", "--out", "--frames", "--timeout"};
+                                                 "--buffer", "--out", "--texel-format", "--frames", "--timeout"};
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         const char *name = NULL;
@@ -469,14 +558,36 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             r = parse_buffer(a, v);
         } else if (!strcmp(name, "--out")) {
             struct out_arg o = {.arg = v};
-            if (!split_binding(v, &o.binding, &o.file) || !*o.file)
-                return bad("--out %s: expected BINDING=FILE", v);
+            char where[48];
+            if (!split_site(v, &o.at, &o.file) || !*o.file)
+                return bad("--out %s: expected B=FILE, where B is a binding (S.B in set S, B[E] for element E of an "
+                           "array)", v);
             for (uint32_t k = 0; k < out_count; k++)
-                if (outs[k].binding == o.binding)
-                    return bad("--out %s: binding %" PRIu32 " is written out twice", v, o.binding);
-            if (out_count == KILN_MAX_BINDINGS)
-                return bad("--out %s: at most %d outputs", v, KILN_MAX_BINDINGS);
+                if (same_site(outs[k].at, o.at))
+                    return bad("--out %s: binding %s is written out twice", v, site_text(o.at, where));
+            if (out_count == KILN_MAX_DESCRIPTORS)
+                return bad("--out %s: at most %d outputs", v, KILN_MAX_DESCRIPTORS);
             outs[out_count++] = o;
+        } else if (!strcmp(name, "--texel-format")) {
+            struct out_arg o = {.arg = v};
+            char where[48];
+            if (!split_site(v, &o.at, &o.file) || !*o.file)
+                return bad("--texel-format %s: expected B=FORMAT, where B is a binding (S.B in set S, B[E] for "
+                           "element E of an array)", v);
+            if (!format_named(o.file)) {
+                char names[400] = "";
+                size_t len = 0;
+                for (kiln_format f = 1; f < KILN_FORMAT_COUNT && len < sizeof names; f++)
+                    len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                                            kiln_format_name(f));
+                return bad("--texel-format %s: '%s' is not a format kiln knows (%s)", v, o.file, names);
+            }
+            for (uint32_t k = 0; k < format_count; k++)
+                if (same_site(formats[k].at, o.at))
+                    return bad("--texel-format %s: binding %s is given a format twice", v, site_text(o.at, where));
+            if (format_count == KILN_MAX_DESCRIPTORS)
+                return bad("--texel-format %s: at most %d formats", v, KILN_MAX_DESCRIPTORS);
+            formats[format_count++] = o;
         } else if (!strcmp(name, "--timeout")) {
             char why[PARSE_WHY_LEN];
             if (!parse_seconds(v, &a->timeout_s, why))
@@ -495,12 +606,22 @@ static int parse_args(int argc, char **argv, struct run_args *a)
     }
     if (!a->shader)
         return bad("no SHADER.comp given");
-    for (uint32_t k = 0; k < out_count; k++) {
-        struct buf_arg *b = find_buf(a, outs[k].binding);
+    for (uint32_t k = 0; k < format_count; k++) {
+        char where[48];
+        struct buf_arg *b = find_buf(a, formats[k].at);
+        site_text(formats[k].at, where);
         if (!b)
-            return bad("--out %s: binding %" PRIu32 " has no --buffer; give it with --buffer %" PRIu32
-                       "=FILE or --buffer %" PRIu32 "=size:BYTES",
-                       outs[k].arg, outs[k].binding, outs[k].binding, outs[k].binding);
+            return bad("--texel-format %s: binding %s has no --buffer; give it with --buffer %s=FILE or --buffer "
+                       "%s=size:BYTES", formats[k].arg, where, where, where);
+        b->format = format_named(formats[k].file);
+    }
+    for (uint32_t k = 0; k < out_count; k++) {
+        char where[48];
+        struct buf_arg *b = find_buf(a, outs[k].at);
+        site_text(outs[k].at, where);
+        if (!b)
+            return bad("--out %s: binding %s has no --buffer; give it with --buffer %s=FILE or --buffer %s=size:BYTES",
+                       outs[k].arg, where, where, where);
         b->out = outs[k].file;
         if (!strncmp(b->out, "png:", 4)) {
             b->png_out = true;
@@ -583,22 +704,22 @@ static int write_png_out(kiln_context ctx, const struct buf_arg *b)
 {
     uint8_t *rgba = malloc(b->size);
     if (!rgba) {
-        fprintf(stderr, "kiln run: --out %" PRIu32 "=png:%s: out of host memory for %" PRIu64 " bytes\n",
-                b->binding, b->out, b->size);
+        fprintf(stderr, "kiln run: --out %s=png:%s: out of host memory for %" PRIu64 " bytes\n",
+                b->site, b->out, b->size);
         return 1;
     }
     kiln_result r = kiln_buffer_readback(ctx, b->buf, 0, rgba, b->size);
     if (r < 0) {
         free(rgba);
-        char what[64];
-        snprintf(what, sizeof what, "reading back binding %" PRIu32, b->binding);
+        char what[96];
+        snprintf(what, sizeof what, "reading back binding %s", b->site);
         return cli_fail(what, r);
     }
     char why[320];
     bool ok = cli_write_png(b->out, rgba, b->width, b->height, why, sizeof why);
     free(rgba);
     if (!ok) {
-        fprintf(stderr, "kiln run: --out %" PRIu32 "=png:%s: %s\n", b->binding, b->out, why);
+        fprintf(stderr, "kiln run: --out %s=png:%s: %s\n", b->site, b->out, why);
         return 1;
     }
     return 0;
@@ -612,7 +733,7 @@ static int write_out(kiln_context ctx, const struct buf_arg *b, uint8_t *chunk)
         return write_png_out(ctx, b);
     struct cli_out o;
     if (!cli_out_open(&o, b->out)) {
-        fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: %s\n", b->binding, b->out, o.why);
+        fprintf(stderr, "kiln run: --out %s=%s: %s\n", b->site, b->out, o.why);
         return 1;
     }
     for (uint64_t off = 0; off < b->size; off += CHUNK) {
@@ -620,15 +741,15 @@ static int write_out(kiln_context ctx, const struct buf_arg *b, uint8_t *chunk)
         kiln_result r = kiln_buffer_readback(ctx, b->buf, off, chunk, n);
         if (r < 0) {
             cli_out_abort(&o);
-            char what[64];
-            snprintf(what, sizeof what, "reading back binding %" PRIu32, b->binding);
+            char what[96];
+            snprintf(what, sizeof what, "reading back binding %s", b->site);
             return cli_fail(what, r);
         }
         if (!cli_out_write(&o, chunk, n))
             break;
     }
     if (!cli_out_commit(&o)) {
-        fprintf(stderr, "kiln run: --out %" PRIu32 "=%s: %s%s\n", b->binding, b->out, o.why,
+        fprintf(stderr, "kiln run: --out %s=%s: %s%s\n", b->site, b->out, o.why,
                 o.in_place ? "" : "; the file is as it was");
         return 1;
     }
@@ -650,13 +771,13 @@ static int png_out_sizes(struct run_args *a)
             if (!o->png_in || o->size != b->size)
                 continue;
             if (like && (like->width != o->width || like->height != o->height))
-                return bad("--out %" PRIu32 "=png:%s: png: inputs of %" PRIu64 " bytes differ in shape, so the "
-                           "image's size is not known", b->binding, b->out, b->size);
+                return bad("--out %s=png:%s: png: inputs of %" PRIu64 " bytes differ in shape, so the "
+                           "image's size is not known", b->site, b->out, b->size);
             like = like ? like : o;
         }
         if (!like)
-            return bad("--out %" PRIu32 "=png:%s: the image's size is not known: binding %" PRIu32 " holds %" PRIu64
-                       " bytes, and no png: input holds as many", b->binding, b->out, b->binding, b->size);
+            return bad("--out %s=png:%s: the image's size is not known: binding %s holds %" PRIu64
+                       " bytes, and no png: input holds as many", b->site, b->out, b->site, b->size);
         b->width = like->width;
         b->height = like->height;
     }
@@ -727,8 +848,18 @@ static void print_bindings(const struct run_args *a, const kiln_program_interfac
         fprintf(stderr, " no bindings");
     for (uint32_t i = 0; i < iface->binding_count; i++) {
         const kiln_binding_info *bi = &iface->bindings[i];
-        fprintf(stderr, "%s binding %" PRIu32 " '%s' (%s %s", i ? ";" : "", bi->binding, bi->name,
-                bi->kind == KILN_BINDING_UNIFORM_BUFFER ? "uniform" : "storage", access_name(bi->access));
+        char where[48];
+        const char *kind = bi->kind == KILN_BINDING_UNIFORM_BUFFER         ? "uniform"
+                           : bi->kind == KILN_BINDING_STORAGE_TEXEL_BUFFER ? "storage texel buffer"
+                           : bi->kind == KILN_BINDING_UNIFORM_TEXEL_BUFFER ? "uniform texel buffer"
+                                                                           : "storage";
+        fprintf(stderr, "%s binding %s '%s' (%s", i ? ";" : "",
+                site_text((struct site){bi->set, bi->binding, 0}, where), bi->name, kind);
+        if (bi->format)
+            fprintf(stderr, " %s", kiln_format_name(bi->format));
+        fprintf(stderr, " %s", access_name(bi->access));
+        if (bi->count > 1)
+            fprintf(stderr, ", an array of %" PRIu32 ": [0] to [%" PRIu32 "]", bi->count, bi->count - 1);
         if (bi->min_size)
             fprintf(stderr, ", at least %" PRIu64 " bytes", bi->min_size);
         fprintf(stderr, ")");
@@ -737,7 +868,7 @@ static void print_bindings(const struct run_args *a, const kiln_program_interfac
     if (!a->buf_count)
         fprintf(stderr, " none");
     for (uint32_t i = 0; i < a->buf_count; i++)
-        fprintf(stderr, "%s %" PRIu32 " (%" PRIu64 " bytes)", i ? "," : "", a->bufs[i].binding, a->bufs[i].size);
+        fprintf(stderr, "%s %s (%" PRIu64 " bytes)", i ? "," : "", a->bufs[i].site, a->bufs[i].size);
     fprintf(stderr, "\n");
 }
 
@@ -821,15 +952,16 @@ static int run(struct run_args *a)
         fprintf(stderr, "kiln run: out of host memory\n");
         goto done;
     }
-    kiln_binding bindings[KILN_MAX_BINDINGS];
+    kiln_binding bindings[KILN_MAX_DESCRIPTORS];
     for (uint32_t i = 0; i < a->buf_count; i++) {
         struct buf_arg *b = &a->bufs[i];
-        uint32_t usage = KILN_BUFFER_STORAGE;
+        uint32_t usage = KILN_BUFFER_STORAGE;   /* also a storage or uniform texel buffer */
         for (uint32_t k = 0; k < iface.binding_count; k++)
-            if (iface.bindings[k].binding == b->binding && iface.bindings[k].kind == KILN_BINDING_UNIFORM_BUFFER)
+            if (iface.bindings[k].set == b->at.set && iface.bindings[k].binding == b->at.binding &&
+                iface.bindings[k].kind == KILN_BINDING_UNIFORM_BUFFER)
                 usage = KILN_BUFFER_UNIFORM;
         char what[64];
-        snprintf(what, sizeof what, "--buffer %" PRIu32, b->binding);
+        snprintf(what, sizeof what, "--buffer %s", b->site);
         r = kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = b->size, .usage = usage, .label = what}, &b->buf);
         if (r < 0) {
             fprintf(stderr, "kiln run: --buffer %s: ", b->arg);
@@ -844,7 +976,8 @@ static int run(struct run_args *a)
         }
         free(b->data);
         b->data = NULL;
-        bindings[i] = (kiln_binding){.binding = b->binding, .buffer = b->buf};
+        bindings[i] = (kiln_binding){.set = b->at.set, .binding = b->at.binding, .element = b->at.element,
+                                     .buffer = b->buf, .format = b->format};
     }
 
     kiln_scheme scheme;

@@ -486,6 +486,11 @@ kiln_result mockb_create(struct kb_device **out)
     c->max_per_stage_uniform_buffers = 12;
     c->max_per_stage_resources = 128;
     c->max_buffer_size = 1ull << 32;
+    c->max_bound_descriptor_sets = KILN_MAX_SETS;
+    c->max_per_stage_storage_images = 16;
+    c->max_per_stage_sampled_images = 16;
+    c->max_texel_buffer_elements = 1u << 27;
+    c->min_texel_buffer_offset_alignment = 16;
     c->min_storage_buffer_offset_alignment = 16;
     c->min_uniform_buffer_offset_alignment = 16;
     c->unified_memory = 1;

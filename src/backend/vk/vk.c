@@ -50,10 +50,24 @@ struct vk_buffer {
     void *map;               /* mapped pointer where memory is host-visible */
 };
 
+/* Descriptor types by kiln_binding_kind (a pool's sizes are counted by
+ * kind). */
+#define KINDS (KILN_BINDING_UNIFORM_TEXEL_BUFFER + 1)
+static const VkDescriptorType descriptor_type[KINDS] = {
+    [KILN_BINDING_STORAGE_BUFFER] = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+    [KILN_BINDING_UNIFORM_BUFFER] = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+    [KILN_BINDING_STORAGE_TEXEL_BUFFER] = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER,
+    [KILN_BINDING_UNIFORM_TEXEL_BUFFER] = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+};
+
+/* A program's layout: one descriptor set layout per set 0..set_count-1
+ * (a set the program leaves empty has an empty one: Vulkan's pipeline
+ * layout lists sets by number). */
 struct kb_layout {
-    VkDescriptorSetLayout set_layout;
+    VkDescriptorSetLayout set_layouts[KILN_MAX_SETS];
+    uint32_t set_count;
     VkPipelineLayout layout;
-    uint32_t storage_count, uniform_count;
+    uint32_t descriptors[KINDS];   /* by kind, array elements counted: a binding set's pool sizes */
     uint32_t push_bytes;     /* the push range: kiln's KILN_PUSH_BYTES, or the program's own block's size */
     bool own_push;
 };
@@ -64,7 +78,10 @@ struct kb_pipeline {
 
 struct kb_bindset {
     VkDescriptorPool pool;
-    VkDescriptorSet set;
+    VkDescriptorSet sets[KILN_MAX_SETS];   /* the layout's set_count of them */
+    uint32_t set_count;
+    VkBufferView views[KILN_MAX_DESCRIPTORS];   /* texel buffers' views */
+    uint32_t view_count;
 };
 
 struct kb_cmd {
@@ -154,6 +171,25 @@ static bool keep(struct vk_device *d, enum kept_kind kind, void *host, void *h1,
     return true;
 }
 
+/* The Vulkan objects of a layout and of a binding set (their host structs
+ * are freed by the caller). */
+static void layout_free_handles(struct vk_device *d, struct kb_layout *l)
+{
+    if (l->layout)
+        vkDestroyPipelineLayout(d->device, l->layout, NULL);
+    for (uint32_t i = 0; i < l->set_count; i++)
+        if (l->set_layouts[i])
+            vkDestroyDescriptorSetLayout(d->device, l->set_layouts[i], NULL);
+}
+
+static void bindset_free_handles(struct vk_device *d, struct kb_bindset *s)
+{
+    if (s->pool)
+        vkDestroyDescriptorPool(d->device, s->pool, NULL);   /* frees its sets */
+    for (uint32_t i = 0; i < s->view_count; i++)
+        vkDestroyBufferView(d->device, s->views[i], NULL);
+}
+
 /* Destroys what keep() kept, on a device not abandoned after all (the work
  * that might have used them finished). */
 static void release_kept(struct vk_device *d)
@@ -167,12 +203,11 @@ static void release_kept(struct vk_device *d)
             vkFreeMemory(d->device, (VkDeviceMemory)h2, NULL);
             break;
         case KEPT_LAYOUT:
-            vkDestroyPipelineLayout(d->device, (VkPipelineLayout)h1, NULL);
-            vkDestroyDescriptorSetLayout(d->device, (VkDescriptorSetLayout)h2, NULL);
+            layout_free_handles(d, host);
             break;
         case KEPT_PIPELINE: vkDestroyPipeline(d->device, (VkPipeline)h1, NULL); break;
         case KEPT_CACHE: vkDestroyPipelineCache(d->device, (VkPipelineCache)h1, NULL); break;
-        case KEPT_BINDSET: vkDestroyDescriptorPool(d->device, (VkDescriptorPool)h1, NULL); break;
+        case KEPT_BINDSET: bindset_free_handles(d, host); break;
         case KEPT_CMD: {
             VkCommandBuffer cb = (VkCommandBuffer)h1;
             vkFreeCommandBuffers(d->device, d->cmd_pool, 1, &cb);
@@ -521,6 +556,11 @@ static void fill_caps(struct vk_device *d)
     c->max_per_stage_storage_buffers = p->limits.maxPerStageDescriptorStorageBuffers;
     c->max_per_stage_uniform_buffers = p->limits.maxPerStageDescriptorUniformBuffers;
     c->max_per_stage_resources = p->limits.maxPerStageResources;
+    c->max_bound_descriptor_sets = p->limits.maxBoundDescriptorSets;
+    c->max_per_stage_storage_images = p->limits.maxPerStageDescriptorStorageImages;
+    c->max_per_stage_sampled_images = p->limits.maxPerStageDescriptorSampledImages;
+    c->max_texel_buffer_elements = p->limits.maxTexelBufferElements;
+    c->min_texel_buffer_offset_alignment = p->limits.minTexelBufferOffsetAlignment;
     /* The largest buffer: one allocation holds it (maxMemoryAllocationSize,
      * Vulkan 1.1), Vulkan 1.3's maxBufferSize, and no heap smaller. */
     uint64_t most = m3.maxMemoryAllocationSize;
@@ -809,9 +849,17 @@ static kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32
         /* A multiple of 4, so vkCmdFillBuffer's VK_WHOLE_SIZE reaches the
          * last byte ("the nearest smaller multiple [of 4] is used"). */
         .size = (size + 3) & ~(uint64_t)3,
+        /* Texel buffers ride on the usage (kiln.h, kiln_buffer_usage): a
+         * storage buffer is also a storage and a uniform texel buffer, a
+         * uniform buffer also a uniform texel buffer. */
         .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                 ((usage & KILN_BUFFER_STORAGE) ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0) |
-                 ((usage & KILN_BUFFER_UNIFORM) ? VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT : 0),
+                 ((usage & KILN_BUFFER_STORAGE) ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                                      VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT |
+                                                      VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT
+                                                : 0) |
+                 ((usage & KILN_BUFFER_UNIFORM)
+                      ? VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT
+                      : 0),
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
     VkResult vr = vkCreateBuffer(d->device, &bci, NULL, &b->buf);
@@ -1040,39 +1088,46 @@ static kiln_result vk_layout_create(struct kb_device *dev, const kiln_program_in
     struct kb_layout *l = mem_calloc(1, sizeof *l);
     if (!l)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a pipeline layout");
-    VkDescriptorSetLayoutBinding b[KILN_MAX_BINDINGS];
-    for (uint32_t i = 0; i < iface->binding_count; i++) {
-        bool uniform = iface->bindings[i].kind == KILN_BINDING_UNIFORM_BUFFER;
-        b[i] = (VkDescriptorSetLayoutBinding){
-            .binding = iface->bindings[i].binding,
-            .descriptorType = uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .descriptorCount = 1,
-            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-        };
-        if (uniform)
-            l->uniform_count++;
-        else
-            l->storage_count++;
+    /* Every set up to the last the program uses: the empty ones between
+     * get empty set layouts. */
+    for (uint32_t i = 0; i < iface->binding_count; i++)
+        l->set_count = KILN_MAX(l->set_count, KILN_MIN(iface->bindings[i].set, KILN_MAX_SETS - 1u) + 1);
+    VkResult vr = VK_SUCCESS;
+    for (uint32_t set = 0; set < l->set_count && vr == VK_SUCCESS; set++) {
+        VkDescriptorSetLayoutBinding b[KILN_MAX_BINDINGS];
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < iface->binding_count; i++) {
+            const kiln_binding_info *bi = &iface->bindings[i];
+            if (bi->set != set)
+                continue;
+            kiln_binding_kind kind = bi->kind < KINDS ? bi->kind : KILN_BINDING_STORAGE_BUFFER;
+            b[n++] = (VkDescriptorSetLayoutBinding){
+                .binding = bi->binding,
+                .descriptorType = descriptor_type[kind ? kind : KILN_BINDING_STORAGE_BUFFER],
+                .descriptorCount = bi->count ? bi->count : 1,
+                .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+            };
+            l->descriptors[kind] += bi->count ? bi->count : 1;
+        }
+        VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                               .bindingCount = n,
+                                               .pBindings = b};
+        vr = vkCreateDescriptorSetLayout(d->device, &dci, NULL, &l->set_layouts[set]);
     }
-    VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                           .bindingCount = iface->binding_count,
-                                           .pBindings = b};
-    VkResult vr = vkCreateDescriptorSetLayout(d->device, &dci, NULL, &l->set_layout);
     /* kiln's param ABI: its whole block, always, whatever the program
      * reads; or the program's own block as it declares it. */
     l->own_push = iface->own_push_block != 0;
     l->push_bytes = l->own_push ? iface->push_constant_size : KILN_PUSH_BYTES;
     VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = l->push_bytes};
     VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                      .setLayoutCount = 1,
-                                      .pSetLayouts = &l->set_layout,
+                                      .setLayoutCount = l->set_count,
+                                      .pSetLayouts = l->set_layouts,
                                       .pushConstantRangeCount = l->push_bytes ? 1 : 0,
                                       .pPushConstantRanges = &pcr};
     if (vr == VK_SUCCESS)
         vr = vkCreatePipelineLayout(d->device, &pci, NULL, &l->layout);
     if (vr != VK_SUCCESS) {
-        if (l->set_layout)
-            vkDestroyDescriptorSetLayout(d->device, l->set_layout, NULL);
+        layout_free_handles(d, l);
         free(l);
         return vk_fail(vr, __FILE__, __LINE__, "creating a pipeline layout");
     }
@@ -1083,10 +1138,9 @@ static kiln_result vk_layout_create(struct kb_device *dev, const kiln_program_in
 static void vk_layout_destroy(struct kb_device *dev, struct kb_layout *l)
 {
     struct vk_device *d = vkd(dev);
-    if (keep(d, KEPT_LAYOUT, l, (void *)l->layout, (void *)l->set_layout))
+    if (keep(d, KEPT_LAYOUT, l, (void *)l->layout, NULL))
         return;
-    vkDestroyPipelineLayout(d->device, l->layout, NULL);
-    vkDestroyDescriptorSetLayout(d->device, l->set_layout, NULL);
+    layout_free_handles(d, l);
     free(l);
 }
 
@@ -1201,49 +1255,116 @@ static void vk_pipeline_destroy(struct kb_device *dev, struct kb_pipeline *p)
     free(p);
 }
 
+/* kiln_format as VkFormat. */
+static VkFormat vk_format(kiln_format f)
+{
+    static const VkFormat map[KILN_FORMAT_COUNT] = {
+        [KILN_FORMAT_R32F] = VK_FORMAT_R32_SFLOAT,
+        [KILN_FORMAT_R32UI] = VK_FORMAT_R32_UINT,
+        [KILN_FORMAT_R32I] = VK_FORMAT_R32_SINT,
+        [KILN_FORMAT_RG32F] = VK_FORMAT_R32G32_SFLOAT,
+        [KILN_FORMAT_RG32UI] = VK_FORMAT_R32G32_UINT,
+        [KILN_FORMAT_RG32I] = VK_FORMAT_R32G32_SINT,
+        [KILN_FORMAT_RGBA32F] = VK_FORMAT_R32G32B32A32_SFLOAT,
+        [KILN_FORMAT_RGBA32UI] = VK_FORMAT_R32G32B32A32_UINT,
+        [KILN_FORMAT_RGBA32I] = VK_FORMAT_R32G32B32A32_SINT,
+        [KILN_FORMAT_R16F] = VK_FORMAT_R16_SFLOAT,
+        [KILN_FORMAT_RG16F] = VK_FORMAT_R16G16_SFLOAT,
+        [KILN_FORMAT_RGBA16F] = VK_FORMAT_R16G16B16A16_SFLOAT,
+        [KILN_FORMAT_RGBA16UI] = VK_FORMAT_R16G16B16A16_UINT,
+        [KILN_FORMAT_RGBA16I] = VK_FORMAT_R16G16B16A16_SINT,
+        [KILN_FORMAT_RGBA8] = VK_FORMAT_R8G8B8A8_UNORM,
+        [KILN_FORMAT_RGBA8_SNORM] = VK_FORMAT_R8G8B8A8_SNORM,
+        [KILN_FORMAT_RGBA8UI] = VK_FORMAT_R8G8B8A8_UINT,
+        [KILN_FORMAT_RGBA8I] = VK_FORMAT_R8G8B8A8_SINT,
+        [KILN_FORMAT_R8] = VK_FORMAT_R8_UNORM,
+        [KILN_FORMAT_R8UI] = VK_FORMAT_R8_UINT,
+        [KILN_FORMAT_R8I] = VK_FORMAT_R8_SINT,
+    };
+    return f > KILN_FORMAT_UNDEFINED && f < KILN_FORMAT_COUNT ? map[f] : VK_FORMAT_UNDEFINED;
+}
+
+/* A texel buffer's view: the format must carry the kind's buffer feature
+ * (VkFormatProperties.bufferFeatures), else KILN_ERR_LIMIT naming it. */
+static kiln_result make_view(struct vk_device *d, const struct kb_binding *b, VkBufferView *out)
+{
+    bool storage = b->kind == KILN_BINDING_STORAGE_TEXEL_BUFFER;
+    VkFormat vf = vk_format(b->format);
+    VkFormatProperties fp = {0};
+    if (vf != VK_FORMAT_UNDEFINED)
+        vkGetPhysicalDeviceFormatProperties(d->phys, vf, &fp);
+    VkFormatFeatureFlags need = storage ? VK_FORMAT_FEATURE_STORAGE_TEXEL_BUFFER_BIT
+                                        : VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT;
+    if (!(fp.bufferFeatures & need))
+        return KILN_RAISE(KILN_ERR_LIMIT, "binding %u of set %u: the device cannot use format %s for a %s texel "
+                          "buffer (VkFormatProperties.bufferFeatures lacks %s)", b->binding, b->set,
+                          kiln_format_name(b->format) ? kiln_format_name(b->format) : "(none)",
+                          storage ? "storage" : "uniform",
+                          storage ? "STORAGE_TEXEL_BUFFER" : "UNIFORM_TEXEL_BUFFER");
+    VkBufferViewCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+                                 .buffer = ((struct vk_buffer *)b->buffer)->buf,
+                                 .format = vf,
+                                 .offset = b->offset,
+                                 .range = b->size};
+    VK_CHECK(vkCreateBufferView(d->device, &ci, NULL, out), "vkCreateBufferView");
+    return KILN_OK;
+}
+
 static kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *layout, const struct kb_binding *b,
                                      uint32_t n, struct kb_bindset **out)
 {
     struct vk_device *d = vkd(dev);
+    if (n > KILN_MAX_DESCRIPTORS)   /* the scheme holds at most that many (defensive) */
+        return KILN_RAISE(KILN_ERR_INVALID, "%u descriptors in one binding set; at most %d", n, KILN_MAX_DESCRIPTORS);
     struct kb_bindset *s = mem_calloc(1, sizeof *s);
     if (!s)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a binding set");
-    VkDescriptorPoolSize sizes[2];
+    VkDescriptorPoolSize sizes[KINDS];
     uint32_t ns = 0;
-    if (layout->storage_count)
-        sizes[ns++] = (VkDescriptorPoolSize){VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, layout->storage_count};
-    if (layout->uniform_count)
-        sizes[ns++] = (VkDescriptorPoolSize){VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, layout->uniform_count};
+    for (int k = 1; k < KINDS; k++)
+        if (layout->descriptors[k])
+            sizes[ns++] = (VkDescriptorPoolSize){descriptor_type[k], layout->descriptors[k]};
     VkDescriptorPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                      .maxSets = 1,
+                                      .maxSets = layout->set_count ? layout->set_count : 1,
                                       .poolSizeCount = ns,
                                       .pPoolSizes = sizes};
-    VkResult vr = vkCreateDescriptorPool(d->device, &pci, NULL, &s->pool);
+    VkResult vr = layout->set_count ? vkCreateDescriptorPool(d->device, &pci, NULL, &s->pool) : VK_SUCCESS;
     VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                       .descriptorPool = s->pool,
-                                      .descriptorSetCount = 1,
-                                      .pSetLayouts = &layout->set_layout};
-    if (vr == VK_SUCCESS)
-        vr = vkAllocateDescriptorSets(d->device, &ai, &s->set);
+                                      .descriptorSetCount = layout->set_count,
+                                      .pSetLayouts = layout->set_layouts};
+    if (vr == VK_SUCCESS && layout->set_count)
+        vr = vkAllocateDescriptorSets(d->device, &ai, s->sets);
     if (vr != VK_SUCCESS) {
-        if (s->pool)
-            vkDestroyDescriptorPool(d->device, s->pool, NULL);
+        bindset_free_handles(d, s);
         free(s);
-        return vk_fail(vr, __FILE__, __LINE__, "allocating a descriptor set");
+        return vk_fail(vr, __FILE__, __LINE__, "allocating descriptor sets");
     }
-    VkDescriptorBufferInfo infos[KILN_MAX_BINDINGS];
-    VkWriteDescriptorSet writes[KILN_MAX_BINDINGS];
+    s->set_count = layout->set_count;
+    VkDescriptorBufferInfo infos[KILN_MAX_DESCRIPTORS];
+    VkWriteDescriptorSet writes[KILN_MAX_DESCRIPTORS];
     for (uint32_t i = 0; i < n; i++) {
-        infos[i] = (VkDescriptorBufferInfo){((struct vk_buffer *)b[i].buffer)->buf, b[i].offset, b[i].size};
+        bool texel = b[i].kind == KILN_BINDING_STORAGE_TEXEL_BUFFER || b[i].kind == KILN_BINDING_UNIFORM_TEXEL_BUFFER;
         writes[i] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-            .dstSet = s->set,
+            .dstSet = b[i].set < s->set_count ? s->sets[b[i].set] : VK_NULL_HANDLE,
             .dstBinding = b[i].binding,
+            .dstArrayElement = b[i].element,
             .descriptorCount = 1,
-            .descriptorType = b[i].kind == KILN_BINDING_UNIFORM_BUFFER ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
-                                                                       : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .pBufferInfo = &infos[i],
+            .descriptorType = descriptor_type[b[i].kind < KINDS && b[i].kind ? b[i].kind : KILN_BINDING_STORAGE_BUFFER],
         };
+        if (texel) {
+            kiln_result r = make_view(d, &b[i], &s->views[s->view_count]);
+            if (r < 0) {
+                bindset_free_handles(d, s);
+                free(s);
+                return r;
+            }
+            writes[i].pTexelBufferView = &s->views[s->view_count++];
+        } else {
+            infos[i] = (VkDescriptorBufferInfo){((struct vk_buffer *)b[i].buffer)->buf, b[i].offset, b[i].size};
+            writes[i].pBufferInfo = &infos[i];
+        }
     }
     vkUpdateDescriptorSets(d->device, n, writes, 0, NULL);
     *out = s;
@@ -1252,9 +1373,9 @@ static kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *la
 
 static void vk_bindset_destroy(struct kb_device *dev, struct kb_bindset *s)
 {
-    if (keep(vkd(dev), KEPT_BINDSET, s, (void *)s->pool, (void *)s->set))
+    if (keep(vkd(dev), KEPT_BINDSET, s, (void *)s->pool, NULL))
         return;
-    vkDestroyDescriptorPool(vkd(dev)->device, s->pool, NULL);
+    bindset_free_handles(vkd(dev), s);
     free(s);
 }
 
@@ -1365,8 +1486,9 @@ static kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const 
             vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline->pipe);
             bound = s->pipeline->pipe;
         }
-        vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout->layout, 0, 1, &s->bindset->set, 0,
-                                NULL);
+        if (s->bindset->set_count)   /* every set up to the program's last, the empty ones too */
+            vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout->layout, 0,
+                                    s->bindset->set_count, s->bindset->sets, 0, NULL);
         if (s->layout->own_push) {
             if (s->layout->push_bytes)   /* the program's own block: the node's words */
                 vkCmdPushConstants(c->cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, s->layout->push_bytes,
