@@ -161,6 +161,9 @@ static void print_caps(const kiln_caps *c)
     field("max push constants:", "%u bytes", c->max_push_constants_size);
     field("min storage buffer offset alignment:", "%" PRIu64 " bytes", c->min_storage_buffer_offset_alignment);
     field("min uniform buffer offset alignment:", "%" PRIu64 " bytes", c->min_uniform_buffer_offset_alignment);
+    field("max bound descriptor sets:", "%u", c->max_bound_descriptor_sets);
+    field("max texel buffer elements:", "%u", c->max_texel_buffer_elements);
+    field("min texel buffer offset alignment:", "%" PRIu64 " bytes", c->min_texel_buffer_offset_alignment);
     field("pipeline cache uuid:", "%s", uuid);
     field("unified memory:", "%s", c->unified_memory ? "yes" : "no");
     field("pipeline caches keep code:", "%s", c->pipeline_cache_keeps_code ? "yes (the archive keeps pipelines)"
