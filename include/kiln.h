@@ -371,6 +371,37 @@ typedef struct kiln_define { const char *name; const char *value; /* NULL = "1" 
  * becomes "1" (a constant string); name is the caller's (borrowed). */
 KILN_API kiln_define kiln_define_defaults(const kiln_define *define);
 
+/*
+ * Specialization constants (`layout(constant_id = N) const T name = v;`,
+ * and `layout(local_size_x_id = N) in;` for the workgroup size) are set
+ * per program: kiln_program_desc.constants gives {id, word} pairs, and
+ * the program runs with them (they are set when its pipeline is made, as
+ * Vulkan's VkSpecializationInfo). Programs that differ only in their
+ * constants share one compile of the source (one SPIR-V); each set of
+ * constants is its own pipeline. The word holds the value as its type
+ * reads it: a bool 0 or 1; an int or uint its 32 bits (-5 is 0xfffffffb);
+ * a float its IEEE-754 bits; an int16 or int8 its value as an int32 in
+ * the type's range (-5 is 0xfffffffb), a uint16 or uint8 its value, a
+ * float16 its 16 bits in the low half. A word its type cannot hold (a
+ * bool of 2, a uint16 of 70000, an int8 of 200), a 64-bit constant (one
+ * word cannot hold its value), an id the shader does not declare, or 0
+ * for a constant that sizes the workgroup fails the program with
+ * KILN_ERR_INVALID naming the constant (kiln_program_wait); the desc
+ * itself is refused at create for an id given twice. A constant set by
+ * local_size_x_id also sizes the workgroup the interface reports and kiln
+ * checks against the device, and shared arrays sized by constants count
+ * at their set size. Constants left at their defaults are named once in
+ * the log (level info) when the program is ready. kiln's predictor makes
+ * its variants of a program with the program's constants.
+ */
+typedef struct kiln_spec_constant {
+    uint32_t id;      /* the constant_id */
+    uint32_t word;    /* its value (see above) */
+} kiln_spec_constant;
+/* A program's declared specialization constants at most (a source that
+ * declares more fails to compile, saying so). */
+#define KILN_MAX_SPEC_CONSTANTS 32
+
 typedef struct kiln_program_desc {
     const char *source;           /* GLSL compute source; required; copied */
     size_t source_len;            /* 0 = strlen(source) */
@@ -381,6 +412,11 @@ typedef struct kiln_program_desc {
     const char *const *include_dirs; /* searched for #include "x" after the including file's folder */
     uint32_t include_dir_count;
     int optimize;                 /* 1: optimize for speed (default), -1: none */
+    /* Specialization constants to set, up to KILN_MAX_SPEC_CONSTANTS,
+     * each id once, in any order; copied. None: every constant runs at
+     * its default. */
+    const kiln_spec_constant *constants;
+    uint32_t constant_count;
 } kiln_program_desc;
 
 /* The program desc as kiln_program_create sees it (desc NULL: a zero desc):
@@ -388,9 +424,10 @@ typedef struct kiln_program_desc {
  * "program.comp", entry NULL becomes "main", optimize 0 becomes 1 (a program
  * keeps any positive value as 1, any negative one as -1). The defines array
  * is the caller's and is not rewritten: each define gets
- * kiln_define_defaults as the program copies it. source has no default
- * (NULL is refused). Pointers in the result are the caller's (borrowed),
- * except the constant strings named here. */
+ * kiln_define_defaults as the program copies it; the constants array is
+ * the caller's too and has no defaults (the program keeps its pairs sorted
+ * by id). source has no default (NULL is refused). Pointers in the result
+ * are the caller's (borrowed), except the constant strings named here. */
 KILN_API kiln_program_desc kiln_program_desc_defaults(const kiln_program_desc *desc);
 
 typedef enum kiln_program_state {
@@ -414,7 +451,10 @@ KILN_API KILN_NODISCARD kiln_result kiln_program_status(kiln_context ctx, kiln_p
  * workgroup size, shared memory, push-constant bytes or buffer counts per
  * stage, checked before any Vulkan call sees the program), naming the limit
  * and the value; a node running it is refused by its scheme's submit with
- * the same code. KILN_ERR_NO_MEMORY when its compile ran out of host memory
+ * the same code. KILN_ERR_INVALID when its desc sets a specialization
+ * constant the shader does not declare or a value the constant's type
+ * cannot hold (the message names the constant, its id and the value).
+ * KILN_ERR_NO_MEMORY when its compile ran out of host memory
  * (the message names what could not be allocated); the failure is not
  * kept: once every program sharing that compile is destroyed, creating the
  * program again compiles it again. */
@@ -500,6 +540,36 @@ typedef struct kiln_binding_info {
     kiln_format format;           /* a storage texel buffer's format qualifier; 0: none declared */
 } kiln_binding_info;
 
+/* A specialization constant's scalar type. */
+typedef enum kiln_scalar_type {
+    KILN_SCALAR_BOOL = 1,
+    KILN_SCALAR_INT = 2,        /* 32-bit */
+    KILN_SCALAR_UINT = 3,
+    KILN_SCALAR_FLOAT = 4,
+    KILN_SCALAR_INT8 = 5,
+    KILN_SCALAR_UINT8 = 6,
+    KILN_SCALAR_INT16 = 7,
+    KILN_SCALAR_UINT16 = 8,
+    KILN_SCALAR_FLOAT16 = 9,
+    KILN_SCALAR_INT64 = 10,     /* listed; not settable (one word cannot hold them) */
+    KILN_SCALAR_UINT64 = 11,
+    KILN_SCALAR_DOUBLE = 12,
+} kiln_scalar_type;
+
+/* One declared specialization constant. Values are the type's bits,
+ * zero-extended: a bool 0 or 1, an int -5 0xfffffffb, an int16 -5 0xfffb,
+ * a float 0.5 0x3f000000, a double its 64 bits. */
+typedef struct kiln_spec_constant_info {
+    uint32_t id;                  /* its constant_id */
+    kiln_scalar_type type;
+    uint64_t default_value;       /* as the source declares it */
+    uint64_t value;               /* what the program runs with: the value set, else the default */
+    int set;                      /* 1: the program's desc sets it */
+    int used;                     /* 0: the optimizer found no use of it (setting it changes nothing) */
+    uint32_t workgroup_axis;      /* 1, 2, 3: it is local_size_x/y/z (local_size_x_id = id); 0: not */
+    char name[64];                /* as declared; "local_size_x" (y, z) for a workgroup size */
+} kiln_spec_constant_info;
+
 typedef struct kiln_program_interface {
     uint32_t binding_count;
     kiln_binding_info bindings[KILN_MAX_BINDINGS];  /* sorted by (set, binding) */
@@ -513,6 +583,12 @@ typedef struct kiln_program_interface {
     int own_push_block;           /* 1: the program declares its own push_constant block (kiln adds none) */
     uint32_t param_words;         /* a node's param words: KILN_PARAM_WORDS, or its own block's size / 4 */
     uint32_t subgroup_ops;        /* kiln_subgroup_ops bits the code needs (checked against the device's) */
+    /* Every specialization constant the source declares, by id (a
+     * local_size_x_id constant and a constant_id constant of the same id
+     * are two entries: one id sets both). workgroup_size above is the
+     * size the program runs with: its local_size constants' values. */
+    uint32_t constant_count;
+    kiln_spec_constant_info constants[KILN_MAX_SPEC_CONSTANTS];
 } kiln_program_interface;
 
 /* The program's interface, read from its SPIR-V. KILN_ERR_PENDING while

@@ -45,7 +45,7 @@
 
 /* 2: the program interface in front-end entries written field by field
  * (it was the struct's bytes); records and notes unchanged. */
-#define ARC_FORMAT_VERSION 6
+#define ARC_FORMAT_VERSION 7
 #define ARC_HEADER_SIZE 64
 #define ARC_ENTRY_HEAD_SIZE 48
 #define ARC_INDEX_ROW_SIZE 32
@@ -177,9 +177,14 @@ enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, uint32_t *ki
  * bindings in strictly increasing (set, binding) order; entry
  * NUL-terminated; params_read within KILN_PARAM_WORDS bits, lens_read
  * within KILN_MAX_BINDINGS bits; groups_read 0 or 1. Bindings past
- * binding_count read back as zeros. A field added to the struct is added
- * to both functions, and the format version bumped (entry.c asserts the
- * struct's layout against it). */
+ * binding_count read back as zeros. Then (format 7) the specialization
+ * constants: constant_count u32 (at most KILN_MAX_SPEC_CONSTANTS) and per
+ * constant id u32, type u32 (a kiln_scalar_type), default_value u64, value
+ * u64 (each within its type's bits; value the default unless set), set
+ * u32, used u32 (0 or 1), workgroup_axis u32 (0..3), name 64 bytes
+ * (NUL-terminated), in (id, workgroup_axis) order. A field added to the
+ * struct is added to both functions, and the format version bumped
+ * (entry.c asserts the struct's layout against it). */
 void arc_iface_put(struct bytes *out, const kiln_program_interface *iface);
 /* Reads an interface; false (why set) on overrun or a value out of range.
  * *iface is fully written either way (zeros on failure). */

@@ -34,19 +34,29 @@
  * looked at). */
 #define BINDING_AT(field, at) (offsetof(kiln_binding_info, field) == (at))
 #define IFACE_AT(field, at) (offsetof(kiln_program_interface, field) == (at))
-_Static_assert(ARC_FORMAT_VERSION == 6 && sizeof(kiln_binding_info) == 96 && BINDING_AT(set, 0) &&
+_Static_assert(ARC_FORMAT_VERSION == 7 && sizeof(kiln_binding_info) == 96 && BINDING_AT(set, 0) &&
                    BINDING_AT(binding, 4) && BINDING_AT(kind, 8) && BINDING_AT(access, 12) &&
                    BINDING_AT(min_size, 16) && BINDING_AT(name, 24) && BINDING_AT(count, 88) &&
                    BINDING_AT(format, 92) && sizeof(((kiln_binding_info *)0)->name) == 64,
-               "kiln_binding_info is not the layout archive format 6 encodes: change the struct, bump "
+               "kiln_binding_info is not the layout archive format 7 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
-_Static_assert(ARC_FORMAT_VERSION == 6 && sizeof(kiln_program_interface) == 1664 && KILN_MAX_BINDINGS == 16 &&
+_Static_assert(ARC_FORMAT_VERSION == 7 && sizeof(kiln_program_interface) == 4992 && KILN_MAX_BINDINGS == 16 &&
                    IFACE_AT(binding_count, 0) && IFACE_AT(bindings, 8) && IFACE_AT(push_constant_size, 1544) &&
                    IFACE_AT(workgroup_size, 1548) && IFACE_AT(spirv_words, 1560) && IFACE_AT(entry, 1564) &&
                    IFACE_AT(params_read, 1632) && IFACE_AT(lens_read, 1640) && IFACE_AT(groups_read, 1644) &&
                    IFACE_AT(own_push_block, 1648) && IFACE_AT(param_words, 1652) && IFACE_AT(subgroup_ops, 1656) &&
+                   IFACE_AT(constant_count, 1660) && IFACE_AT(constants, 1664) && KILN_MAX_SPEC_CONSTANTS == 32 &&
                    sizeof(((kiln_program_interface *)0)->entry) == 64,
-               "kiln_program_interface is not the layout archive format 6 encodes: change the struct, bump "
+               "kiln_program_interface is not the layout archive format 7 encodes: change the struct, bump "
+               "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
+
+#define CONSTANT_AT(field, at) (offsetof(kiln_spec_constant_info, field) == (at))
+_Static_assert(ARC_FORMAT_VERSION == 7 && sizeof(kiln_spec_constant_info) == 104 && CONSTANT_AT(id, 0) &&
+                   CONSTANT_AT(type, 4) && CONSTANT_AT(default_value, 8) && CONSTANT_AT(value, 16) &&
+                   CONSTANT_AT(set, 24) && CONSTANT_AT(used, 28) && CONSTANT_AT(workgroup_axis, 32) &&
+                   CONSTANT_AT(name, 36) && sizeof(((kiln_spec_constant_info *)0)->name) == 64 &&
+                   KILN_SCALAR_DOUBLE == 12,
+               "kiln_spec_constant_info is not the layout archive format 7 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
 
 static bool refuse(char why[ARC_WHY_LEN], const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -94,6 +104,82 @@ void arc_iface_put(struct bytes *out, const kiln_program_interface *iface)
     bytes_put_u32(out, (uint32_t)iface->own_push_block);
     bytes_put_u32(out, iface->param_words);
     bytes_put_u32(out, iface->subgroup_ops);
+    /* Format 7: the specialization constants. */
+    uint32_t nc = KILN_MIN(iface->constant_count, (uint32_t)KILN_MAX_SPEC_CONSTANTS);
+    bytes_put_u32(out, nc);
+    for (uint32_t i = 0; i < nc; i++) {
+        const kiln_spec_constant_info *c = &iface->constants[i];
+        bytes_put_u32(out, c->id);
+        bytes_put_u32(out, (uint32_t)c->type);
+        bytes_put_u64(out, c->default_value);
+        bytes_put_u64(out, c->value);
+        bytes_put_u32(out, (uint32_t)c->set);
+        bytes_put_u32(out, (uint32_t)c->used);
+        bytes_put_u32(out, c->workgroup_axis);
+        bytes_put_str(out, c->name, sizeof c->name);
+    }
+}
+
+/* The bits a constant of type t holds (a bool: 1). */
+static unsigned constant_bits(uint32_t t)
+{
+    switch (t) {
+    case KILN_SCALAR_BOOL: return 1;
+    case KILN_SCALAR_INT8:
+    case KILN_SCALAR_UINT8: return 8;
+    case KILN_SCALAR_INT16:
+    case KILN_SCALAR_UINT16:
+    case KILN_SCALAR_FLOAT16: return 16;
+    case KILN_SCALAR_INT64:
+    case KILN_SCALAR_UINT64:
+    case KILN_SCALAR_DOUBLE: return 64;
+    default: return 32;
+    }
+}
+
+/* Reads the interface's specialization constants (format 7; see
+ * archive.h) into it, checking their ranges. False with why on a value
+ * out of range; an overrun is the caller's to see. */
+static bool constants_read(struct bytes_reader *r, kiln_program_interface *it, char why[ARC_WHY_LEN])
+{
+    uint32_t n = bytes_read_u32(r);
+    if (!r->overrun && n > KILN_MAX_SPEC_CONSTANTS)
+        return refuse(why, "constant_count %u is past KILN_MAX_SPEC_CONSTANTS (%d)", n, KILN_MAX_SPEC_CONSTANTS);
+    for (uint32_t i = 0; i < n && !r->overrun; i++) {
+        kiln_spec_constant_info *c = &it->constants[i];
+        c->id = bytes_read_u32(r);
+        uint32_t type = bytes_read_u32(r);
+        c->default_value = bytes_read_u64(r);
+        c->value = bytes_read_u64(r);
+        uint32_t set = bytes_read_u32(r), used = bytes_read_u32(r);
+        c->workgroup_axis = bytes_read_u32(r);
+        bool named = bytes_read_str(r, c->name, sizeof c->name);
+        if (r->overrun)
+            return true;
+        if (type < KILN_SCALAR_BOOL || type > KILN_SCALAR_DOUBLE)
+            return refuse(why, "constant %u (id %u): type %u is no kiln_scalar_type", i, c->id, type);
+        c->type = (kiln_scalar_type)type;
+        unsigned bits = constant_bits(type);
+        if (bits < 64 && ((c->default_value >> bits) || (c->value >> bits)))
+            return refuse(why, "constant %u (id %u): a value past its type's %u bits", i, c->id, bits);
+        if (set > 1 || used > 1)
+            return refuse(why, "constant %u (id %u): set %u or used %u is neither 0 nor 1", i, c->id, set, used);
+        c->set = (int)set;
+        c->used = (int)used;
+        if (!set && c->value != c->default_value)
+            return refuse(why, "constant %u (id %u): not set, yet its value differs from its default", i, c->id);
+        if (c->workgroup_axis > 3)
+            return refuse(why, "constant %u (id %u): workgroup_axis %u is past 3", i, c->id, c->workgroup_axis);
+        if (!named)
+            return refuse(why, "constant %u (id %u): its name is not NUL-terminated within its %zu bytes", i, c->id,
+                          sizeof c->name);
+        const kiln_spec_constant_info *p = i ? &it->constants[i - 1] : NULL;
+        if (p && (c->id < p->id || (c->id == p->id && c->workgroup_axis < p->workgroup_axis)))
+            return refuse(why, "constants out of (id, axis) order: (%u, %u) after (%u, %u)", c->id,
+                          c->workgroup_axis, p->id, p->workgroup_axis);
+    }
+    it->constant_count = n;
+    return true;
 }
 
 /* The interface's ranges, in field order (see archive.h). */
@@ -182,6 +268,8 @@ bool arc_iface_read(struct bytes_reader *r, kiln_program_interface *iface, char 
     uint32_t own_push = bytes_read_u32(r);
     it.param_words = bytes_read_u32(r);
     it.subgroup_ops = bytes_read_u32(r);
+    if (!constants_read(r, &it, why))
+        return false;
     if (!r->overrun && own_push > 1)
         return refuse(why, "own_push_block %u is neither 0 nor 1", own_push);
     it.own_push_block = (int)own_push;

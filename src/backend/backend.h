@@ -94,6 +94,15 @@ struct kb_binding {
     uint64_t offset, size;
 };
 
+/* A specialization constant's value when a pipeline is made (one
+ * VkSpecializationMapEntry): `size` bytes (1, 2, 4 or 8; a bool's 4, a
+ * VkBool32) of `value`, low byte first. */
+struct kb_spec {
+    uint32_t id;
+    uint32_t size;
+    uint64_t value;
+};
+
 enum kb_step_kind { KB_STEP_DISPATCH = 1, KB_STEP_BARRIER = 2 };
 
 /* One step of a recording: a dispatch, or a compute-to-compute barrier
@@ -122,12 +131,14 @@ struct backend_ops {
     kiln_result (*buffer_read)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data, uint64_t size);
     kiln_result (*layout_create)(struct kb_device *dev, const kiln_program_interface *iface, struct kb_layout **out);
     void (*layout_destroy)(struct kb_device *dev, struct kb_layout *layout);
-    /* Makes a compute pipeline, through `cache` when not NULL. With
+    /* Makes a compute pipeline, through `cache` when not NULL, with the
+     * specialization constants spec[0..spec_count) (each id once). With
      * cache_only, a pipeline the cache cannot supply without compiling is
      * KILN_ERR_PENDING (nothing made). Thread-safe; a cache is internally
      * synchronized. */
     kiln_result (*pipeline_create)(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
-                                   size_t words, struct kb_cache *cache, bool cache_only, struct kb_pipeline **out);
+                                   size_t words, const struct kb_spec *spec, uint32_t spec_count,
+                                   struct kb_cache *cache, bool cache_only, struct kb_pipeline **out);
     void (*pipeline_destroy)(struct kb_device *dev, struct kb_pipeline *pipe);
     /* A pipeline cache, seeded with data (from cache_data) when not NULL. */
     kiln_result (*cache_create)(struct kb_device *dev, const void *data, size_t len, struct kb_cache **out);
@@ -194,9 +205,9 @@ static inline kiln_result kb_layout_create(struct kb_device *d, const kiln_progr
 { return d->ops->layout_create(d, i, o); }
 static inline void kb_layout_destroy(struct kb_device *d, struct kb_layout *l) { d->ops->layout_destroy(d, l); }
 static inline kiln_result kb_pipeline_create(struct kb_device *d, struct kb_layout *l, const uint32_t *spirv,
-                                             size_t words, struct kb_cache *c, bool cache_only,
-                                             struct kb_pipeline **o)
-{ return d->ops->pipeline_create(d, l, spirv, words, c, cache_only, o); }
+                                             size_t words, const struct kb_spec *spec, uint32_t spec_count,
+                                             struct kb_cache *c, bool cache_only, struct kb_pipeline **o)
+{ return d->ops->pipeline_create(d, l, spirv, words, spec, spec_count, c, cache_only, o); }
 static inline kiln_result kb_cache_create(struct kb_device *d, const void *data, size_t len, struct kb_cache **o)
 { return d->ops->cache_create(d, data, len, o); }
 static inline kiln_result kb_cache_data(struct kb_device *d, struct kb_cache *c, void **data, size_t *len)

@@ -66,7 +66,9 @@ kiln_program_desc kiln_program_desc_defaults(const kiln_program_desc *desc)
     if (!d.optimize)
         d.optimize = 1;
     /* The defines array is the caller's: each define's value default is
-     * kiln_define_defaults', applied as the program copies it. */
+     * kiln_define_defaults', applied as the program copies it. The
+     * specialization constants (constants, constant_count) have no
+     * default: none given, every constant runs at its own. */
     return d;
 }
 

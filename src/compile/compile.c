@@ -244,10 +244,22 @@ static void drop_failed_back(struct csvc *s, struct cjob *front)
     }
 }
 
+static void derive_set(struct csvc *s, struct cjob *base, void *ud);
+static void no_cont(struct csvc *s, struct cjob *j, void *ud) { (void)s, (void)j, (void)ud; }
+
 static void job_free(struct csvc *s, struct cjob *j)
 {
     if (j->back)
         release_locked(s, j->back);
+    if (j->base) {
+        /* A set node going before its base ended: its continuation there
+         * becomes a no-op (the array is left as it is: it may be firing). */
+        for (uint32_t i = 0; i < j->base->cont_count; i++)
+            if (j->base->conts[i].fn == derive_set && j->base->conts[i].ud == j)
+                j->base->conts[i] = (struct cont){no_cont, NULL};
+        j->base->set_holds--;
+        release_locked(s, j->base);
+    }
     if (j->bake_of)
         release_locked(s, j->bake_of);
     free(j->bake_words);
@@ -305,7 +317,8 @@ static void release_locked(struct csvc *s, struct cjob *j)
         q_remove(j);
         table_remove(s, j);
         j->state = CJOB_CANCELLED;
-        s->stats.cancelled++;
+        if (!j->base)   /* a set node compiles nothing: no compile was cancelled */
+            s->stats.cancelled++;
         fire_conts(s, j);
         pthread_cond_broadcast(&s->ended);
         job_free(s, j);
@@ -351,6 +364,8 @@ static void set_prio(struct csvc *s, struct cjob *j, enum cprio prio)
     if (prio <= j->prio)
         return;
     j->prio = prio;
+    if (j->base)   /* a set node's front end is what it waits for */
+        set_prio(s, j->base, prio);
     if (prio == CPRIO_WANTED)
         s->stats.wanted++;
     if (j->state == CJOB_QUEUED && j->queue >= 0 && j->queue < Q_DEFERRED) {
@@ -373,8 +388,8 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
     (void)ud;
     if (front->state != CJOB_DONE || front->back)
         return;
-    if (front->adopters == 0)
-        return;   /* nobody wants it now; posted if someone adopts the front node later */
+    if (front->adopters <= front->set_holds)
+        return;   /* nobody wants it (set nodes take its SPIR-V, not its back end); posted if someone adopts it later */
     uint8_t *key;
     size_t len;
     const char *why;
@@ -428,12 +443,9 @@ oom:
 
 /* ---- requests --------------------------------------------------------------------------- */
 
-struct cjob *csvc_adopt_front(struct csvc *s, struct cjob *j, enum cprio prio)
+/* Adopts a front node for a request at prio (counted by the caller). */
+static struct cjob *adopt_front(struct csvc *s, struct cjob *j, enum cprio prio)
 {
-    if (ended(j))
-        s->stats.deduplicated++;
-    else
-        s->stats.adopted++;
     drop_failed_back(s, j);   /* one that failed after its front node was let go */
     adopt(s, j);
     set_prio(s, j, prio);
@@ -442,6 +454,15 @@ struct cjob *csvc_adopt_front(struct csvc *s, struct cjob *j, enum cprio prio)
     else
         post_back(s, j, NULL);   /* a front end that finished while nobody held it */
     return j;
+}
+
+struct cjob *csvc_adopt_front(struct csvc *s, struct cjob *j, enum cprio prio)
+{
+    if (ended(j))
+        s->stats.deduplicated++;
+    else
+        s->stats.adopted++;
+    return adopt_front(s, j, prio);
 }
 
 /* The front node equal to a request, to adopt (lock held), or NULL. A
@@ -504,7 +525,11 @@ void csvc_post(struct csvc *s, struct cjob *j)
     enqueue(s, j);
 }
 
-kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cprio prio, struct cjob **out)
+/* Asks for the front end of src (whose constants it ignores: see
+ * csvc_request); for_set: the hold is a set node's (counted in set_holds,
+ * so that the front node posts no back end for it). */
+static kiln_result request_front(struct csvc *s, const struct prog_source *src, enum cprio prio, bool for_set,
+                                 struct cjob **out)
 {
     uint8_t *key;
     size_t len;
@@ -517,6 +542,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     s->stats.requests++;
     struct cjob *j = find_front(s, h, key, len, src, &includes, &include_count);
     if (j) {
+        j->set_holds += for_set;
         *out = csvc_adopt_front(s, j, prio);
         pthread_mutex_unlock(&s->lock);
         free(key);
@@ -543,6 +569,7 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
     /* Another thread may have posted the same request meanwhile. */
     struct cjob *twin = find_front(s, h, j->key, len, src, &j->src.includes, &j->src.include_count);
     if (twin) {
+        twin->set_holds += for_set;
         *out = csvc_adopt_front(s, twin, prio);
         job_free(s, j);
         pthread_mutex_unlock(&s->lock);
@@ -554,7 +581,101 @@ kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cpr
         pthread_mutex_unlock(&s->lock);
         return r;
     }
+    j->set_holds = for_set;
     csvc_post(s, j);
+    *out = j;
+    pthread_mutex_unlock(&s->lock);
+    return KILN_OK;
+}
+
+/* The continuation a set node has on its base front node: when the front
+ * end ends, the set node takes its SPIR-V, log and interface with the
+ * constants applied, and ends too (lock held). A front end that failed
+ * fails it alike; constants the shader does not declare, or values their
+ * types cannot hold, fail it with KILN_ERR_INVALID. */
+static void derive_set(struct csvc *s, struct cjob *base, void *ud)
+{
+    struct cjob *j = ud;
+    if (ended(j))
+        return;   /* defensive: it ends once */
+    if (base->state != CJOB_DONE) {
+        j->state = base->state == CJOB_CANCELLED ? CJOB_CANCELLED : CJOB_FAILED;
+        j->fail_code = base->fail_code;
+        memcpy(j->fail_msg, base->fail_msg, sizeof j->fail_msg);
+        if (base->out.log)
+            j->out.log = str_dup(base->out.log);   /* NULL (no memory): fail_msg says it, if shorter */
+    } else {
+        j->out.spirv = mem_alloc(base->out.words * 4 + 4);
+        j->out.log = str_dup(base->out.log ? base->out.log : "");
+        j->out.words = base->out.words;
+        j->out.iface = base->out.iface;
+        j->out.seconds = base->out.seconds;
+        j->shared_bytes = base->shared_bytes;
+        if (!j->out.spirv || !j->out.log) {
+            j->state = CJOB_FAILED;
+            fail_oom(j, "out of host memory taking its front end's SPIR-V");
+        } else if (prog_spec_apply(&j->out.iface, j->src.constants, j->src.constant_count) < 0) {
+            j->state = CJOB_FAILED;
+            j->fail_code = KILN_ERR_INVALID;
+            snprintf(j->fail_msg, sizeof j->fail_msg, "%s: error: %s\n", j->name, kiln_last_error());
+            err_clear();   /* the caller's thread is not this program's */
+        } else {
+            memcpy(j->out.spirv, base->out.spirv, base->out.words * 4);
+            j->state = CJOB_DONE;
+        }
+    }
+    fire_conts(s, j);
+    pthread_cond_broadcast(&s->ended);
+}
+
+kiln_result csvc_request(struct csvc *s, const struct prog_source *src, enum cprio prio, struct cjob **out)
+{
+    if (!src->constant_count)
+        return request_front(s, src, prio, false, out);
+    /* One front end serves every set of constants: the request for the
+     * source without them, then the set's own node over it. */
+    struct prog_source plain = *src;
+    plain.constants = NULL;
+    plain.constant_count = 0;
+    struct cjob *front;
+    KILN_TRY(request_front(s, &plain, prio, true, &front));
+    /* front->key is its identity: written before publication; front is held. */
+    uint8_t *key;
+    size_t len;
+    struct cjob *j = NULL;
+    kiln_result r = ckey_set(front->key, front->key_len, src->constants, src->constant_count, &key, &len);
+    if (r == KILN_OK) {
+        uint8_t h[16];
+        hash128(key, len, h);
+        if (!(j = csvc_front_new(key, len, h, src->name, prio)))
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile job of %s", src->name);
+        else
+            r = prog_source_copy(&j->src, src);
+    }
+    pthread_mutex_lock(&s->lock);
+    struct cjob *twin = r == KILN_OK ? csvc_find(s, CJOB_FRONT, j->hash, j->key, j->key_len) : NULL;
+    if (r < 0 || twin) {
+        /* The set is asked for already (or cannot be): its node holds the
+         * front end, not this request. */
+        front->set_holds--;
+        release_locked(s, front);
+        if (twin)
+            *out = adopt_front(s, twin, prio);   /* counted once, as the front end's request */
+        pthread_mutex_unlock(&s->lock);
+        if (j)
+            job_free(s, j);   /* never published: no lock needed */
+        return r;
+    }
+    j->base = front;
+    table_insert(s, j);
+    if (ended(front) && front->conts_fired) {
+        derive_set(s, front, j);
+    } else if (!vec_reserve((void **)&front->conts, &front->cont_cap, front->cont_count + 1, sizeof *front->conts)) {
+        j->state = CJOB_FAILED;
+        fail_oom(j, "out of host memory waiting for its front end");
+    } else {
+        front->conts[front->cont_count++] = (struct cont){derive_set, j};
+    }
     *out = j;
     pthread_mutex_unlock(&s->lock);
     return KILN_OK;
@@ -630,11 +751,14 @@ kiln_result csvc_request_baked(struct csvc *s, struct cjob *universal, const str
 kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, struct csvc_result *out)
 {
     (void)s;
-    *out = (struct csvc_result){.state = KILN_PROGRAM_PENDING, .compiled_as = f->src.name};
+    /* A set node's log is its front end's, written under that one's name. */
+    *out = (struct csvc_result){.state = KILN_PROGRAM_PENDING,
+                                .compiled_as = f->base && f->base->src.name ? f->base->src.name : f->src.name};
     if (f->state == CJOB_FAILED || f->state == CJOB_CANCELLED) {
         out->state = KILN_PROGRAM_FAILED;
         out->front = &f->out;
-        out->code = f->fail_code == KILN_ERR_NO_MEMORY ? KILN_ERR_NO_MEMORY : KILN_ERR_COMPILE;
+        out->code = f->fail_code == KILN_ERR_NO_MEMORY || f->fail_code == KILN_ERR_INVALID ? f->fail_code
+                                                                                         : KILN_ERR_COMPILE;
         out->error = !f->fail_code && f->out.log && f->out.log[0] ? f->out.log
                      : f->fail_msg[0]                            ? f->fail_msg
                                                                  : "the compile was cancelled";
@@ -906,6 +1030,21 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     if (s->hooks.back && (hr = s->hooks.back(s->hooks.ud, j->name, j->words, j->alone, giants_in_flight)) < 0) {
         return fail_back(j, hr, "the driver refused the pipeline");
     }
+    /* Specialization constants set (a set node's back end): the pipeline's
+     * values (one per id), and the shared memory counted with them (the
+     * front end's count is the defaults'). */
+    struct kb_spec spec[KILN_MAX_SPEC_CONSTANTS];
+    uint32_t spec_count = 0;
+    for (uint32_t i = 0; i < j->iface.constant_count && i < KILN_MAX_SPEC_CONSTANTS; i++) {
+        const kiln_spec_constant_info *c = &j->iface.constants[i];
+        bool seen = false;
+        for (uint32_t k = 0; k < spec_count; k++)
+            seen |= spec[k].id == c->id;
+        if (c->set && !seen)
+            spec[spec_count++] = (struct kb_spec){.id = c->id, .size = prog_spec_size(c->type), .value = c->value};
+    }
+    if (spec_count && (hr = prog_shared_bytes_set(j->spirv, j->words, &j->iface, &j->shared_bytes)) < 0)
+        return fail_back(j, hr, "its shared memory could not be counted");
     /* The device's limits, checked before any Vulkan call for this program:
      * a program the device cannot run fails here, its state FAILED and its
      * wait KILN_ERR_LIMIT, naming the limit and the value. */
@@ -935,8 +1074,8 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
         j->archive_cause = (int)c;
         struct kb_cache *seeded;
         if (c == ARC_HIT && kb_cache_create(s->dev, blob, n, &seeded) == KILN_OK) {
-            kiln_result r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, seeded, s->dev->cache_control,
-                                               &j->pipeline);
+            kiln_result r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, spec, spec_count, seeded,
+                                               s->dev->cache_control, &j->pipeline);
             kb_cache_destroy(s->dev, seeded);
             if (r == KILN_OK) {
                 j->from_archive = true;
@@ -948,7 +1087,8 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
          * pipeline's archive entry. */
         struct kb_cache *own;
         if (kb_cache_create(s->dev, NULL, 0, &own) == KILN_OK) {
-            kiln_result r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, own, false, &j->pipeline);
+            kiln_result r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, spec, spec_count, own, false,
+                                               &j->pipeline);
             void *data = NULL;
             size_t len = 0;
             if (r == KILN_OK && kb_cache_data(s->dev, own, &data, &len) == KILN_OK) {
@@ -973,7 +1113,8 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     struct kb_cache *cache = alone_cache;
     if (!cache && s->cfg.worker_caches && w->cache) {
         if (s->shared && s->dev->cache_control) {
-            r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, s->shared, true, &j->pipeline);
+            r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, spec, spec_count, s->shared, true,
+                                   &j->pipeline);
             if (r == KILN_OK) {
                 pthread_mutex_lock(&s->lock);
                 s->stats.cache_hits++;
@@ -985,7 +1126,8 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
         cache = s->shared;
     }
     if (r == KILN_ERR_PENDING)
-        r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, cache, false, &j->pipeline);
+        r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, spec, spec_count, cache, false,
+                               &j->pipeline);
     if (r < 0) {
         return fail_back(j, r, "the driver refused the pipeline");
     }
@@ -1336,6 +1478,7 @@ void csvc_destroy(struct csvc *s)
         for (struct cjob *j = s->table[b], *next; j; j = next) {
             next = j->h_next;
             j->back = NULL;   /* freed on its own through the table */
+            j->base = NULL;   /* likewise */
             j->bake_of = NULL;   /* likewise */
             if (j->pipeline)
                 kb_pipeline_destroy(s->dev, j->pipeline);

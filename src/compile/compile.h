@@ -7,6 +7,15 @@
  * back-end node that turns SPIR-V plus layout into a pipeline for this
  * device. No worker ever waits on another job.
  *
+ * Specialization constants: one front end serves every set. A program
+ * with constants is a set node over the front node of its source without
+ * them (keyed by that request and the pairs); the set node compiles
+ * nothing and sits on no queue: when its front end ends, a continuation
+ * gives it the SPIR-V and the interface with the values applied
+ * (prog_spec_apply), and its back end (keyed with the values: a pipeline
+ * per set, in the archive too) is made with them. A front node held only
+ * by set nodes posts no back end of its own.
+ *
  * Dedupe: every node has a canonical request (key.c) and its XXH3-128 hash.
  * A request equal to a node done or in flight adopts that node; the hash
  * only finds candidates, a full byte compare decides. A node is released by
@@ -122,7 +131,9 @@ void csvc_destroy(struct csvc *svc);
 
 /* Asks for a program: adopts an equal front node or posts a new one. The
  * source is copied. Returns the adopted front node (release it with
- * csvc_release). */
+ * csvc_release): for a source with specialization constants, its set node
+ * (see above), whose failure for constants the shader does not declare or
+ * values their types cannot hold is KILN_ERR_INVALID. */
 KILN_NODISCARD kiln_result csvc_request(struct csvc *svc, const struct prog_source *src, enum cprio prio,
                                         struct cjob **out);
 /* A front node for a variant of `universal` (a front node the caller holds,
@@ -148,7 +159,8 @@ struct csvc_result {
     struct kb_pipeline *pipeline;
     const char *error;                 /* why it failed (front log or back-end reason) */
     kiln_result code;                  /* failed: KILN_ERR_NO_MEMORY (host memory ran out), KILN_ERR_LIMIT (past
-                                        * a device limit), else KILN_ERR_COMPILE */
+                                        * a device limit), KILN_ERR_INVALID (specialization constants the
+                                        * shader cannot take), else KILN_ERR_COMPILE */
     const char *compiled_as;           /* the name the compile ran under (first requester's) */
 };
 kiln_program_state csvc_status(struct csvc *svc, struct cjob *front, struct csvc_result *out);
@@ -264,7 +276,7 @@ struct prog {
     const char *log;             /* front log, or the back end's reason, under this program's name */
     char *own_log;               /* owned copy when the log had to be renamed */
     kiln_result fail_code;       /* failed: KILN_ERR_NO_MEMORY (host memory ran out), KILN_ERR_LIMIT (past a
-                                  * device limit) or KILN_ERR_COMPILE */
+                                  * device limit), KILN_ERR_INVALID (constants) or KILN_ERR_COMPILE */
     struct kb_layout *layout;
     struct kb_pipeline *pipeline;
 };
@@ -278,7 +290,7 @@ kiln_program_state prog_refresh(struct prog *p);
 /* Waits for the compile to end (marking it wanted). */
 kiln_program_state prog_wait(struct prog *p);
 /* Raises a failed program's error with the code its failure carries
- * (KILN_ERR_COMPILE, KILN_ERR_LIMIT or KILN_ERR_NO_MEMORY), as "<where>
+ * (KILN_ERR_COMPILE, KILN_ERR_LIMIT, KILN_ERR_INVALID or KILN_ERR_NO_MEMORY), as "<where>
  * program <name> <what happened>: <its log's first error>". where may be
  * "" or end in ": ". */
 KILN_NODISCARD kiln_result prog_raise_failed(const struct prog *p, const char *where);

@@ -55,6 +55,16 @@ struct cjob {
     struct prog_push_word *bake_words;
     uint32_t bake_count;
     struct cjob *back;           /* adopted by this front node once posted */
+    /* A set of specialization constants over a front end (csvc_request
+     * of a source with constants): `base` is the front node of the source
+     * without them, held from publication until this node goes; it
+     * compiles nothing and is never queued, but takes base's SPIR-V and
+     * interface with the constants applied when base ends (derive_set, a
+     * continuation of base), then posts its back end like any front node.
+     * set_holds counts the set nodes holding a front node: it posts a back
+     * end of its own (the defaults') only while something else holds it. */
+    struct cjob *base;
+    uint32_t set_holds;
     /* Bytes of Workgroup memory the SPIR-V declares (prog_shared_bytes):
      * counted once, when the front end ends (count_shared); a back node
      * has the count of the front node that posted it (the same SPIR-V) and
@@ -169,6 +179,10 @@ kiln_program_state csvc_status_locked(struct csvc *svc, struct cjob *front, stru
  * read (free with prog_includes_free). */
 KILN_NODISCARD kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len,
                                       struct prog_include **includes, uint32_t *include_count);
+/* The request of a set of specialization constants over the front end
+ * whose request is front_key: see key.c. */
+KILN_NODISCARD kiln_result ckey_set(const uint8_t *front_key, size_t front_len, const kiln_spec_constant *set,
+                                    uint32_t n, uint8_t **key, size_t *len);
 KILN_NODISCARD kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t words,
                                      const kiln_program_interface *iface, uint8_t **key, size_t *len);
 

@@ -12,8 +12,13 @@
  * and the compile cannot make SPIR-V its key does not describe.
  *
  * A back-end request: the device key (pipeline-cache UUID, driver version,
- * vendor and device ids), the pipeline layout (from the interface) and the
+ * vendor and device ids), the pipeline layout (from the interface), the
+ * specialization constants set (id, size and value of each) and the
  * SPIR-V.
+ *
+ * A set of specialization constants over a front end (ckey_set): the front
+ * end's whole request, then the (id, word) pairs sorted by id. It never
+ * compiles GLSL: its node takes the front end's SPIR-V.
  *
  * Fields are length-prefixed, so no two different requests serialize alike.
  */
@@ -151,6 +156,25 @@ kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len
     return KILN_OK;
 }
 
+kiln_result ckey_set(const uint8_t *front_key, size_t front_len, const kiln_spec_constant *set, uint32_t n,
+                     uint8_t **key, size_t *len)
+{
+    struct bytes b = {0};
+    put_str(&b, KEY_FORMAT "-set");
+    put_field(&b, front_key, front_len);
+    put_u64(&b, n);
+    for (uint32_t i = 0; i < n; i++)
+        put_u64(&b, ((uint64_t)set[i].id << 32) | set[i].word);
+    if (b.oom) {
+        free(b.p);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile key of a set of %u "
+                          "specialization constants", n);
+    }
+    *key = b.p;
+    *len = b.len;
+    return KILN_OK;
+}
+
 kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t words,
                       const kiln_program_interface *iface, uint8_t **key, size_t *len)
 {
@@ -167,6 +191,18 @@ kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t
         put_u64(&b, ((uint64_t)bi->count << 32) | (uint32_t)bi->format);   /* the layout's counts; a view's format */
     }
     put_u64(&b, KILN_PUSH_BYTES);   /* the push-constant range every layout has */
+    /* The specialization constants set: each set is a pipeline of its own. */
+    uint64_t set = 0;
+    for (uint32_t i = 0; i < iface->constant_count; i++)
+        set += iface->constants[i].set != 0;
+    put_u64(&b, set);
+    for (uint32_t i = 0; i < iface->constant_count; i++) {
+        const kiln_spec_constant_info *c = &iface->constants[i];
+        if (c->set) {
+            put_u64(&b, ((uint64_t)c->id << 32) | prog_spec_size(c->type));
+            put_u64(&b, c->value);
+        }
+    }
     put_field(&b, spirv, words * 4);
     if (b.oom) {
         free(b.p);

@@ -75,6 +75,18 @@ static void take(struct prog *p, const struct csvc_result *res)
     p->log = own_log(p, p->log, res->compiled_as);
     p->layout = res->layout;
     p->pipeline = res->pipeline;
+    /* Said once, when the program is ready: a shader run with constants at
+     * their defaults may compute something its author did not mean (a
+     * workgroup of 1, a loop bound of 1). */
+    for (uint32_t i = 0; p->state == KILN_PROGRAM_READY && i < p->iface.constant_count; i++) {
+        const kiln_spec_constant_info *c = &p->iface.constants[i];
+        if (c->set || !c->used)
+            continue;
+        char v[64];
+        prog_spec_value_text(c->type, c->default_value, v, sizeof v);
+        log_info("program %s: specialization constant '%s' (id %u) left at its default %s", p->name, c->name, c->id,
+                 v);
+    }
 }
 
 kiln_program_state prog_refresh(struct prog *p)
@@ -105,6 +117,8 @@ kiln_result prog_raise_failed(const struct prog *p, const char *where)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "%sprogram %s could not be compiled: %s", where, p->name, first);
     if (p->fail_code == KILN_ERR_LIMIT)
         return KILN_RAISE(KILN_ERR_LIMIT, "%sprogram %s cannot run on this device: %s", where, p->name, first);
+    if (p->fail_code == KILN_ERR_INVALID)
+        return KILN_RAISE(KILN_ERR_INVALID, "%sprogram %s cannot be made as its desc says: %s", where, p->name, first);
     return KILN_RAISE(KILN_ERR_COMPILE, "%sprogram %s failed to compile: %s", where, p->name, first);
 }
 

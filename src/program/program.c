@@ -15,7 +15,7 @@
  * blocking.
  */
 #define _GNU_SOURCE
-#include "program.h"
+#include "program_private.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -44,6 +44,12 @@ static bool is_ident(const char *s)
         if (!(isalnum((unsigned char)*s) || *s == '_'))
             return false;
     return true;
+}
+
+static int cmp_constant(const void *a, const void *b)
+{
+    const kiln_spec_constant *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
 }
 
 kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *desc)
@@ -75,6 +81,18 @@ kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d
     for (uint32_t i = 0; i < d.include_dir_count; i++)
         if (!d.include_dirs[i])
             return KILN_RAISE(KILN_ERR_INVALID, "program desc: include folder %u is NULL", i);
+    if (d.constant_count > KILN_MAX_SPEC_CONSTANTS)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u specialization constants, at most %d",
+                          d.constant_count, KILN_MAX_SPEC_CONSTANTS);
+    if (d.constant_count && !d.constants)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: constant_count is %u but constants is NULL",
+                          d.constant_count);
+    for (uint32_t i = 0; i < d.constant_count; i++)
+        for (uint32_t k = 0; k < i; k++)
+            if (d.constants[k].id == d.constants[i].id)
+                return KILN_RAISE(KILN_ERR_INVALID, "program desc: specialization constant id %u is set twice "
+                                  "(constants %u and %u: 0x%x and 0x%x)", d.constants[i].id, k, i,
+                                  d.constants[k].word, d.constants[i].word);
 
     if (memchr(d.source, 0, d.source_len))
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: source holds a NUL byte within source_len");
@@ -85,7 +103,13 @@ kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d
     src->optimize = d.optimize < 0 ? -1 : 1;   /* canonical: any positive is 1 */
     src->defines = mem_calloc(d.define_count + 1, sizeof *src->defines);
     src->include_dirs = mem_calloc(d.include_dir_count + 1, sizeof *src->include_dirs);
-    bool ok = src->source && src->name && src->entry && src->defines && src->include_dirs;
+    src->constants = mem_alloc((d.constant_count + 1) * sizeof *src->constants);
+    bool ok = src->source && src->name && src->entry && src->defines && src->include_dirs && src->constants;
+    if (ok && d.constant_count) {
+        memcpy(src->constants, d.constants, d.constant_count * sizeof *src->constants);
+        src->constant_count = d.constant_count;
+        qsort(src->constants, src->constant_count, sizeof *src->constants, cmp_constant);
+    }
     for (uint32_t i = 0; ok && i < d.define_count; i++) {
         kiln_define def = kiln_define_defaults(&d.defines[i]);
         src->defines[i].name = str_dup(def.name);
@@ -114,6 +138,7 @@ kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *
         .source = src->source, .source_len = src->source_len, .name = src->name, .entry = src->entry,
         .optimize = src->optimize, .defines = defs, .define_count = src->define_count,
         .include_dirs = (const char *const *)src->include_dirs, .include_dir_count = src->include_dir_count,
+        .constants = src->constants, .constant_count = src->constant_count,
     };
     return prog_source_init(dst, &d);
 }
@@ -174,6 +199,7 @@ void prog_source_finish(struct prog_source *src)
     for (uint32_t i = 0; i < src->include_dir_count; i++)
         free(src->include_dirs[i]);
     free(src->include_dirs);
+    free(src->constants);
     prog_includes_free(src->includes, src->include_count);
     *src = (struct prog_source){0};
 }
@@ -787,6 +813,15 @@ static kiln_result finish_module(const char *name, const char *entry, int optimi
     char err[512];
     uint32_t *opt;
     size_t opt_words;
+    /* The specialization constants the source declares, listed before the
+     * optimizer drops those the code never reads (spec_const.c says why).
+     * A listing that fails (no memory) leaves the optimized module's. */
+    kiln_program_interface declared;
+    bool have_declared = optimize > 0 && prog_has_spec_constants(out->spirv, out->words);
+    if (have_declared && prog_declared_constants(out->spirv, out->words, &declared) < 0) {
+        have_declared = false;
+        err_clear();
+    }
     int guard = optimize > 0 ? prog_fold_guard(out->spirv, out->words, &opt, &opt_words, NULL, err, sizeof err) : 1;
     if (guard == 0) {
         free(out->spirv);
@@ -829,6 +864,8 @@ static kiln_result finish_module(const char *name, const char *entry, int optimi
         return KILN_RAISE(KILN_ERR_COMPILE, "%s: %s", name, buf);
     }
     snprintf(out->iface.entry, sizeof out->iface.entry, "%s", entry);
+    if (have_declared)
+        prog_spec_merge_declared(&out->iface, &declared);
     return KILN_OK;
 }
 
@@ -871,6 +908,12 @@ kiln_result prog_bake_variant(const struct prog_output *universal, const char *n
         out->iface.push_constant_size = universal->iface.push_constant_size;
         out->iface.param_words = universal->iface.param_words;
         out->iface.params_read = universal->iface.params_read;
+        /* It runs with its universal's specialization constants, as set
+         * (its pipeline gets their values), and lists what the source
+         * declares, a constant the baking made dead too. */
+        out->iface.constant_count = universal->iface.constant_count;
+        memcpy(out->iface.constants, universal->iface.constants, sizeof out->iface.constants);
+        memcpy(out->iface.workgroup_size, universal->iface.workgroup_size, sizeof out->iface.workgroup_size);
         char diff[256];
         if (!prog_iface_compatible(&universal->iface, &out->iface, diff, sizeof diff))   /* defensive: never seen */
             r = KILN_RAISE(KILN_ERR_COMPILE, "%s: its baked variant binds differently: %s", name, diff);

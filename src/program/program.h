@@ -46,6 +46,11 @@ struct prog_source {
     uint32_t include_dir_count;
     char **include_dirs;
     int optimize;              /* 1 or -1 */
+    /* Specialization constants to set: sorted by id, each id once. They
+     * are no input of the SPIR-V (the compile service keys them apart:
+     * one front end serves every set). */
+    kiln_spec_constant *constants;
+    uint32_t constant_count;
     /* Included files as read once (by the compile service when it keyed the
      * request): the compile serves #include from here, so the SPIR-V is made
      * from exactly the bytes its key holds. NULL: read from disk. */
@@ -193,17 +198,50 @@ const char *prog_kind_name(kiln_binding_kind kind);
 bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_interface *b, char *why,
                            size_t cap);
 
+/*
+ * Specialization constants (spec_const.c). Reflection lists every constant
+ * the source declares (prog_reflect, from the module it is given;
+ * prog_compile lists those of the unoptimized module, so a constant the
+ * optimizer dropped is listed too, with used = 0). prog_spec_apply gives
+ * an interface the values a program sets: each entry's value and set
+ * flag, and the workgroup size its local_size constants make. The SPIR-V
+ * is never rewritten: the values are set when a pipeline is made
+ * (VkSpecializationInfo), and what kiln counts from the module (shared
+ * memory) reads them in place of the defaults (prog_shared_bytes_set).
+ */
+/* Gives iface (reflected, nothing set) the values set[0..n) (sorted by
+ * id, each once). KILN_ERR_INVALID, raised naming the constant, the id
+ * and the value, for an id the interface does not declare, a word the
+ * constant's type cannot hold (see kiln.h), a 64-bit constant, or 0 for a
+ * workgroup size; iface is then unchanged. */
+KILN_NODISCARD kiln_result prog_spec_apply(kiln_program_interface *iface, const kiln_spec_constant *set, uint32_t n);
+/* Writes a constant's value (bits as kiln_spec_constant_info holds them)
+ * as its type reads: "true", "-5", "0.5", "0x3c00 (float16 bits)". */
+void prog_spec_value_text(kiln_scalar_type type, uint64_t bits, char *buf, size_t cap);
+/* The bytes of a constant's value in a VkSpecializationInfo (bool: 4,
+ * VkBool32). */
+uint32_t prog_spec_size(kiln_scalar_type type);
+
 /* Bytes of Workgroup (`shared`) memory a module declares: the sum of its
  * Workgroup variables' sizes, computed with explicit type sizes (scalars
  * by width, bool 4, vectors, matrices and arrays by count, structs by the sum
  * of their members; array lengths from specialization constants at their
- * defaults), saturating at UINT64_MAX. KILN_ERR_INVALID for a malformed
- * module. */
+ * defaults, also through OpSpecConstantOp arithmetic), saturating at
+ * UINT64_MAX. KILN_ERR_INVALID for a malformed module. */
 kiln_result prog_shared_bytes(const uint32_t *spirv, size_t words, uint64_t *out);
+/* The same with specialization constants set: an array length made from a
+ * constant (OpSpecConstant, or an OpSpecConstantOp of integer arithmetic
+ * over constants) counts at the value the constant runs with, the set
+ * ones from iface (entries with set = 1; NULL: none), the others at their
+ * defaults. */
+kiln_result prog_shared_bytes_set(const uint32_t *spirv, size_t words, const kiln_program_interface *iface,
+                                  uint64_t *out);
 /* Whether a device can run a program: workgroup size (each dimension and the
  * product), shared memory, push-constant bytes, and storage, uniform and
  * total buffer counts per stage. KILN_ERR_LIMIT names the first limit
- * exceeded, the value and the device's limit. */
+ * exceeded, the value and the device's limit. The module's shared memory
+ * is counted with the specialization constants iface sets
+ * (prog_shared_bytes_set), and the workgroup size is iface's, theirs. */
 kiln_result prog_check_limits(const uint32_t *spirv, size_t words, const kiln_program_interface *iface,
                               const kiln_caps *caps);
 /* The same checks with the module's shared memory already counted

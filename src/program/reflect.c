@@ -22,7 +22,7 @@
 
 #include <spirv_cross/spirv_cross_c.h>
 
-#include "program.h"
+#include "program_private.h"
 
 static int cmp_binding(const void *a, const void *b)
 {
@@ -319,6 +319,7 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kil
     for (unsigned i = 0; i < 3; i++)
         out->workgroup_size[i] =
             spvc_compiler_get_execution_mode_argument_by_index(comp, SpvExecutionModeLocalSize, i);
+    r = prog_reflect_constants(comp, out);   /* spec_const.c */
 done:
     spvc_context_destroy(ctx);
     return r;
@@ -376,7 +377,87 @@ bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_i
 static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 static uint64_t mul_sat(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
 
+/* The value of constant `id` as set in iface (bits), or false. */
+static bool set_value(const kiln_program_interface *iface, uint32_t id, uint64_t *value)
+{
+    for (uint32_t i = 0; iface && i < iface->constant_count && i < KILN_MAX_SPEC_CONSTANTS; i++)
+        if (iface->constants[i].id == id && iface->constants[i].set) {
+            *value = iface->constants[i].value;
+            return true;
+        }
+    return false;
+}
+
+static uint64_t low_mask(unsigned bits) { return bits >= 64 || bits == 0 ? UINT64_MAX : ((uint64_t)1 << bits) - 1; }
+/* v (of `bits` bits) sign-extended to 64. */
+static int64_t sext(uint64_t v, unsigned bits)
+{
+    if (bits == 0 || bits >= 64)
+        return (int64_t)v;
+    uint64_t m = (uint64_t)1 << (bits - 1);
+    return (int64_t)(((v & low_mask(bits)) ^ m) - m);
+}
+
+/* An OpSpecConstantOp of integer or boolean arithmetic over constants, as
+ * GLSL writes array sizes (N * 2 + 1, N >> 1, N > 4 ? N : 4): its value,
+ * `bits` wide. An operation kiln does not evaluate is 0 (as an unknown
+ * value always was here). Division by 0 is 0: the module is invalid
+ * anyway. */
+static uint64_t spec_op(uint32_t op, const uint64_t *x, const uint8_t *xb, uint32_t nx, unsigned bits)
+{
+    uint64_t a = nx > 0 ? x[0] : 0, b = nx > 1 ? x[1] : 0;
+    int64_t sa = nx > 0 ? sext(a, xb[0]) : 0, sb = nx > 1 ? sext(b, xb[1]) : 0;
+    uint64_t v = 0;
+    switch (op) {
+    case SpvOpIAdd: v = a + b; break;
+    case SpvOpISub: v = a - b; break;
+    case SpvOpIMul: v = a * b; break;
+    case SpvOpUDiv: v = b ? (a & low_mask(xb[0])) / (b & low_mask(xb[1])) : 0; break;
+    case SpvOpUMod: v = b ? (a & low_mask(xb[0])) % (b & low_mask(xb[1])) : 0; break;
+    case SpvOpSDiv: v = sb && !(sb == -1 && sa == INT64_MIN) ? (uint64_t)(sa / sb) : 0; break;
+    case SpvOpSRem: v = sb && sb != -1 ? (uint64_t)(sa % sb) : 0; break;
+    case SpvOpSMod:
+        if (sb && sb != -1) {
+            int64_t m = sa % sb;
+            v = (uint64_t)(m && ((m < 0) != (sb < 0)) ? m + sb : m);
+        }
+        break;
+    case SpvOpSNegate: v = (uint64_t)0 - a; break;
+    case SpvOpNot: v = ~a; break;
+    case SpvOpShiftLeftLogical: v = b < 64 ? a << b : 0; break;
+    case SpvOpShiftRightLogical: v = b < 64 ? (a & low_mask(xb[0])) >> b : 0; break;
+    case SpvOpShiftRightArithmetic: v = (uint64_t)(b < 64 ? sa >> b : sa < 0 ? -1 : 0); break;
+    case SpvOpBitwiseOr: v = a | b; break;
+    case SpvOpBitwiseXor: v = a ^ b; break;
+    case SpvOpBitwiseAnd: v = a & b; break;
+    case SpvOpUConvert: v = a & low_mask(xb[0]); break;
+    case SpvOpSConvert: v = (uint64_t)sa; break;
+    case SpvOpIEqual: case SpvOpLogicalEqual: v = (a & low_mask(xb[0])) == (b & low_mask(xb[1])); break;
+    case SpvOpINotEqual: case SpvOpLogicalNotEqual: v = (a & low_mask(xb[0])) != (b & low_mask(xb[1])); break;
+    case SpvOpUGreaterThan: v = (a & low_mask(xb[0])) > (b & low_mask(xb[1])); break;
+    case SpvOpUGreaterThanEqual: v = (a & low_mask(xb[0])) >= (b & low_mask(xb[1])); break;
+    case SpvOpULessThan: v = (a & low_mask(xb[0])) < (b & low_mask(xb[1])); break;
+    case SpvOpULessThanEqual: v = (a & low_mask(xb[0])) <= (b & low_mask(xb[1])); break;
+    case SpvOpSGreaterThan: v = sa > sb; break;
+    case SpvOpSGreaterThanEqual: v = sa >= sb; break;
+    case SpvOpSLessThan: v = sa < sb; break;
+    case SpvOpSLessThanEqual: v = sa <= sb; break;
+    case SpvOpLogicalOr: v = (a | b) & 1; break;
+    case SpvOpLogicalAnd: v = a & b & 1; break;
+    case SpvOpLogicalNot: v = !(a & 1); break;
+    case SpvOpSelect: v = nx > 2 ? ((a & 1) ? x[1] : x[2]) : 0; break;
+    default: break;
+    }
+    return v & low_mask(bits);
+}
+
 kiln_result prog_shared_bytes(const uint32_t *spirv, size_t words, uint64_t *out)
+{
+    return prog_shared_bytes_set(spirv, words, NULL, out);
+}
+
+kiln_result prog_shared_bytes_set(const uint32_t *spirv, size_t words, const kiln_program_interface *iface,
+                                  uint64_t *out)
 {
     *out = 0;
     if (words < 5 || spirv[0] != SpvMagicNumber)
@@ -384,12 +465,16 @@ kiln_result prog_shared_bytes(const uint32_t *spirv, size_t words, uint64_t *out
     uint32_t bound = spirv[3];
     if (bound > (1u << 24))
         return KILN_RAISE(KILN_ERR_INVALID, "SPIR-V id bound %u is beyond what kiln reads (%u)", bound, 1u << 24);
-    /* Per id: a type's size in bytes, a pointer's pointee, a constant's value. */
+    /* Per id: a type's size in bytes, a pointer's pointee, a constant's
+     * value; a scalar type's or a constant's width in bits; a constant's
+     * SpecId + 1 (0: none). */
     uint64_t *size = mem_calloc(bound + 1, sizeof *size);
     uint64_t *value = mem_calloc(bound + 1, sizeof *value);
     uint32_t *pointee = mem_calloc(bound + 1, sizeof *pointee);
+    uint32_t *spec = mem_calloc(bound + 1, sizeof *spec);
+    uint8_t *bits = mem_calloc(bound + 1, sizeof *bits);
     kiln_result r = KILN_OK;
-    if (!size || !value || !pointee) {
+    if (!size || !value || !pointee || !spec || !bits) {
         r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory reading a module of %u ids", bound);
         goto done;
     }
@@ -402,9 +487,19 @@ kiln_result prog_shared_bytes(const uint32_t *spirv, size_t words, uint64_t *out
         }
         const uint32_t *a = spirv + at + 1;
         switch (n >= 3 || (n == 2 && op == SpvOpTypeBool) ? op : 0) {   /* OpTypeBool is 2 words */
+        case SpvOpDecorate:
+            if (n >= 4 && a[1] == SpvDecorationSpecId)
+                spec[ID(0)] = a[2] + 1;
+            break;
         case SpvOpTypeInt:
-        case SpvOpTypeFloat: size[ID(0)] = a[1] / 8; break;
-        case SpvOpTypeBool: size[ID(0)] = 4; break;
+        case SpvOpTypeFloat:
+            size[ID(0)] = a[1] / 8;
+            bits[ID(0)] = (uint8_t)KILN_MIN(a[1], 64u);
+            break;
+        case SpvOpTypeBool:
+            size[ID(0)] = 4;
+            bits[ID(0)] = 1;
+            break;
         case SpvOpTypeVector:
         case SpvOpTypeMatrix:
             if (n >= 4)
@@ -412,7 +507,7 @@ kiln_result prog_shared_bytes(const uint32_t *spirv, size_t words, uint64_t *out
             break;
         case SpvOpTypeArray:
             if (n >= 4)
-                size[ID(0)] = mul_sat(size[ID(1)], value[ID(2)]);
+                size[ID(0)] = mul_sat(size[ID(1)], value[ID(2)] & low_mask(bits[ID(2)]));
             break;
         case SpvOpTypeStruct: {
             uint64_t sum = 0;
@@ -425,10 +520,34 @@ kiln_result prog_shared_bytes(const uint32_t *spirv, size_t words, uint64_t *out
             if (n >= 4)
                 pointee[ID(0)] = a[2];
             break;
+        case SpvOpConstantTrue:
+        case SpvOpConstantFalse:
+        case SpvOpSpecConstantTrue:
+        case SpvOpSpecConstantFalse:
         case SpvOpConstant:
-        case SpvOpSpecConstant:   /* its default: what runs unless specialized */
-            if (n >= 4)
-                value[ID(1)] = a[2] | (n >= 5 ? (uint64_t)a[3] << 32 : 0);
+        case SpvOpSpecConstant: {   /* a specialization constant: the value set, else its default */
+            uint64_t v = op == SpvOpConstantTrue || op == SpvOpSpecConstantTrue ? 1
+                         : op == SpvOpConstant || op == SpvOpSpecConstant
+                             ? (n >= 4 ? a[2] | (n >= 5 ? (uint64_t)a[3] << 32 : 0) : 0)
+                             : 0;
+            bool is_spec = op == SpvOpSpecConstant || op == SpvOpSpecConstantTrue || op == SpvOpSpecConstantFalse;
+            if (is_spec && spec[ID(1)])
+                set_value(iface, spec[ID(1)] - 1, &v);
+            value[ID(1)] = v;
+            bits[ID(1)] = bits[ID(0)];
+            break;
+        }
+        case SpvOpSpecConstantOp:
+            if (n >= 4) {
+                uint64_t x[3] = {0};
+                uint8_t xb[3] = {0};
+                for (uint32_t k = 0; k < 3 && k + 4 < n; k++) {
+                    x[k] = value[ID(3 + k)];
+                    xb[k] = bits[ID(3 + k)];
+                }
+                bits[ID(1)] = bits[ID(0)];
+                value[ID(1)] = spec_op(a[2], x, xb, n - 4 < 3 ? n - 4 : 3, bits[ID(0)]);
+            }
             break;
         case SpvOpVariable:
             if (n >= 4 && a[2] == SpvStorageClassWorkgroup) {
@@ -445,6 +564,8 @@ done:
     free(size);
     free(value);
     free(pointee);
+    free(spec);
+    free(bits);
     return r;
 }
 
@@ -452,7 +573,7 @@ kiln_result prog_check_limits(const uint32_t *spirv, size_t words, const kiln_pr
                               const kiln_caps *caps)
 {
     uint64_t shared;
-    KILN_TRY(prog_shared_bytes(spirv, words, &shared));
+    KILN_TRY(prog_shared_bytes_set(spirv, words, iface, &shared));
     return prog_check_limits_shared(iface, shared, caps);
 }
 

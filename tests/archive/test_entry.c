@@ -87,7 +87,7 @@ TEST(interface_bytes_on_disk)
     arc_iface_put(&b, &it);
     REQUIRE(!b.oom);
     enum { BINDING = 4 * 4 + 8 + 64 + 8 };
-    CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12);
+    CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12 + 4);   /* ... constant_count (none) */
     const uint8_t *p = b.p;
     CHECK_EQ(le32(p), 3);
     const uint8_t *b1 = p + 4 + BINDING;
@@ -335,11 +335,84 @@ TEST(back_value_checks)
     CHECK(!arc_back_decode(NULL, 0, why));
 }
 
+/* Format 7: the specialization constants, each field at its width, read
+ * back exactly, their ranges checked. */
+TEST(interface_constants_on_disk_and_checked)
+{
+    kiln_program_interface it = sample_iface();
+    it.constant_count = 3;
+    it.constants[0] = (kiln_spec_constant_info){.id = 0, .type = KILN_SCALAR_UINT, .default_value = 32, .value = 64,
+                                                .set = 1, .used = 1};
+    snprintf(it.constants[0].name, sizeof it.constants[0].name, "BLOCK_SIZE");
+    it.constants[1] = (kiln_spec_constant_info){.id = 0, .type = KILN_SCALAR_UINT, .default_value = 1, .value = 64,
+                                                .set = 1, .used = 1, .workgroup_axis = 1};
+    snprintf(it.constants[1].name, sizeof it.constants[1].name, "local_size_x");
+    it.constants[2] = (kiln_spec_constant_info){.id = 7, .type = KILN_SCALAR_DOUBLE,
+                                                .default_value = 0x4002000000000000ull,
+                                                .value = 0x4002000000000000ull};
+    memset(it.constants[2].name, 'c', sizeof it.constants[2].name - 1);   /* the longest name there is */
+    struct bytes b = {0};
+    arc_iface_put(&b, &it);
+    REQUIRE(!b.oom);
+    enum { BINDING = 4 * 4 + 8 + 64 + 8, CONSTANT = 4 + 4 + 8 + 8 + 4 + 4 + 4 + 64 };
+    const size_t head = 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12;
+    CHECK_EQ(b.len, head + 4 + 3 * CONSTANT);
+    const uint8_t *c = b.p + head;
+    CHECK_EQ(le32(c), 3);
+    const uint8_t *c1 = c + 4 + CONSTANT;
+    CHECK(le32(c1) == 0 && le32(c1 + 4) == KILN_SCALAR_UINT);           /* id, type */
+    CHECK(le32(c1 + 8) == 1 && le32(c1 + 12) == 0);                     /* default_value, u64 */
+    CHECK(le32(c1 + 16) == 64 && le32(c1 + 20) == 0);                   /* value, u64 */
+    CHECK(le32(c1 + 24) == 1 && le32(c1 + 28) == 1 && le32(c1 + 32) == 1);   /* set, used, workgroup_axis */
+    CHECK(!memcmp(c1 + 36, "local_size_x\0", 13));
+    CHECK(le32(c1 + CONSTANT + 12) == 0x40020000u);                    /* the double's high half */
+    struct bytes_reader r;
+    bytes_reader_init(&r, b.p, b.len);
+    kiln_program_interface back;
+    char why[ARC_WHY_LEN];
+    CHECK(arc_iface_read(&r, &back, why));
+    CHECK(same_iface(&back, &it));
+    CHECK_EQ(bytes_remaining(&r), 0);
+    free(b.p);
+
+    kiln_program_interface bad = it;
+    bad.constants[0].type = (kiln_scalar_type)13;
+    REFUSED(bad, "type 13");
+    bad = it;
+    bad.constants[0].value = 1ull << 32;   /* past a uint's 32 bits */
+    REFUSED(bad, "past its type's 32 bits");
+    bad = it;
+    bad.constants[0].set = 2;
+    REFUSED(bad, "set 2");
+    bad = it;
+    bad.constants[2].value = 0;            /* not set, yet not its default */
+    REFUSED(bad, "not set, yet its value differs");
+    bad = it;
+    bad.constants[1].workgroup_axis = 4;
+    REFUSED(bad, "workgroup_axis 4");
+    bad = it;
+    bad.constants[2].id = 0;               /* after (0, 1) */
+    REFUSED(bad, "out of (id, axis) order");
+    /* What the encoder never writes, made by hand in the bytes. */
+    struct bytes e = {0};
+    arc_iface_put(&e, &it);
+    REQUIRE(!e.oom);
+    e.p[head] = KILN_MAX_SPEC_CONSTANTS + 1;
+    bytes_reader_init(&r, e.p, e.len);
+    CHECK(!arc_iface_read(&r, &back, why) && strstr(why, "constant_count 33"));
+    e.p[head] = 3;
+    memset(e.p + head + 4 + 36, 'x', 64);   /* a name without its NUL */
+    bytes_reader_init(&r, e.p, e.len);
+    CHECK(!arc_iface_read(&r, &back, why) && strstr(why, "name is not NUL-terminated"));
+    free(e.p);
+}
+
 int main(void)
 {
     RUN(front_round_trip);
     RUN(interface_bytes_on_disk);
     RUN(interface_ranges_are_checked);
+    RUN(interface_constants_on_disk_and_checked);
     RUN(front_value_checks);
     RUN(front_cut_and_flipped);
     RUN(note_round_trip_and_checks);

@@ -26,7 +26,10 @@ struct mock_buffer {
     uint8_t *bytes;
 };
 struct kb_layout { int unused; };
-struct kb_pipeline { int unused; };
+struct kb_pipeline {
+    uint32_t spec_count;                         /* the specialization constants it was made with */
+    struct kb_spec spec[KILN_MAX_SPEC_CONSTANTS];
+};
 struct kb_cache {
     uint32_t pipelines;          /* pipelines compiled through it (and merged into it) */
     uint8_t (*kept)[16];         /* keeping mode: the SPIR-V hashes of the pipelines it holds */
@@ -92,6 +95,13 @@ void mockb_hang(struct kb_device *dev, bool hang)
 }
 
 void mockb_lose(struct kb_device *dev) { md(dev)->lost = true; }
+
+uint32_t mockb_pipeline_spec(const struct kb_pipeline *pipe, struct kb_spec *out, uint32_t cap)
+{
+    for (uint32_t i = 0; i < pipe->spec_count && i < cap; i++)
+        out[i] = pipe->spec[i];
+    return pipe->spec_count;
+}
 
 bool mockb_last_dispatch(struct kb_device *dev, uint32_t i, struct kb_step *out)
 {
@@ -222,14 +232,23 @@ static bool cache_keep(struct kb_cache *c, const uint8_t h[16])
 }
 
 static kiln_result mock_pipeline_create(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
-                                        size_t words, struct kb_cache *cache, bool cache_only, struct kb_pipeline **out)
+                                        size_t words, const struct kb_spec *spec, uint32_t spec_count,
+                                        struct kb_cache *cache, bool cache_only, struct kb_pipeline **out)
 {
     (void)layout;
     struct mock_device *d = md(dev);
     if (!spirv || words < 5 || spirv[0] != 0x07230203u)
         return KILN_RAISE(KILN_ERR_DEVICE, "mock: pipeline from %zu words that are not SPIR-V", words);
-    uint8_t h[16];
+    if (spec_count > KILN_MAX_SPEC_CONSTANTS)
+        return KILN_RAISE(KILN_ERR_INVALID, "mock: %u specialization constants", spec_count);
+    /* A pipeline is its SPIR-V and its constants, as a driver's cache keys it. */
+    uint8_t h[16], hs[16];
     hash128(spirv, words * 4, h);
+    if (spec_count) {
+        hash128(spec, spec_count * sizeof *spec, hs);
+        for (int i = 0; i < 16; i++)
+            h[i] ^= (uint8_t)(hs[i] + i + 1);
+    }
     pthread_mutex_lock(&d->lock);
     bool cached = d->keeps_code && cache_holds(cache, h);
     pthread_mutex_unlock(&d->lock);
@@ -237,6 +256,9 @@ static kiln_result mock_pipeline_create(struct kb_device *dev, struct kb_layout 
         return KILN_RAISE(KILN_ERR_PENDING, "mock: not in the pipeline cache");
     if (!(*out = counted(d, sizeof **out)))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a pipeline");
+    (*out)->spec_count = spec_count;
+    if (spec_count)
+        memcpy((*out)->spec, spec, spec_count * sizeof *spec);
     pthread_mutex_lock(&d->lock);
     if (cached) {
         d->counts.pipelines_from_cache++;

@@ -45,6 +45,9 @@ void mockb_hang(struct kb_device *dev, bool hang);
 void mockb_lose(struct kb_device *dev);
 /* Completes every ticket submitted so far. */
 void mockb_release(struct kb_device *dev);
+/* The specialization constants a pipeline was made with: copies up to cap
+ * into out; returns how many there are. */
+uint32_t mockb_pipeline_spec(const struct kb_pipeline *pipe, struct kb_spec *out, uint32_t cap);
 /* The params of dispatch i of the last recording of the last submitted
  * command buffer, for checks of what would have run. */
 bool mockb_last_dispatch(struct kb_device *dev, uint32_t i, struct kb_step *out);

@@ -1149,11 +1149,36 @@ struct kb_cache {
 };
 
 static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
-                                      size_t words, struct kb_cache *cache, bool cache_only, struct kb_pipeline **out)
+                                      size_t words, const struct kb_spec *spec, uint32_t spec_count,
+                                      struct kb_cache *cache, bool cache_only, struct kb_pipeline **out)
 {
     struct vk_device *d = vkd(dev);
     if (cache_only && (!cache || !d->base.cache_control))
         return KILN_RAISE(KILN_ERR_PENDING, "the device cannot make a pipeline from a cache without compiling");
+    /* Specialization constants: "pData ... contains the actual constant
+     * values to specialize with", each map entry's size that of its
+     * constant's type (a VkBool32 for a bool); written in the host's byte
+     * order, as the driver reads them. */
+    if (spec_count > KILN_MAX_SPEC_CONSTANTS)   /* defensive: an interface holds no more */
+        return KILN_RAISE(KILN_ERR_INVALID, "%u specialization constants, at most %d", spec_count,
+                          KILN_MAX_SPEC_CONSTANTS);
+    VkSpecializationMapEntry entries[KILN_MAX_SPEC_CONSTANTS];
+    uint64_t data[KILN_MAX_SPEC_CONSTANTS];   /* 8 bytes a constant at most */
+    size_t data_len = 0;
+    for (uint32_t i = 0; i < spec_count; i++) {
+        uint8_t *at = (uint8_t *)data + data_len;
+        uint8_t v8 = (uint8_t)spec[i].value;
+        uint16_t v16 = (uint16_t)spec[i].value;
+        uint32_t v32 = (uint32_t)spec[i].value;
+        uint32_t size = spec[i].size == 1 || spec[i].size == 2 || spec[i].size == 8 ? spec[i].size : 4;
+        memcpy(at, size == 1 ? (const void *)&v8 : size == 2 ? (const void *)&v16 : size == 4 ? (const void *)&v32
+                                                                                            : (const void *)&spec[i].value,
+               size);
+        entries[i] = (VkSpecializationMapEntry){.constantID = spec[i].id, .offset = (uint32_t)data_len, .size = size};
+        data_len += size;
+    }
+    VkSpecializationInfo si = {.mapEntryCount = spec_count, .pMapEntries = entries, .dataSize = data_len,
+                               .pData = data};
     VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                      .codeSize = words * 4,
                                      .pCode = spirv};
@@ -1165,7 +1190,8 @@ static kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *l
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = mod,
-                  .pName = "main"},
+                  .pName = "main",
+                  .pSpecializationInfo = spec_count ? &si : NULL},
         .layout = layout->layout,
     };
     VkPipeline pipe = VK_NULL_HANDLE;
