@@ -1882,6 +1882,149 @@ TEST(run_bindings_as_declared)
     }
 }
 
+/* --spec ID=VALUE: each value read by its constant's declared type (the
+ * workgroup size by local_size_x_id, a loop bound, a float rate as a
+ * decimal and as its bits, a bool), checked against the CPU with
+ * workgroups of 256 and 64; constants left at their defaults named in a
+ * note, once each; a wrong id and values their types cannot hold refused
+ * by name. */
+static const char spec_src[] = "#version 450\n"
+                               "layout(local_size_x_id = 0) in;\n"
+                               "layout(constant_id = 1) const uint STEPS = 1;\n"
+                               "layout(constant_id = 2) const float RATE = 0.0;\n"
+                               "layout(constant_id = 3) const bool NEGATE = false;\n"
+                               "layout(std430, binding = 0) buffer Data { float v[]; };\n"
+                               "layout(std430, binding = 1) writeonly buffer Who { uint who[]; };\n"
+                               "void main() {\n"
+                               "    uint i = gl_GlobalInvocationID.x;\n"
+                               "    precise float x = v[i];\n"
+                               "    for (uint k = 0u; k < STEPS; k++)\n"
+                               "        x = x * RATE + 1.0;\n"
+                               "    v[i] = NEGATE ? -x : x;\n"
+                               "    who[i] = gl_WorkGroupSize.x;\n"
+                               "}\n";
+
+static float spec_cpu(uint32_t i, uint32_t steps, float rate, bool negate)
+{
+    float x = (float)i * 0.25f;
+    for (uint32_t k = 0; k < steps; k++)
+        x = x * rate + 1.0f;
+    return negate ? -x : x;
+}
+
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+TEST(run_spec_constants)
+{
+    enum { M = 1024 };
+    write_text("spec.comp", spec_src);
+    float in[M];
+    for (uint32_t i = 0; i < M; i++)
+        in[i] = (float)i * 0.25f;
+    write_file("spec_in.bin", in, sizeof in);
+    char in_arg[600], out_arg[600], who_arg[600];
+    snprintf(in_arg, sizeof in_arg, "0=%s", P("spec_in.bin"));
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("spec_out.bin"));
+    snprintf(who_arg, sizeof who_arg, "1=%s", P("spec_who.bin"));
+    static const struct {
+        const char *wg, *groups, *steps, *rate, *negate;   /* NULL: not given */
+        uint32_t wg_n, steps_n;
+        float rate_f;
+        bool negate_b;
+    } runs[] = {
+        {"0=256", "4", "1=3", "2=0.5f", "3=true", 256, 3, 0.5f, true},
+        {"0=64", "16", NULL, "2=0x3e800000", NULL, 64, 1, 0.25f, false},   /* the rate as its bits */
+        {"0=0x80", "8", "1=2", "2=2", "3=0", 128, 2, 2.0f, false},        /* "2" for a float is 2.0 */
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        const char *args[24] = {"run", P("spec.comp"), "--groups", runs[k].groups, "--buffer", in_arg,
+                                "--buffer", "1=size:4096", "--out", out_arg, "--out", who_arg,
+                                "--spec", runs[k].wg};
+        int n = 14;
+        const char *more[] = {runs[k].steps, runs[k].rate, runs[k].negate};
+        for (int m = 0; m < 3; m++)
+            if (more[m]) {
+                args[n++] = "--spec";
+                args[n++] = more[m];
+            }
+        struct run r;
+        kiln_run_(__FILE__, __LINE__, &r, NULL, args);
+        CHECK_STATUS(r, 0);
+        float *v = READ_OUT("spec_out.bin", sizeof in);
+        uint32_t *who = READ_OUT("spec_who.bin", 4096);
+        int bad = 0;
+        for (uint32_t i = 0; v && who && i < M; i++)
+            bad += v[i] != spec_cpu(i, runs[k].steps_n, runs[k].rate_f, runs[k].negate_b) || who[i] != runs[k].wg_n;
+        CHECK_EQ(bad, 0);
+        free(v);
+        free(who);
+        /* The notes: one for each constant left at its default, once. */
+        CHECK_EQ(count_of(r.err, "left at its default"), (runs[k].steps ? 0 : 1) + (runs[k].negate ? 0 : 1));
+        if (!runs[k].steps) {
+            CHECK_HAS(r, err, "note: ");
+            CHECK_EQ(count_of(r.err, "note: "), 2);
+        }
+        if (!runs[k].negate) {
+            char want[600];
+            snprintf(want, sizeof want, "note: %s: specialization constant 'NEGATE' (id 3) left at its default "
+                     "false; set it with --spec 3=WORD", P("spec.comp"));
+            CHECK_HAS(r, err, want);
+        }
+        if (!runs[k].steps)
+            CHECK_HAS(r, err, "specialization constant 'STEPS' (id 1) left at its default 1; set it with --spec 1=WORD");
+        run_free(&r);
+    }
+
+    /* Without --spec, the workgroup of 1 (local_size_x_id's default) is named too. */
+    struct run r;
+    KILN(&r, NULL, "run", P("spec.comp"), "--buffer", "0=size:4", "--buffer", "1=size:4");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "specialization constant 'local_size_x' (id 0) left at its default 1; set it with --spec 0=WORD");
+    CHECK_EQ(count_of(r.err, "left at its default"), 4);
+    run_free(&r);
+    KILN(&r, NULL, "run", "-q", P("spec.comp"), "--buffer", "0=size:4", "--buffer", "1=size:4");
+    CHECK_STATUS(r, 0);
+    CHECK_EQ(count_of(r.err, "note: "), 0);
+    run_free(&r);
+
+    static const char *const refused[][2] = {
+        {"9=1", "--spec 9=1: the shader declares no specialization constant of id 9 (it declares 0 'local_size_x', "
+                "1 'STEPS', 2 'RATE', 3 'NEGATE')"},
+        {"3=2", "--spec 3=2: specialization constant 'NEGATE' (id 3) is a bool: '2' is not true, false, 1 or 0"},
+        {"1=0.5", "--spec 1=0.5: specialization constant 'STEPS' (id 1) is a uint: '0.5' is not an integer"},
+        {"1=-1", "--spec 1=-1: specialization constant 'STEPS' (id 1) is a uint: -1 is outside 0..4294967295"},
+        {"1=0x100000000", "is a uint: 0x100000000 has more than its 32 bits"},
+        {"2=fast", "--spec 2=fast: specialization constant 'RATE' (id 2) is a float: 'fast' is not a float"},
+        {"2=1e39", "'RATE' (id 2) is a float: '1e39' is not a float"},
+        {"0=0", "--spec 0=0: specialization constant 'local_size_x' (id 0) sizes the workgroup in x: 0 invocations"},
+        {"x=1", "--spec x=1: 'x' is not a constant_id"},
+        {"1", "--spec 1: expected ID=VALUE"},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        KILN(&r, NULL, "run", P("spec.comp"), "--buffer", "0=size:4", "--buffer", "1=size:4", "--spec",
+             refused[k][0]);
+        CHECK_STATUS(r, 2);
+        CHECK_HAS(r, err, refused[k][1]);
+        run_free(&r);
+    }
+    KILN(&r, NULL, "run", P("spec.comp"), "--spec", "1=2", "--spec=1=3", "--buffer", "0=size:4");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--spec 1=3: id 1 is given twice (the first: --spec 1=2)");
+    run_free(&r);
+    /* A workgroup past the device's: the library's limit check, exit 1. */
+    KILN(&r, NULL, "run", P("spec.comp"), "--buffer", "0=size:4", "--buffer", "1=size:4", "--spec", "0=100000");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "KILN_ERR_LIMIT");
+    CHECK_HAS(r, err, "local_size_x = 100000");
+    run_free(&r);
+}
+
 /* ---- main -------------------------------------------------------------------------------------- */
 
 static bool wanted(int argc, char **argv, const char *name)
@@ -1922,6 +2065,7 @@ int main(int argc, char **argv)
     RUN_IF(archive_read_only_and_unusable_folders);
     RUN_IF(run_float_words);
     RUN_IF(run_own_push_block);
+    RUN_IF(run_spec_constants);
     RUN_IF(run_frames_prints_specialization);
     RUN_IF(run_signed_division_by_minus_one);
     RUN_IF(run_entry_defines_includes);

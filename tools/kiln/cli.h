@@ -20,6 +20,34 @@ int cmd_run(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
 
+/* kiln run --spec ID=VALUE (spec_args.c): the arguments as given, read
+ * by the constants' declared types once the shader's interface is known. */
+struct cli_spec_arg {
+    uint32_t id;
+    const char *value;   /* VALUE; borrowed from argv */
+    const char *arg;     /* ID=VALUE, for messages; borrowed from argv */
+};
+struct cli_spec_args {
+    struct cli_spec_arg args[KILN_MAX_SPEC_CONSTANTS];
+    uint32_t count;
+};
+/* Adds one --spec argument (its form checked: ID=VALUE, the id once);
+ * false with why naming the argument. */
+bool cli_spec_add(struct cli_spec_args *s, const char *v, char *why, size_t cap);
+/* The {id, word} pairs of every --spec (out[i] for args[i]), each value
+ * read as its constant's type; false with why naming the argument and the
+ * constant (an id the shader does not declare, a value the type cannot
+ * hold, a 64-bit constant). */
+bool cli_spec_words(const struct cli_spec_args *s, const kiln_program_interface *it, kiln_spec_constant *out,
+                    char *why, size_t cap);
+/* A constant's value (bits as kiln_spec_constant_info holds them) as its
+ * type reads: "true", "-5", "0.5". */
+void cli_spec_value_text(const kiln_spec_constant_info *c, uint64_t bits, char *buf, size_t cap);
+/* One line per constant the program leaves at its default (and uses):
+ * "note: SHADER: specialization constant 'NAME' (id N) left at its default
+ * V; set it with --spec N=WORD". */
+void cli_spec_notes(FILE *f, const char *shader, const kiln_program_interface *it);
+
 /* Prints "kiln: <msg>" and the call's error to stderr; returns 1. */
 int cli_fail(const char *what, kiln_result r);
 /* qsort's comparison of doubles, ascending. */

@@ -110,6 +110,7 @@ struct run_args {
     bool push_seen[KILN_MAX_PARAM_WORDS];
     const char *push_first;   /* the first --push, for messages */
     const char *push_file;    /* --push-file */
+    struct cli_spec_args spec;   /* --spec ID=VALUE, read once the shader's constants are known */
     struct buf_arg bufs[KILN_MAX_DESCRIPTORS];
     uint32_t buf_count;
     uint64_t frames;
@@ -133,6 +134,9 @@ static void usage(FILE *f)
             "  --push N=WORD         word N of the shader's own push_constant block (bytes 4N..4N+3)\n"
             "  --push-file FILE      the block's bytes from FILE (at most the block's size); --push then\n"
             "                        sets single words over them\n"
+            "  --spec ID=VALUE       specialization constant ID (layout(constant_id = ID), or\n"
+            "                        local_size_x_id = ID), VALUE read by its declared type (see\n"
+            "                        SPECIALIZATION CONSTANTS)\n"
             "  --buffer B=FILE       the bytes of FILE as the buffer at binding B (see BINDINGS)\n"
             "  --buffer B=size:BYTES[:fill:WORD]\n"
             "                        a new buffer of BYTES bytes (or with K, M, G, T: powers\n"
@@ -150,7 +154,7 @@ static void usage(FILE *f)
             "                        qualifier (a textureBuffer has none: it needs this flag)\n"
             "  --frames N            submit N times over the same buffers (default 1, at most\n"
             "                        10000000); each frame sees the previous frame's results\n"
-            "  -q, --quiet           no summary line on stderr\n"
+            "  -q, --quiet           no summary line, compiler warnings or notes on stderr\n"
             "  --timeout S           a submit still running S seconds (fractions allowed) after it\n"
             "                        could start ends the run with KILN_ERR_DEVICE_LOST (exit 1)\n"
             "  -h, --help            this text\n"
@@ -169,6 +173,14 @@ static void usage(FILE *f)
             "one --buffer per element, B[E] or S.B[E] (0.2[3]: element 3 of binding 2;\n"
             "B alone is element 0). Several blocks the shader declares on one binding\n"
             "see the one buffer given there.\n"
+            "\n"
+            "SPECIALIZATION CONSTANTS: --spec reads VALUE as the constant's type: an int\n"
+            "or uint (16- and 8-bit ones too) in decimal (-5) or 0x hex for its bits; a\n"
+            "float or float16 as 0.5, 0.5f, 2, 1e-3, inf, or 0x hex for its bits; a bool\n"
+            "as true, false, 1 or 0. A value its type cannot hold, an ID the shader does\n"
+            "not declare and 64-bit constants are refused by name. Constants left at their\n"
+            "defaults are named in a note (a workgroup of 1, a loop bound of 1 is seldom\n"
+            "what a shader's author meant).\n"
             "\n"
             "exit status: 0 ran; 1 the shader failed to compile or the run failed; 2 bad\n"
             "arguments.\n");
@@ -517,7 +529,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         }
         /* Options with a value: --name VALUE or --name=VALUE. */
         static const char *const with_value[] = {"--entry", "--define", "--groups", "--param", "--push", "--push-file",
-                                                 "--buffer", "--out", "--texel-format", "--frames", "--timeout"};
+                                                 "--buffer", "--out", "--texel-format", "--frames", "--timeout",
+                                                 "--spec"};
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         const char *name = NULL;
@@ -550,6 +563,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             r = parse_param(a, v, param_seen);
         } else if (!strcmp(name, "--push")) {
             r = parse_push(a, v);
+        } else if (!strcmp(name, "--spec")) {
+            char why[320];
+            if (!cli_spec_add(&a->spec, v, why, sizeof why))
+                return bad("%s", why);
         } else if (!strcmp(name, "--push-file")) {
             if (a->push_file)
                 return bad("--push-file %s: given twice (the first: %s)", v, a->push_file);
@@ -872,7 +889,10 @@ static void print_bindings(const struct run_args *a, const kiln_program_interfac
     fprintf(stderr, "\n");
 }
 
-/* Compiles the shader; 0 with *prog ready, or 1 after printing the log. */
+/* Compiles the shader; 0 with *prog ready, or 1 after printing the log (2:
+ * a --spec its constants cannot take). With --spec, the shader is made
+ * without constants first, for their types, then with them (the two share
+ * one compile of the source). */
 static int compile(kiln_context ctx, const struct run_args *a, kiln_program *prog)
 {
     char *folder = folder_of(a->shader);
@@ -905,6 +925,33 @@ static int compile(kiln_context ctx, const struct run_args *a, kiln_program *pro
         return cli_fail("compiling the shader", r);
     if (!a->quiet)
         print_log(ctx, *prog);   /* warnings */
+    kiln_program_interface it;
+    if ((r = kiln_program_interface_get(ctx, *prog, &it)) < 0)
+        return cli_fail("reading the program's interface", r);
+    if (a->spec.count) {
+        kiln_spec_constant c[KILN_MAX_SPEC_CONSTANTS];
+        char why[1024];
+        if (!cli_spec_words(&a->spec, &it, c, why, sizeof why))
+            return bad("%s", why);
+        pd.constants = c;
+        pd.constant_count = a->spec.count;
+        if (!(dirs[0] = folder = folder_of(a->shader))) {
+            fprintf(stderr, "kiln run: out of host memory\n");
+            return 1;
+        }
+        kiln_program plain = *prog;
+        r = kiln_program_create(ctx, &pd, prog);
+        free(folder);
+        (void)kiln_program_destroy(ctx, plain);
+        if (r < 0)
+            return cli_fail("creating the program with its constants", r);
+        if ((r = kiln_program_wait(ctx, *prog)) < 0)
+            return cli_fail("making the program with its constants", r);
+        if ((r = kiln_program_interface_get(ctx, *prog, &it)) < 0)
+            return cli_fail("reading the program's interface", r);
+    }
+    if (!a->quiet)
+        cli_spec_notes(stderr, a->shader, &it);
     return 0;
 }
 
@@ -938,8 +985,9 @@ static int run(struct run_args *a)
 
     double t0 = now_ms();
     kiln_program prog;
-    if (compile(ctx, a, &prog))
+    if ((rc = compile(ctx, a, &prog)) != 0)
         goto done;
+    rc = 1;
     double compile_ms = now_ms() - t0;
     kiln_program_interface iface;
     if ((r = kiln_program_interface_get(ctx, prog, &iface)) < 0) {
