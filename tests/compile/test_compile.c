@@ -1707,6 +1707,140 @@ done:
     rig_done(&r);
 }
 
+/* ---- specialization constants: one front end, a back end per set -------------------------- */
+
+static const char *k_sets_src = "#version 450\n"
+                                "layout(local_size_x_id = 0) in;\n"
+                                "layout(constant_id = 1) const uint K = 1;\n"
+                                "layout(std430, binding = 0) buffer X { uint x[]; };\n"
+                                "void main() { x[gl_GlobalInvocationID.x] *= K; }\n";
+
+struct set_burst {
+    struct rig *r;
+    uint32_t k;                  /* the set: {0: 64, 1: k} */
+    pthread_barrier_t *start;
+    struct cjob *got[4];
+    int got_n;
+    kiln_result res;
+};
+
+static void *set_burst_main(void *arg)
+{
+    struct set_burst *b = arg;
+    pthread_barrier_wait(b->start);
+    kiln_spec_constant c[2] = {{1, b->k}, {0, 64}};
+    for (int i = 0; i < 4; i++) {
+        struct prog_source src;
+        b->res = prog_source_init(&src, &(kiln_program_desc){.source = k_sets_src, .name = "sets", .constants = c,
+                                                              .constant_count = 2});
+        if (b->res < 0)
+            return NULL;
+        b->res = csvc_request(b->r->svc, &src, CPRIO_NORMAL, &b->got[i]);
+        prog_source_finish(&src);
+        if (b->res < 0)
+            return NULL;
+        b->got_n++;
+    }
+    return NULL;
+}
+
+/* Sets of constants requested from four threads at once, while the front
+ * end is held: one front-end compile, one set node and one back end per
+ * set, each pipeline made with its set's values; a set let go before its
+ * front end ends goes (and with nobody else holding the front end, it is
+ * cancelled); values the shader cannot take fail their set alone. */
+TEST(sets_of_constants_share_a_front_end)
+{
+    struct rig r;
+    struct set_burst b[4] = {0};
+    pthread_t t[4];
+    int started = 0;
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, 4);
+    NEED_OK(rig_init(&r, (struct rig_opts){.workers = 2}));
+    gate_hold(&r.g, "front:sets");
+    for (int i = 0; i < 4; i++) {
+        b[i] = (struct set_burst){.r = &r, .k = i % 2 ? 7 : 3, .start = &bar};
+        if (pthread_create(&t[i], NULL, set_burst_main, &b[i]) != 0)
+            abort();   /* the others would wait at the barrier forever */
+        started++;
+    }
+    for (; started > 0; started--)
+        pthread_join(t[started - 1], NULL);
+    NEED(gate_wait_inside(&r.g, "front:sets"));
+    for (int i = 0; i < 4; i++) {
+        NEED_OK(b[i].res);
+        for (int k = 0; k < 4; k++)
+            CHECK(b[i].got[k] == b[i % 2].got[0]);   /* one node per set */
+    }
+    CHECK(b[0].got[0] != b[1].got[0]);
+    CHECK(csvc_back_of(r.svc, b[0].got[0]) == NULL);   /* no back end before the front end ends */
+    /* A set asked for once more, and let go at once: it waits for the same
+     * front end, and goes when let go (nothing runs for it). */
+    struct cjob *gone;
+    NEED_OK(request_desc(&r, &(kiln_program_desc){.source = k_sets_src, .name = "sets",
+                                                   .constants = (kiln_spec_constant[]){{1, 99}}, .constant_count = 1},
+                         CPRIO_NORMAL, &gone));
+    drop(&r, gone);
+    gate_release(&r.g, "front:sets");
+    for (int i = 0; i < 2; i++) {
+        struct csvc_result res;
+        CHECK_EQ(wait_result(&r, b[i].got[0], &res), KILN_PROGRAM_READY);
+        NEED(res.pipeline && res.front);
+        CHECK_EQ(res.front->iface.workgroup_size[0], 64);
+        struct kb_spec spec[4];
+        CHECK_EQ(mockb_pipeline_spec(res.pipeline, spec, 4), 2);
+        CHECK(spec[0].id == 0 && spec[0].size == 4 && spec[0].value == 64);
+        CHECK(spec[1].id == 1 && spec[1].size == 4 && spec[1].value == (i ? 7u : 3u));
+    }
+    NEED(wait_idle(&r));
+    struct csvc_stats st = csvc_stats_get(r.svc);
+    CHECK_EQ(gate_count(&r.g, "front:sets"), 1);
+    CHECK_EQ(gate_count(&r.g, "back:sets"), 2);   /* the two sets', none of the defaults' */
+    CHECK_EQ(st.started, 3);
+    CHECK_EQ(st.requests, 17);
+    CHECK_EQ(st.cancelled, 0);   /* the set let go compiled nothing */
+
+    /* A set the shader cannot take fails alone, with KILN_ERR_INVALID. */
+    struct cjob *bad;
+    NEED_OK(request_desc(&r, &(kiln_program_desc){.source = k_sets_src, .name = "sets",
+                                                  .constants = (kiln_spec_constant[]){{5, 1}}, .constant_count = 1},
+                         CPRIO_NORMAL, &bad));
+    struct csvc_result res;
+    CHECK_EQ(wait_result(&r, bad, &res), KILN_PROGRAM_FAILED);
+    CHECK_EQ(res.code, KILN_ERR_INVALID);
+    CHECK(res.error && strstr(res.error, "specialization constant id 5 (set to 0x1) is not declared"));
+    NEED(wait_idle(&r));
+    CHECK_EQ(csvc_stats_get(r.svc).started, 3);
+
+    /* A set let go while its front end is queued, held by nothing else:
+     * the front end is cancelled, never run. */
+    gate_hold(&r.g, "front:busy");
+    struct cjob *busy[2], *lone;
+    NEED_OK(request_small(&r, "busy", 1, &busy[0]));
+    NEED_OK(request_small(&r, "busy", 2, &busy[1]));
+    NEED(gate_wait_inside(&r.g, "front:busy"));
+    uint64_t cancelled = csvc_stats_get(r.svc).cancelled;
+    NEED_OK(request_desc(&r, &(kiln_program_desc){.source = "#version 450\nlayout(local_size_x_id = 3) in;\n"
+                                                            "void main() {}\n",
+                                                  .name = "lone", .constants = (kiln_spec_constant[]){{3, 2}},
+                                                  .constant_count = 1},
+                         CPRIO_NORMAL, &lone));
+    drop(&r, lone);
+    CHECK_EQ(csvc_stats_get(r.svc).cancelled, cancelled + 1);
+    gate_release(&r.g, "front:busy");
+    CHECK_EQ(gate_count(&r.g, "front:lone"), 0);
+done:
+    gate_release(&r.g, "*");
+    for (; started > 0; started--)
+        pthread_join(t[started - 1], NULL);
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < b[i].got_n; k++)
+            csvc_release(r.svc, b[i].got[k]);
+    pthread_barrier_destroy(&bar);
+    rig_done(&r);
+}
+
 /* Sizes a small program and a giant with the real front end, and puts the
  * giant threshold between them. */
 static bool measure(void)
@@ -1768,5 +1902,6 @@ int main(void)
     RUN(out_of_memory_guarding_divisions_fails_the_program);
     RUN(a_back_end_failure_is_not_kept_once_its_program_is_let_go);
     RUN(worker_caches_merge_at_a_phase_end);
+    RUN(sets_of_constants_share_a_front_end);
     return TEST_SUMMARY();
 }
