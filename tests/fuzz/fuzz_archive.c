@@ -93,6 +93,12 @@ int fuzz_write_seeds(const char *dir)
                                             .access = KILN_ACCESS_READ, .name = "T", .count = 4,
                                             .format = KILN_FORMAT_RGBA8};
     snprintf(iface.entry, sizeof iface.entry, "main");
+    iface.constant_count = 2;   /* one id sizing the workgroup and a constant (format 7) */
+    iface.constants[0] = (kiln_spec_constant_info){.id = 0, .type = KILN_SCALAR_UINT, .default_value = 32,
+                                                   .value = 64, .set = 1, .used = 1, .name = "BLOCK"};
+    iface.constants[1] = (kiln_spec_constant_info){.id = 0, .type = KILN_SCALAR_UINT, .default_value = 1,
+                                                   .value = 64, .set = 1, .used = 1, .workgroup_axis = 1,
+                                                   .name = "local_size_x"};
     static const uint32_t spirv[5] = {0x07230203u, 0x00010500u, 0, 8, 0};
     struct bytes front = {0}, key = {0}, note = {0};
     arc_front_encode(&front, &iface, "a log\n", spirv, 5);
