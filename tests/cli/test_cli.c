@@ -2017,6 +2017,41 @@ TEST(run_spec_constants)
     CHECK_STATUS(r, 2);
     CHECK_HAS(r, err, "--spec 1=3: id 1 is given twice (the first: --spec 1=2)");
     run_free(&r);
+    /* One program where the values read alike with and without their types
+     * (256 for a uint, 0.5f for a float, true for a bool); where they do
+     * not ("2" for a float is 2.0), a second one sharing the compile. */
+    static const char *const info[] = {"KILN_LOG=info", "KILN_SPECIALIZATION=0", NULL};
+    KILN(&r, info, "run", P("spec.comp"), "--buffer", "0=size:4096", "--buffer", "1=size:4096", "--groups", "4",
+         "--spec", "0=256", "--spec", "2=0.5f", "--spec", "3=true");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "compile: 1 programs asked for; 2 compiles started");
+    run_free(&r);
+    KILN(&r, info, "run", P("spec.comp"), "--buffer", "0=size:4096", "--buffer", "1=size:4096", "--groups", "4",
+         "--spec", "0=256", "--spec", "2=2");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "compile: 2 programs asked for; 3 compiles started");
+    run_free(&r);
+    /* A shader whose default is past the device (a shared array of 16 MiB)
+     * runs with the value its host would set, and not without it. */
+    write_text("big_shared.comp", "#version 450\n"
+                                  "layout(local_size_x = 64) in;\n"
+                                  "layout(constant_id = 0) const uint ROWS = 1048576;\n"
+                                  "shared vec4 cache[ROWS];\n"
+                                  "layout(std430, binding = 0) buffer X { vec4 x[]; };\n"
+                                  "void main() {\n"
+                                  "    uint l = gl_LocalInvocationID.x;\n"
+                                  "    cache[l % ROWS] = x[gl_GlobalInvocationID.x] * 2.0;\n"
+                                  "    barrier();\n"
+                                  "    x[gl_GlobalInvocationID.x] = cache[l % ROWS];\n"
+                                  "}\n");
+    KILN(&r, NULL, "run", P("big_shared.comp"), "--buffer", "0=size:1024", "--spec", "0=64");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    KILN(&r, NULL, "run", P("big_shared.comp"), "--buffer", "0=size:1024");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "KILN_ERR_LIMIT");
+    CHECK_HAS(r, err, "it uses 16777216 bytes of shared memory");
+    run_free(&r);
     /* A workgroup past the device's: the library's limit check, exit 1. */
     KILN(&r, NULL, "run", P("spec.comp"), "--buffer", "0=size:4", "--buffer", "1=size:4", "--spec", "0=100000");
     CHECK_STATUS(r, 1);

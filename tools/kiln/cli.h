@@ -40,6 +40,10 @@ bool cli_spec_add(struct cli_spec_args *s, const char *v, char *why, size_t cap)
  * hold, a 64-bit constant). */
 bool cli_spec_words(const struct cli_spec_args *s, const kiln_program_interface *it, kiln_spec_constant *out,
                     char *why, size_t cap);
+/* The pairs of every --spec with each value read without its type (a WORD,
+ * as --param reads it; true and false as 1 and 0): false when a value is
+ * no such word. */
+bool cli_spec_guess(const struct cli_spec_args *s, kiln_spec_constant *out);
 /* A constant's value (bits as kiln_spec_constant_info holds them) as its
  * type reads: "true", "-5", "0.5". */
 void cli_spec_value_text(const kiln_spec_constant_info *c, uint64_t bits, char *buf, size_t cap);

@@ -889,16 +889,16 @@ static void print_bindings(const struct run_args *a, const kiln_program_interfac
     fprintf(stderr, "\n");
 }
 
-/* Compiles the shader; 0 with *prog ready, or 1 after printing the log (2:
- * a --spec its constants cannot take). With --spec, the shader is made
- * without constants first, for their types, then with them (the two share
- * one compile of the source). */
-static int compile(kiln_context ctx, const struct run_args *a, kiln_program *prog)
+/* Makes the shader a program with constants c[0..n) and waits for it:
+ * the wait's result, or the create's (*made false) when none was made. */
+static kiln_result make_program(kiln_context ctx, const struct run_args *a, const kiln_spec_constant *c, uint32_t n,
+                                kiln_program *prog, bool *made)
 {
+    *made = false;
     char *folder = folder_of(a->shader);
     if (!folder) {
         fprintf(stderr, "kiln run: out of host memory\n");
-        return 1;
+        return KILN_ERR_NO_MEMORY;
     }
     const char *dirs[1] = {folder};
     kiln_program_desc pd = {
@@ -910,12 +910,36 @@ static int compile(kiln_context ctx, const struct run_args *a, kiln_program *pro
         .define_count = a->define_count,
         .include_dirs = dirs,
         .include_dir_count = 1,
+        .constants = c,
+        .constant_count = n,
     };
     kiln_result r = kiln_program_create(ctx, &pd, prog);
     free(folder);
-    if (r < 0)
+    *made = r == KILN_OK;
+    return r < 0 ? r : kiln_program_wait(ctx, *prog);
+}
+
+/* Compiles the shader; 0 with *prog ready, or 1 after printing the log (2:
+ * a --spec its constants cannot take). With --spec, the values are read
+ * without their types first (spec_args.c says why), then by the types the
+ * interface gives: a program whose words differ is made again (sharing the
+ * compile of the source). */
+static int compile(kiln_context ctx, const struct run_args *a, kiln_program *prog)
+{
+    kiln_spec_constant guess[KILN_MAX_SPEC_CONSTANTS], typed[KILN_MAX_SPEC_CONSTANTS];
+    bool guessed = a->spec.count && cli_spec_guess(&a->spec, guess), made = false;
+    kiln_result r = KILN_ERR_INVALID;
+    if (guessed) {
+        r = make_program(ctx, a, guess, a->spec.count, prog, &made);
+        if (r < 0 && made && r != KILN_ERR_COMPILE) {
+            (void)kiln_program_destroy(ctx, *prog);   /* read the types from the shader without constants */
+            guessed = made = false;
+        }
+    }
+    if (!made)
+        r = make_program(ctx, a, NULL, 0, prog, &made);
+    if (!made)
         return cli_fail("creating the program", r);
-    r = kiln_program_wait(ctx, *prog);
     if (r == KILN_ERR_COMPILE) {
         print_log(ctx, *prog);
         fprintf(stderr, "kiln run: %s failed to compile\n", a->shader);
@@ -929,26 +953,21 @@ static int compile(kiln_context ctx, const struct run_args *a, kiln_program *pro
     if ((r = kiln_program_interface_get(ctx, *prog, &it)) < 0)
         return cli_fail("reading the program's interface", r);
     if (a->spec.count) {
-        kiln_spec_constant c[KILN_MAX_SPEC_CONSTANTS];
         char why[1024];
-        if (!cli_spec_words(&a->spec, &it, c, why, sizeof why))
+        if (!cli_spec_words(&a->spec, &it, typed, why, sizeof why))
             return bad("%s", why);
-        pd.constants = c;
-        pd.constant_count = a->spec.count;
-        if (!(dirs[0] = folder = folder_of(a->shader))) {
-            fprintf(stderr, "kiln run: out of host memory\n");
-            return 1;
+        if (!guessed || memcmp(guess, typed, a->spec.count * sizeof typed[0])) {
+            /* Let go first (its compile is kept for re-use, and an error
+             * of the next call stays the last one). */
+            (void)kiln_program_destroy(ctx, *prog);
+            r = make_program(ctx, a, typed, a->spec.count, prog, &made);
+            if (!made)
+                return cli_fail("creating the program with its constants", r);
+            if (r < 0)
+                return cli_fail("making the program with its constants", r);
+            if ((r = kiln_program_interface_get(ctx, *prog, &it)) < 0)
+                return cli_fail("reading the program's interface", r);
         }
-        kiln_program plain = *prog;
-        r = kiln_program_create(ctx, &pd, prog);
-        free(folder);
-        (void)kiln_program_destroy(ctx, plain);
-        if (r < 0)
-            return cli_fail("creating the program with its constants", r);
-        if ((r = kiln_program_wait(ctx, *prog)) < 0)
-            return cli_fail("making the program with its constants", r);
-        if ((r = kiln_program_interface_get(ctx, *prog, &it)) < 0)
-            return cli_fail("reading the program's interface", r);
     }
     if (!a->quiet)
         cli_spec_notes(stderr, a->shader, &it);

@@ -23,6 +23,17 @@
  *   32 bits) and an id the shader does not declare.
  * - One id may name two constants (a workgroup size and a constant_id of
  *   the same id); the value is read for each and must give one word.
+ * - kiln run first makes the program with the values read without their
+ *   types (cli_spec_guess: a WORD as --param reads it, true and false as 1
+ *   and 0), which is what the typed reading gives in the common cases
+ *   (256 for a uint, 0.5 for a float, true for a bool), so one program is
+ *   made; where the typed reading differs ("2" for a float is 2.0) the
+ *   program is made again with the typed words, sharing the compile. A
+ *   guess the program refuses (an undeclared id, a value out of range)
+ *   falls back to the shader made without constants, to read the types and
+ *   name the argument. Made at its defaults instead, a shader whose
+ *   defaults are past a limit of the device (a shared array sized by a
+ *   constant) could not be run whatever --spec says.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -262,6 +273,20 @@ bool cli_spec_words(const struct cli_spec_args *s, const kiln_program_interface 
             return false;
         }
         out[i] = (kiln_spec_constant){.id = a->id, .word = word};
+    }
+    return true;
+}
+
+bool cli_spec_guess(const struct cli_spec_args *s, kiln_spec_constant *out)
+{
+    for (uint32_t i = 0; i < s->count; i++) {
+        const char *v = s->args[i].value;
+        uint32_t w;
+        if (!strcmp(v, "true") || !strcmp(v, "false"))
+            w = v[0] == 't';
+        else if (!parse_word(v, &w, NULL))
+            return false;
+        out[i] = (kiln_spec_constant){.id = s->args[i].id, .word = w};
     }
     return true;
 }
