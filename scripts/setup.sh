@@ -13,6 +13,8 @@ PACKAGES=(
   libxxhash-dev libzstd-dev                 # hashing, compression
   libpng-dev                                # the demo's PNG
   clang                                     # libFuzzer targets (scripts/fuzz.sh)
+  spin                                      # the transport's doorbell model (Promela)
+  libelf-dev llvm lld                       # guest code objects; llvm-mc checks the decoder
 )
 
 missing=()
