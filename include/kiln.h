@@ -86,6 +86,7 @@ KILN_API const char *kiln_last_error(void);
 
 typedef struct kiln_context { uint64_t id; } kiln_context;
 typedef struct kiln_buffer { uint64_t id; } kiln_buffer;
+typedef struct kiln_image { uint64_t id; } kiln_image;
 typedef struct kiln_program { uint64_t id; } kiln_program;
 typedef struct kiln_scheme { uint64_t id; } kiln_scheme;
 typedef struct kiln_node { uint64_t id; } kiln_node;
@@ -223,6 +224,16 @@ typedef struct kiln_caps {
     uint32_t max_per_stage_sampled_images;
     uint32_t max_texel_buffer_elements;
     uint64_t min_texel_buffer_offset_alignment;
+    /* Images (checked before any Vulkan call): the largest 2D image's
+     * width and height, the largest 3D image's sides
+     * (maxImageDimension2D, maxImageDimension3D); 1 where the device lets
+     * a shader read, or write, a storage image declared without a format
+     * qualifier (shaderStorageImageReadWithoutFormat,
+     * shaderStorageImageWriteWithoutFormat). */
+    uint32_t max_image_dimension_2d;
+    uint32_t max_image_dimension_3d;
+    int storage_image_read_without_format;
+    int storage_image_write_without_format;
 } kiln_caps;
 
 /* Creates a context on one device. On KILN_ERR_NO_DEVICE the message lists
@@ -239,6 +250,7 @@ KILN_API KILN_NODISCARD kiln_result kiln_context_wait_idle(kiln_context ctx);
 
 typedef struct kiln_context_stats {
     uint64_t buffers, programs, schemes, nodes;     /* live objects */
+    uint64_t images;                                /* live images */
     uint64_t submits;                               /* all schemes */
     uint64_t programs_compiled, programs_failed;
     uint64_t pipelines_created;
@@ -487,6 +499,10 @@ typedef enum kiln_binding_kind {
     KILN_BINDING_UNIFORM_BUFFER = 2,
     KILN_BINDING_STORAGE_TEXEL_BUFFER = 3,   /* imageBuffer: imageLoad, imageStore, image atomics */
     KILN_BINDING_UNIFORM_TEXEL_BUFFER = 4,   /* textureBuffer, samplerBuffer: texelFetch */
+    KILN_BINDING_STORAGE_IMAGE = 5,          /* image2D, image3D (and u/i): imageLoad, imageStore, image atomics */
+    KILN_BINDING_SAMPLED_IMAGE = 6,          /* texture2D, texture3D: sampled through a separate sampler */
+    KILN_BINDING_SAMPLER = 7,                /* sampler: a separate sampler */
+    KILN_BINDING_COMBINED_IMAGE_SAMPLER = 8, /* sampler2D, sampler3D: an image and its sampler */
 } kiln_binding_kind;
 
 /* Formats of texels, named as GLSL's format qualifiers name them
@@ -525,6 +541,83 @@ KILN_API const char *kiln_format_name(kiln_format format);
 /* Bytes of one texel of the format; 0 for a value that is no format. */
 KILN_API uint32_t kiln_format_size(kiln_format format);
 
+/* ---- images and samplers ------------------------------------------------------ */
+
+/*
+ * An image is a 2D or 3D grid of texels of one kiln_format, bound to a
+ * program's storage images (image2D, image3D: imageLoad, imageStore,
+ * image atomics), sampled images (texture2D with a separate sampler) and
+ * combined image samplers (sampler2D, sampler3D). Its texels are
+ * addressed as shaders address them: x across a row, then rows (y), then
+ * slices (z); upload and readback move every texel at once, rows packed
+ * tightly (width * texel bytes each), slices after one another. A new
+ * image's texels are all zero. Schemes order a node reading an image
+ * after the node writing it as they do buffers (barriers from the
+ * declared access; an image is one range). Images stay in Vulkan's
+ * GENERAL layout from creation on, which storage and sampled use both
+ * allow, so no node ever waits on a layout change.
+ */
+typedef enum kiln_image_usage {
+    KILN_IMAGE_STORAGE = 1u << 0,   /* bindable as a storage image */
+    KILN_IMAGE_SAMPLED = 1u << 1,   /* bindable as a sampled image or a combined image sampler */
+} kiln_image_usage;
+
+typedef struct kiln_image_desc {
+    uint32_t width, height;   /* texels; required, > 0 */
+    uint32_t depth;           /* slices; 0 = 1 */
+    uint32_t dims;            /* 2 or 3; 0 = 3 when depth > 1, else 2 (a 3D image may have one slice) */
+    kiln_format format;       /* required */
+    /* kiln_image_usage bits; 0 = each use the device supports the format
+     * for (at least one, else the image is refused naming the format). A
+     * use asked for that the device does not support is refused by name. */
+    uint32_t usage;
+    const char *label;        /* for messages; copied; NULL = "image" */
+} kiln_image_desc;
+
+/* The image desc as kiln_image_create sees it (desc NULL: a zero desc):
+ * depth 0 becomes 1, dims 0 becomes 3 where depth > 1 and 2 otherwise,
+ * label NULL becomes "image" (a constant string). width, height and
+ * format have no defaults (0 is refused). Decided later, left 0: usage
+ * (the uses the device supports for the format, at create). */
+KILN_API kiln_image_desc kiln_image_desc_defaults(const kiln_image_desc *desc);
+
+KILN_API KILN_NODISCARD kiln_result kiln_image_create(kiln_context ctx, const kiln_image_desc *desc, kiln_image *out);
+/* KILN_ERR_BUSY while a scheme node binds it. Waits for submitted work. */
+KILN_API kiln_result kiln_image_destroy(kiln_context ctx, kiln_image img);
+/* Copies every texel from data (size must be the image's bytes: width *
+ * height * depth * kiln_format_size(format)). Ordered after every earlier
+ * submit of the context (it waits for them). */
+KILN_API KILN_NODISCARD kiln_result kiln_image_upload(kiln_context ctx, kiln_image img, const void *data, uint64_t size);
+/* Copies every texel into data (size as for upload), after every earlier
+ * submit finished. */
+KILN_API KILN_NODISCARD kiln_result kiln_image_readback(kiln_context ctx, kiln_image img, void *data, uint64_t size);
+
+/* How a sampler reads an image (a kiln_binding's sampler, for a sampler
+ * binding or a combined image sampler). A zero desc is linear filtering,
+ * clamped to the edge, normalized coordinates. */
+typedef enum kiln_filter {
+    KILN_FILTER_DEFAULT = 0,   /* linear */
+    KILN_FILTER_LINEAR = 1,
+    KILN_FILTER_NEAREST = 2,
+} kiln_filter;
+
+typedef enum kiln_address_mode {
+    KILN_ADDRESS_DEFAULT = 0,  /* clamp to the edge */
+    KILN_ADDRESS_CLAMP = 1,    /* coordinates past an edge read the edge's texels */
+    KILN_ADDRESS_REPEAT = 2,   /* the image tiles */
+    KILN_ADDRESS_MIRROR = 3,   /* the image tiles, every other tile mirrored */
+    KILN_ADDRESS_BORDER = 4,   /* coordinates past an edge read zero (transparent black) */
+} kiln_address_mode;
+
+typedef struct kiln_sampler_desc {
+    kiln_filter filter;        /* magnification and minification */
+    kiln_address_mode address; /* in every direction */
+} kiln_sampler_desc;
+
+/* The sampler desc as a node's binding sees it (desc NULL: a zero desc):
+ * filter 0 becomes KILN_FILTER_LINEAR, address 0 KILN_ADDRESS_CLAMP. */
+KILN_API kiln_sampler_desc kiln_sampler_desc_defaults(const kiln_sampler_desc *desc);
+
 typedef enum kiln_access {
     KILN_ACCESS_READ = 1u << 0,
     KILN_ACCESS_WRITE = 1u << 1,
@@ -537,7 +630,8 @@ typedef struct kiln_binding_info {
     uint64_t min_size;            /* bytes of the block's fixed part (the largest of its blocks'); 0 for texel buffers */
     char name[64];                /* the block's name; several blocks' joined by '|' */
     uint32_t count;               /* descriptors: an array's length, else 1 */
-    kiln_format format;           /* a storage texel buffer's format qualifier; 0: none declared */
+    kiln_format format;           /* a storage texel buffer's or storage image's format qualifier; 0: none */
+    uint32_t image_dims;          /* an image binding's dimensions, 2 or 3; 0 for other kinds */
 } kiln_binding_info;
 
 /* A specialization constant's scalar type. */
@@ -607,9 +701,13 @@ typedef struct kiln_scheme_desc {
 KILN_API kiln_scheme_desc kiln_scheme_desc_defaults(const kiln_scheme_desc *desc);
 
 /* What a node binds at one (set, binding, element) of its program: a
- * range of a buffer. Every descriptor the program declares is given exactly
- * once: each element of an array binding has its own entry (an element not
- * given is refused naming the binding and the element). */
+ * range of a buffer (buffers and texel buffers), an image (storage and
+ * sampled images), an image and a sampler (combined image samplers), or a
+ * sampler (sampler bindings). Every descriptor the program declares is
+ * given exactly once: each element of an array binding has its own entry
+ * (an element not given is refused naming the binding and the element).
+ * What a binding's kind does not take (a buffer for an image, a sampler
+ * for a storage image) is refused naming the binding. */
 typedef struct kiln_binding {
     uint32_t binding;     /* binding number in `set` */
     kiln_buffer buffer;
@@ -623,6 +721,11 @@ typedef struct kiln_binding {
      * uniform texel buffer (no qualifier in GLSL) needs one here. Given for
      * a binding that is no texel buffer, it is refused. */
     kiln_format format;
+    kiln_image image;     /* an image binding's image (storage, sampled, combined image sampler) */
+    /* A sampler binding's or a combined image sampler's sampler (a zero
+     * desc: linear, clamped to the edge); given for any other kind
+     * (fields not zero), it is refused. */
+    kiln_sampler_desc sampler;
 } kiln_binding;
 
 typedef struct kiln_node_desc {

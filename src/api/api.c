@@ -172,6 +172,26 @@ kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer buf, uint64_t off
     CALL(ctx, buffer_readback, buf, offset, data, size);
 }
 
+kiln_result kiln_image_create(kiln_context ctx, const kiln_image_desc *desc, kiln_image *out)
+{
+    NEED(desc, "image desc");
+    NEED(out, "out");
+    out->id = 0;
+    CALL(ctx, image_create, desc, out);
+}
+
+kiln_result kiln_image_destroy(kiln_context ctx, kiln_image img) { CALL(ctx, image_destroy, img); }
+
+kiln_result kiln_image_upload(kiln_context ctx, kiln_image img, const void *data, uint64_t size)
+{
+    CALL(ctx, image_upload, img, data, size);
+}
+
+kiln_result kiln_image_readback(kiln_context ctx, kiln_image img, void *data, uint64_t size)
+{
+    CALL(ctx, image_readback, img, data, size);
+}
+
 kiln_result kiln_program_create(kiln_context ctx, const kiln_program_desc *desc, kiln_program *out)
 {
     NEED(desc, "program desc");

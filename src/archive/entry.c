@@ -27,36 +27,36 @@
 #define SPIRV_HEADER_WORDS 5
 #define NOTE_VALUE_LEN (4 + 4 + 8 + 8 + 64)
 
-/* The layout of kiln_program_interface (LP64) that format version 6's
+/* The layout of kiln_program_interface (LP64) that format version 8's
  * interface codec knows, field by field. A struct change fails here:
  * change the struct, bump ARC_FORMAT_VERSION, update the codec, then these
  * numbers (a version bump alone fails here too, so that the codec is
  * looked at). */
 #define BINDING_AT(field, at) (offsetof(kiln_binding_info, field) == (at))
 #define IFACE_AT(field, at) (offsetof(kiln_program_interface, field) == (at))
-_Static_assert(ARC_FORMAT_VERSION == 7 && sizeof(kiln_binding_info) == 96 && BINDING_AT(set, 0) &&
+_Static_assert(ARC_FORMAT_VERSION == 8 && sizeof(kiln_binding_info) == 104 && BINDING_AT(set, 0) &&
                    BINDING_AT(binding, 4) && BINDING_AT(kind, 8) && BINDING_AT(access, 12) &&
                    BINDING_AT(min_size, 16) && BINDING_AT(name, 24) && BINDING_AT(count, 88) &&
-                   BINDING_AT(format, 92) && sizeof(((kiln_binding_info *)0)->name) == 64,
-               "kiln_binding_info is not the layout archive format 7 encodes: change the struct, bump "
+                   BINDING_AT(format, 92) && BINDING_AT(image_dims, 96) && sizeof(((kiln_binding_info *)0)->name) == 64,
+               "kiln_binding_info is not the layout archive format 8 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
-_Static_assert(ARC_FORMAT_VERSION == 7 && sizeof(kiln_program_interface) == 4992 && KILN_MAX_BINDINGS == 16 &&
-                   IFACE_AT(binding_count, 0) && IFACE_AT(bindings, 8) && IFACE_AT(push_constant_size, 1544) &&
-                   IFACE_AT(workgroup_size, 1548) && IFACE_AT(spirv_words, 1560) && IFACE_AT(entry, 1564) &&
-                   IFACE_AT(params_read, 1632) && IFACE_AT(lens_read, 1640) && IFACE_AT(groups_read, 1644) &&
-                   IFACE_AT(own_push_block, 1648) && IFACE_AT(param_words, 1652) && IFACE_AT(subgroup_ops, 1656) &&
-                   IFACE_AT(constant_count, 1660) && IFACE_AT(constants, 1664) && KILN_MAX_SPEC_CONSTANTS == 32 &&
+_Static_assert(ARC_FORMAT_VERSION == 8 && sizeof(kiln_program_interface) == 5120 && KILN_MAX_BINDINGS == 16 &&
+                   IFACE_AT(binding_count, 0) && IFACE_AT(bindings, 8) && IFACE_AT(push_constant_size, 1672) &&
+                   IFACE_AT(workgroup_size, 1676) && IFACE_AT(spirv_words, 1688) && IFACE_AT(entry, 1692) &&
+                   IFACE_AT(params_read, 1760) && IFACE_AT(lens_read, 1768) && IFACE_AT(groups_read, 1772) &&
+                   IFACE_AT(own_push_block, 1776) && IFACE_AT(param_words, 1780) && IFACE_AT(subgroup_ops, 1784) &&
+                   IFACE_AT(constant_count, 1788) && IFACE_AT(constants, 1792) && KILN_MAX_SPEC_CONSTANTS == 32 &&
                    sizeof(((kiln_program_interface *)0)->entry) == 64,
-               "kiln_program_interface is not the layout archive format 7 encodes: change the struct, bump "
+               "kiln_program_interface is not the layout archive format 8 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
 
 #define CONSTANT_AT(field, at) (offsetof(kiln_spec_constant_info, field) == (at))
-_Static_assert(ARC_FORMAT_VERSION == 7 && sizeof(kiln_spec_constant_info) == 104 && CONSTANT_AT(id, 0) &&
+_Static_assert(ARC_FORMAT_VERSION == 8 && sizeof(kiln_spec_constant_info) == 104 && CONSTANT_AT(id, 0) &&
                    CONSTANT_AT(type, 4) && CONSTANT_AT(default_value, 8) && CONSTANT_AT(value, 16) &&
                    CONSTANT_AT(set, 24) && CONSTANT_AT(used, 28) && CONSTANT_AT(workgroup_axis, 32) &&
                    CONSTANT_AT(name, 36) && sizeof(((kiln_spec_constant_info *)0)->name) == 64 &&
                    KILN_SCALAR_DOUBLE == 12,
-               "kiln_spec_constant_info is not the layout archive format 7 encodes: change the struct, bump "
+               "kiln_spec_constant_info is not the layout archive format 8 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
 
 static bool refuse(char why[ARC_WHY_LEN], const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -92,6 +92,7 @@ void arc_iface_put(struct bytes *out, const kiln_program_interface *iface)
         bytes_put_str(out, b->name, sizeof b->name);
         bytes_put_u32(out, b->count);
         bytes_put_u32(out, (uint32_t)b->format);
+        bytes_put_u32(out, b->image_dims);   /* format 8 */
     }
     bytes_put_u32(out, iface->push_constant_size);
     for (int i = 0; i < 3; i++)
@@ -189,17 +190,23 @@ static bool iface_check(const kiln_program_interface *it, const uint32_t kinds[]
     uint32_t descriptors = 0;
     for (uint32_t i = 0; i < it->binding_count; i++) {
         const kiln_binding_info *b = &it->bindings[i];
-        if (kinds[i] < KILN_BINDING_STORAGE_BUFFER || kinds[i] > KILN_BINDING_UNIFORM_TEXEL_BUFFER)
+        if (kinds[i] < KILN_BINDING_STORAGE_BUFFER || kinds[i] > KILN_BINDING_COMBINED_IMAGE_SAMPLER)
             return refuse(why, "binding %u (set %u): kind %u is no kiln_binding_kind", b->binding, b->set, kinds[i]);
+        bool image = kinds[i] == KILN_BINDING_STORAGE_IMAGE || kinds[i] == KILN_BINDING_SAMPLED_IMAGE ||
+                     kinds[i] == KILN_BINDING_COMBINED_IMAGE_SAMPLER;
+        if (image ? b->image_dims != 2 && b->image_dims != 3 : b->image_dims != 0)
+            return refuse(why, "binding %u (set %u): image_dims %u for a binding of kind %u", b->binding, b->set,
+                          b->image_dims, kinds[i]);
         if (b->set >= KILN_MAX_SETS)
             return refuse(why, "binding %u: set %u is past KILN_MAX_SETS (%d)", b->binding, b->set, KILN_MAX_SETS);
         if (b->count == 0 || b->count > KILN_MAX_DESCRIPTORS - descriptors)
             return refuse(why, "binding %u (set %u): count %u is 0 or takes the descriptors past KILN_MAX_DESCRIPTORS "
                           "(%d)", b->binding, b->set, b->count, KILN_MAX_DESCRIPTORS);
         descriptors += b->count;
-        if (formats[i] >= KILN_FORMAT_COUNT || (formats[i] && kinds[i] != KILN_BINDING_STORAGE_TEXEL_BUFFER))
-            return refuse(why, "binding %u (set %u): format %u is no kiln_format of a storage texel buffer", b->binding,
-                          b->set, formats[i]);
+        if (formats[i] >= KILN_FORMAT_COUNT || (formats[i] && kinds[i] != KILN_BINDING_STORAGE_TEXEL_BUFFER &&
+                                                kinds[i] != KILN_BINDING_STORAGE_IMAGE))
+            return refuse(why, "binding %u (set %u): format %u is no kiln_format of a storage texel buffer or image",
+                          b->binding, b->set, formats[i]);
         if (b->access & ~(uint32_t)(KILN_ACCESS_READ | KILN_ACCESS_WRITE))
             return refuse(why, "binding %u (set %u): access 0x%x has bits other than read and write", b->binding,
                           b->set, b->access);
@@ -250,8 +257,9 @@ bool arc_iface_read(struct bytes_reader *r, kiln_program_interface *iface, char 
         named[i] = bytes_read_str(r, b->name, sizeof b->name);
         b->count = bytes_read_u32(r);
         formats[i] = bytes_read_u32(r);
+        b->image_dims = bytes_read_u32(r);
         /* Stored only once checked (an enum holds only its values). */
-        b->kind = kinds[i] >= KILN_BINDING_STORAGE_BUFFER && kinds[i] <= KILN_BINDING_UNIFORM_TEXEL_BUFFER
+        b->kind = kinds[i] >= KILN_BINDING_STORAGE_BUFFER && kinds[i] <= KILN_BINDING_COMBINED_IMAGE_SAMPLER
                       ? (kiln_binding_kind)kinds[i]
                       : KILN_BINDING_STORAGE_BUFFER;
         b->format = formats[i] < KILN_FORMAT_COUNT ? (kiln_format)formats[i] : KILN_FORMAT_UNDEFINED;

@@ -84,14 +84,32 @@ struct kb_buffer {
     char label[64];
 };
 
-/* One descriptor of a binding set: element `element` of (set, binding),
- * a range of a buffer; a texel buffer's with its format (a view is made). */
+/* An image: backends embed this as their image's first member. Images
+ * live in one layout (Vulkan's GENERAL) from creation on. */
+struct kb_image {
+    uint32_t width, height, depth;
+    uint32_t dims;           /* 2 or 3 */
+    kiln_format format;
+    uint32_t usage;          /* kiln_image_usage bits, resolved (never 0) */
+    uint64_t bytes;          /* width * height * depth * texel bytes */
+    /* Owned by the context (under its lock): */
+    uint64_t id;
+    uint32_t bind_refs;      /* nodes binding it */
+    char label[64];
+};
+
+/* One descriptor of a binding set: element `element` of (set, binding):
+ * a range of a buffer, a texel buffer's with its format (a view is made);
+ * an image (storage, sampled); an image and a sampler (combined); a
+ * sampler. */
 struct kb_binding {
     uint32_t set, binding, element;
     kiln_binding_kind kind;
     kiln_format format;      /* texel buffers: resolved (never 0); else 0 */
     struct kb_buffer *buffer;
     uint64_t offset, size;
+    struct kb_image *image;
+    kiln_sampler_desc sampler;   /* filled in (kiln_sampler_desc_defaults) where the kind has one */
 };
 
 /* A specialization constant's value when a pipeline is made (one
@@ -129,6 +147,17 @@ struct backend_ops {
     kiln_result (*buffer_write)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
                                 uint64_t size);
     kiln_result (*buffer_read)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data, uint64_t size);
+    /* Makes an image of `in`'s size, dims, format and usage (resolved by
+     * the caller: usage never 0), its texels zero, in its one layout.
+     * The uses the device supports for a format: image_usage. */
+    kiln_result (*image_create)(struct kb_device *dev, const struct kb_image *in, struct kb_image **out);
+    void (*image_destroy)(struct kb_device *dev, struct kb_image *img);
+    /* Every texel (img->bytes), ordered after every earlier submit. */
+    kiln_result (*image_write)(struct kb_device *dev, struct kb_image *img, const void *data);
+    kiln_result (*image_read)(struct kb_device *dev, struct kb_image *img, void *data);
+    /* kiln_image_usage bits the device supports for images of a format
+     * and dims; *linear: sampled images of it may be filtered linearly. */
+    uint32_t (*image_usage)(struct kb_device *dev, kiln_format format, uint32_t dims, bool *linear);
     kiln_result (*layout_create)(struct kb_device *dev, const kiln_program_interface *iface, struct kb_layout **out);
     void (*layout_destroy)(struct kb_device *dev, struct kb_layout *layout);
     /* Makes a compute pipeline, through `cache` when not NULL, with the
@@ -201,6 +230,15 @@ static inline kiln_result kb_buffer_write(struct kb_device *d, struct kb_buffer 
 { return d->ops->buffer_write(d, b, off, p, n); }
 static inline kiln_result kb_buffer_read(struct kb_device *d, struct kb_buffer *b, uint64_t off, void *p, uint64_t n)
 { return d->ops->buffer_read(d, b, off, p, n); }
+static inline kiln_result kb_image_create(struct kb_device *d, const struct kb_image *in, struct kb_image **o)
+{ return d->ops->image_create(d, in, o); }
+static inline void kb_image_destroy(struct kb_device *d, struct kb_image *i) { d->ops->image_destroy(d, i); }
+static inline kiln_result kb_image_write(struct kb_device *d, struct kb_image *i, const void *p)
+{ return d->ops->image_write(d, i, p); }
+static inline kiln_result kb_image_read(struct kb_device *d, struct kb_image *i, void *p)
+{ return d->ops->image_read(d, i, p); }
+static inline uint32_t kb_image_usage(struct kb_device *d, kiln_format f, uint32_t dims, bool *linear)
+{ return d->ops->image_usage(d, f, dims, linear); }
 static inline kiln_result kb_layout_create(struct kb_device *d, const kiln_program_interface *i, struct kb_layout **o)
 { return d->ops->layout_create(d, i, o); }
 static inline void kb_layout_destroy(struct kb_device *d, struct kb_layout *l) { d->ops->layout_destroy(d, l); }

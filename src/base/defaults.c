@@ -114,3 +114,27 @@ kiln_precompile_desc kiln_precompile_desc_defaults(const kiln_precompile_desc *d
         d.stall_s = 0;
     return d;
 }
+
+kiln_image_desc kiln_image_desc_defaults(const kiln_image_desc *desc)
+{
+    kiln_image_desc d = desc ? *desc : (kiln_image_desc){0};
+    if (d.depth == 0)
+        d.depth = 1;
+    if (d.dims == 0)
+        d.dims = d.depth > 1 ? 3 : 2;
+    if (!d.label)
+        d.label = "image";
+    /* Decided later: usage 0 (each use the device supports for the
+     * format, at create). */
+    return d;
+}
+
+kiln_sampler_desc kiln_sampler_desc_defaults(const kiln_sampler_desc *desc)
+{
+    kiln_sampler_desc d = desc ? *desc : (kiln_sampler_desc){0};
+    if (d.filter == KILN_FILTER_DEFAULT)
+        d.filter = KILN_FILTER_LINEAR;
+    if (d.address == KILN_ADDRESS_DEFAULT)
+        d.address = KILN_ADDRESS_CLAMP;
+    return d;
+}

@@ -19,7 +19,8 @@
 #define POOL_SLOT_BITS 20
 #define POOL_MAX_SLOTS ((1u << POOL_SLOT_BITS) - 1)
 
-enum pool_type { POOL_CONTEXT = 1, POOL_BUFFER = 2, POOL_PROGRAM = 3, POOL_SCHEME = 4, POOL_NODE = 5 };
+enum pool_type { POOL_CONTEXT = 1, POOL_BUFFER = 2, POOL_PROGRAM = 3, POOL_SCHEME = 4, POOL_NODE = 5,
+                 POOL_IMAGE = 6 };
 
 struct pool_entry {
     uint32_t gen;     /* current generation; the live id carries it */

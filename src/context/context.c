@@ -53,6 +53,7 @@ static kiln_result l_wait_idle(struct kctx *c)
 static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
 {
     c->stats.buffers = c->buffers.live;
+    c->stats.images = c->images.live;
     c->stats.programs = c->programs.live;
     c->stats.schemes = c->schemes.live;
     c->stats.nodes = c->nodes.live;
@@ -98,6 +99,96 @@ static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
         c->stats.skipped_nodes += s->stats.skipped_nodes;
     *out = c->stats;
     return KILN_OK;
+}
+
+/* ---- images ------------------------------------------------------------------------- */
+
+static kiln_result l_image_create(struct kctx *c, const kiln_image_desc *desc, kiln_image *out)
+{
+    kiln_image_desc d = kiln_image_desc_defaults(desc);
+    const kiln_caps *caps = &c->dev->caps;
+    const char *fname = kiln_format_name(d.format);
+    if (!d.width || !d.height)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': %ux%u texels; width and height are at least 1", d.label,
+                          d.width, d.height);
+    if (d.dims != 2 && d.dims != 3)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': dims %u; an image is 2D or 3D", d.label, d.dims);
+    if (d.dims == 2 && d.depth != 1)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': a 2D image of depth %u; give dims 3 (or depth 1)", d.label,
+                          d.depth);
+    if (!fname)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': format %d is no kiln_format (r32f, rgba8, ...)", d.label,
+                          (int)d.format);
+    if (d.usage & ~(uint32_t)(KILN_IMAGE_STORAGE | KILN_IMAGE_SAMPLED))
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': unknown usage bits 0x%x", d.label, d.usage);
+    uint32_t most = d.dims == 3 ? caps->max_image_dimension_3d : caps->max_image_dimension_2d;
+    if (d.width > most || d.height > most || (d.dims == 3 && d.depth > most))
+        return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': %ux%ux%u texels; the device allows %u a side for %uD images "
+                          "(maxImageDimension%uD)", d.label, d.width, d.height, d.depth, most, d.dims, d.dims);
+    uint64_t bytes = (uint64_t)d.width * d.height * d.depth * kiln_format_size(d.format);
+    if (bytes > caps->max_buffer_size)   /* uploads and readbacks stage it in one buffer */
+        return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': %llu bytes; kiln stages an image in one buffer, and the device "
+                          "allows %llu (max_buffer_size)", d.label, (unsigned long long)bytes,
+                          (unsigned long long)caps->max_buffer_size);
+    bool linear;
+    uint32_t can = kb_image_usage(c->dev, d.format, d.dims, &linear);
+    if (!can)
+        return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': the device supports %uD %s images neither as storage nor as "
+                          "sampled images", d.label, d.dims, fname);
+    uint32_t usage = d.usage ? d.usage : can;
+    if (usage & ~can)
+        return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': the device does not support %uD %s images as %s images",
+                          d.label, d.dims, fname, (usage & ~can & KILN_IMAGE_STORAGE) ? "storage" : "sampled");
+    struct kb_image want = {.width = d.width, .height = d.height, .depth = d.depth, .dims = d.dims,
+                            .format = d.format, .usage = usage, .bytes = bytes};
+    snprintf(want.label, sizeof want.label, "%s", d.label);
+    struct kb_image *img;
+    KILN_TRY(kb_image_create(c->dev, &want, &img));
+    kiln_result r = pool_insert(&c->images, img, "image", &img->id);
+    if (r < 0) {
+        kb_image_destroy(c->dev, img);
+        return r;
+    }
+    out->id = img->id;
+    return KILN_OK;
+}
+
+static kiln_result l_image_destroy(struct kctx *c, kiln_image h)
+{
+    struct kb_image *img;
+    GET(images, struct kb_image, "image", h, img);
+    if (img->bind_refs)
+        return KILN_RAISE(KILN_ERR_BUSY, "image '%s' is bound by %u node%s; remove them first", img->label,
+                          img->bind_refs, img->bind_refs == 1 ? "" : "s");
+    if (c->last_ticket)
+        KILN_TRY(kb_ticket_wait(c->dev, c->last_ticket, UINT64_MAX));
+    pool_remove(&c->images, h.id);
+    kb_image_destroy(c->dev, img);
+    return KILN_OK;
+}
+
+static kiln_result image_io(struct kctx *c, kiln_image h, void *data, uint64_t size, bool upload)
+{
+    struct kb_image *img;
+    GET(images, struct kb_image, "image", h, img);
+    if (!data)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': data pointer is NULL", img->label);
+    if (size != img->bytes)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': %llu bytes given; its %ux%ux%u %s texels are %llu bytes "
+                          "(every texel %s at once)", img->label, (unsigned long long)size, img->width, img->height,
+                          img->depth, kiln_format_name(img->format), (unsigned long long)img->bytes,
+                          upload ? "is uploaded" : "is read back");
+    return upload ? kb_image_write(c->dev, img, data) : kb_image_read(c->dev, img, data);
+}
+
+static kiln_result l_image_upload(struct kctx *c, kiln_image h, const void *data, uint64_t size)
+{
+    return image_io(c, h, (void *)data, size, true);
+}
+
+static kiln_result l_image_readback(struct kctx *c, kiln_image h, void *data, uint64_t size)
+{
+    return image_io(c, h, data, size, false);
 }
 
 /* ---- buffers ------------------------------------------------------------------------ */
@@ -290,15 +381,21 @@ static kiln_result l_scheme_add_node(struct kctx *c, kiln_scheme h, const kiln_n
         return KILN_RAISE(KILN_ERR_INVALID, "node desc: binding_count is %u but bindings is NULL", d.binding_count);
     for (uint32_t i = 0; i < d.binding_count; i++) {
         const kiln_binding *bd = &d.bindings[i];
-        struct kb_buffer *b = pool_get(&c->buffers, bd->buffer.id);
-        if (!b)
+        /* A binding names a buffer, an image, both (refused by the
+         * scheme, which knows the kind), or neither (a sampler). */
+        struct kb_buffer *b = NULL;
+        struct kb_image *img = NULL;
+        if (bd->buffer.id && !(b = pool_get(&c->buffers, bd->buffer.id)))
             return KILN_RAISE(KILN_ERR_HANDLE, "node desc: binding %u: buffer 0x%016llx: %s", bd->binding,
                               (unsigned long long)bd->buffer.id, pool_why(&c->buffers, bd->buffer.id));
+        if (bd->image.id && !(img = pool_get(&c->images, bd->image.id)))
+            return KILN_RAISE(KILN_ERR_HANDLE, "node desc: binding %u: image 0x%016llx: %s", bd->binding,
+                              (unsigned long long)bd->image.id, pool_why(&c->images, bd->image.id));
         /* Size 0, decided here (the desc's "decide later"): to the end of the buffer. */
-        uint64_t size = bd->size ? bd->size : (bd->offset < b->size ? b->size - bd->offset : 0);
+        uint64_t size = !b ? 0 : bd->size ? bd->size : (bd->offset < b->size ? b->size - bd->offset : 0);
         init.bindings[i] = (struct node_binding){.set = bd->set, .binding = bd->binding, .element = bd->element,
                                                  .buffer = b, .offset = bd->offset, .size = size,
-                                                 .format = bd->format};
+                                                 .format = bd->format, .image = img, .sampler = bd->sampler};
     }
     memcpy(init.groups, d.groups, sizeof init.groups);
     if (d.param_count > KILN_MAX_PARAM_WORDS)
@@ -537,6 +634,12 @@ static void l_destroy(struct kctx *c)
             pool_remove(&c->buffers, id);
             kb_buffer_destroy(c->dev, b);
         }
+        cur = 0;
+        struct kb_image *img;
+        while ((img = pool_next(&c->images, &cur, &id))) {
+            pool_remove(&c->images, id);
+            kb_image_destroy(c->dev, img);
+        }
         uint64_t verr = atomic_load(&c->dev->validation_errors);
         log_info("context closed: %llu submits (%llu full records, %llu params-only records, %llu replays, "
                  "%llu nodes skipped while compiling); specialization: %llu variant compiles, %llu promotions, "
@@ -562,6 +665,7 @@ static void l_destroy(struct kctx *c)
         kb_destroy(c->dev);
     }
     pool_finish(&c->buffers);
+    pool_finish(&c->images);
     pool_finish(&c->programs);
     pool_finish(&c->schemes);
     pool_finish(&c->nodes);
@@ -577,6 +681,10 @@ const struct rt_ops ctx_local_ops = {
     .buffer_destroy = l_buffer_destroy,
     .buffer_upload = l_buffer_upload,
     .buffer_readback = l_buffer_readback,
+    .image_create = l_image_create,
+    .image_destroy = l_image_destroy,
+    .image_upload = l_image_upload,
+    .image_readback = l_image_readback,
     .program_create = l_program_create,
     .program_destroy = l_program_destroy,
     .program_status = l_program_status,
@@ -616,6 +724,7 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
     pool_init(&c->programs, POOL_PROGRAM, serial);
     pool_init(&c->schemes, POOL_SCHEME, serial);
     pool_init(&c->nodes, POOL_NODE, serial);
+    pool_init(&c->images, POOL_IMAGE, serial);
     kiln_result r;
     if (d.backend == KILN_BACKEND_MOCK) {
         r = mockb_create(&c->dev);

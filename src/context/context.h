@@ -37,6 +37,10 @@ struct rt_ops {
     kiln_result (*buffer_destroy)(struct kctx *c, kiln_buffer b);
     kiln_result (*buffer_upload)(struct kctx *c, kiln_buffer b, uint64_t off, const void *data, uint64_t size);
     kiln_result (*buffer_readback)(struct kctx *c, kiln_buffer b, uint64_t off, void *data, uint64_t size);
+    kiln_result (*image_create)(struct kctx *c, const kiln_image_desc *d, kiln_image *out);
+    kiln_result (*image_destroy)(struct kctx *c, kiln_image i);
+    kiln_result (*image_upload)(struct kctx *c, kiln_image i, const void *data, uint64_t size);
+    kiln_result (*image_readback)(struct kctx *c, kiln_image i, void *data, uint64_t size);
     kiln_result (*program_create)(struct kctx *c, const kiln_program_desc *d, kiln_program *out);
     kiln_result (*program_destroy)(struct kctx *c, kiln_program p);
     kiln_result (*program_status)(struct kctx *c, kiln_program p, kiln_program_state *out);
@@ -74,7 +78,7 @@ struct kctx {
     uint32_t serial;            /* tags this context's handles */
     /* Below: touched only with lock held. */
     struct kb_device *dev;
-    struct pool buffers, programs, schemes, nodes;
+    struct pool buffers, programs, schemes, nodes, images;
     uint64_t last_ticket;       /* the newest ticket issued */
     kiln_context_stats stats;
     uint64_t records_full, records_params, replays;   /* of destroyed schemes, for the close line */

@@ -13,8 +13,10 @@
  * largest fixed size, the names joined by '|'; a clash of kinds or array
  * lengths refused by name); an array of blocks as one binding of `count`
  * descriptors; texel buffers (Dim Buffer images) with the format their
- * qualifier declares. Other images and samplers are refused with a message
- * naming the resource.
+ * qualifier declares; 2D and 3D images (storage images with their format
+ * qualifier or none, sampled images, combined image samplers) and
+ * samplers. Images of other shapes (1D, cube, arrayed, multisampled) and
+ * other resources are refused with a message naming the resource.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,10 @@ const char *prog_kind_name(kiln_binding_kind kind)
     case KILN_BINDING_UNIFORM_BUFFER: return "uniform buffer";
     case KILN_BINDING_STORAGE_TEXEL_BUFFER: return "storage texel buffer";
     case KILN_BINDING_UNIFORM_TEXEL_BUFFER: return "uniform texel buffer";
+    case KILN_BINDING_STORAGE_IMAGE: return "storage image";
+    case KILN_BINDING_SAMPLED_IMAGE: return "sampled image";
+    case KILN_BINDING_SAMPLER: return "sampler";
+    case KILN_BINDING_COMBINED_IMAGE_SAMPLER: return "combined image sampler";
     default: return "binding of unknown kind";
     }
 }
@@ -101,12 +107,10 @@ static kiln_format format_of(SpvImageFormat f, bool *known)
  * does not bind here (left to the refusal below), or KILN_ERR_LAYOUT
  * raised naming what kiln cannot bind (an array of unknown length or of
  * more than one dimension, a format kiln does not know). */
-static int read_buffer(spvc_compiler comp, spvc_resource_type type, const spvc_reflected_resource *res,
-                       kiln_binding_info *b)
+/* A resource's name, set, binding and array length into *b: 0, or
+ * KILN_ERR_LAYOUT raised naming what kiln cannot bind. */
+static int read_place(spvc_compiler comp, const spvc_reflected_resource *res, kiln_binding_info *b)
 {
-    bool image = type != SPVC_RESOURCE_TYPE_STORAGE_BUFFER && type != SPVC_RESOURCE_TYPE_UNIFORM_BUFFER;
-    if (image && !is_texel_buffer(comp, res))
-        return 0;
     const char *name = res->name && *res->name ? res->name : "(unnamed)";
     unsigned set = spvc_compiler_get_decoration(comp, res->id, SpvDecorationDescriptorSet);
     unsigned binding = spvc_compiler_get_decoration(comp, res->id, SpvDecorationBinding);
@@ -129,6 +133,67 @@ static int read_buffer(spvc_compiler comp, spvc_resource_type type, const spvc_r
             return KILN_RAISE(KILN_ERR_LAYOUT, "'%s' (set %u, binding %u) is an array of unknown length ('[]'); kiln "
                               "binds arrays of a length written in the source", name, set, binding);
     }
+    return 0;
+}
+
+/* Reads a 2D or 3D image, or a sampler, of list type `type` into *b: 1,
+ * or KILN_ERR_LAYOUT raised naming an image of a shape kiln does not bind
+ * or a format it does not know. */
+static int read_image(spvc_compiler comp, spvc_resource_type type, const spvc_reflected_resource *res,
+                      kiln_binding_info *b)
+{
+    if (read_place(comp, res, b) < 0)
+        return KILN_ERR_LAYOUT;
+    b->access = KILN_ACCESS_READ;
+    if (type == SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS) {
+        b->kind = KILN_BINDING_SAMPLER;
+        return 1;
+    }
+    spvc_type t = spvc_compiler_get_type_handle(comp, res->base_type_id);
+    SpvDim dim = spvc_type_get_image_dimension(t);
+    static const char *const shapes[] = {[SpvDim1D] = "1D", [SpvDimCube] = "cube", [SpvDimRect] = "rectangle",
+                                         [SpvDimSubpassData] = "subpass input"};
+    if (dim != SpvDim2D && dim != SpvDim3D)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "%s '%s' (set %u, binding %u) is a %s image; kiln binds 2D and 3D images",
+                          resource_kind_name(type), b->name, b->set, b->binding,
+                          (size_t)dim < KILN_ARRAY_LEN(shapes) && shapes[dim] ? shapes[dim] : "other-shaped");
+    if (spvc_type_get_image_arrayed(t) || spvc_type_get_image_multisampled(t))
+        return KILN_RAISE(KILN_ERR_LAYOUT, "%s '%s' (set %u, binding %u) is %s image; kiln binds plain 2D and 3D "
+                          "images", resource_kind_name(type), b->name, b->set, b->binding,
+                          spvc_type_get_image_arrayed(t) ? "an arrayed (layered)" : "a multisampled");
+    b->image_dims = dim == SpvDim3D ? 3 : 2;
+    switch (type) {
+    case SPVC_RESOURCE_TYPE_STORAGE_IMAGE: {
+        b->kind = KILN_BINDING_STORAGE_IMAGE;
+        bool known;
+        SpvImageFormat f = spvc_type_get_image_storage_format(t);
+        b->format = format_of(f, &known);
+        if (!known)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "storage image '%s' (set %u, binding %u) declares a format kiln does "
+                              "not take (SPIR-V ImageFormat %d)", b->name, b->set, b->binding, (int)f);
+        b->access = KILN_ACCESS_READ | KILN_ACCESS_WRITE;
+        if (spvc_compiler_has_decoration(comp, res->id, SpvDecorationNonWritable))
+            b->access &= ~(uint32_t)KILN_ACCESS_WRITE;
+        if (spvc_compiler_has_decoration(comp, res->id, SpvDecorationNonReadable))
+            b->access &= ~(uint32_t)KILN_ACCESS_READ;
+        break;
+    }
+    case SPVC_RESOURCE_TYPE_SEPARATE_IMAGE: b->kind = KILN_BINDING_SAMPLED_IMAGE; break;
+    default: b->kind = KILN_BINDING_COMBINED_IMAGE_SAMPLER; break;
+    }
+    return 1;
+}
+
+static int read_buffer(spvc_compiler comp, spvc_resource_type type, const spvc_reflected_resource *res,
+                       kiln_binding_info *b)
+{
+    bool image = type != SPVC_RESOURCE_TYPE_STORAGE_BUFFER && type != SPVC_RESOURCE_TYPE_UNIFORM_BUFFER;
+    if (image && !is_texel_buffer(comp, res))
+        return read_image(comp, type, res, b);
+    if (read_place(comp, res, b) < 0)
+        return KILN_ERR_LAYOUT;
+    const char *name = b->name;
+    unsigned set = b->set, binding = b->binding;
     bool nonwritable = false, nonreadable = false;
     switch (type) {
     case SPVC_RESOURCE_TYPE_UNIFORM_BUFFER:
@@ -240,7 +305,7 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kil
 
     static const spvc_resource_type buffer_types[] = {
         SPVC_RESOURCE_TYPE_STORAGE_BUFFER, SPVC_RESOURCE_TYPE_UNIFORM_BUFFER, SPVC_RESOURCE_TYPE_STORAGE_IMAGE,
-        SPVC_RESOURCE_TYPE_SEPARATE_IMAGE, SPVC_RESOURCE_TYPE_SAMPLED_IMAGE};
+        SPVC_RESOURCE_TYPE_SEPARATE_IMAGE, SPVC_RESOURCE_TYPE_SAMPLED_IMAGE, SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS};
     for (size_t t = 0; t < KILN_ARRAY_LEN(buffer_types); t++) {
         const spvc_reflected_resource *list;
         size_t count;
@@ -263,18 +328,15 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kil
         goto done;
     }
     static const spvc_resource_type refused[] = {
-        SPVC_RESOURCE_TYPE_STORAGE_IMAGE,    SPVC_RESOURCE_TYPE_SAMPLED_IMAGE,
-        SPVC_RESOURCE_TYPE_SEPARATE_IMAGE,   SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS,
-        SPVC_RESOURCE_TYPE_ATOMIC_COUNTER,   SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE,
+        SPVC_RESOURCE_TYPE_ATOMIC_COUNTER,
+        SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE,
     };
     for (size_t t = 0; t < KILN_ARRAY_LEN(refused); t++) {
         const spvc_reflected_resource *list;
         size_t count;
         spvc_resources_get_resource_list_for_type(res, refused[t], &list, &count);
         for (size_t i = 0; i < count; i++) {
-            if (is_texel_buffer(comp, &list[i]))
-                continue;   /* bound above */
-            r = KILN_RAISE(KILN_ERR_LAYOUT, "%s '%s' (binding %u): kiln binds storage and uniform buffers only",
+            r = KILN_RAISE(KILN_ERR_LAYOUT, "%s '%s' (binding %u): kiln binds buffers, images and samplers only",
                            resource_kind_name(refused[t]), list[i].name,
                            spvc_compiler_get_decoration(comp, list[i].id, SpvDecorationBinding));
             goto done;
@@ -353,6 +415,10 @@ bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_i
         }
         if (x->count != y->count) {
             snprintf(why, cap, "%s is an array of %u, the new program's of %u", place, x->count, y->count);
+            return false;
+        }
+        if (x->image_dims != y->image_dims) {
+            snprintf(why, cap, "%s is a %uD image, the new program's %uD", place, x->image_dims, y->image_dims);
             return false;
         }
         if (x->format != y->format) {
@@ -614,13 +680,17 @@ kiln_result prog_check_limits_shared(const kiln_program_interface *iface, uint64
         return KILN_RAISE(KILN_ERR_LIMIT, "it needs %u bytes of push constants; the device allows %u "
                           "(maxPushConstantsSize)", push, caps->max_push_constants_size);
     /* Descriptors by kind (an array counts its elements). */
-    uint32_t storage = 0, uniform = 0, storage_texel = 0, uniform_texel = 0, last_set = 0;
+    uint32_t storage = 0, uniform = 0, storage_texel = 0, uniform_texel = 0, samplers = 0, last_set = 0;
     for (uint32_t i = 0; i < iface->binding_count; i++) {
         const kiln_binding_info *b = &iface->bindings[i];
         switch (b->kind) {
         case KILN_BINDING_UNIFORM_BUFFER: uniform += b->count; break;
-        case KILN_BINDING_STORAGE_TEXEL_BUFFER: storage_texel += b->count; break;
-        case KILN_BINDING_UNIFORM_TEXEL_BUFFER: uniform_texel += b->count; break;
+        case KILN_BINDING_STORAGE_TEXEL_BUFFER:
+        case KILN_BINDING_STORAGE_IMAGE: storage_texel += b->count; break;
+        case KILN_BINDING_UNIFORM_TEXEL_BUFFER:
+        case KILN_BINDING_SAMPLED_IMAGE:
+        case KILN_BINDING_COMBINED_IMAGE_SAMPLER: uniform_texel += b->count; break;
+        case KILN_BINDING_SAMPLER: samplers += b->count; break;
         default: storage += b->count; break;
         }
         last_set = KILN_MAX(last_set, b->set);
@@ -630,10 +700,10 @@ kiln_result prog_check_limits_shared(const kiln_program_interface *iface, uint64
                           "(maxBoundDescriptorSets %u)", last_set, caps->max_bound_descriptor_sets - 1,
                           caps->max_bound_descriptor_sets);
     if (storage_texel > caps->max_per_stage_storage_images)
-        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u storage texel buffers; the device allows %u "
+        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u storage images and storage texel buffers; the device allows %u "
                           "(maxPerStageDescriptorStorageImages)", storage_texel, caps->max_per_stage_storage_images);
     if (uniform_texel > caps->max_per_stage_sampled_images)
-        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u uniform texel buffers; the device allows %u "
+        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u sampled images and uniform texel buffers; the device allows %u "
                           "(maxPerStageDescriptorSampledImages)", uniform_texel, caps->max_per_stage_sampled_images);
     if (storage > caps->max_per_stage_storage_buffers)
         return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u storage buffers; the device allows %u "
@@ -641,9 +711,9 @@ kiln_result prog_check_limits_shared(const kiln_program_interface *iface, uint64
     if (uniform > caps->max_per_stage_uniform_buffers)
         return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u uniform buffers; the device allows %u "
                           "(maxPerStageDescriptorUniformBuffers)", uniform, caps->max_per_stage_uniform_buffers);
-    uint32_t all = storage + uniform + storage_texel + uniform_texel;
+    uint32_t all = storage + uniform + storage_texel + uniform_texel + samplers;
     if (all > caps->max_per_stage_resources)
-        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u buffers; the device allows %u resources per stage "
+        return KILN_RAISE(KILN_ERR_LIMIT, "it binds %u resources; the device allows %u per stage "
                           "(maxPerStageResources)", all, caps->max_per_stage_resources);
     return KILN_OK;
 }

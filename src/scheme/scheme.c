@@ -15,7 +15,8 @@ static void node_view(const struct spec_site *site, struct spec_view *out)
     const struct node *n = (const struct node *)(const void *)((const char *)site - offsetof(struct node, site));
     uint32_t bound = 0;
     for (uint32_t i = 0; i < n->binding_count; i++)   /* kiln_len(b): set 0, element 0 */
-        if (n->bindings[i].set == 0 && n->bindings[i].element == 0 && n->bindings[i].binding < KILN_MAX_BINDINGS)
+        if (n->bindings[i].buffer && n->bindings[i].set == 0 && n->bindings[i].element == 0 &&
+            n->bindings[i].binding < KILN_MAX_BINDINGS)
             bound |= 1u << n->bindings[i].binding;
     *out = (struct spec_view){.node = n->id,
                               .label = n->label,
@@ -59,12 +60,22 @@ kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pe
     return KILN_OK;
 }
 
+/* Counts (+1) or uncounts (-1) a node's hold on what it binds. */
+static void bind_refs(struct node *n, int by)
+{
+    for (uint32_t i = 0; i < n->binding_count; i++) {
+        if (n->bindings[i].buffer)
+            n->bindings[i].buffer->bind_refs += (uint32_t)by;
+        if (n->bindings[i].image)
+            n->bindings[i].image->bind_refs += (uint32_t)by;
+    }
+}
+
 static void node_free(struct scheme *s, struct node *n)
 {
     if (n->bindset)
         kb_bindset_destroy(s->dev, n->bindset);
-    for (uint32_t i = 0; i < n->binding_count; i++)
-        n->bindings[i].buffer->bind_refs--;
+    bind_refs(n, -1);
     n->prog->node_refs--;
     free(n);
 }
@@ -131,6 +142,89 @@ static bool is_texel(kiln_binding_kind k)
     return k == KILN_BINDING_STORAGE_TEXEL_BUFFER || k == KILN_BINDING_UNIFORM_TEXEL_BUFFER;
 }
 
+static bool is_image(kiln_binding_kind k)
+{
+    return k == KILN_BINDING_STORAGE_IMAGE || k == KILN_BINDING_SAMPLED_IMAGE ||
+           k == KILN_BINDING_COMBINED_IMAGE_SAMPLER;
+}
+
+static bool has_sampler(kiln_binding_kind k)
+{
+    return k == KILN_BINDING_SAMPLER || k == KILN_BINDING_COMBINED_IMAGE_SAMPLER;
+}
+
+/* Checks one image, sampler or combined image sampler descriptor (the
+ * kinds that bind no buffer). */
+static kiln_result check_image(struct scheme *s, struct node *n, const kiln_binding_info *want,
+                               struct node_binding *b, const char *at)
+{
+    const kiln_caps *caps = &s->dev->caps;
+    const char *kind = prog_kind_name(want->kind);
+    bool given_sampler = b->sampler.filter || b->sampler.address;
+    if (b->buffer)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is a %s in %s; it takes %s, not a buffer (buffer "
+                          "'%s' given)", n->label, at, want->name, kind, n->prog->name,
+                          want->kind == KILN_BINDING_SAMPLER ? "a sampler (kiln_binding.sampler)"
+                                                             : "an image (kiln_binding.image)", b->buffer->label);
+    if (b->format)
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s is a %s in %s; a format is for texel buffers only (an "
+                          "image has its own)", n->label, at, kind, n->prog->name);
+    if (given_sampler && !has_sampler(want->kind))
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s ('%s') is a %s in %s, which takes no sampler; a sampler "
+                          "goes on a sampler or combined image sampler binding (sampler2D)%s", n->label, at,
+                          want->name, kind, n->prog->name,
+                          want->kind == KILN_BINDING_STORAGE_IMAGE ? ": a storage image is read with imageLoad, "
+                          "unfiltered" : "");
+    if (has_sampler(want->kind)) {
+        kiln_sampler_desc sd = kiln_sampler_desc_defaults(&b->sampler);
+        if (sd.filter > KILN_FILTER_NEAREST || sd.address > KILN_ADDRESS_BORDER)
+            return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s: sampler filter %d or address mode %d is no "
+                              "kiln_filter or kiln_address_mode", n->label, at, (int)sd.filter, (int)sd.address);
+        b->sampler = sd;
+    }
+    if (want->kind == KILN_BINDING_SAMPLER) {
+        if (b->image)
+            return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is a sampler in %s; it takes a sampler "
+                              "(kiln_binding.sampler), not an image (image '%s' given)", n->label, at, want->name,
+                              n->prog->name, b->image->label);
+        return KILN_OK;
+    }
+    struct kb_image *img = b->image;
+    if (!img)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is a %s in %s, bound without an image; give "
+                          "kiln_binding.image", n->label, at, want->name, kind, n->prog->name);
+    bool storage = want->kind == KILN_BINDING_STORAGE_IMAGE;
+    if (!(img->usage & (storage ? KILN_IMAGE_STORAGE : KILN_IMAGE_SAMPLED)))
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s is a %s in %s, but image '%s' was created without %s",
+                          n->label, at, kind, n->prog->name, img->label,
+                          storage ? "KILN_IMAGE_STORAGE" : "KILN_IMAGE_SAMPLED");
+    if (img->dims != want->image_dims)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is a %uD image in %s; image '%s' is %uD", n->label,
+                          at, want->name, want->image_dims, n->prog->name, img->label, img->dims);
+    if (storage && want->format && want->format != img->format)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is declared %s in %s; image '%s' is %s", n->label,
+                          at, want->name, kiln_format_name(want->format), n->prog->name, img->label,
+                          kiln_format_name(img->format));
+    if (storage && !want->format) {
+        bool reads = want->access & KILN_ACCESS_READ, writes = want->access & KILN_ACCESS_WRITE;
+        if ((reads && !caps->storage_image_read_without_format) ||
+            (writes && !caps->storage_image_write_without_format))
+            return KILN_RAISE(KILN_ERR_LIMIT, "node '%s': %s ('%s') declares no format qualifier, and the device "
+                              "cannot %s a storage image without one (shaderStorageImage%sWithoutFormat); declare "
+                              "its format (layout(%s))", n->label, at, want->name, reads ? "read" : "write",
+                              reads ? "Read" : "Write", kiln_format_name(img->format));
+    }
+    if (has_sampler(want->kind) && b->sampler.filter == KILN_FILTER_LINEAR) {
+        bool linear;
+        (void)kb_image_usage(s->dev, img->format, img->dims, &linear);
+        if (!linear)
+            return KILN_RAISE(KILN_ERR_LIMIT, "node '%s': %s: the device cannot filter %s images linearly "
+                              "(SAMPLED_IMAGE_FILTER_LINEAR); give the binding a nearest sampler", n->label, at,
+                              kiln_format_name(img->format));
+    }
+    return KILN_OK;
+}
+
 static const kiln_binding_info *declared(const kiln_program_interface *iface, uint32_t set, uint32_t binding)
 {
     for (uint32_t k = 0; k < iface->binding_count; k++)
@@ -147,6 +241,19 @@ static kiln_result check_descriptor(struct scheme *s, struct node *n, const kiln
     const kiln_caps *caps = &s->dev->caps;
     char at[64];
     place(at, b->set, b->binding, b->element, want->count > 1);
+    b->view_format = KILN_FORMAT_UNDEFINED;
+    b->access = want->access;
+    b->kind = want->kind;
+    if (is_image(want->kind) || want->kind == KILN_BINDING_SAMPLER)
+        return check_image(s, n, want, b, at);
+    if (!b->buffer)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is a %s in %s, bound without a buffer; give "
+                          "kiln_binding.buffer", n->label, at, want->name, prog_kind_name(want->kind),
+                          n->prog->name);
+    if (b->image || b->sampler.filter || b->sampler.address)
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s ('%s') is a %s in %s; it takes a buffer alone (%s given "
+                          "too)", n->label, at, want->name, prog_kind_name(want->kind), n->prog->name,
+                          b->image ? "an image" : "a sampler");
     bool texel = is_texel(want->kind);
     bool uniform = want->kind == KILN_BINDING_UNIFORM_BUFFER;
     /* A storage buffer is also bindable as either texel buffer, a uniform
@@ -168,7 +275,6 @@ static kiln_result check_descriptor(struct scheme *s, struct node *n, const kiln
     if (align && b->offset % align)
         return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s offset %llu is not a multiple of %llu", n->label, at,
                           (unsigned long long)b->offset, (unsigned long long)align);
-    b->view_format = KILN_FORMAT_UNDEFINED;
     if (texel) {
         kiln_format f = want->format ? want->format : b->format;
         if (b->format && !kiln_format_name(b->format))
@@ -202,8 +308,6 @@ static kiln_result check_descriptor(struct scheme *s, struct node *n, const kiln
                               n->label, at, want->name, (unsigned long long)want->min_size,
                               (unsigned long long)b->size);
     }
-    b->access = want->access;
-    b->kind = want->kind;
     return KILN_OK;
 }
 
@@ -251,7 +355,7 @@ static kiln_result node_bind(struct scheme *s, struct node *n)
         const struct node_binding *b = &n->bindings[i];
         kb[i] = (struct kb_binding){.set = b->set, .binding = b->binding, .element = b->element, .kind = b->kind,
                                     .format = b->view_format, .buffer = b->buffer, .offset = b->offset,
-                                    .size = b->size};
+                                    .size = b->size, .image = b->image, .sampler = b->sampler};
     }
     return kb_bindset_create(s->dev, n->prog->layout, kb, n->binding_count, &n->bindset);
 }
@@ -274,6 +378,8 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
             if (init->bindings[k].set == b->set && init->bindings[k].binding == b->binding &&
                 init->bindings[k].element == b->element)
                 return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s is given twice", label, at);
+        if (!b->buffer)   /* an image or a sampler: checked against the program at bind */
+            continue;
         if (b->offset > b->buffer->size || b->size > b->buffer->size - b->offset)
             return KILN_RAISE(KILN_ERR_INVALID,
                               "node '%s': %s range [%llu, +%llu) runs past the end of buffer '%s' (%llu bytes)",
@@ -302,7 +408,8 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     n->param_count = init->param_count;
     memcpy(n->label, label, sizeof label);
     for (uint32_t i = 0; i < n->binding_count; i++)   /* kiln_len(b): set 0, element 0 */
-        if (n->bindings[i].set == 0 && n->bindings[i].element == 0 && n->bindings[i].binding < KILN_MAX_BINDINGS)
+        if (n->bindings[i].buffer && n->bindings[i].set == 0 && n->bindings[i].element == 0 &&
+            n->bindings[i].binding < KILN_MAX_BINDINGS)
             n->lens[n->bindings[i].binding] =
                 n->bindings[i].size > UINT32_MAX ? UINT32_MAX : (uint32_t)n->bindings[i].size;
     if (prog_refresh(n->prog) == KILN_PROGRAM_READY) {
@@ -313,8 +420,7 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
         }
     }
     n->prog->node_refs++;
-    for (uint32_t i = 0; i < n->binding_count; i++)
-        n->bindings[i].buffer->bind_refs++;
+    bind_refs(n, +1);
     n->index = s->node_count;
     s->nodes[s->node_count++] = n;
     s->dirty = SCHEME_STRUCT;
@@ -420,17 +526,27 @@ kiln_result node_set_program(struct node *n, struct prog *p)
 
 /* ---- recording ------------------------------------------------------------------------ */
 
+/* An access of a recorded node: a buffer's range, or a whole image (an
+ * image is one range). */
 struct pending_access {
-    struct kb_buffer *buffer;
+    const void *res;         /* the kb_buffer or kb_image */
     uint64_t offset, size;
     uint32_t access;
 };
 
-static bool conflicts(const struct pending_access *p, const struct node_binding *b)
+static struct pending_access access_of(const struct node_binding *b)
 {
-    if (p->buffer != b->buffer || p->offset >= b->offset + b->size || b->offset >= p->offset + p->size)
+    if (b->image)
+        return (struct pending_access){b->image, 0, UINT64_MAX, b->access};
+    return (struct pending_access){b->buffer, b->offset, b->size, b->access};
+}
+
+static bool conflicts(const struct pending_access *p, const struct node_binding *nb)
+{
+    struct pending_access b = access_of(nb);
+    if (!b.res || p->res != b.res || p->offset >= b.offset + b.size || b.offset >= p->offset + p->size)
         return false;
-    return ((p->access | b->access) & KILN_ACCESS_WRITE) != 0;
+    return ((p->access | b.access) & KILN_ACCESS_WRITE) != 0;
 }
 
 static kiln_result place_barriers(struct scheme *s)
@@ -456,8 +572,8 @@ static kiln_result place_barriers(struct scheme *s)
             return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s's hazard list", s->label);
         }
         for (uint32_t b = 0; b < n->binding_count; b++)
-            pend[np++] = (struct pending_access){n->bindings[b].buffer, n->bindings[b].offset, n->bindings[b].size,
-                                                 n->bindings[b].access};
+            if (n->bindings[b].buffer || n->bindings[b].image)   /* a sampler accesses nothing */
+                pend[np++] = access_of(&n->bindings[b]);
     }
     free(pend);
     s->stats.barriers = barriers;
@@ -673,13 +789,24 @@ static kiln_result run_alone(struct scheme *s, struct node *n, struct kb_pipelin
     return r;
 }
 
-/* The node's bound ranges, read (into bytes[i]) or written back. */
+/* Bytes of what a node binds at b: a buffer's range, an image's texels,
+ * nothing for a sampler. */
+static size_t bound_bytes(const struct node_binding *b)
+{
+    return b->image ? (size_t)b->image->bytes : b->buffer ? (size_t)b->size : 0;
+}
+
+/* The node's bound ranges and images, read (into bytes[i]) or written
+ * back. */
 static kiln_result ranges_io(struct scheme *s, struct node *n, uint8_t **bytes, bool write)
 {
     for (uint32_t i = 0; i < n->binding_count; i++) {
         const struct node_binding *b = &n->bindings[i];
-        KILN_TRY(write ? kb_buffer_write(s->dev, b->buffer, b->offset, bytes[i], b->size)
-                       : kb_buffer_read(s->dev, b->buffer, b->offset, bytes[i], b->size));
+        if (b->image)
+            KILN_TRY(write ? kb_image_write(s->dev, b->image, bytes[i]) : kb_image_read(s->dev, b->image, bytes[i]));
+        else if (b->buffer)
+            KILN_TRY(write ? kb_buffer_write(s->dev, b->buffer, b->offset, bytes[i], b->size)
+                           : kb_buffer_read(s->dev, b->buffer, b->offset, bytes[i], b->size));
     }
     return KILN_OK;
 }
@@ -697,7 +824,7 @@ static kiln_result verify_node(struct scheme *s, struct node *n)
     uint8_t *snap[KILN_MAX_DESCRIPTORS] = {0}, *uni[KILN_MAX_DESCRIPTORS] = {0}, *var[KILN_MAX_DESCRIPTORS] = {0};
     kiln_result r = KILN_OK;
     for (uint32_t i = 0; i < n->binding_count && r == KILN_OK; i++) {
-        size_t size = (size_t)n->bindings[i].size;
+        size_t size = KILN_MAX(bound_bytes(&n->bindings[i]), (size_t)1);
         snap[i] = mem_alloc(size);
         uni[i] = mem_alloc(size);
         var[i] = mem_alloc(size);
@@ -719,7 +846,7 @@ static kiln_result verify_node(struct scheme *s, struct node *n)
     if (r == KILN_OK)
         r = ranges_io(s, n, snap, true);
     for (uint32_t i = 0; i < n->binding_count && r == KILN_OK; i++) {
-        size_t size = (size_t)n->bindings[i].size;
+        size_t size = bound_bytes(&n->bindings[i]);
         if (!memcmp(uni[i], var[i], size))
             continue;
         size_t at = 0;

@@ -47,9 +47,11 @@
 /* One descriptor a node binds: element `element` of (set, binding). */
 struct node_binding {
     uint32_t set, binding, element;
-    struct kb_buffer *buffer;
+    struct kb_buffer *buffer;    /* buffers and texel buffers; else NULL */
     uint64_t offset, size;
     kiln_format format;      /* as the caller gave it (0: the shader's format qualifier) */
+    struct kb_image *image;      /* storage and sampled images, combined image samplers; else NULL */
+    kiln_sampler_desc sampler;   /* as the caller gave it; filled in at bind for kinds that have one */
     /* From the program's interface, once checked: */
     uint32_t access;
     kiln_binding_kind kind;

@@ -86,7 +86,7 @@ TEST(interface_bytes_on_disk)
     struct bytes b = {0};
     arc_iface_put(&b, &it);
     REQUIRE(!b.oom);
-    enum { BINDING = 4 * 4 + 8 + 64 + 8 };
+    enum { BINDING = 4 * 4 + 8 + 64 + 12 };
     CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12 + 4);   /* ... constant_count (none) */
     const uint8_t *p = b.p;
     CHECK_EQ(le32(p), 3);
@@ -96,6 +96,7 @@ TEST(interface_bytes_on_disk)
     CHECK(!memcmp(b1 + 16, "\x89\x67\x45\x23\x01\0\0\0", 8));   /* min_size, u64 */
     CHECK(!memcmp(b1 + 24, "Params\0", 7) && b1[24 + 63] == 0);
     CHECK(le32(b1 + 88) == 4 && le32(b1 + 92) == 0);            /* count, format */
+    CHECK_EQ(le32(b1 + 96), 0);                                  /* image_dims (no image) */
     CHECK(le32(b1 + BINDING) == 2 && le32(b1 + BINDING + 92) == KILN_FORMAT_RGBA8);   /* set, format */
     const uint8_t *tail = p + 4 + 3 * BINDING;
     CHECK_EQ(le32(tail), 96);                                    /* push_constant_size */
@@ -139,8 +140,29 @@ TEST(interface_ranges_are_checked)
 {
     kiln_program_interface it = sample_iface();
     kiln_program_interface bad = it;
-    bad.bindings[1].kind = (kiln_binding_kind)7;
-    REFUSED(bad, "kind 7");
+    bad.bindings[1].kind = (kiln_binding_kind)9;
+    REFUSED(bad, "kind 9");
+    bad = it;   /* format 8: an image's dims are 2 or 3, and only an image has them */
+    bad.bindings[1].image_dims = 2;
+    REFUSED(bad, "image_dims 2 for a binding of kind 2");
+    bad = it;
+    bad.bindings[2].kind = KILN_BINDING_STORAGE_IMAGE;
+    REFUSED(bad, "image_dims 0 for a binding of kind 5");
+    bad.bindings[2].image_dims = 4;
+    REFUSED(bad, "image_dims 4");
+    bad.bindings[2].image_dims = 3;   /* a 3D rgba8 storage image reads back as it went in */
+    {
+        struct bytes b = {0};
+        arc_iface_put(&b, &bad);
+        struct bytes_reader r;
+        bytes_reader_init(&r, b.p, b.len);
+        kiln_program_interface back;
+        char why[ARC_WHY_LEN] = "";
+        CHECK(!b.oom && arc_iface_read(&r, &back, why));
+        CHECK(back.bindings[2].kind == KILN_BINDING_STORAGE_IMAGE && back.bindings[2].image_dims == 3 &&
+              back.bindings[2].format == KILN_FORMAT_RGBA8);
+        free(b.p);
+    }
     bad = it;
     bad.bindings[0].access = 0x10;
     REFUSED(bad, "access 0x10");
@@ -202,7 +224,7 @@ TEST(interface_ranges_are_checked)
     v[4] = KILN_MAX_BINDINGS + 1;
     CHECK(!arc_front_decode(v, len, &f, why) && strstr(why, "binding_count 17"));
     v[4] = 3;
-    enum { BINDING = 4 * 4 + 8 + 64 + 8 };
+    enum { BINDING = 4 * 4 + 8 + 64 + 12 };
     uint8_t *name0 = v + 4 + 4 + 24;
     memset(name0, 'x', 64);
     CHECK(!arc_front_decode(v, len, &f, why) && strstr(why, "name is not NUL-terminated"));
@@ -354,7 +376,7 @@ TEST(interface_constants_on_disk_and_checked)
     struct bytes b = {0};
     arc_iface_put(&b, &it);
     REQUIRE(!b.oom);
-    enum { BINDING = 4 * 4 + 8 + 64 + 8, CONSTANT = 4 + 4 + 8 + 8 + 4 + 4 + 4 + 64 };
+    enum { BINDING = 4 * 4 + 8 + 64 + 12, CONSTANT = 4 + 4 + 8 + 8 + 4 + 4 + 4 + 64 };
     const size_t head = 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12;
     CHECK_EQ(b.len, head + 4 + 3 * CONSTANT);
     const uint8_t *c = b.p + head;

@@ -485,11 +485,12 @@ TEST(unbindable_resources_fail_the_program_with_a_reason)
 {
     const char *img = "#version 450\n"
                       "layout(local_size_x = 1) in;\n"
-                      "layout(rgba8, binding = 2) uniform writeonly image2D picture;\n"
-                      "void main() { imageStore(picture, ivec2(0), vec4(1)); }\n";
+                      "layout(rgba8, binding = 2) uniform writeonly image1D picture;\n"
+                      "void main() { imageStore(picture, 0, vec4(1)); }\n";
     struct prog_output out;
     CHECK_RESULT(compile(&(kiln_program_desc){.source = img, .name = "img.comp"}, &out), KILN_ERR_COMPILE);
-    CHECK(out.log && strstr(out.log, "storage image") && strstr(out.log, "binding 2"));
+    CHECK(out.log && strstr(out.log, "storage image 'picture'") && strstr(out.log, "binding 2") &&
+          strstr(out.log, "is a 1D image"));
     prog_output_finish(&out);
     const char *arr = "#version 450\n"
                       "#extension GL_EXT_nonuniform_qualifier : require\n"
@@ -796,7 +797,8 @@ TEST(shared_memory_is_summed_with_explicit_type_sizes)
     many.bindings[0] = (kiln_binding_info){.set = 3, .binding = 0, .count = 5,
                                            .kind = KILN_BINDING_STORAGE_TEXEL_BUFFER};
     CHECK_RESULT(prog_check_limits(out.spirv, out.words, &many, &caps), KILN_ERR_LIMIT);
-    CHECK_MSG("binds 5 storage texel buffers; the device allows 4 (maxPerStageDescriptorStorageImages)");
+    CHECK_MSG("binds 5 storage images and storage texel buffers; the device allows 4 "
+              "(maxPerStageDescriptorStorageImages)");
     many.bindings[0].count = 1;
     many.bindings[0].kind = KILN_BINDING_UNIFORM_TEXEL_BUFFER;
     caps.max_per_stage_sampled_images = 0;

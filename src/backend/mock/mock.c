@@ -25,6 +25,10 @@ struct mock_buffer {
     struct kb_buffer base;
     uint8_t *bytes;
 };
+struct mock_image {
+    struct kb_image base;
+    uint8_t *bytes;
+};
 struct kb_layout { int unused; };
 struct kb_pipeline {
     uint32_t spec_count;                         /* the specialization constants it was made with */
@@ -197,6 +201,48 @@ static kiln_result mock_buffer_read(struct kb_device *dev, struct kb_buffer *buf
     KILN_TRY(wait_hung(md(dev)));
     memcpy(data, ((struct mock_buffer *)buf)->bytes + off, size);
     return KILN_OK;
+}
+
+static kiln_result mock_image_create(struct kb_device *dev, const struct kb_image *in, struct kb_image **out)
+{
+    struct mock_device *d = md(dev);
+    struct mock_image *m = counted(d, sizeof *m);
+    if (!m || !(m->bytes = mem_calloc(1, (size_t)in->bytes))) {
+        uncounted(d, m);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "mock: out of host memory for a %llu-byte image",
+                          (unsigned long long)in->bytes);
+    }
+    m->base = *in;
+    *out = &m->base;
+    return KILN_OK;
+}
+
+static void mock_image_destroy(struct kb_device *dev, struct kb_image *img)
+{
+    free(((struct mock_image *)img)->bytes);
+    uncounted(md(dev), img);
+}
+
+static kiln_result mock_image_write(struct kb_device *dev, struct kb_image *img, const void *data)
+{
+    KILN_TRY(wait_hung(md(dev)));
+    memcpy(((struct mock_image *)img)->bytes, data, (size_t)img->bytes);
+    return KILN_OK;
+}
+
+static kiln_result mock_image_read(struct kb_device *dev, struct kb_image *img, void *data)
+{
+    KILN_TRY(wait_hung(md(dev)));
+    memcpy(data, ((struct mock_image *)img)->bytes, (size_t)img->bytes);
+    return KILN_OK;
+}
+
+/* The mock runs nothing: every format takes every use. */
+static uint32_t mock_image_usage(struct kb_device *dev, kiln_format format, uint32_t dims, bool *linear)
+{
+    (void)dev, (void)format, (void)dims;
+    *linear = true;
+    return KILN_IMAGE_STORAGE | KILN_IMAGE_SAMPLED;
 }
 
 static kiln_result mock_layout_create(struct kb_device *dev, const kiln_program_interface *iface,
@@ -462,6 +508,11 @@ static const struct backend_ops mock_ops = {
     .buffer_destroy = mock_buffer_destroy,
     .buffer_write = mock_buffer_write,
     .buffer_read = mock_buffer_read,
+    .image_create = mock_image_create,
+    .image_destroy = mock_image_destroy,
+    .image_write = mock_image_write,
+    .image_read = mock_image_read,
+    .image_usage = mock_image_usage,
     .layout_create = mock_layout_create,
     .layout_destroy = mock_layout_destroy,
     .pipeline_create = mock_pipeline_create,
@@ -513,6 +564,10 @@ kiln_result mockb_create(struct kb_device **out)
     c->max_per_stage_sampled_images = 16;
     c->max_texel_buffer_elements = 1u << 27;
     c->min_texel_buffer_offset_alignment = 16;
+    c->max_image_dimension_2d = 16384;
+    c->max_image_dimension_3d = 2048;
+    c->storage_image_read_without_format = 1;
+    c->storage_image_write_without_format = 1;
     c->min_storage_buffer_offset_alignment = 16;
     c->min_uniform_buffer_offset_alignment = 16;
     c->unified_memory = 1;

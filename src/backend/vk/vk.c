@@ -50,15 +50,33 @@ struct vk_buffer {
     void *map;               /* mapped pointer where memory is host-visible */
 };
 
+/* An image in its one layout, GENERAL, from creation on (storage and
+ * sampled use both allow it), with one view of the whole image. */
+struct vk_image {
+    struct kb_image base;
+    VkImage image;
+    VkDeviceMemory mem;
+    VkImageView view;
+};
+
 /* Descriptor types by kiln_binding_kind (a pool's sizes are counted by
  * kind). */
-#define KINDS (KILN_BINDING_UNIFORM_TEXEL_BUFFER + 1)
+#define KINDS (KILN_BINDING_COMBINED_IMAGE_SAMPLER + 1)
 static const VkDescriptorType descriptor_type[KINDS] = {
     [KILN_BINDING_STORAGE_BUFFER] = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
     [KILN_BINDING_UNIFORM_BUFFER] = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
     [KILN_BINDING_STORAGE_TEXEL_BUFFER] = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER,
     [KILN_BINDING_UNIFORM_TEXEL_BUFFER] = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+    [KILN_BINDING_STORAGE_IMAGE] = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+    [KILN_BINDING_SAMPLED_IMAGE] = VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+    [KILN_BINDING_SAMPLER] = VK_DESCRIPTOR_TYPE_SAMPLER,
+    [KILN_BINDING_COMBINED_IMAGE_SAMPLER] = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
 };
+
+/* Samplers by kiln_sampler_desc (filled in): made when a binding set first
+ * asks for one, kept for the device's life. */
+#define FILTERS (KILN_FILTER_NEAREST + 1)
+#define ADDRESSES (KILN_ADDRESS_BORDER + 1)
 
 /* A program's layout: one descriptor set layout per set 0..set_count-1
  * (a set the program leaves empty has an empty one: Vulkan's pipeline
@@ -108,6 +126,7 @@ struct vk_device {
     uint32_t mem_staging;            /* host-visible coherent type for staging */
     bool unified;
     VkPhysicalDeviceMemoryProperties memprops;   /* filled by fill_caps */
+    VkSampler samplers[FILTERS][ADDRESSES];      /* by kiln_sampler_desc; under the context lock */
     /* vkb_fault: */
     bool fault_lost;                 /* submits and waits report VK_ERROR_DEVICE_LOST */
     uint64_t hang_from;              /* tickets from here on are never done, as kiln sees them (0: none) */
@@ -119,9 +138,11 @@ struct vk_device {
     struct vk_device *next_abandoned;   /* graveyard link */
 };
 
-enum kept_kind { KEPT_BUFFER, KEPT_LAYOUT, KEPT_PIPELINE, KEPT_CACHE, KEPT_BINDSET, KEPT_CMD, KEPT_STAGING, KEPT_KINDS };
+enum kept_kind {
+    KEPT_BUFFER, KEPT_LAYOUT, KEPT_PIPELINE, KEPT_CACHE, KEPT_BINDSET, KEPT_CMD, KEPT_STAGING, KEPT_IMAGE, KEPT_KINDS
+};
 static const char *const kept_names[KEPT_KINDS] = {"buffers", "pipeline layouts", "pipelines", "pipeline caches",
-                                                   "binding sets", "command buffers", "staging buffers"};
+                                                   "binding sets", "command buffers", "staging buffers", "images"};
 
 static pthread_mutex_t graveyard_lock = PTHREAD_MUTEX_INITIALIZER;   /* guards graveyard */
 static struct vk_device *graveyard;   /* abandoned devices, kept reachable for the process's life */
@@ -182,6 +203,16 @@ static void layout_free_handles(struct vk_device *d, struct kb_layout *l)
             vkDestroyDescriptorSetLayout(d->device, l->set_layouts[i], NULL);
 }
 
+static void image_free_handles(struct vk_device *d, struct vk_image *m)
+{
+    if (m->view)
+        vkDestroyImageView(d->device, m->view, NULL);
+    if (m->image)
+        vkDestroyImage(d->device, m->image, NULL);
+    if (m->mem)
+        vkFreeMemory(d->device, m->mem, NULL);
+}
+
 static void bindset_free_handles(struct vk_device *d, struct kb_bindset *s)
 {
     if (s->pool)
@@ -208,6 +239,7 @@ static void release_kept(struct vk_device *d)
         case KEPT_PIPELINE: vkDestroyPipeline(d->device, (VkPipeline)h1, NULL); break;
         case KEPT_CACHE: vkDestroyPipelineCache(d->device, (VkPipelineCache)h1, NULL); break;
         case KEPT_BINDSET: bindset_free_handles(d, host); break;
+        case KEPT_IMAGE: image_free_handles(d, host); break;
         case KEPT_CMD: {
             VkCommandBuffer cb = (VkCommandBuffer)h1;
             vkFreeCommandBuffers(d->device, d->cmd_pool, 1, &cb);
@@ -561,6 +593,12 @@ static void fill_caps(struct vk_device *d)
     c->max_per_stage_sampled_images = p->limits.maxPerStageDescriptorSampledImages;
     c->max_texel_buffer_elements = p->limits.maxTexelBufferElements;
     c->min_texel_buffer_offset_alignment = p->limits.minTexelBufferOffsetAlignment;
+    c->max_image_dimension_2d = p->limits.maxImageDimension2D;
+    c->max_image_dimension_3d = p->limits.maxImageDimension3D;
+    VkPhysicalDeviceFeatures feat;
+    vkGetPhysicalDeviceFeatures(d->phys, &feat);   /* every feature is enabled at create (vkb_create) */
+    c->storage_image_read_without_format = feat.shaderStorageImageReadWithoutFormat ? 1 : 0;
+    c->storage_image_write_without_format = feat.shaderStorageImageWriteWithoutFormat ? 1 : 0;
     /* The largest buffer: one allocation holds it (maxMemoryAllocationSize,
      * Vulkan 1.1), Vulkan 1.3's maxBufferSize, and no heap smaller. */
     uint64_t most = m3.maxMemoryAllocationSize;
@@ -669,6 +707,10 @@ static void vk_destroy(struct kb_device *dev)
          * is abandoned instead), so this returns at once. */
         vkDeviceWaitIdle(d->device);
         release_kept(d);
+        for (int f = 0; f < FILTERS; f++)
+            for (int a = 0; a < ADDRESSES; a++)
+                if (d->samplers[f][a])
+                    vkDestroySampler(d->device, d->samplers[f][a], NULL);
         if (d->timeline)
             vkDestroySemaphore(d->device, d->timeline, NULL);
         if (d->cmd_pool)
@@ -1004,6 +1046,53 @@ static kiln_result xfer_end_and_wait(struct vk_device *d)
     return kb_ticket_wait(&d->base, value, UINT64_MAX);
 }
 
+/* A host-visible, coherent staging buffer of `size` bytes, mapped. */
+struct staging {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map;
+};
+
+/* Frees a staging buffer, or keeps it where a transfer that did not finish
+ * on a lost device may still use it. */
+static void staging_free(struct vk_device *d, struct staging *st)
+{
+    if (keep(d, KEPT_STAGING, NULL, (void *)st->buf, (void *)st->mem))
+        return;
+    if (st->mem)
+        vkFreeMemory(d->device, st->mem, NULL);
+    vkDestroyBuffer(d->device, st->buf, NULL);
+}
+
+static kiln_result staging_make(struct vk_device *d, uint64_t size, struct staging *st)
+{
+    *st = (struct staging){0};
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .size = size,
+                              .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+    VK_CHECK(vkCreateBuffer(d->device, &bci, NULL, &st->buf), "vkCreateBuffer (staging)");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(d->device, st->buf, &req);
+    int type = find_memory(&d->memprops, req.memoryTypeBits,
+                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    VkResult vr = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    if (type >= 0) {
+        VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                    .allocationSize = req.size,
+                                    .memoryTypeIndex = (uint32_t)type};
+        vr = vkAllocateMemory(d->device, &mai, NULL, &st->mem);
+        if (vr == VK_SUCCESS)
+            vr = vkBindBufferMemory(d->device, st->buf, st->mem, 0);
+        if (vr == VK_SUCCESS)
+            vr = vkMapMemory(d->device, st->mem, 0, VK_WHOLE_SIZE, 0, &st->map);
+    }
+    if (vr != VK_SUCCESS) {
+        staging_free(d, st);
+        return vk_fail(vr, __FILE__, __LINE__, "allocating staging memory");
+    }
+    return KILN_OK;
+}
+
 /* Copies between a buffer and a staging buffer with one transfer submit,
  * ordered after every earlier submit, and waits for it. */
 static kiln_result staged_copy(struct vk_device *d, struct vk_buffer *b, uint64_t off, void *host, uint64_t size,
@@ -1011,46 +1100,21 @@ static kiln_result staged_copy(struct vk_device *d, struct vk_buffer *b, uint64_
 {
     const uint64_t chunk_max = 64ull << 20;
     uint64_t chunk = KILN_MIN(size, chunk_max);
-    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                              .size = chunk,
-                              .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT};
-    VkBuffer sbuf;
-    VK_CHECK(vkCreateBuffer(d->device, &bci, NULL, &sbuf), "vkCreateBuffer (staging)");
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(d->device, sbuf, &req);
-    int type = find_memory(&d->memprops, req.memoryTypeBits,
-                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-    VkDeviceMemory smem = VK_NULL_HANDLE;
-    void *map = NULL;
-    VkResult vr = VK_ERROR_OUT_OF_DEVICE_MEMORY;
-    if (type >= 0) {
-        VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                    .allocationSize = req.size,
-                                    .memoryTypeIndex = (uint32_t)type};
-        vr = vkAllocateMemory(d->device, &mai, NULL, &smem);
-        if (vr == VK_SUCCESS)
-            vr = vkBindBufferMemory(d->device, sbuf, smem, 0);
-        if (vr == VK_SUCCESS)
-            vr = vkMapMemory(d->device, smem, 0, VK_WHOLE_SIZE, 0, &map);
-    }
-    kiln_result r = vr == VK_SUCCESS ? KILN_OK : vk_fail(vr, __FILE__, __LINE__, "allocating staging memory");
+    struct staging st;
+    KILN_TRY(staging_make(d, chunk, &st));
+    kiln_result r = KILN_OK;
     for (uint64_t done = 0; r == KILN_OK && done < size; done += chunk) {
         uint64_t n = KILN_MIN(chunk, size - done);
         if (upload)
-            memcpy(map, (char *)host + done, n);
+            memcpy(st.map, (char *)host + done, n);
         xfer_begin(d);
         VkBufferCopy region = {.srcOffset = upload ? 0 : off + done, .dstOffset = upload ? off + done : 0, .size = n};
-        vkCmdCopyBuffer(d->xfer_cb, upload ? sbuf : b->buf, upload ? b->buf : sbuf, 1, &region);
+        vkCmdCopyBuffer(d->xfer_cb, upload ? st.buf : b->buf, upload ? b->buf : st.buf, 1, &region);
         r = xfer_end_and_wait(d);
         if (r == KILN_OK && !upload)
-            memcpy((char *)host + done, map, n);
+            memcpy((char *)host + done, st.map, n);
     }
-    /* A transfer that did not finish on a lost device may still use them. */
-    if (keep(d, KEPT_STAGING, NULL, (void *)sbuf, (void *)smem))
-        return r;
-    if (smem)
-        vkFreeMemory(d->device, smem, NULL);
-    vkDestroyBuffer(d->device, sbuf, NULL);
+    staging_free(d, &st);
     return r;
 }
 
@@ -1310,6 +1374,222 @@ static VkFormat vk_format(kiln_format f)
     return f > KILN_FORMAT_UNDEFINED && f < KILN_FORMAT_COUNT ? map[f] : VK_FORMAT_UNDEFINED;
 }
 
+/* ---- images and samplers ---------------------------------------------------------- */
+
+static void vk_image_destroy(struct kb_device *dev, struct kb_image *img);
+
+static uint32_t vk_image_usage(struct kb_device *dev, kiln_format format, uint32_t dims, bool *linear)
+{
+    struct vk_device *d = vkd(dev);
+    *linear = false;
+    VkFormat vf = vk_format(format);
+    if (vf == VK_FORMAT_UNDEFINED)
+        return 0;
+    VkFormatProperties fp = {0};
+    vkGetPhysicalDeviceFormatProperties(d->phys, vf, &fp);
+    VkFormatFeatureFlags f = fp.optimalTilingFeatures;
+    if (!(f & VK_FORMAT_FEATURE_TRANSFER_SRC_BIT) || !(f & VK_FORMAT_FEATURE_TRANSFER_DST_BIT))
+        return 0;   /* kiln uploads, reads back and clears every image */
+    uint32_t usage = 0;
+    VkImageUsageFlags want[2] = {VK_IMAGE_USAGE_STORAGE_BIT, VK_IMAGE_USAGE_SAMPLED_BIT};
+    VkFormatFeatureFlags need[2] = {VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT, VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT};
+    for (int i = 0; i < 2; i++) {
+        VkImageFormatProperties ip;
+        if ((f & need[i]) &&
+            vkGetPhysicalDeviceImageFormatProperties(d->phys, vf, dims == 3 ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D,
+                                                     VK_IMAGE_TILING_OPTIMAL,
+                                                     want[i] | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                                                         VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                                                     0, &ip) == VK_SUCCESS)
+            usage |= i ? KILN_IMAGE_SAMPLED : KILN_IMAGE_STORAGE;
+    }
+    *linear = (usage & KILN_IMAGE_SAMPLED) && (f & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT);
+    return usage;
+}
+
+/* A layout change of a whole image, ordered after src's accesses and
+ * before dst's. */
+static void image_barrier(VkCommandBuffer cb, VkImage image, VkImageLayout from, VkImageLayout to,
+                          VkPipelineStageFlags src, VkAccessFlags src_access, VkPipelineStageFlags dst,
+                          VkAccessFlags dst_access)
+{
+    VkImageMemoryBarrier b = {
+        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+        .srcAccessMask = src_access,
+        .dstAccessMask = dst_access,
+        .oldLayout = from,
+        .newLayout = to,
+        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .image = image,
+        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1},
+    };
+    vkCmdPipelineBarrier(cb, src, dst, 0, 0, NULL, 0, NULL, 1, &b);
+}
+
+/* Shader and transfer work that may touch an image around a transfer. */
+#define IMAGE_STAGES (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
+#define IMAGE_ACCESS                                                                               \
+    (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT)
+
+static kiln_result vk_image_create(struct kb_device *dev, const struct kb_image *in, struct kb_image **out)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_image *m = mem_calloc(1, sizeof *m);
+    if (!m)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for image '%s's object", in->label);
+    m->base = *in;
+    bool three = in->dims == 3;
+    VkImageCreateInfo ici = {
+        .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+        .imageType = three ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D,
+        .format = vk_format(in->format),
+        .extent = {in->width, in->height, in->depth},
+        .mipLevels = 1,
+        .arrayLayers = 1,
+        .samples = VK_SAMPLE_COUNT_1_BIT,
+        .tiling = VK_IMAGE_TILING_OPTIMAL,
+        .usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                 ((in->usage & KILN_IMAGE_STORAGE) ? VK_IMAGE_USAGE_STORAGE_BIT : 0) |
+                 ((in->usage & KILN_IMAGE_SAMPLED) ? VK_IMAGE_USAGE_SAMPLED_BIT : 0),
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+        .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+    };
+    VkResult vr = vkCreateImage(d->device, &ici, NULL, &m->image);
+    const char *what = "vkCreateImage";
+    if (vr == VK_SUCCESS) {
+        VkMemoryRequirements req;
+        vkGetImageMemoryRequirements(d->device, m->image, &req);
+        int type = find_memory(&d->memprops, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                    .allocationSize = req.size,
+                                    .memoryTypeIndex = (uint32_t)type};
+        what = "allocating image memory";
+        vr = type < 0 ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkAllocateMemory(d->device, &mai, NULL, &m->mem);
+    }
+    if (vr == VK_SUCCESS)
+        vr = vkBindImageMemory(d->device, m->image, m->mem, 0);
+    if (vr == VK_SUCCESS) {
+        VkImageViewCreateInfo vci = {
+            .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
+            .image = m->image,
+            .viewType = three ? VK_IMAGE_VIEW_TYPE_3D : VK_IMAGE_VIEW_TYPE_2D,
+            .format = ici.format,
+            .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1},
+        };
+        what = "vkCreateImageView";
+        vr = vkCreateImageView(d->device, &vci, NULL, &m->view);
+    }
+    if (vr != VK_SUCCESS) {
+        image_free_handles(d, m);
+        free(m);
+        return vk_fail(vr, __FILE__, __LINE__, what);
+    }
+    /* Texels zero (kiln.h promises it; Vulkan does not), then into its one
+     * layout: the transfer's closing barrier makes the clear visible to
+     * shaders. */
+    xfer_begin(d);
+    image_barrier(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                  VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    VkClearColorValue zero = {{0}};
+    VkImageSubresourceRange all = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    vkCmdClearColorImage(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &zero, 1, &all);
+    image_barrier(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL,
+                  VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, IMAGE_STAGES, IMAGE_ACCESS);
+    kiln_result r = xfer_end_and_wait(d);
+    if (r < 0) {
+        vk_image_destroy(dev, &m->base);   /* kept, not destroyed, if the clear may still run */
+        return r;
+    }
+    *out = &m->base;
+    return KILN_OK;
+}
+
+static void vk_image_destroy(struct kb_device *dev, struct kb_image *img)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_image *m = (struct vk_image *)img;
+    if (keep(d, KEPT_IMAGE, m, (void *)m->image, (void *)m->mem))
+        return;
+    image_free_handles(d, m);
+    free(m);
+}
+
+/* Copies every texel between an image and the host through a staging
+ * buffer, with one transfer submit ordered after every earlier submit; the
+ * image is in a transfer layout for the copy alone and back in GENERAL
+ * when the submit ends. */
+static kiln_result image_copy(struct vk_device *d, struct vk_image *m, void *host, bool upload)
+{
+    KILN_TRY(kb_ticket_wait(&d->base, d->base.submitted, UINT64_MAX));
+    struct staging st;
+    KILN_TRY(staging_make(d, m->base.bytes, &st));
+    if (upload)
+        memcpy(st.map, host, (size_t)m->base.bytes);
+    xfer_begin(d);
+    VkBufferImageCopy region = {
+        .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
+        .imageExtent = {m->base.width, m->base.height, m->base.depth},
+    };
+    VkImageLayout copy = upload ? VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    image_barrier(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_GENERAL, copy, IMAGE_STAGES, IMAGE_ACCESS,
+                  VK_PIPELINE_STAGE_TRANSFER_BIT, upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT);
+    if (upload)
+        vkCmdCopyBufferToImage(d->xfer_cb, st.buf, m->image, copy, 1, &region);
+    else
+        vkCmdCopyImageToBuffer(d->xfer_cb, m->image, copy, st.buf, 1, &region);
+    image_barrier(d->xfer_cb, m->image, copy, VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                  upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT, IMAGE_STAGES, IMAGE_ACCESS);
+    kiln_result r = xfer_end_and_wait(d);
+    if (r == KILN_OK && !upload)
+        memcpy(host, st.map, (size_t)m->base.bytes);
+    staging_free(d, &st);
+    return r;
+}
+
+static kiln_result vk_image_write(struct kb_device *dev, struct kb_image *img, const void *data)
+{
+    return image_copy(vkd(dev), (struct vk_image *)img, (void *)data, true);
+}
+
+static kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, void *data)
+{
+    return image_copy(vkd(dev), (struct vk_image *)img, data, false);
+}
+
+/* The device's sampler for a filled-in desc, made on first use. */
+static kiln_result sampler_for(struct vk_device *d, kiln_sampler_desc sd, VkSampler *out)
+{
+    if (sd.filter <= KILN_FILTER_DEFAULT || sd.filter >= FILTERS || sd.address <= KILN_ADDRESS_DEFAULT ||
+        sd.address >= ADDRESSES)
+        return KILN_RAISE(KILN_ERR_INVALID, "sampler: filter %d or address mode %d is no kiln_filter or "
+                          "kiln_address_mode", (int)sd.filter, (int)sd.address);
+    VkSampler *s = &d->samplers[sd.filter][sd.address];
+    if (!*s) {
+        static const VkSamplerAddressMode modes[ADDRESSES] = {
+            [KILN_ADDRESS_CLAMP] = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
+            [KILN_ADDRESS_REPEAT] = VK_SAMPLER_ADDRESS_MODE_REPEAT,
+            [KILN_ADDRESS_MIRROR] = VK_SAMPLER_ADDRESS_MODE_MIRRORED_REPEAT,
+            [KILN_ADDRESS_BORDER] = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_BORDER,
+        };
+        VkFilter f = sd.filter == KILN_FILTER_NEAREST ? VK_FILTER_NEAREST : VK_FILTER_LINEAR;
+        VkSamplerCreateInfo ci = {
+            .sType = VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO,
+            .magFilter = f,
+            .minFilter = f,
+            .mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST,
+            .addressModeU = modes[sd.address],
+            .addressModeV = modes[sd.address],
+            .addressModeW = modes[sd.address],
+            .maxLod = 0.0f,
+            .borderColor = VK_BORDER_COLOR_FLOAT_TRANSPARENT_BLACK,
+        };
+        VK_CHECK(vkCreateSampler(d->device, &ci, NULL, s), "vkCreateSampler");
+    }
+    *out = *s;
+    return KILN_OK;
+}
+
 /* A texel buffer's view: the format must carry the kind's buffer feature
  * (VkFormatProperties.bufferFeatures), else KILN_ERR_LIMIT naming it. */
 static kiln_result make_view(struct vk_device *d, const struct kb_binding *b, VkBufferView *out)
@@ -1368,9 +1648,11 @@ static kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *la
     }
     s->set_count = layout->set_count;
     VkDescriptorBufferInfo infos[KILN_MAX_DESCRIPTORS];
+    VkDescriptorImageInfo images[KILN_MAX_DESCRIPTORS];
     VkWriteDescriptorSet writes[KILN_MAX_DESCRIPTORS];
     for (uint32_t i = 0; i < n; i++) {
         bool texel = b[i].kind == KILN_BINDING_STORAGE_TEXEL_BUFFER || b[i].kind == KILN_BINDING_UNIFORM_TEXEL_BUFFER;
+        bool image = b[i].kind >= KILN_BINDING_STORAGE_IMAGE && b[i].kind <= KILN_BINDING_COMBINED_IMAGE_SAMPLER;
         writes[i] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
             .dstSet = b[i].set < s->set_count ? s->sets[b[i].set] : VK_NULL_HANDLE,
@@ -1387,6 +1669,19 @@ static kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *la
                 return r;
             }
             writes[i].pTexelBufferView = &s->views[s->view_count++];
+        } else if (image) {
+            images[i] = (VkDescriptorImageInfo){.imageLayout = VK_IMAGE_LAYOUT_GENERAL};
+            if (b[i].image)
+                images[i].imageView = ((struct vk_image *)b[i].image)->view;
+            kiln_result r = KILN_OK;
+            if (b[i].kind == KILN_BINDING_SAMPLER || b[i].kind == KILN_BINDING_COMBINED_IMAGE_SAMPLER)
+                r = sampler_for(d, b[i].sampler, &images[i].sampler);
+            if (r < 0) {
+                bindset_free_handles(d, s);
+                free(s);
+                return r;
+            }
+            writes[i].pImageInfo = &images[i];
         } else {
             infos[i] = (VkDescriptorBufferInfo){((struct vk_buffer *)b[i].buffer)->buf, b[i].offset, b[i].size};
             writes[i].pBufferInfo = &infos[i];
@@ -1570,6 +1865,11 @@ static const struct backend_ops vk_ops = {
     .buffer_destroy = vk_buffer_destroy,
     .buffer_write = vk_buffer_write,
     .buffer_read = vk_buffer_read,
+    .image_create = vk_image_create,
+    .image_destroy = vk_image_destroy,
+    .image_write = vk_image_write,
+    .image_read = vk_image_read,
+    .image_usage = vk_image_usage,
     .layout_create = vk_layout_create,
     .layout_destroy = vk_layout_destroy,
     .pipeline_create = vk_pipeline_create,

@@ -1,0 +1,573 @@
+/*
+ * test_images.c: images and samplers, run for real (lavapipe in CI,
+ * validation on), every result checked against the CPU: storage images
+ * read and written in rgba8, rgba16f, rgba32f, r32f and r32ui; a 3D image
+ * written texel by texel; a sampled image read through a combined image
+ * sampler with linear filtering (within 1/255 of the CPU's bilinear
+ * filter), through a separate texture and sampler with nearest filtering
+ * and repeat; image hazards in a scheme (a node reading an image another
+ * wrote sees the write; a node writing an image another read waits for the
+ * read); the interface each program reports; and the errors, each by name:
+ * a sampler on a storage image, a buffer where an image goes, an image of
+ * another format or dims, a 1D image in a shader, upload sizes, a bound
+ * image destroyed, limits.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "test.h"
+
+static uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* A half's bits for a float a half holds exactly, and back. */
+static uint16_t half_bits(float f)
+{
+    if (f == 0)
+        return 0;
+    uint32_t u = fbits(f);
+    uint32_t sign = (u >> 16) & 0x8000;
+    int exp = (int)((u >> 23) & 0xff) - 127 + 15;
+    return (uint16_t)(sign | (uint32_t)exp << 10 | ((u >> 13) & 0x3ff));
+}
+
+static float half_value(uint16_t h)
+{
+    int exp = (h >> 10) & 0x1f;
+    float mant = (float)(h & 0x3ff);
+    float v = exp ? ldexpf(1.0f + mant / 1024.0f, exp - 15) : ldexpf(mant / 1024.0f, -14);
+    return (h & 0x8000) ? -v : v;
+}
+
+static kiln_result make(kiln_context ctx, const char *name, const char *src, kiln_program *p)
+{
+    kiln_result r = kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = name}, p);
+    return r < 0 ? r : kiln_program_wait(ctx, *p);
+}
+
+static kiln_image image(kiln_context ctx, uint32_t w, uint32_t h, uint32_t d, kiln_format f, const void *data)
+{
+    kiln_image img = {0};
+    CHECK_OK(kiln_image_create(ctx, &(kiln_image_desc){.width = w, .height = h, .depth = d, .format = f}, &img));
+    if (data)
+        CHECK_OK(kiln_image_upload(ctx, img, data, (uint64_t)w * h * (d ? d : 1) * kiln_format_size(f)));
+    return img;
+}
+
+/* Adds one node and submits the scheme once, waiting for it. */
+static kiln_result run_once(kiln_context ctx, kiln_scheme s, const kiln_node_desc *nd)
+{
+    kiln_node node;
+    kiln_result r = kiln_scheme_add_node(ctx, s, nd, &node);
+    kiln_ticket t;
+    if (r == KILN_OK)
+        r = kiln_scheme_submit(ctx, s, &t);
+    if (r == KILN_OK)
+        r = kiln_ticket_wait(ctx, t, UINT64_MAX);
+    return r;
+}
+
+/* ---- storage images ------------------------------------------------------------------- */
+
+#define W 13u   /* not a multiple of the workgroup: the bounds check matters */
+#define H 7u
+
+/* dst = src * 2 + 0.25 (floats), 255 - src (rgba8), src * 3 + 1 (r32ui). */
+static void storage_round_trip(kiln_format f)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    const char *q = kiln_format_name(f);
+    bool uint_ = f == KILN_FORMAT_R32UI, unorm = f == KILN_FORMAT_RGBA8;
+    char src[1024];
+    snprintf(src, sizeof src,
+             "#version 450\n"
+             "layout(local_size_x = 4, local_size_y = 4) in;\n"
+             "layout(set = 0, binding = 0, %s) uniform readonly %simage2D Src;\n"
+             "layout(set = 0, binding = 1, %s) uniform writeonly %simage2D Dst;\n"
+             "void main() {\n"
+             "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+             "    if (any(greaterThanEqual(p, imageSize(Src)))) return;\n"
+             "    imageStore(Dst, p, %s);\n"
+             "}\n",
+             q, uint_ ? "u" : "", q, uint_ ? "u" : "",
+             uint_ ? "imageLoad(Src, p) * 3u + 1u" : unorm ? "1.0 - imageLoad(Src, p)" : "imageLoad(Src, p) * 2.0 + 0.25");
+    kiln_program p;
+    REQUIRE_OK(make(ctx, q, src, &p));
+    kiln_program_interface it;
+    REQUIRE_OK(kiln_program_interface_get(ctx, p, &it));
+    CHECK_EQ(it.binding_count, 2);
+    CHECK_EQ(it.bindings[0].kind, KILN_BINDING_STORAGE_IMAGE);
+    CHECK_EQ(it.bindings[0].image_dims, 2);
+    CHECK_EQ(it.bindings[0].format, f);
+    CHECK_EQ(it.bindings[0].access, KILN_ACCESS_READ);
+    CHECK_EQ(it.bindings[1].access, KILN_ACCESS_WRITE);
+
+    uint32_t texel = kiln_format_size(f), n = W * H * texel;
+    uint8_t *in = malloc(n), *out = malloc(n);
+    REQUIRE(in && out);
+    for (uint32_t i = 0; i < n / texel; i++) {
+        uint8_t *t = in + (size_t)i * texel;
+        switch (f) {
+        case KILN_FORMAT_RGBA8:
+            for (int c = 0; c < 4; c++)
+                t[c] = (uint8_t)(i * 7 + (uint32_t)c * 61);
+            break;
+        case KILN_FORMAT_RGBA16F:
+            for (int c = 0; c < 4; c++) {
+                uint16_t h = half_bits((float)((i + (uint32_t)c) % 64) / 4.0f);
+                memcpy(t + 2 * c, &h, 2);
+            }
+            break;
+        case KILN_FORMAT_RGBA32F:
+            for (int c = 0; c < 4; c++) {
+                float v = (float)(i * 4 + (uint32_t)c) * 0.5f - 3.0f;
+                memcpy(t + 4 * c, &v, 4);
+            }
+            break;
+        case KILN_FORMAT_R32F: {
+            float v = (float)i * 0.75f - 10.0f;
+            memcpy(t, &v, 4);
+            break;
+        }
+        default: {
+            uint32_t v = i * 1000003u;
+            memcpy(t, &v, 4);
+            break;
+        }
+        }
+    }
+    kiln_image a = image(ctx, W, H, 0, f, in), b = image(ctx, W, H, 0, f, NULL);
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    kiln_binding bind[2] = {{.binding = 0, .image = a}, {.binding = 1, .image = b}};
+    REQUIRE_OK(run_once(ctx, s,
+                        &(kiln_node_desc){.program = p, .bindings = bind, .binding_count = 2,
+                                          .groups = {(W + 3) / 4, (H + 3) / 4, 1}}));
+    REQUIRE_OK(kiln_image_readback(ctx, b, out, n));
+    uint32_t wrong = 0;
+    for (uint32_t i = 0; i < n / texel; i++) {
+        const uint8_t *t = in + (size_t)i * texel, *o = out + (size_t)i * texel;
+        switch (f) {
+        case KILN_FORMAT_RGBA8:
+            for (int c = 0; c < 4; c++)
+                wrong += abs((int)o[c] - (255 - (int)t[c])) > 1;   /* within 1/255 */
+            break;
+        case KILN_FORMAT_RGBA16F:
+            for (int c = 0; c < 4; c++) {
+                uint16_t hi, ho;
+                memcpy(&hi, t + 2 * c, 2);
+                memcpy(&ho, o + 2 * c, 2);
+                wrong += half_value(ho) != half_value(hi) * 2.0f + 0.25f;
+            }
+            break;
+        case KILN_FORMAT_RGBA32F:
+        case KILN_FORMAT_R32F:
+            for (uint32_t c = 0; c < texel / 4; c++) {
+                float vi, vo;
+                memcpy(&vi, t + 4 * c, 4);
+                memcpy(&vo, o + 4 * c, 4);
+                wrong += vo != vi * 2.0f + 0.25f;
+            }
+            break;
+        default: {
+            uint32_t vi, vo;
+            memcpy(&vi, t, 4);
+            memcpy(&vo, o, 4);
+            wrong += vo != vi * 3u + 1u;
+            break;
+        }
+        }
+    }
+    CHECK_EQ(wrong, 0);
+    free(in);
+    free(out);
+    test_context_done(ctx);
+}
+
+TEST(storage_images_rgba8) { storage_round_trip(KILN_FORMAT_RGBA8); }
+TEST(storage_images_rgba16f) { storage_round_trip(KILN_FORMAT_RGBA16F); }
+TEST(storage_images_rgba32f) { storage_round_trip(KILN_FORMAT_RGBA32F); }
+TEST(storage_images_r32f) { storage_round_trip(KILN_FORMAT_R32F); }
+TEST(storage_images_r32ui) { storage_round_trip(KILN_FORMAT_R32UI); }
+
+TEST(a_3d_image_written_texel_by_texel)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    static const char src[] = "#version 450\n"
+                              "layout(local_size_x = 4, local_size_y = 4, local_size_z = 2) in;\n"
+                              "layout(binding = 0, r32f) uniform writeonly image3D Vol;\n"
+                              "void main() {\n"
+                              "    ivec3 p = ivec3(gl_GlobalInvocationID);\n"
+                              "    if (any(greaterThanEqual(p, imageSize(Vol)))) return;\n"
+                              "    imageStore(Vol, p, vec4(float(p.x + 10 * p.y + 100 * p.z)));\n"
+                              "}\n";
+    kiln_program p;
+    REQUIRE_OK(make(ctx, "vol.comp", src, &p));
+    kiln_program_interface it;
+    REQUIRE_OK(kiln_program_interface_get(ctx, p, &it));
+    CHECK_EQ(it.bindings[0].image_dims, 3);
+    enum { X = 6, Y = 5, Z = 3 };
+    kiln_image vol = image(ctx, X, Y, Z, KILN_FORMAT_R32F, NULL);
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    REQUIRE_OK(run_once(ctx, s,
+                        &(kiln_node_desc){.program = p, .bindings = &(kiln_binding){.image = vol}, .binding_count = 1,
+                                          .groups = {2, 2, 2}}));
+    float out[X * Y * Z];
+    REQUIRE_OK(kiln_image_readback(ctx, vol, out, sizeof out));
+    uint32_t wrong = 0;
+    for (int z = 0; z < Z; z++)
+        for (int y = 0; y < Y; y++)
+            for (int x = 0; x < X; x++)
+                wrong += out[(z * Y + y) * X + x] != (float)(x + 10 * y + 100 * z);
+    CHECK_EQ(wrong, 0);
+    test_context_done(ctx);
+}
+
+/* ---- sampled images -------------------------------------------------------------------- */
+
+#define TW 4
+#define TH 4
+
+/* The CPU's reading of an rgba8 texture at (u, v) in texels' units (the
+ * shader's coordinate times the size), filtered as Vulkan says, clamped
+ * to the edge or repeated. */
+static float texel_at(const uint8_t *tex, int x, int y, int c, bool repeat)
+{
+    if (repeat) {
+        x = ((x % TW) + TW) % TW;
+        y = ((y % TH) + TH) % TH;
+    } else {
+        x = x < 0 ? 0 : x >= TW ? TW - 1 : x;
+        y = y < 0 ? 0 : y >= TH ? TH - 1 : y;
+    }
+    return tex[(y * TW + x) * 4 + c] / 255.0f;
+}
+
+static float bilinear(const uint8_t *tex, float u, float v, int c)
+{
+    float x = u - 0.5f, y = v - 0.5f;
+    int x0 = (int)floorf(x), y0 = (int)floorf(y);
+    float a = x - (float)x0, b = y - (float)y0;
+    return (1 - a) * (1 - b) * texel_at(tex, x0, y0, c, false) + a * (1 - b) * texel_at(tex, x0 + 1, y0, c, false) +
+           (1 - a) * b * texel_at(tex, x0, y0 + 1, c, false) + a * b * texel_at(tex, x0 + 1, y0 + 1, c, false);
+}
+
+/* Sample positions at quarter texels (weights any conforming filter
+ * represents exactly), some past the edges. */
+#define SAMPLES 64
+static void sample_uv(uint32_t i, float *u, float *v)
+{
+    *u = (float)(i % 8) * 0.75f - 0.5f;   /* -0.5 .. 4.75 texels */
+    *v = (float)(i / 8) * 0.625f - 0.25f;
+}
+
+static const char sample_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(binding = 0) uniform sampler2D Tex;\n"
+    "layout(std430, binding = 1) writeonly buffer Out { vec4 o[]; };\n"
+    "void main() {\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    vec2 uv = vec2(float(i % 8u) * 0.75 - 0.5, float(i / 8u) * 0.625 - 0.25) / vec2(textureSize(Tex, 0));\n"
+    "    o[i] = textureLod(Tex, uv, 0.0);\n"
+    "}\n";
+
+static void fill_texture(uint8_t tex[TW * TH * 4])
+{
+    for (int i = 0; i < TW * TH * 4; i++)
+        tex[i] = (uint8_t)((i * 37 + 11) % 256);
+}
+
+TEST(a_sampled_image_with_linear_filtering)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    kiln_program p;
+    REQUIRE_OK(make(ctx, "sample.comp", sample_src, &p));
+    kiln_program_interface it;
+    REQUIRE_OK(kiln_program_interface_get(ctx, p, &it));
+    CHECK_EQ(it.bindings[0].kind, KILN_BINDING_COMBINED_IMAGE_SAMPLER);
+    CHECK_EQ(it.bindings[0].image_dims, 2);
+    uint8_t tex[TW * TH * 4];
+    fill_texture(tex);
+    kiln_image img = image(ctx, TW, TH, 0, KILN_FORMAT_RGBA8, tex);
+    kiln_buffer out;
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = SAMPLES * 16}, &out));
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    /* The default sampler: linear, clamped to the edge. */
+    kiln_binding bind[2] = {{.binding = 0, .image = img}, {.binding = 1, .buffer = out}};
+    REQUIRE_OK(run_once(ctx, s, &(kiln_node_desc){.program = p, .bindings = bind, .binding_count = 2, .groups = {1}}));
+    float got[SAMPLES * 4];
+    REQUIRE_OK(kiln_buffer_readback(ctx, out, 0, got, sizeof got));
+    uint32_t wrong = 0;
+    for (uint32_t i = 0; i < SAMPLES; i++) {
+        float u, v;
+        sample_uv(i, &u, &v);
+        for (int c = 0; c < 4; c++) {
+            float want = bilinear(tex, u, v, c);
+            if (fabsf(got[i * 4 + c] - want) > 1.0f / 255.0f) {
+                if (wrong++ < 4)
+                    fprintf(stderr, "sample %u (%.3f, %.3f) channel %d: %f, the CPU's %f\n", i, u, v, c,
+                            got[i * 4 + c], want);
+            }
+        }
+    }
+    CHECK_EQ(wrong, 0);
+    test_context_done(ctx);
+}
+
+TEST(a_separate_texture_and_sampler_nearest_and_repeat)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    static const char src[] =
+        "#version 450\n"
+        "layout(local_size_x = 64) in;\n"
+        "layout(binding = 0) uniform texture2D Tex;\n"
+        "layout(binding = 1) uniform sampler Smp;\n"
+        "layout(std430, binding = 2) writeonly buffer Out { vec4 o[]; };\n"
+        "void main() {\n"
+        "    uint i = gl_GlobalInvocationID.x;\n"
+        "    vec2 uv = vec2(float(i % 8u) * 0.75 - 0.5, float(i / 8u) * 0.625 - 0.25) / vec2(4.0);\n"
+        "    o[i] = textureLod(sampler2D(Tex, Smp), uv * 3.0 - 1.0, 0.0);\n"
+        "}\n";
+    kiln_program p;
+    REQUIRE_OK(make(ctx, "separate.comp", src, &p));
+    kiln_program_interface it;
+    REQUIRE_OK(kiln_program_interface_get(ctx, p, &it));
+    CHECK_EQ(it.bindings[0].kind, KILN_BINDING_SAMPLED_IMAGE);
+    CHECK_EQ(it.bindings[1].kind, KILN_BINDING_SAMPLER);
+    uint8_t tex[TW * TH * 4];
+    fill_texture(tex);
+    kiln_image img = image(ctx, TW, TH, 0, KILN_FORMAT_RGBA8, tex);
+    kiln_buffer out;
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = SAMPLES * 16}, &out));
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    kiln_binding bind[3] = {
+        {.binding = 0, .image = img},
+        {.binding = 1, .sampler = {.filter = KILN_FILTER_NEAREST, .address = KILN_ADDRESS_REPEAT}},
+        {.binding = 2, .buffer = out},
+    };
+    REQUIRE_OK(run_once(ctx, s, &(kiln_node_desc){.program = p, .bindings = bind, .binding_count = 3, .groups = {1}}));
+    float got[SAMPLES * 4];
+    REQUIRE_OK(kiln_buffer_readback(ctx, out, 0, got, sizeof got));
+    uint32_t wrong = 0;
+    for (uint32_t i = 0; i < SAMPLES; i++) {
+        float u, v;
+        sample_uv(i, &u, &v);
+        /* uv * 3 - 1 in normalized units is u * 3 - 4 in texels; every
+         * value here is exact in binary, so the device's floor and the
+         * CPU's agree. */
+        float x = u * 3.0f - (float)TW, y = v * 3.0f - (float)TH;
+        for (int c = 0; c < 4; c++)
+            wrong += fabsf(got[i * 4 + c] - texel_at(tex, (int)floorf(x), (int)floorf(y), c, true)) > 1e-6f;
+    }
+    CHECK_EQ(wrong, 0);
+    test_context_done(ctx);
+}
+
+/* ---- hazards ---------------------------------------------------------------------------- */
+
+/* Node 0 writes an image; node 1 reads it (sampled) into a buffer; node 2
+ * writes the image again, after node 1's read. Submitted several times,
+ * each round's values differ (a param word), so a missing barrier shows. */
+TEST(image_hazards_write_then_read_then_write)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context_nospec(&ctx));
+    static const char write_src[] = "#version 450\n"
+                                    "layout(local_size_x = 8, local_size_y = 8) in;\n"
+                                    "layout(binding = 0, r32f) uniform writeonly image2D Img;\n"
+                                    "void main() {\n"
+                                    "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+                                    "    imageStore(Img, p, vec4(float(kiln_param(0) * 1000u + uint(p.y * 16 + p.x))));\n"
+                                    "}\n";
+    static const char read_src[] = "#version 450\n"
+                                   "layout(local_size_x = 8, local_size_y = 8) in;\n"
+                                   "layout(binding = 0) uniform sampler2D Img;\n"
+                                   "layout(std430, binding = 1) writeonly buffer Out { float o[]; };\n"
+                                   "void main() {\n"
+                                   "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+                                   "    o[p.y * 16 + p.x] = texelFetch(Img, p, 0).r;\n"
+                                   "}\n";
+    kiln_program pw, pr;
+    REQUIRE_OK(make(ctx, "write.comp", write_src, &pw));
+    REQUIRE_OK(make(ctx, "read.comp", read_src, &pr));
+    kiln_image img = image(ctx, 16, 16, 0, KILN_FORMAT_R32F, NULL);
+    kiln_buffer out;
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 256 * 4}, &out));
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    kiln_node w1, r1, w2;
+    REQUIRE_OK(kiln_scheme_add_node(ctx, s,
+                                    &(kiln_node_desc){.program = pw, .bindings = &(kiln_binding){.image = img},
+                                                      .binding_count = 1, .groups = {2, 2}},
+                                    &w1));
+    kiln_binding rb[2] = {{.binding = 0, .image = img}, {.binding = 1, .buffer = out}};
+    REQUIRE_OK(kiln_scheme_add_node(ctx, s,
+                                    &(kiln_node_desc){.program = pr, .bindings = rb, .binding_count = 2,
+                                                      .groups = {2, 2}},
+                                    &r1));
+    REQUIRE_OK(kiln_scheme_add_node(ctx, s,
+                                    &(kiln_node_desc){.program = pw, .bindings = &(kiln_binding){.image = img},
+                                                      .binding_count = 1, .groups = {2, 2}},
+                                    &w2));
+    for (uint32_t round = 1; round <= 4; round++) {
+        CHECK_OK(kiln_node_set_param(ctx, w1, 0, round));
+        CHECK_OK(kiln_node_set_param(ctx, w2, 0, round + 100));
+        kiln_ticket t;
+        REQUIRE_OK(kiln_scheme_submit(ctx, s, &t));
+        REQUIRE_OK(kiln_ticket_wait(ctx, t, UINT64_MAX));
+        float got[256], img_now[256];
+        REQUIRE_OK(kiln_buffer_readback(ctx, out, 0, got, sizeof got));
+        REQUIRE_OK(kiln_image_readback(ctx, img, img_now, sizeof img_now));
+        uint32_t wrong = 0;
+        for (uint32_t i = 0; i < 256; i++) {
+            wrong += got[i] != (float)(round * 1000 + i);            /* the read saw the first write */
+            wrong += img_now[i] != (float)((round + 100) * 1000 + i); /* the second write came after it */
+        }
+        CHECK_EQ(wrong, 0);
+    }
+    kiln_scheme_stats st;
+    REQUIRE_OK(kiln_scheme_stats_get(ctx, s, &st));
+    CHECK_EQ(st.barriers, 2);   /* one before the read, one before the second write */
+    test_context_done(ctx);
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+TEST(images_given_wrong_are_refused_by_name)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    static const char storage_src[] = "#version 450\n"
+                                      "layout(local_size_x = 1) in;\n"
+                                      "layout(binding = 0, rgba8) uniform image2D Img;\n"
+                                      "void main() { imageStore(Img, ivec2(0), imageLoad(Img, ivec2(1))); }\n";
+    kiln_program p, ps;
+    REQUIRE_OK(make(ctx, "storage.comp", storage_src, &p));
+    REQUIRE_OK(make(ctx, "sample.comp", sample_src, &ps));
+    kiln_image rgba8 = image(ctx, 4, 4, 0, KILN_FORMAT_RGBA8, NULL);
+    kiln_image r32f = image(ctx, 4, 4, 0, KILN_FORMAT_R32F, NULL);
+    kiln_image vol = image(ctx, 4, 4, 2, KILN_FORMAT_RGBA8, NULL);
+    kiln_buffer buf;
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 1024}, &buf));
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    kiln_node n;
+#define ADD(prog, ...)                                                                             \
+    kiln_scheme_add_node(ctx, s,                                                                   \
+                         &(kiln_node_desc){.program = prog, .bindings = (kiln_binding[]){__VA_ARGS__}, \
+                                           .binding_count = sizeof((kiln_binding[]){__VA_ARGS__}) /     \
+                                                            sizeof(kiln_binding),                   \
+                                           .groups = {1}},                                          \
+                         &n)
+    CHECK_RESULT(ADD(p, {.image = rgba8, .sampler = {.filter = KILN_FILTER_NEAREST}}), KILN_ERR_INVALID);
+    CHECK_MSG("a storage image is read with imageLoad");
+    CHECK_RESULT(ADD(p, {.buffer = buf}), KILN_ERR_LAYOUT);
+    CHECK_MSG("not a buffer");
+    CHECK_RESULT(ADD(p, {.binding = 0}), KILN_ERR_LAYOUT);
+    CHECK_MSG("bound without an image");
+    CHECK_RESULT(ADD(p, {.image = r32f}), KILN_ERR_LAYOUT);
+    CHECK_MSG("is declared rgba8");
+    CHECK_RESULT(ADD(p, {.image = vol}), KILN_ERR_LAYOUT);
+    CHECK_MSG("is a 2D image");
+    CHECK_RESULT(ADD(ps, {.binding = 0, .buffer = buf}, {.binding = 1, .buffer = buf}), KILN_ERR_LAYOUT);
+    CHECK_MSG("combined image sampler");
+    CHECK_RESULT(ADD(ps, {.binding = 0, .image = rgba8}, {.binding = 1, .buffer = buf, .image = rgba8}),
+                 KILN_ERR_INVALID);
+    CHECK_MSG("takes a buffer alone");
+    kiln_image bad = {0};
+    CHECK_RESULT(ADD(p, {.image = (kiln_image){rgba8.id ^ 0x100000000ull}}), KILN_ERR_HANDLE);
+    (void)bad;
+#undef ADD
+    /* A bound image cannot be destroyed; a destroyed one is a stale handle. */
+    REQUIRE_OK(kiln_scheme_add_node(ctx, s,
+                                    &(kiln_node_desc){.program = p, .bindings = &(kiln_binding){.image = rgba8},
+                                                      .binding_count = 1, .groups = {1}},
+                                    &n));
+    CHECK_RESULT(kiln_image_destroy(ctx, rgba8), KILN_ERR_BUSY);
+    CHECK_MSG("is bound by 1 node");
+    CHECK_OK(kiln_node_remove(ctx, n));
+    CHECK_OK(kiln_image_destroy(ctx, rgba8));
+    uint8_t bytes[64] = {0};
+    CHECK_RESULT(kiln_image_upload(ctx, rgba8, bytes, sizeof bytes), KILN_ERR_HANDLE);
+    /* Upload and readback move every texel: another size is refused. */
+    CHECK_RESULT(kiln_image_upload(ctx, r32f, bytes, 60), KILN_ERR_INVALID);
+    CHECK_MSG("64 bytes");
+    CHECK_RESULT(kiln_image_readback(ctx, r32f, NULL, 64), KILN_ERR_INVALID);
+    /* Descs. */
+    kiln_image img;
+    CHECK_RESULT(kiln_image_create(ctx, &(kiln_image_desc){.width = 4, .height = 4}, &img), KILN_ERR_INVALID);
+    CHECK_MSG("no kiln_format");
+    CHECK_RESULT(kiln_image_create(ctx, &(kiln_image_desc){.width = 0, .height = 4, .format = KILN_FORMAT_R32F}, &img),
+                 KILN_ERR_INVALID);
+    CHECK_RESULT(kiln_image_create(ctx, &(kiln_image_desc){.width = 4, .height = 4, .depth = 2, .dims = 2,
+                                                           .format = KILN_FORMAT_R32F},
+                                   &img),
+                 KILN_ERR_INVALID);
+    CHECK_MSG("a 2D image of depth 2");
+    kiln_caps caps;
+    REQUIRE_OK(kiln_context_caps(ctx, &caps));
+    CHECK(caps.max_image_dimension_2d >= 4096);
+    CHECK_RESULT(kiln_image_create(ctx, &(kiln_image_desc){.width = caps.max_image_dimension_2d + 1, .height = 1,
+                                                           .format = KILN_FORMAT_R32F},
+                                   &img),
+                 KILN_ERR_LIMIT);
+    CHECK_MSG("maxImageDimension2D");
+    test_context_done(ctx);
+}
+
+TEST(images_kiln_cannot_bind_are_refused_by_name)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    static const struct {
+        const char *decl, *use, *msg;
+    } cases[] = {
+        {"layout(binding = 0, r32f) uniform image1D I;", "imageStore(I, 0, vec4(1));", "is a 1D image"},
+        {"layout(binding = 0) uniform samplerCube I;", "vec4 v = textureLod(I, vec3(1), 0.0);", "is a cube image"},
+        {"layout(binding = 0, r32f) uniform image2DArray I;", "imageStore(I, ivec3(0), vec4(1));",
+         "is an arrayed (layered) image"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[512];
+        snprintf(src, sizeof src, "#version 450\nlayout(local_size_x = 1) in;\n%s\nvoid main() { %s }\n",
+                 cases[i].decl, cases[i].use);
+        kiln_program p;
+        CHECK_RESULT(make(ctx, "shape.comp", src, &p), KILN_ERR_COMPILE);
+        char log[1024];
+        CHECK_OK(kiln_program_log(ctx, p, log, sizeof log, NULL));
+        if (!strstr(log, cases[i].msg) && !strstr(kiln_last_error(), cases[i].msg)) {
+            test_failures_++;
+            fprintf(stderr, "case %zu: neither the log '%s' nor the message names '%s'\n", i, log, cases[i].msg);
+        }
+    }
+    test_context_done(ctx);
+}
+
+int main(void)
+{
+    RUN(storage_images_rgba8);
+    RUN(storage_images_rgba16f);
+    RUN(storage_images_rgba32f);
+    RUN(storage_images_r32f);
+    RUN(storage_images_r32ui);
+    RUN(a_3d_image_written_texel_by_texel);
+    RUN(a_sampled_image_with_linear_filtering);
+    RUN(a_separate_texture_and_sampler_nearest_and_repeat);
+    RUN(image_hazards_write_then_read_then_write);
+    RUN(images_given_wrong_are_refused_by_name);
+    RUN(images_kiln_cannot_bind_are_refused_by_name);
+    return TEST_SUMMARY();
+}
