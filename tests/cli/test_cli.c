@@ -1115,6 +1115,198 @@ TEST(run_png_images)
     run_free(&r);
 }
 
+/* Images through kiln run: a PNG as a storage image inverted into
+ * another, written back as raw texels and as a PNG (read again, it is the
+ * same); a PNG sampled through a sampler2D with linear filtering (within
+ * 1/255 of the CPU's) and nearest-repeat; raw r32ui texels updated in
+ * place; a zeroed 3D image written texel by texel; and the errors. */
+static const char img_invert_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 4, local_size_y = 4) in;\n"
+    "layout(binding = 0, rgba8) uniform readonly image2D Src;\n"
+    "layout(binding = 1, rgba8) uniform writeonly image2D Dst;\n"
+    "void main() {\n"
+    "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+    "    if (any(greaterThanEqual(p, imageSize(Src)))) return;\n"
+    "    vec4 v = imageLoad(Src, p);\n"
+    "    imageStore(Dst, p, vec4(1.0 - v.rgb, v.a));\n"
+    "}\n";
+static const char img_sample_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 16) in;\n"
+    "layout(binding = 0) uniform sampler2D Tex;\n"
+    "layout(std430, binding = 1) writeonly buffer Out { vec4 o[]; };\n"
+    "void main() {\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    vec2 texel = vec2(float(i % 4u) * 1.25 - 0.5, float(i / 4u) * 0.75 - 0.25);\n"
+    "    o[i] = textureLod(Tex, texel / vec2(textureSize(Tex, 0)), 0.0);\n"
+    "}\n";
+static const char img_count_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 4, local_size_y = 2) in;\n"
+    "layout(binding = 0, r32ui) uniform uimage2D Counts;\n"
+    "void main() { ivec2 p = ivec2(gl_GlobalInvocationID.xy); imageStore(Counts, p, imageLoad(Counts, p) * 3u + 1u); }\n";
+static const char img_volume_src[] =
+    "#version 450\n"
+    "layout(local_size_x = 4, local_size_y = 4, local_size_z = 2) in;\n"
+    "layout(binding = 0, r32f) uniform writeonly image3D Vol;\n"
+    "void main() { ivec3 p = ivec3(gl_GlobalInvocationID); imageStore(Vol, p, vec4(float(p.x + 10 * p.y + 100 * p.z))); }\n";
+
+/* The 3x2 PNG's texel (x, y) channel c, clamped to the edge or repeated. */
+static float png_texel(int x, int y, int c, bool repeat)
+{
+    if (repeat) {
+        x = ((x % 3) + 3) % 3;
+        y = ((y % 2) + 2) % 2;
+    } else {
+        x = x < 0 ? 0 : x > 2 ? 2 : x;
+        y = y < 0 ? 0 : y > 1 ? 1 : y;
+    }
+    return (float)(((y * 3 + x) * 4 + c) * 40 % 256) / 255.0f;
+}
+
+TEST(run_images)
+{
+    write_text("img_invert.comp", img_invert_src);
+    write_text("img_sample.comp", img_sample_src);
+    write_text("img_count.comp", img_count_src);
+    write_text("img_volume.comp", img_volume_src);
+    write_file("in.png", png_3x2, sizeof png_3x2 - 1);
+    char in_png[600], raw_out[600], png_out[600], back_png[600], back_raw[600];
+    snprintf(in_png, sizeof in_png, "0=%s", P("in.png"));
+    snprintf(raw_out, sizeof raw_out, "1=%s", P("inv.bin"));
+    snprintf(png_out, sizeof png_out, "1=%s", P("inv.png"));
+    snprintf(back_png, sizeof back_png, "0=%s", P("inv.png"));
+    snprintf(back_raw, sizeof back_raw, "0=%s", P("back.bin"));
+    uint8_t inv[24];
+    for (int k = 0; k < 24; k++)
+        inv[k] = k % 4 == 3 ? (uint8_t)((k * 40) % 256) : (uint8_t)(255 - (k * 40) % 256);
+    struct run r;
+    KILN(&r, NULL, "run", P("img_invert.comp"), "--image", in_png, "--image", "1=size:3x2", "--out-image", raw_out);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    KILN(&r, NULL, "run", P("img_invert.comp"), "--image", in_png, "--image", "1=size:3x2", "--out-image", png_out);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint8_t *got = READ_OUT("inv.bin", 24);
+    if (got)
+        for (int k = 0; k < 24; k++)
+            CHECK(abs((int)got[k] - (int)inv[k]) <= 1);   /* rgba8 through floats: within 1/255 */
+    /* The PNG written, read again as binding 0's image and written back
+     * raw, holds the same texels. */
+    KILN(&r, NULL, "run", P("img_invert.comp"), "--image", back_png, "--image", "1=size:3x2", "--out-image", back_raw);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint8_t *back = READ_OUT("back.bin", 24);
+    if (got && back)
+        CHECK(!memcmp(back, got, 24));   /* the PNG holds exactly the texels written raw */
+    free(got);
+    free(back);
+
+    /* Sampled: linear and clamped (the default), then nearest and repeating. */
+    char samples[600];
+    snprintf(samples, sizeof samples, "1=%s", P("samples.bin"));
+    for (int pass = 0; pass < 2; pass++) {
+        KILN(&r, NULL, "run", P("img_sample.comp"), "--image", in_png, "--buffer", "1=size:256", "--out", samples,
+             pass ? "--sampler" : "--quiet", pass ? "0=nearest,repeat" : "--quiet");
+        CHECK_STATUS(r, 0);
+        run_free(&r);
+        float *f = READ_OUT("samples.bin", 256);
+        for (int i = 0; f && i < 16; i++) {
+            float u = (float)(i % 4) * 1.25f - 0.5f, v = (float)(i / 4) * 0.75f - 0.25f;
+            for (int c = 0; c < 4; c++) {
+                float want;
+                if (pass) {
+                    want = png_texel((int)floorf(u), (int)floorf(v), c, true);
+                } else {
+                    float x = u - 0.5f, y = v - 0.5f;
+                    int x0 = (int)floorf(x), y0 = (int)floorf(y);
+                    float a = x - (float)x0, b = y - (float)y0;
+                    want = (1 - a) * (1 - b) * png_texel(x0, y0, c, false) + a * (1 - b) * png_texel(x0 + 1, y0, c, false) +
+                           (1 - a) * b * png_texel(x0, y0 + 1, c, false) + a * b * png_texel(x0 + 1, y0 + 1, c, false);
+                }
+                if (fabsf(f[i * 4 + c] - want) > 1.0f / 255.0f) {
+                    test_failures_++;
+                    fprintf(stderr, "pass %d sample %d channel %d: %f, the CPU's %f\n", pass, i, c, f[i * 4 + c], want);
+                }
+            }
+        }
+        free(f);
+    }
+
+    /* Raw integer texels, in place. */
+    uint32_t counts[8];
+    for (uint32_t i = 0; i < 8; i++)
+        counts[i] = i * 1000u + 7u;
+    write_file("counts.bin", counts, sizeof counts);
+    char raw_in[600], raw_back[600], bad_size[600], png_for_int[600], png_of_int[600];
+    snprintf(raw_in, sizeof raw_in, "0=%s:4x2:r32ui", P("counts.bin"));
+    snprintf(raw_back, sizeof raw_back, "0=%s", P("counts_out.bin"));
+    snprintf(bad_size, sizeof bad_size, "0=%s:4x3:r32ui", P("counts.bin"));
+    snprintf(png_for_int, sizeof png_for_int, "0=%s", P("in.png"));
+    snprintf(png_of_int, sizeof png_of_int, "0=%s", P("counts.png"));
+    KILN(&r, NULL, "run", P("img_count.comp"), "--image", raw_in, "--out-image", raw_back, "--frames", "2");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint32_t *c2 = READ_OUT("counts_out.bin", sizeof counts);
+    for (uint32_t i = 0; c2 && i < 8; i++)
+        CHECK_EQ(c2[i], (counts[i] * 3u + 1u) * 3u + 1u);   /* frame 2 saw frame 1's values */
+    free(c2);
+    KILN(&r, NULL, "run", P("img_count.comp"), "--image", bad_size);
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "holds 32 bytes; 4x3x1 r32ui texels are 48");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("img_count.comp"), "--image", png_for_int);
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "a PNG converts to normalized and float formats");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("img_count.comp"), "--image", raw_in, "--out-image", png_of_int);
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "a PNG holds normalized and float formats");
+    run_free(&r);
+
+    /* A zeroed 3D image. */
+    char vol_out[600];
+    snprintf(vol_out, sizeof vol_out, "0=%s", P("vol.bin"));
+    KILN(&r, NULL, "run", P("img_volume.comp"), "--image", "0=size:4x4x2", "--out-image", vol_out);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    float *vol = READ_OUT("vol.bin", 4 * 4 * 2 * 4);
+    for (int i = 0; vol && i < 32; i++)
+        CHECK(vol[i] == (float)(i % 4 + 10 * (i / 4 % 4) + 100 * (i / 16)));
+    free(vol);
+
+    /* Errors, by name. */
+    KILN(&r, NULL, "run", P("img_invert.comp"), "--image", in_png, "--image", "1=size:3x2", "--sampler", "0=linear");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "a storage image is read with imageLoad");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("img_invert.comp"), "--image", "0=size:0x2");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "expected size:WxH[xD][:FORMAT]");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("img_sample.comp"), "--image", in_png, "--sampler", "0=bilinear");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "filter 'bilinear' is neither linear nor nearest");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("img_invert.comp"), "--image", in_png, "--out-image", png_out);
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "binding 1 has no --image");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("img_invert.comp"), "--image", in_png, "--buffer", "0=size:24");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "a binding takes one or the other");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("img_invert.comp"), "--image", in_png, "--out", "0=x.bin");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "write it with --out-image");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("img_invert.comp"), "--image", "0=size:3x2:r32f", "--image", "1=size:3x2");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "is declared rgba8");
+    run_free(&r);
+}
+
 /* size:BYTES with a fill and BYTES not a multiple of 4: the word's byte
  * pattern repeats and stops short; --out writes every byte. */
 static const char tail_src[] =
@@ -2107,6 +2299,7 @@ int main(int argc, char **argv)
     RUN_IF(run_uniform_buffer);
     RUN_IF(run_fill_odd_size);
     RUN_IF(run_png_images);
+    RUN_IF(run_images);
     RUN_IF(run_compile_error_names_line);
     RUN_IF(run_bad_arguments);
     RUN_IF(run_binding_errors);

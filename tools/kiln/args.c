@@ -20,6 +20,71 @@
 
 #include "cli.h"
 
+/* Reads the decimal number at *p (digits only), moving *p past it. */
+static bool read_num(const char **p, uint32_t *out)
+{
+    uint64_t x = 0;
+    const char *s = *p;
+    if (*s < '0' || *s > '9')
+        return false;
+    for (; *s >= '0' && *s <= '9'; s++)
+        if ((x = x * 10 + (uint64_t)(*s - '0')) > UINT32_MAX)
+            return false;
+    *p = s;
+    *out = (uint32_t)x;
+    return true;
+}
+
+/* Splits "[S.]B[[E]]=REST" into a site (set 0, element 0 unless given) and
+ * REST (borrowed). */
+bool cli_site_split(const char *v, struct cli_site *at, const char **rest)
+{
+    const char *p = v;
+    *at = (struct cli_site){0};
+    if (!read_num(&p, &at->binding))
+        return false;
+    if (*p == '.') {
+        p++;
+        at->set = at->binding;
+        if (!read_num(&p, &at->binding))
+            return false;
+    }
+    if (*p == '[') {
+        p++;
+        if (!read_num(&p, &at->element) || *p++ != ']')
+            return false;
+    }
+    if (*p != '=')
+        return false;
+    *rest = p + 1;
+    return true;
+}
+
+/* A site as the flags write it: "2", "1.2", "1.2[3]". */
+const char *cli_site_text(struct cli_site at, char buf[48])
+{
+    int n = at.set ? snprintf(buf, 48, "%" PRIu32 ".%" PRIu32, at.set, at.binding)
+                   : snprintf(buf, 48, "%" PRIu32, at.binding);
+    if (at.element && n > 0 && n < 48)
+        snprintf(buf + n, 48 - (size_t)n, "[%" PRIu32 "]", at.element);
+    return buf;
+}
+
+/* The format a GLSL format qualifier names ("r32f"), 0 for none. */
+kiln_format cli_format_named(const char *name)
+{
+    for (kiln_format f = 1; f < KILN_FORMAT_COUNT; f++)
+        if (!strcmp(name, kiln_format_name(f)))
+            return f;
+    return KILN_FORMAT_UNDEFINED;
+}
+
+bool cli_site_same(struct cli_site a, struct cli_site b)
+{
+    return a.set == b.set && a.binding == b.binding && a.element == b.element;
+}
+
+
 int cli_fail(const char *what, kiln_result r)
 {
     fprintf(stderr, "kiln: %s: %s: %s\n", what, kiln_result_name(r), kiln_last_error());

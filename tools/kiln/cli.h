@@ -52,6 +52,19 @@ void cli_spec_value_text(const kiln_spec_constant_info *c, uint64_t bits, char *
  * V; set it with --spec N=WORD". */
 void cli_spec_notes(FILE *f, const char *shader, const kiln_program_interface *it);
 
+/* Where a flag binds: `[S.]B[[E]]`: descriptor set S (0 when not
+ * given), binding B, element E of an array binding (0 when not given). */
+struct cli_site {
+    uint32_t set, binding, element;
+};
+/* Splits "[S.]B[[E]]=REST" into a site and REST (borrowed). */
+bool cli_site_split(const char *v, struct cli_site *at, const char **rest);
+/* A site as the flags write it: "2", "1.2", "1.2[3]". */
+const char *cli_site_text(struct cli_site at, char buf[48]);
+bool cli_site_same(struct cli_site a, struct cli_site b);
+/* The format a GLSL format qualifier names ("r32f"), 0 for none. */
+kiln_format cli_format_named(const char *name);
+
 /* Prints "kiln: <msg>" and the call's error to stderr; returns 1. */
 int cli_fail(const char *what, kiln_result r);
 /* qsort's comparison of doubles, ascending. */
@@ -104,6 +117,57 @@ bool cli_out_commit(struct cli_out *o);
 void cli_out_abort(struct cli_out *o);
 /* A whole file in one call; false with why[] filled. */
 bool cli_write_file(const char *path, const void *data, size_t len, char *why, size_t why_len);
+
+/* kiln run's images and samplers (image_args.c): --image B=..., the
+ * image made for it; --out-image B=FILE; --sampler B=FILTER[,ADDRESS]. */
+struct cli_image_arg {
+    struct cli_site at;
+    char site[48];           /* `at` as the flags write it */
+    const char *arg;         /* the argument's value as given; borrowed from argv */
+    char *path;              /* a PNG or raw file (owned); NULL for size: */
+    struct cli_in in;        /* path opened and checked, read once the device's bound is known */
+    bool raw;                /* FILE:WxH[xD]:FORMAT */
+    bool three;              /* a D was given: a 3D image */
+    uint32_t width, height, depth;
+    kiln_format format;      /* given, or (once the shader is known) its own, else rgba8 */
+    const char *out;         /* --out-image FILE; borrowed from argv */
+    bool out_png;            /* FILE ends in .png */
+    kiln_image image;
+};
+struct cli_image_out {
+    struct cli_site at;
+    const char *file, *arg;
+};
+struct cli_sampler_arg {
+    struct cli_site at;
+    char site[48];
+    const char *arg;
+    kiln_sampler_desc desc;
+};
+struct cli_images {
+    struct cli_image_arg images[KILN_MAX_DESCRIPTORS];
+    uint32_t count;
+    struct cli_image_out outs[KILN_MAX_DESCRIPTORS];
+    uint32_t out_count;
+    struct cli_sampler_arg samplers[KILN_MAX_DESCRIPTORS];
+    uint32_t sampler_count;
+};
+/* Each takes one argument's value; false with why naming it. */
+bool cli_image_add(struct cli_images *s, const char *v, char *why, size_t cap);
+bool cli_image_out_add(struct cli_images *s, const char *v, char *why, size_t cap);
+bool cli_sampler_add(struct cli_images *s, const char *v, char *why, size_t cap);
+/* Once every argument is in: each --out-image names an --image. */
+bool cli_images_check(struct cli_images *s, char *why, size_t cap);
+/* Makes and fills every image, their formats decided by the interface:
+ * 0; 2 with why naming a bad argument; 1 after printing kiln's error. */
+int cli_images_make(kiln_context ctx, struct cli_images *s, const kiln_program_interface *it, const kiln_caps *caps,
+                    char *why, size_t cap);
+/* Appends the images' and samplers' bindings to out[count..cap);
+ * returns the new count. */
+uint32_t cli_images_bind(const struct cli_images *s, kiln_binding *out, uint32_t count, uint32_t cap);
+/* Writes every --out-image: 0, or 1 after printing why. */
+int cli_images_write(kiln_context ctx, const struct cli_images *s);
+void cli_images_finish(struct cli_images *s);
 
 /* Specialization events as the tools print them (spec_print.c). */
 struct cli_spec {

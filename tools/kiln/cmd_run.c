@@ -70,15 +70,9 @@
 #define STREAM_MAX (256ull << 20)          /* bytes read at most from an input that is not a regular file */
 #define MAX_FRAMES 10000000ull             /* --frames at most: 80 MB of frame times */
 
-/* Where a flag binds: `[S.]B[[E]]`: descriptor set S (0 when not
- * given), binding B, element E of an array binding (0 when not given). */
-struct site {
-    uint32_t set, binding, element;
-};
-
 /* One --buffer argument, and the buffer made for it. */
 struct buf_arg {
-    struct site at;
+    struct cli_site at;
     char site[48];         /* `at` as the flags write it, for messages */
     kiln_format format;    /* --texel-format for this binding; 0: the shader's */
     const char *arg;       /* the argument's value as given, for messages; borrowed from argv */
@@ -113,6 +107,7 @@ struct run_args {
     struct cli_spec_args spec;   /* --spec ID=VALUE, read once the shader's constants are known */
     struct buf_arg bufs[KILN_MAX_DESCRIPTORS];
     uint32_t buf_count;
+    struct cli_images images;   /* --image, --out-image, --sampler */
     uint64_t frames;
     double timeout_s;      /* --timeout: 0 = none */
     bool quiet;
@@ -147,6 +142,17 @@ static void usage(FILE *f)
             "                        it is replaced only once the new content is complete)\n"
             "  --out B=png:FILE      the same, as a PNG image of the size of binding B's png:\n"
             "                        input, or of the png: input with as many bytes\n"
+            "  --image B=FILE.png    the pixels of a PNG as the image at binding B (rgba8; or the\n"
+            "                        format the shader declares there, converted: see IMAGES)\n"
+            "  --image B=size:WxH[xD][:FORMAT]\n"
+            "                        a new image, zeroed (xD: a 3D image of D slices)\n"
+            "  --image B=FILE:WxH[xD]:FORMAT\n"
+            "                        an image of FILE's raw texels (exactly that many bytes)\n"
+            "  --out-image B=FILE    after the run, write the image at binding B to FILE: a PNG\n"
+            "                        when FILE ends in .png, else its raw texels\n"
+            "  --sampler B=linear|nearest[,clamp|repeat|mirror|border]\n"
+            "                        the sampler at binding B (a sampler2D's, or a separate\n"
+            "                        sampler's); default linear, clamp\n"
             "  --texel-format B=FORMAT\n"
             "                        the texel format of the texel buffer at binding B\n"
             "                        (imageBuffer, textureBuffer, samplerBuffer): r32f, r32ui,\n"
@@ -173,6 +179,13 @@ static void usage(FILE *f)
             "one --buffer per element, B[E] or S.B[E] (0.2[3]: element 3 of binding 2;\n"
             "B alone is element 0). Several blocks the shader declares on one binding\n"
             "see the one buffer given there.\n"
+            "\n"
+            "IMAGES: an image's format is FORMAT where given, else the one the shader\n"
+            "declares at its binding (a storage image's format qualifier), else rgba8. A\n"
+            "PNG converts to and from rgba8, r8 and the float formats (rgba16f, rg16f,\n"
+            "r16f, rgba32f, rg32f, r32f): bytes as value/255 in, floats clamped to [0,1]\n"
+            "on the way out, one channel as grey. Integer and snorm formats take raw\n"
+            "texels (FILE:WxH:FORMAT, --out-image to a file not ending in .png).\n"
             "\n"
             "SPECIALIZATION CONSTANTS: --spec reads VALUE as the constant's type: an int\n"
             "or uint (16- and 8-bit ones too) in decimal (-5) or 0x hex for its bits; a\n"
@@ -210,70 +223,6 @@ static bool is_ident(const char *s, size_t n)
     return true;
 }
 
-/* Reads the decimal number at *p (digits only), moving *p past it. */
-static bool read_num(const char **p, uint32_t *out)
-{
-    uint64_t x = 0;
-    const char *s = *p;
-    if (*s < '0' || *s > '9')
-        return false;
-    for (; *s >= '0' && *s <= '9'; s++)
-        if ((x = x * 10 + (uint64_t)(*s - '0')) > UINT32_MAX)
-            return false;
-    *p = s;
-    *out = (uint32_t)x;
-    return true;
-}
-
-/* Splits "[S.]B[[E]]=REST" into a site (set 0, element 0 unless given) and
- * REST (borrowed). */
-static bool split_site(const char *v, struct site *at, const char **rest)
-{
-    const char *p = v;
-    *at = (struct site){0};
-    if (!read_num(&p, &at->binding))
-        return false;
-    if (*p == '.') {
-        p++;
-        at->set = at->binding;
-        if (!read_num(&p, &at->binding))
-            return false;
-    }
-    if (*p == '[') {
-        p++;
-        if (!read_num(&p, &at->element) || *p++ != ']')
-            return false;
-    }
-    if (*p != '=')
-        return false;
-    *rest = p + 1;
-    return true;
-}
-
-/* A site as the flags write it: "2", "1.2", "1.2[3]". */
-static const char *site_text(struct site at, char buf[48])
-{
-    int n = at.set ? snprintf(buf, 48, "%" PRIu32 ".%" PRIu32, at.set, at.binding)
-                   : snprintf(buf, 48, "%" PRIu32, at.binding);
-    if (at.element && n > 0 && n < 48)
-        snprintf(buf + n, 48 - (size_t)n, "[%" PRIu32 "]", at.element);
-    return buf;
-}
-
-/* The format a GLSL format qualifier names ("r32f"), 0 for none. */
-static kiln_format format_named(const char *name)
-{
-    for (kiln_format f = 1; f < KILN_FORMAT_COUNT; f++)
-        if (!strcmp(name, kiln_format_name(f)))
-            return f;
-    return KILN_FORMAT_UNDEFINED;
-}
-
-static bool same_site(struct site a, struct site b)
-{
-    return a.set == b.set && a.binding == b.binding && a.element == b.element;
-}
-
 /* Splits "B=REST" into a binding number and REST (borrowed). */
 static bool split_binding(const char *v, uint32_t *binding, const char **rest)
 {
@@ -294,10 +243,10 @@ static bool split_binding(const char *v, uint32_t *binding, const char **rest)
     return true;
 }
 
-static struct buf_arg *find_buf(struct run_args *a, struct site at)
+static struct buf_arg *find_buf(struct run_args *a, struct cli_site at)
 {
     for (uint32_t i = 0; i < a->buf_count; i++)
-        if (same_site(a->bufs[i].at, at))
+        if (cli_site_same(a->bufs[i].at, at))
             return &a->bufs[i];
     return NULL;
 }
@@ -445,18 +394,18 @@ static int parse_define(struct run_args *a, const char *v)
 
 static int parse_buffer(struct run_args *a, const char *v)
 {
-    struct site at;
+    struct cli_site at;
     const char *rest;
     char where[48];
-    if (!split_site(v, &at, &rest) || !*rest)
+    if (!cli_site_split(v, &at, &rest) || !*rest)
         return bad("--buffer %s: expected B=FILE, B=png:FILE or B=size:BYTES[:fill:WORD], where B is a binding "
                    "(S.B in set S, B[E] for element E of an array)", v);
     if (find_buf(a, at))
-        return bad("--buffer %s: binding %s is given twice", v, site_text(at, where));
+        return bad("--buffer %s: binding %s is given twice", v, cli_site_text(at, where));
     if (a->buf_count == KILN_MAX_DESCRIPTORS)
         return bad("--buffer %s: at most %d buffers", v, KILN_MAX_DESCRIPTORS);
     struct buf_arg b = {.at = at, .arg = v, .in = {.fd = -1}};
-    site_text(at, b.site);
+    cli_site_text(at, b.site);
     if (!strncmp(rest, "size:", 5)) {
         const char *num = rest + 5;
         const char *fill = strstr(num, ":fill:");
@@ -493,7 +442,7 @@ static int parse_buffer(struct run_args *a, const char *v)
 /* Records an --out or a --texel-format; checked against the buffers once
  * every argument is in. */
 struct out_arg {
-    struct site at;
+    struct cli_site at;
     const char *file, *arg;
 };
 
@@ -530,7 +479,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         /* Options with a value: --name VALUE or --name=VALUE. */
         static const char *const with_value[] = {"--entry", "--define", "--groups", "--param", "--push", "--push-file",
                                                  "--buffer", "--out", "--texel-format", "--frames", "--timeout",
-                                                 "--spec"};
+                                                 "--spec", "--image", "--out-image", "--sampler"};
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         const char *name = NULL;
@@ -573,25 +522,32 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             a->push_file = v;
         } else if (!strcmp(name, "--buffer")) {
             r = parse_buffer(a, v);
+        } else if (!strcmp(name, "--image") || !strcmp(name, "--out-image") || !strcmp(name, "--sampler")) {
+            char why[400];
+            bool ok = !strcmp(name, "--image")       ? cli_image_add(&a->images, v, why, sizeof why)
+                      : !strcmp(name, "--out-image") ? cli_image_out_add(&a->images, v, why, sizeof why)
+                                                     : cli_sampler_add(&a->images, v, why, sizeof why);
+            if (!ok)
+                return bad("%s", why);
         } else if (!strcmp(name, "--out")) {
             struct out_arg o = {.arg = v};
             char where[48];
-            if (!split_site(v, &o.at, &o.file) || !*o.file)
+            if (!cli_site_split(v, &o.at, &o.file) || !*o.file)
                 return bad("--out %s: expected B=FILE, where B is a binding (S.B in set S, B[E] for element E of an "
                            "array)", v);
             for (uint32_t k = 0; k < out_count; k++)
-                if (same_site(outs[k].at, o.at))
-                    return bad("--out %s: binding %s is written out twice", v, site_text(o.at, where));
+                if (cli_site_same(outs[k].at, o.at))
+                    return bad("--out %s: binding %s is written out twice", v, cli_site_text(o.at, where));
             if (out_count == KILN_MAX_DESCRIPTORS)
                 return bad("--out %s: at most %d outputs", v, KILN_MAX_DESCRIPTORS);
             outs[out_count++] = o;
         } else if (!strcmp(name, "--texel-format")) {
             struct out_arg o = {.arg = v};
             char where[48];
-            if (!split_site(v, &o.at, &o.file) || !*o.file)
+            if (!cli_site_split(v, &o.at, &o.file) || !*o.file)
                 return bad("--texel-format %s: expected B=FORMAT, where B is a binding (S.B in set S, B[E] for "
                            "element E of an array)", v);
-            if (!format_named(o.file)) {
+            if (!cli_format_named(o.file)) {
                 char names[400] = "";
                 size_t len = 0;
                 for (kiln_format f = 1; f < KILN_FORMAT_COUNT && len < sizeof names; f++)
@@ -600,8 +556,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                 return bad("--texel-format %s: '%s' is not a format kiln knows (%s)", v, o.file, names);
             }
             for (uint32_t k = 0; k < format_count; k++)
-                if (same_site(formats[k].at, o.at))
-                    return bad("--texel-format %s: binding %s is given a format twice", v, site_text(o.at, where));
+                if (cli_site_same(formats[k].at, o.at))
+                    return bad("--texel-format %s: binding %s is given a format twice", v, cli_site_text(o.at, where));
             if (format_count == KILN_MAX_DESCRIPTORS)
                 return bad("--texel-format %s: at most %d formats", v, KILN_MAX_DESCRIPTORS);
             formats[format_count++] = o;
@@ -623,19 +579,32 @@ static int parse_args(int argc, char **argv, struct run_args *a)
     }
     if (!a->shader)
         return bad("no SHADER.comp given");
+    char img_why[400];
+    if (!cli_images_check(&a->images, img_why, sizeof img_why))
+        return bad("%s", img_why);
+    for (uint32_t i = 0; i < a->images.count; i++)
+        if (find_buf(a, a->images.images[i].at))
+            return bad("--image %s: binding %s is given a --buffer too; a binding takes one or the other",
+                       a->images.images[i].arg, a->images.images[i].site);
     for (uint32_t k = 0; k < format_count; k++) {
         char where[48];
         struct buf_arg *b = find_buf(a, formats[k].at);
-        site_text(formats[k].at, where);
+        cli_site_text(formats[k].at, where);
         if (!b)
             return bad("--texel-format %s: binding %s has no --buffer; give it with --buffer %s=FILE or --buffer "
                        "%s=size:BYTES", formats[k].arg, where, where, where);
-        b->format = format_named(formats[k].file);
+        b->format = cli_format_named(formats[k].file);
     }
     for (uint32_t k = 0; k < out_count; k++) {
         char where[48];
         struct buf_arg *b = find_buf(a, outs[k].at);
-        site_text(outs[k].at, where);
+        cli_site_text(outs[k].at, where);
+        bool image = false;
+        for (uint32_t i = 0; i < a->images.count; i++)
+            image |= cli_site_same(a->images.images[i].at, outs[k].at);
+        if (!b && image)
+            return bad("--out %s: binding %s is an --image; write it with --out-image %s=FILE", outs[k].arg, where,
+                       where);
         if (!b)
             return bad("--out %s: binding %s has no --buffer; give it with --buffer %s=FILE or --buffer %s=size:BYTES",
                        outs[k].arg, where, where, where);
@@ -662,6 +631,7 @@ static void run_args_finish(struct run_args *a)
         cli_in_close(&a->bufs[i].in);
         free(a->bufs[i].data);
     }
+    cli_images_finish(&a->images);
 }
 
 static double now_ms(void)
@@ -866,14 +836,24 @@ static void print_bindings(const struct run_args *a, const kiln_program_interfac
     for (uint32_t i = 0; i < iface->binding_count; i++) {
         const kiln_binding_info *bi = &iface->bindings[i];
         char where[48];
-        const char *kind = bi->kind == KILN_BINDING_UNIFORM_BUFFER         ? "uniform"
-                           : bi->kind == KILN_BINDING_STORAGE_TEXEL_BUFFER ? "storage texel buffer"
-                           : bi->kind == KILN_BINDING_UNIFORM_TEXEL_BUFFER ? "uniform texel buffer"
-                                                                           : "storage";
+        static const char *const kinds[] = {
+            [KILN_BINDING_STORAGE_BUFFER] = "storage",
+            [KILN_BINDING_UNIFORM_BUFFER] = "uniform",
+            [KILN_BINDING_STORAGE_TEXEL_BUFFER] = "storage texel buffer",
+            [KILN_BINDING_UNIFORM_TEXEL_BUFFER] = "uniform texel buffer",
+            [KILN_BINDING_STORAGE_IMAGE] = "storage image",
+            [KILN_BINDING_SAMPLED_IMAGE] = "sampled image",
+            [KILN_BINDING_SAMPLER] = "sampler",
+            [KILN_BINDING_COMBINED_IMAGE_SAMPLER] = "combined image sampler",
+        };
+        const char *kind = (size_t)bi->kind < sizeof kinds / sizeof kinds[0] && kinds[bi->kind] ? kinds[bi->kind]
+                                                                                                : "binding";
         fprintf(stderr, "%s binding %s '%s' (%s", i ? ";" : "",
-                site_text((struct site){bi->set, bi->binding, 0}, where), bi->name, kind);
+                cli_site_text((struct cli_site){bi->set, bi->binding, 0}, where), bi->name, kind);
         if (bi->format)
             fprintf(stderr, " %s", kiln_format_name(bi->format));
+        if (bi->image_dims)
+            fprintf(stderr, " %" PRIu32 "D", bi->image_dims);
         fprintf(stderr, " %s", access_name(bi->access));
         if (bi->count > 1)
             fprintf(stderr, ", an array of %" PRIu32 ": [0] to [%" PRIu32 "]", bi->count, bi->count - 1);
@@ -886,6 +866,15 @@ static void print_bindings(const struct run_args *a, const kiln_program_interfac
         fprintf(stderr, " none");
     for (uint32_t i = 0; i < a->buf_count; i++)
         fprintf(stderr, "%s %s (%" PRIu64 " bytes)", i ? "," : "", a->bufs[i].site, a->bufs[i].size);
+    for (uint32_t i = 0; i < a->images.count; i++) {
+        const struct cli_image_arg *im = &a->images.images[i];
+        fprintf(stderr, "%s %s (%" PRIu32 "x%" PRIu32, i ? ";" : "; by --image:", im->site, im->width, im->height);
+        if (im->three)
+            fprintf(stderr, "x%" PRIu32, im->depth);
+        fprintf(stderr, " %s)", kiln_format_name(im->format) ? kiln_format_name(im->format) : "");
+    }
+    for (uint32_t i = 0; i < a->images.sampler_count; i++)
+        fprintf(stderr, "%s %s", i ? "," : "; by --sampler:", a->images.samplers[i].site);
     fprintf(stderr, "\n");
 }
 
@@ -1047,6 +1036,14 @@ static int run(struct run_args *a)
                                      .buffer = b->buf, .format = b->format};
     }
 
+    char img_why[400];
+    int img_rc = cli_images_make(ctx, &a->images, &iface, &caps, img_why, sizeof img_why);
+    if (img_rc) {
+        rc = img_rc == 2 ? bad("%s", img_why) : 1;
+        goto done;
+    }
+    uint32_t binding_count = cli_images_bind(&a->images, bindings, a->buf_count, KILN_MAX_DESCRIPTORS);
+
     kiln_scheme scheme;
     if ((r = kiln_scheme_create(ctx, &(kiln_scheme_desc){.label = a->shader}, &scheme)) < 0) {
         cli_fail("creating the scheme", r);
@@ -1055,7 +1052,7 @@ static int run(struct run_args *a)
     kiln_node_desc nd = {
         .program = prog,
         .bindings = bindings,
-        .binding_count = a->buf_count,
+        .binding_count = binding_count,
         .groups = {a->groups[0], a->groups[1], a->groups[2]},
         .label = "run",
     };
@@ -1108,6 +1105,8 @@ static int run(struct run_args *a)
     for (uint32_t i = 0; i < a->buf_count && !rc; i++)
         if (a->bufs[i].out)
             rc = write_out(ctx, &a->bufs[i], chunk);
+    if (!rc)
+        rc = cli_images_write(ctx, &a->images);
 
     kiln_context_stats st;
     if (kiln_context_stats_get(ctx, &st) == KILN_OK && st.validation_errors) {
