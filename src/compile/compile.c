@@ -614,7 +614,8 @@ static void derive_set(struct csvc *s, struct cjob *base, void *ud)
         if (!j->out.spirv || !j->out.log) {
             j->state = CJOB_FAILED;
             fail_oom(j, "out of host memory taking its front end's SPIR-V");
-        } else if (prog_spec_apply(&j->out.iface, j->src.constants, j->src.constant_count) < 0) {
+        } else if (prog_spec_apply(&j->out.iface, j->src.constants, j->src.constant_count) < 0 ||
+                   prog_spec_min_sizes(base->out.spirv, base->out.words, &j->out.iface) < 0) {
             j->state = CJOB_FAILED;
             j->fail_code = KILN_ERR_INVALID;
             snprintf(j->fail_msg, sizeof j->fail_msg, "%s: error: %s\n", j->name, kiln_last_error());

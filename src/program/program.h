@@ -215,6 +215,12 @@ bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_i
  * constant's type cannot hold (see kiln.h), a 64-bit constant, or 0 for a
  * workgroup size; iface is then unchanged. */
 KILN_NODISCARD kiln_result prog_spec_apply(kiln_program_interface *iface, const kiln_spec_constant *set, uint32_t n);
+/* Gives iface's buffer bindings the fixed sizes their blocks have with
+ * the constants iface sets (an array member sized by a constant, such as
+ * `uint counts[LEVELS + 1]`, is as long as the value set makes it, not
+ * its default): reflects a copy of the module whose OpSpecConstant
+ * defaults are the values set. Nothing set: nothing to do. */
+KILN_NODISCARD kiln_result prog_spec_min_sizes(const uint32_t *spirv, size_t words, kiln_program_interface *iface);
 /* Writes a constant's value (bits as kiln_spec_constant_info holds them)
  * as its type reads: "true", "-5", "0.5", "0x3c00 (float16 bits)". */
 void prog_spec_value_text(kiln_scalar_type type, uint64_t bits, char *buf, size_t cap);

@@ -338,3 +338,56 @@ kiln_result prog_spec_apply(kiln_program_interface *iface, const kiln_spec_const
         }
     return KILN_OK;
 }
+
+kiln_result prog_spec_min_sizes(const uint32_t *spirv, size_t words, kiln_program_interface *iface)
+{
+    bool any = false;
+    for (uint32_t k = 0; k < iface->constant_count; k++)
+        any |= iface->constants[k].set && !iface->constants[k].workgroup_axis;
+    if (!any || words < 5)
+        return KILN_OK;
+    uint32_t bound = spirv[3];
+    uint32_t *copy = mem_alloc(words * sizeof *copy);
+    uint32_t *spec_of = mem_calloc((size_t)bound + 1, sizeof *spec_of);   /* SpecId + 1 by result id */
+    if (!copy || !spec_of) {
+        free(copy);
+        free(spec_of);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory sizing blocks with specialization constants");
+    }
+    memcpy(copy, spirv, words * sizeof *copy);
+    /* Decorations come before the constants they decorate (the module's
+     * layout), so one pass sees each SpecId first. */
+    for (size_t at = 5; at < words;) {
+        uint32_t n = copy[at] >> 16, op = copy[at] & 0xffff;
+        if (n == 0 || n > words - at)
+            break;   /* malformed: what was read stays (the module was validated before) */
+        uint32_t *a = copy + at + 1;
+        if (op == SpvOpDecorate && n >= 4 && a[1] == SpvDecorationSpecId && a[0] < bound)
+            spec_of[a[0]] = a[2] + 1;
+        bool spec = op == SpvOpSpecConstant || op == SpvOpSpecConstantTrue || op == SpvOpSpecConstantFalse;
+        uint32_t id = n >= 3 ? a[1] : bound;   /* result type, then result id */
+        if (spec && id < bound && spec_of[id])
+            for (uint32_t k = 0; k < iface->constant_count; k++) {
+                const kiln_spec_constant_info *c = &iface->constants[k];
+                if (!c->set || c->workgroup_axis || c->id != spec_of[id] - 1)
+                    continue;
+                if (op == SpvOpSpecConstant && n == 4)   /* one word: 8, 16 and 32-bit types */
+                    a[2] = (uint32_t)c->value;
+                else if (op != SpvOpSpecConstant)
+                    copy[at] = (n << 16) | (c->value ? SpvOpSpecConstantTrue : SpvOpSpecConstantFalse);
+            }
+        at += n;
+    }
+    free(spec_of);
+    kiln_program_interface sized;
+    kiln_result r = prog_reflect(copy, words, iface->own_push_block != 0, &sized);
+    free(copy);
+    if (r < 0)
+        return r;
+    for (uint32_t i = 0; i < iface->binding_count; i++)
+        for (uint32_t k = 0; k < sized.binding_count; k++)
+            if (sized.bindings[k].set == iface->bindings[i].set &&
+                sized.bindings[k].binding == iface->bindings[i].binding)
+                iface->bindings[i].min_size = sized.bindings[k].min_size;
+    return KILN_OK;
+}

@@ -938,6 +938,16 @@ TEST(run_own_push_block)
     CHECK_STATUS(r, 2);
     CHECK_HAS(r, err, "declares no push_constant block of its own; kiln's param words are set with --param");
     run_free(&r);
+    /* A block given no values runs with zeros, and says so (not with -q). */
+    KILN(&r, NULL, "run", P("own.comp"), "--buffer", "0=size:32");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "note: ");
+    CHECK_HAS(r, err, "its push_constant block (40 bytes) is given no values, so it runs with zeros");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("own.comp"), "-q", "--buffer", "0=size:32");
+    CHECK_STATUS(r, 0);
+    CHECK(!strstr(r.err, "is given no values"));
+    run_free(&r);
 }
 
 /* --entry, --define K=V and bare --define K (= 1), and #include of files

@@ -746,6 +746,75 @@ TEST(the_predictors_variants_keep_the_constants)
     predictor_keeps(k_scale_own, "scale_own.comp");
 }
 
+/* A block whose array a constant sizes (`uint counts[LEVELS + 1]`) needs
+ * the bytes the value set makes it: a buffer that size is taken, one too
+ * small for it refused, whatever the default says. */
+static const char *k_levels = "#version 450\n"
+                              "layout(local_size_x = 64) in;\n"
+                              "layout(constant_id = 0) const uint LEVELS = 4;\n"
+                              "layout(std430, binding = 0) buffer Stats { uint total; uint counts[LEVELS + 1]; };\n"
+                              "void main() {\n"
+                              "    atomicAdd(counts[gl_GlobalInvocationID.x % (LEVELS + 1u)], 1u);\n"
+                              "    atomicAdd(total, 1u);\n"
+                              "}\n";
+
+TEST(a_block_sized_by_a_constant_needs_the_bytes_its_value_makes)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    kiln_program dflt, two, seven;
+    REQUIRE_OK(make(ctx, k_levels, "levels.comp", NULL, 0, &dflt));
+    REQUIRE_OK(make(ctx, k_levels, "levels.comp", (kiln_spec_constant[]){{0, 2}}, 1, &two));
+    REQUIRE_OK(make(ctx, k_levels, "levels.comp", (kiln_spec_constant[]){{0, 7}}, 1, &seven));
+    kiln_program_interface it;
+    REQUIRE_OK(kiln_program_interface_get(ctx, dflt, &it));
+    CHECK_EQ(it.bindings[0].min_size, 4 + 5 * 4);
+    REQUIRE_OK(kiln_program_interface_get(ctx, two, &it));
+    CHECK_EQ(it.bindings[0].min_size, 4 + 3 * 4);
+    REQUIRE_OK(kiln_program_interface_get(ctx, seven, &it));
+    CHECK_EQ(it.bindings[0].min_size, 4 + 8 * 4);
+    kiln_buffer small, big;
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 16}, &small));
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = 36}, &big));
+    CHECK_OK(run_node(ctx, two, &small, 1, 4));           /* 16 bytes are what 2 levels need */
+    uint32_t got[9];
+    REQUIRE_OK(kiln_buffer_readback(ctx, small, 0, got, 16));
+    CHECK(got[0] == 256 && got[1] == 86 && got[2] == 85 && got[3] == 85);
+    kiln_scheme s;
+    kiln_node n;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    CHECK_RESULT(kiln_scheme_add_node(ctx, s,
+                                      &(kiln_node_desc){.program = seven, .bindings = &(kiln_binding){.buffer = small},
+                                                        .binding_count = 1, .groups = {4}},
+                                      &n),
+                 KILN_ERR_LAYOUT);   /* 7 levels need 36 */
+    CHECK_MSG("needs at least 36 bytes, 16 are bound");
+    CHECK_OK(run_node(ctx, seven, &big, 1, 4));
+    REQUIRE_OK(kiln_buffer_readback(ctx, big, 0, got, 36));
+    CHECK_EQ(got[0], 256);
+    for (int k = 0; k < 8; k++)
+        CHECK_EQ(got[1 + k], 32);
+    test_context_done(ctx);
+}
+
+TEST(a_shader_using_buffer_addresses_is_refused_by_name)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    static const char src[] = "#version 450\n"
+                              "#extension GL_EXT_buffer_reference : require\n"
+                              "layout(local_size_x = 1) in;\n"
+                              "layout(buffer_reference, std430) buffer Verts { float v[]; };\n"
+                              "layout(push_constant) uniform P { Verts verts; };\n"
+                              "void main() { verts.v[0] = 1.0; }\n";
+    kiln_program p;
+    CHECK_RESULT(make(ctx, src, "bda.comp", NULL, 0, &p), KILN_ERR_COMPILE);
+    char log[1024] = "";
+    CHECK_OK(kiln_program_log(ctx, p, log, sizeof log, NULL));
+    CHECK(strstr(log, "buffer device addresses (GL_EXT_buffer_reference"));
+    test_context_done(ctx);
+}
+
 int main(void)
 {
     setenv("KILN_LOG", "info", 1);   /* read once, at the first log line */
@@ -758,5 +827,7 @@ int main(void)
     RUN(constants_left_at_their_defaults_are_said_once);
     RUN(an_archive_keeps_a_pipeline_per_set_of_constants);
     RUN(the_predictors_variants_keep_the_constants);
+    RUN(a_block_sized_by_a_constant_needs_the_bytes_its_value_makes);
+    RUN(a_shader_using_buffer_addresses_is_refused_by_name);
     return TEST_SUMMARY();
 }

@@ -341,6 +341,9 @@ static int node_words(const struct run_args *a, const kiln_program_interface *if
                    "set the block's words with --push N=WORD or --push-file FILE",
                    a->shader, iface->push_constant_size);
     memset(out, 0, words * sizeof *out);
+    if (!a->push_file && !a->push_first && !a->quiet)   /* zeros are seldom what a shader's author meant */
+        fprintf(stderr, "note: %s: its push_constant block (%u bytes) is given no values, so it runs with zeros; "
+                "set them with --push N=WORD or --push-file FILE\n", a->shader, iface->push_constant_size);
     if (a->push_file) {
         char why[512];
         size_t len;
