@@ -85,13 +85,16 @@ int fuzz_write_seeds(const char *dir)
     arc_writer_add(&w, ARC_BACK, "back-key", 8, "pipeline-cache-blob", 19);
     arc_writer_add(&w, ARC_NOTE, "note", 4, "", 0);
     arc_writer_add(&w, ARC_FRONT, "", 0, "empty key", 9);
-    kiln_program_interface iface = {.binding_count = 2, .workgroup_size = {64, 1, 1}, .spirv_words = 5,
+    kiln_program_interface iface = {.binding_count = 3, .workgroup_size = {64, 1, 1}, .spirv_words = 5,
                                     .params_read = 1, .lens_read = 2, .groups_read = 1};
     iface.bindings[0] = (kiln_binding_info){.binding = 0, .kind = KILN_BINDING_STORAGE_BUFFER,
                                             .access = KILN_ACCESS_READ, .min_size = 4, .name = "In", .count = 1};
     iface.bindings[1] = (kiln_binding_info){.set = 2, .binding = 1, .kind = KILN_BINDING_STORAGE_TEXEL_BUFFER,
                                             .access = KILN_ACCESS_READ, .name = "T", .count = 4,
                                             .format = KILN_FORMAT_RGBA8};
+    iface.bindings[2] = (kiln_binding_info){.set = 2, .binding = 3, .kind = KILN_BINDING_STORAGE_IMAGE,
+                                            .access = KILN_ACCESS_WRITE, .name = "Img", .count = 1,
+                                            .format = KILN_FORMAT_R32F, .image_dims = 3};   /* format 8 */
     snprintf(iface.entry, sizeof iface.entry, "main");
     iface.constant_count = 2;   /* one id sizing the workgroup and a constant (format 7) */
     iface.constants[0] = (kiln_spec_constant_info){.id = 0, .type = KILN_SCALAR_UINT, .default_value = 32,
