@@ -492,7 +492,11 @@ KILN_API KILN_NODISCARD kiln_result kiln_program_log(kiln_context ctx, kiln_prog
  * `uimageBuffer`, `iimageBuffer`: storage; `textureBuffer`,
  * `samplerBuffer`: uniform) are bound from a kiln buffer with a format:
  * the shader's format qualifier (`layout(r32f)`), else the binding's
- * kiln_binding.format; kiln makes the buffer view.
+ * kiln_binding.format; kiln makes the buffer view. Images (`image2D`,
+ * `image3D`: storage; `texture2D`: sampled; `sampler2D`: combined) are
+ * bound from a kiln_image (kiln_binding.image), samplers from a desc
+ * (kiln_binding.sampler); 1D, cube, arrayed and multisampled images, and
+ * buffer device addresses, are refused by name.
  */
 typedef enum kiln_binding_kind {
     KILN_BINDING_STORAGE_BUFFER = 1,

@@ -164,6 +164,13 @@ static void print_caps(const kiln_caps *c)
     field("max bound descriptor sets:", "%u", c->max_bound_descriptor_sets);
     field("max texel buffer elements:", "%u", c->max_texel_buffer_elements);
     field("min texel buffer offset alignment:", "%" PRIu64 " bytes", c->min_texel_buffer_offset_alignment);
+    field("max image dimension 2D / 3D:", "%u / %u texels", c->max_image_dimension_2d, c->max_image_dimension_3d);
+    field("storage images without format:", "%s", c->storage_image_read_without_format && c->storage_image_write_without_format
+                                                     ? "read and write"
+                                                 : c->storage_image_write_without_format ? "write only"
+                                                 : c->storage_image_read_without_format  ? "read only"
+                                                                                         : "no");
+    field("max shared memory:", "%u bytes", c->max_shared_memory_size);
     field("pipeline cache uuid:", "%s", uuid);
     field("unified memory:", "%s", c->unified_memory ? "yes" : "no");
     field("pipeline caches keep code:", "%s", c->pipeline_cache_keeps_code ? "yes (the archive keeps pipelines)"
