@@ -80,4 +80,239 @@ size_t tp_frame_want(const struct tp_frame_reader *r);
  * (*len 0). KILN_ERR_IO once dead. */
 kiln_result tp_frame_take(struct tp_frame_reader *r, void *dst, size_t cap, size_t *len);
 
+/* ---- the control page ------------------------------------------------------------- */
+
+/* One 4 KiB page at the start of the shared segment. Each group of fields
+ * that one side writes sits on a cache line of its own, so the two sides
+ * never write one line; the parked flags, which both sides write (the
+ * sleeper sets its flag, the other side clears it to wake it), have a line
+ * each. Offsets are pinned below and by test_ring. Every field is read by
+ * the other side once into a local and validated there: none is trusted. */
+#define TP_CACHE_LINE 64
+#define TP_CONTROL_SIZE 4096
+#define TP_CONTROL_MAGIC 0x434e4c4bu   /* "KLNC" */
+#define TP_CONTROL_VERSION 1
+#define TP_EVENT_SLOTS 32
+#define TP_EVENT_DATA 48
+
+/* One ring's cursors: byte counts since the ring began, never wrapped (a
+ * position in the ring is cursor & (size - 1)), so a stale or torn value
+ * can never look like a valid earlier one. head >= applied >= retired. */
+struct tp_ring_ctl {
+    /* written by the producer */
+    _Alignas(TP_CACHE_LINE) _Atomic uint64_t head;   /* bytes published */
+    _Atomic uint64_t submitted_seq;                  /* records published */
+    /* written by the consumer */
+    _Alignas(TP_CACHE_LINE) _Atomic uint64_t applied;   /* bytes read and handed on */
+    _Atomic uint64_t retired;                           /* bytes done with: the producer may write there again */
+    _Atomic uint64_t applied_seq, retired_seq;          /* records applied, retired */
+    /* set by the consumer before it sleeps, cleared by the producer to wake it */
+    _Alignas(TP_CACHE_LINE) _Atomic uint32_t consumer_parked;
+    /* set by the producer before it sleeps for space, cleared by the consumer */
+    _Alignas(TP_CACHE_LINE) _Atomic uint32_t producer_parked;
+};
+
+/* An event, server to client (a completion, a notice): kind 0 is never
+ * sent; size bytes of data are meaningful. */
+struct tp_event {
+    uint32_t kind;
+    uint32_t size;
+    uint64_t serial;
+    uint8_t data[TP_EVENT_DATA];
+};
+
+struct tp_control {
+    /* 0x000, written by the creator before the peer sees the page; epoch and
+     * generation by the server only */
+    _Alignas(TP_CACHE_LINE) uint32_t magic;
+    uint32_t version, size, flags;
+    uint64_t cmd_ring_size, stage_ring_size;   /* bytes; each a power of two */
+    _Atomic uint64_t epoch;        /* the server's start count: a restarted server bumps it */
+    _Atomic uint64_t generation;   /* the rings' generation: bumped when the rings are reset */
+    /* 0x040, written by the client */
+    _Alignas(TP_CACHE_LINE) _Atomic uint64_t client_heartbeat;
+    _Atomic uint64_t client_frame_serial;   /* the last frame the client submitted */
+    /* 0x080, written by the server */
+    _Alignas(TP_CACHE_LINE) _Atomic uint64_t server_heartbeat;
+    _Atomic uint64_t completed_frame_serial;   /* the last frame whose work finished */
+    /* 0x0c0: the command ring (client produces, server consumes); 0x1c0: the
+     * stage ring (bulk data, the same way) */
+    struct tp_ring_ctl cmd, stage;
+    /* 0x2c0, written by the server: the event ring's head and counts */
+    _Alignas(TP_CACHE_LINE) _Atomic uint64_t event_head;
+    _Atomic uint64_t event_dropped;   /* events not posted because the ring was full */
+    /* 0x300, written by the client */
+    _Alignas(TP_CACHE_LINE) _Atomic uint64_t event_tail;
+    /* 0x340: set by the server when an event was dropped, cleared by the
+     * client once it has caught up another way */
+    _Alignas(TP_CACHE_LINE) _Atomic uint32_t event_full;
+    /* 0x400: the event slots, written by the server */
+    _Alignas(TP_CACHE_LINE * 16) struct tp_event events[TP_EVENT_SLOTS];
+    uint8_t reserved[TP_CONTROL_SIZE - 0x400 - TP_EVENT_SLOTS * sizeof(struct tp_event)];
+};
+
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
+               "the control page needs lock-free 32- and 64-bit atomics (they are shared between processes)");
+_Static_assert(sizeof(_Atomic uint64_t) == 8 && sizeof(_Atomic uint32_t) == 4, "atomics of plain size");
+_Static_assert(sizeof(struct tp_ring_ctl) == 4 * TP_CACHE_LINE, "a ring's cursors take four lines");
+_Static_assert(offsetof(struct tp_ring_ctl, head) == 0x00 && offsetof(struct tp_ring_ctl, submitted_seq) == 0x08 &&
+               offsetof(struct tp_ring_ctl, applied) == 0x40 && offsetof(struct tp_ring_ctl, retired) == 0x48 &&
+               offsetof(struct tp_ring_ctl, applied_seq) == 0x50 && offsetof(struct tp_ring_ctl, retired_seq) == 0x58 &&
+               offsetof(struct tp_ring_ctl, consumer_parked) == 0x80 &&
+               offsetof(struct tp_ring_ctl, producer_parked) == 0xc0,
+               "tp_ring_ctl's offsets are part of the wire: docs/transport.md");
+_Static_assert(sizeof(struct tp_event) == 64, "an event fills one line");
+_Static_assert(sizeof(struct tp_control) == TP_CONTROL_SIZE, "the control page is one 4 KiB page");
+_Static_assert(offsetof(struct tp_control, magic) == 0x000 && offsetof(struct tp_control, cmd_ring_size) == 0x010 &&
+               offsetof(struct tp_control, epoch) == 0x020 && offsetof(struct tp_control, generation) == 0x028 &&
+               offsetof(struct tp_control, client_heartbeat) == 0x040 &&
+               offsetof(struct tp_control, client_frame_serial) == 0x048 &&
+               offsetof(struct tp_control, server_heartbeat) == 0x080 &&
+               offsetof(struct tp_control, completed_frame_serial) == 0x088 &&
+               offsetof(struct tp_control, cmd) == 0x0c0 && offsetof(struct tp_control, stage) == 0x1c0 &&
+               offsetof(struct tp_control, event_head) == 0x2c0 && offsetof(struct tp_control, event_dropped) == 0x2c8 &&
+               offsetof(struct tp_control, event_tail) == 0x300 && offsetof(struct tp_control, event_full) == 0x340 &&
+               offsetof(struct tp_control, events) == 0x400,
+               "tp_control's offsets are part of the wire: docs/transport.md");
+
+/* Zeroes the page and writes its identity (the creator, before the peer
+ * maps it). Ring sizes must be powers of two within the ring limits. */
+kiln_result tp_control_init(struct tp_control *c, uint64_t cmd_ring_size, uint64_t stage_ring_size);
+/* Checks a page made by the peer: magic, version, size and ring sizes
+ * (each read once); the ring sizes it holds are returned only if valid. */
+kiln_result tp_control_check(const struct tp_control *c, uint64_t *cmd_ring_size, uint64_t *stage_ring_size);
+
+/* ---- the SPSC ring ---------------------------------------------------------------- */
+
+/* A record: an 8-byte header {u32 size: header and payload bytes, u32
+ * kind}, the payload, zeros to the next multiple of 8. Kind 0 is the pad
+ * that fills the ring to its end where a record would not fit before the
+ * wrap; records never straddle it. */
+#define TP_RECORD_HEADER 8u
+#define TP_RECORD_PAD 0u
+#define TP_RING_MIN 4096u
+#define TP_RING_MAX (1ull << 30)
+/* A record takes at most half the ring, so one always fits once the ring
+ * is drained, pad included. */
+#define TP_RECORD_MAX(ring_size) ((ring_size) / 2)
+
+/* Peer liveness, for every wait on shared memory: the peer's heartbeat
+ * counter in the control page must move within timeout_ns, and its socket
+ * (when fd >= 0) must not be closed. */
+struct tp_peer {
+    const _Atomic uint64_t *heartbeat;   /* borrowed; NULL: not watched */
+    int fd;                              /* borrowed; -1: none */
+    uint64_t timeout_ns;
+    uint64_t last, since_ns;             /* the value last seen, and when it last moved */
+    bool dead;
+    char why[160];
+};
+/* KILN_IPC_PEER_TIMEOUT_MS, default 2000: how long a heartbeat may stand still. */
+#define TP_PEER_TIMEOUT_MS_DEFAULT 2000
+void tp_peer_init(struct tp_peer *p, const _Atomic uint64_t *heartbeat, int fd, uint64_t timeout_ns);
+/* KILN_OK while the peer lives; KILN_ERR_IO once it is seen dead (then for
+ * ever), saying why: its socket closed, or its heartbeat stood still past
+ * the timeout. */
+kiln_result tp_peer_check(struct tp_peer *p);
+
+/* A side's heartbeat: a thread that adds 1 to counter every period_ns
+ * (KILN_IPC_PEER_TIMEOUT_MS / 8 by default) while the process lives. */
+struct tp_heartbeat {
+    _Atomic uint64_t *counter;   /* borrowed; in the control page */
+    uint64_t period_ns;
+    pthread_t thread;
+    pthread_mutex_t mu;          /* protects stop */
+    pthread_cond_t cond;
+    bool stop, running;
+};
+kiln_result tp_heartbeat_start(struct tp_heartbeat *h, _Atomic uint64_t *counter, uint64_t period_ns);
+void tp_heartbeat_stop(struct tp_heartbeat *h);
+
+/* One side's view of one ring. The side keeps its own cursor locally (the
+ * producer its head, the consumer its tail) and never reads it back from
+ * shared memory; the other side's cursor is read once per use, and must
+ * lie between what was seen before and a ring's size from its own. */
+struct tp_ring {
+    struct tp_ring_ctl *ctl;   /* borrowed */
+    uint8_t *data;             /* borrowed: size bytes, 8-aligned */
+    uint64_t size, mask;
+    uint32_t max_kind;         /* kinds 1..max_kind are records; anything else breaks the ring */
+    uint32_t spin_us;          /* KILN_IPC_SPIN_US, default 50: spin this long before parking */
+    struct tp_peer *peer;      /* borrowed, may be NULL: checked while waiting */
+    /* producer */
+    uint64_t head;             /* written, published or not */
+    uint64_t published;        /* head as last published */
+    uint64_t seq, published_seq;   /* records written, records published */
+    uint64_t retired_seen;     /* the consumer's retired tail, as last read and checked */
+    uint64_t want;             /* bytes a reserve waits for */
+    /* consumer */
+    uint64_t tail;             /* read (= applied) */
+    uint64_t retired;          /* retired, as last published */
+    uint64_t applied_seq, retired_seq;
+    uint64_t head_seen;        /* the producer's head, as last read and checked */
+    bool broken;               /* latched: the peer broke the ring; every call fails */
+    char why[160];
+    /* counters: parks, wakes sent, spins that found work */
+    uint64_t parks, wakes, spin_hits;
+};
+#define TP_SPIN_US_DEFAULT 50
+
+/* A view of a ring of size bytes at data, with its cursors in ctl. The
+ * ring starts empty (tp_control_init zeroed the cursors); local cursors
+ * start at 0. size: a power of two, TP_RING_MIN..TP_RING_MAX. */
+kiln_result tp_ring_init(struct tp_ring *r, struct tp_ring_ctl *ctl, void *data, uint64_t size, uint32_t max_kind);
+
+/* Producer. Reserves a record of payload bytes of kind (1..max_kind) and
+ * returns where its payload goes; it is not visible to the consumer until
+ * tp_ring_publish. Waits for space up to timeout_ns (publishing what was
+ * written first): KILN_ERR_TIMEOUT, or KILN_ERR_IO when the peer dies or
+ * the ring is broken. KILN_ERR_LIMIT past TP_RECORD_MAX. */
+kiln_result tp_ring_reserve(struct tp_ring *r, uint32_t kind, size_t payload, uint64_t timeout_ns, void **p);
+/* tp_ring_reserve and a copy of payload. */
+kiln_result tp_ring_write(struct tp_ring *r, uint32_t kind, const void *payload, size_t n, uint64_t timeout_ns);
+/* Makes every record written so far visible, then wakes the consumer if it
+ * sleeps (publish, full fence, read the parked flag). */
+void tp_ring_publish(struct tp_ring *r);
+
+/* Consumer. A record read from the ring: copied out, then checked. */
+struct tp_record {
+    uint32_t kind;
+    uint32_t size;        /* payload bytes (copied to dst) */
+    uint64_t end;         /* the ring cursor just past it: retire up to here to free it */
+};
+/* Copies the next record's payload to dst, after checking its header
+ * (copied out first): 8-aligned, within what the producer published, not
+ * across the wrap, a known kind, a pad exactly to the wrap. A header that
+ * fails breaks the ring (KILN_ERR_IO naming the cursor and the field) and
+ * nothing is handed out. KILN_ERR_PENDING: empty. KILN_ERR_LIMIT: cap is
+ * smaller than the payload, rec->size says how much is needed, the record
+ * stays. The record counts as applied once read. */
+kiln_result tp_ring_read(struct tp_ring *r, void *dst, size_t cap, struct tp_record *rec);
+/* Frees the ring's bytes up to cursor (at most the tail, at least the last
+ * retired) for the producer, and wakes it if it sleeps for space. */
+kiln_result tp_ring_retire(struct tp_ring *r, uint64_t cursor);
+/* Declares the ring broken (a layer above found a payload it refuses):
+ * every later call fails with why. */
+kiln_result tp_ring_break(struct tp_ring *r, const char *why);
+/* Waits until a record can be read (KILN_OK), spinning spin_us first, then
+ * parked on the futex in slices, checking the peer between them:
+ * KILN_ERR_TIMEOUT after timeout_ns, KILN_ERR_IO when the peer is dead or
+ * the ring broken. */
+kiln_result tp_ring_wait(struct tp_ring *r, uint64_t timeout_ns);
+
+/* The event ring in the control page: the server posts, the client takes. */
+struct tp_events {
+    struct tp_control *c;   /* borrowed */
+    uint64_t head, tail;    /* local cursors: the poster's head, the taker's tail */
+    bool broken;
+    char why[128];
+};
+void tp_events_init(struct tp_events *e, struct tp_control *c);
+/* Posts ev (kind != 0, size <= TP_EVENT_DATA). False when the ring is full:
+ * the event is dropped, counted in event_dropped, and event_full set. */
+bool tp_event_post(struct tp_events *e, const struct tp_event *ev);
+/* KILN_OK with *ev copied out and checked; KILN_ERR_PENDING when none;
+ * KILN_ERR_IO when the poster broke the ring. */
+kiln_result tp_event_take(struct tp_events *e, struct tp_event *ev);
+
 #endif
