@@ -7,14 +7,18 @@
  * filter), through a separate texture and sampler with nearest filtering
  * and repeat; image hazards in a scheme (a node reading an image another
  * wrote sees the write; a node writing an image another read waits for the
- * read); the interface each program reports; and the errors, each by name:
+ * read); a node over images specialized and verified against its
+ * universal program; the interface each program reports; and the errors,
+ * each by name:
  * a sampler on a storage image, a buffer where an image goes, an image of
  * another format or dims, a 1D image in a shader, upload sizes, a bound
  * image destroyed, limits.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "test.h"
 
@@ -444,6 +448,65 @@ TEST(image_hazards_write_then_read_then_write)
     test_context_done(ctx);
 }
 
+/* ---- specialization ------------------------------------------------------------------------ */
+
+/* A node over images is specialized like any other: its variant binds
+ * the same images (the layout follows the signature), KILN_SPEC_VERIFY
+ * runs both programs on the same texels (it copies images too) and finds
+ * them equal, and every frame is right. */
+TEST(a_node_over_images_is_specialized_and_verified)
+{
+    setenv("KILN_SPEC_VERIFY", "1", 1);
+    kiln_context ctx;
+    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.specialization = 1}, &ctx));
+    static const char src[] = "#version 450\n"
+                              "layout(local_size_x = 8, local_size_y = 8) in;\n"
+                              "layout(binding = 0) uniform sampler2D Src;\n"
+                              "layout(binding = 1, r32f) uniform image2D Acc;\n"
+                              "void main() {\n"
+                              "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+                              "    float v = texelFetch(Src, p, 0).r * float(kiln_param(0));\n"
+                              "    imageStore(Acc, p, imageLoad(Acc, p) + vec4(v));\n"
+                              "}\n";
+    kiln_program p;
+    REQUIRE_OK(make(ctx, "acc.comp", src, &p));
+    float in[16 * 16];
+    for (int i = 0; i < 256; i++)
+        in[i] = (float)(i % 17);
+    kiln_image a = image(ctx, 16, 16, 0, KILN_FORMAT_R32F, in), acc = image(ctx, 16, 16, 0, KILN_FORMAT_R32F, NULL);
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    kiln_binding bind[2] = {{.binding = 0, .image = a, .sampler = {.filter = KILN_FILTER_NEAREST}},
+                            {.binding = 1, .image = acc}};
+    kiln_node n;
+    REQUIRE_OK(kiln_scheme_add_node(ctx, s,
+                                    &(kiln_node_desc){.program = p, .bindings = bind, .binding_count = 2,
+                                                      .groups = {2, 2}, .params = (const uint32_t[]){3},
+                                                      .param_count = 1},
+                                    &n));
+    float want[256] = {0}, got[256];
+    for (int frame = 1; frame <= 24; frame++) {
+        kiln_ticket t;
+        REQUIRE_OK(kiln_scheme_submit(ctx, s, &t));
+        REQUIRE_OK(kiln_ticket_wait(ctx, t, UINT64_MAX));
+        for (int i = 0; i < 256; i++)
+            want[i] += in[i] * 3.0f;
+        REQUIRE_OK(kiln_image_readback(ctx, acc, got, sizeof got));
+        CHECK(!memcmp(got, want, sizeof got));
+        uint32_t pending = 1;
+        for (int w = 0; w < 5000 && pending; w++) {   /* lets a variant's compile land (at most 5 s) */
+            CHECK_OK(kiln_compiles_pending(ctx, &pending));
+            if (pending)
+                nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+        }
+    }
+    kiln_scheme_stats st;
+    REQUIRE_OK(kiln_scheme_stats_get(ctx, s, &st));
+    CHECK(st.spec_promotions >= 1);
+    unsetenv("KILN_SPEC_VERIFY");
+    test_context_done(ctx);
+}
+
 /* ---- errors ------------------------------------------------------------------------------ */
 
 TEST(images_given_wrong_are_refused_by_name)
@@ -567,6 +630,7 @@ int main(void)
     RUN(a_sampled_image_with_linear_filtering);
     RUN(a_separate_texture_and_sampler_nearest_and_repeat);
     RUN(image_hazards_write_then_read_then_write);
+    RUN(a_node_over_images_is_specialized_and_verified);
     RUN(images_given_wrong_are_refused_by_name);
     RUN(images_kiln_cannot_bind_are_refused_by_name);
     return TEST_SUMMARY();

@@ -169,6 +169,15 @@ uint32_t cli_images_bind(const struct cli_images *s, kiln_binding *out, uint32_t
 int cli_images_write(kiln_context ctx, const struct cli_images *s);
 void cli_images_finish(struct cli_images *s);
 
+/* A PNG's pixels as image texels and back (texels.c). The channels a PNG
+ * fills in format f, 0 for a format it does not convert to (integer and
+ * snorm ones); *bits: 8, 16 (halves) or 32 (floats) per channel. */
+uint32_t cli_png_channels(kiln_format f, uint32_t *bits);
+/* pixels rgba8 pixels as texels of f (cli_png_channels(f) != 0), and
+ * back; malloc'd, NULL when out of memory. */
+uint8_t *cli_texels_from_png(const uint8_t *rgba, uint64_t pixels, kiln_format f);
+uint8_t *cli_texels_to_png(const uint8_t *texels, uint64_t pixels, kiln_format f);
+
 /* Specialization events as the tools print them (spec_print.c). */
 struct cli_spec {
     uint64_t warms, promotions, demotions, failed, pinned;

@@ -23,7 +23,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,114 +207,6 @@ bool cli_images_check(struct cli_images *s, char *why, size_t cap)
     return true;
 }
 
-/* ---- texels ------------------------------------------------------------------------ */
-
-/* Channels a PNG fills in a format it converts to (0: it converts to
- * none of them), and whether the channels are floats of 16 bits (else
- * 32; bytes for rgba8 and r8). */
-static uint32_t png_channels(kiln_format f, uint32_t *bits)
-{
-    switch (f) {
-    case KILN_FORMAT_RGBA8: *bits = 8; return 4;
-    case KILN_FORMAT_R8: *bits = 8; return 1;
-    case KILN_FORMAT_RGBA16F: *bits = 16; return 4;
-    case KILN_FORMAT_RG16F: *bits = 16; return 2;
-    case KILN_FORMAT_R16F: *bits = 16; return 1;
-    case KILN_FORMAT_RGBA32F: *bits = 32; return 4;
-    case KILN_FORMAT_RG32F: *bits = 32; return 2;
-    case KILN_FORMAT_R32F: *bits = 32; return 1;
-    default: *bits = 0; return 0;
-    }
-}
-
-/* IEEE half from float, rounded to nearest even (values past the range
- * become infinities; small ones flush through subnormals). */
-static uint16_t half_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    uint32_t sign = (u >> 16) & 0x8000, mag = u & 0x7fffffff;
-    if (mag >= 0x7f800000)
-        return (uint16_t)(sign | 0x7c00 | (mag > 0x7f800000 ? 0x200 : 0));
-    if (mag >= 0x477ff000)   /* rounds past 65504 */
-        return (uint16_t)(sign | 0x7c00);
-    if (mag < 0x38800000) {   /* below the smallest normal half: a subnormal */
-        float scaled = fabsf(f) * 16777216.0f;   /* in units of 2^-24 */
-        return (uint16_t)(sign | (uint32_t)nearbyintf(scaled));
-    }
-    uint32_t h = ((mag - 0x38000000) >> 13);
-    uint32_t rest = mag & 0x1fff;
-    if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-        h++;
-    return (uint16_t)(sign | h);
-}
-
-static float float_of_half(uint16_t h)
-{
-    int exp = (h >> 10) & 0x1f;
-    float mant = (float)(h & 0x3ff);
-    float v = exp == 31 ? (mant ? NAN : INFINITY)
-              : exp      ? ldexpf(1.0f + mant / 1024.0f, exp - 15)
-                         : ldexpf(mant / 1024.0f, -14);
-    return (h & 0x8000) ? -v : v;
-}
-
-/* A PNG's rgba8 pixels as texels of f (png_channels(f) != 0); malloc'd. */
-static uint8_t *from_png(const uint8_t *rgba, uint64_t pixels, kiln_format f)
-{
-    uint32_t bits, ch = png_channels(f, &bits);
-    uint8_t *t = malloc((size_t)pixels * kiln_format_size(f));
-    if (!t)
-        return NULL;
-    for (uint64_t i = 0; i < pixels; i++)
-        for (uint32_t c = 0; c < ch; c++) {
-            uint8_t byte = rgba[i * 4 + c];
-            float v = (float)byte / 255.0f;
-            if (bits == 8) {
-                t[i * ch + c] = byte;
-            } else if (bits == 16) {
-                uint16_t h = half_of(v);
-                memcpy(t + (i * ch + c) * 2, &h, 2);
-            } else {
-                memcpy(t + (i * ch + c) * 4, &v, 4);
-            }
-        }
-    return t;
-}
-
-/* Texels of f as rgba8 pixels (floats clamped to [0, 1]; one channel as
- * grey, two as red and green); malloc'd. */
-static uint8_t *to_png(const uint8_t *t, uint64_t pixels, kiln_format f)
-{
-    uint32_t bits, ch = png_channels(f, &bits);
-    uint8_t *rgba = malloc((size_t)pixels * 4);
-    if (!rgba)
-        return NULL;
-    for (uint64_t i = 0; i < pixels; i++) {
-        uint8_t px[4] = {0, 0, 0, 255};
-        for (uint32_t c = 0; c < ch; c++) {
-            if (bits == 8) {
-                px[c] = t[i * ch + c];
-                continue;
-            }
-            float v;
-            if (bits == 16) {
-                uint16_t h;
-                memcpy(&h, t + (i * ch + c) * 2, 2);
-                v = float_of_half(h);
-            } else {
-                memcpy(&v, t + (i * ch + c) * 4, 4);
-            }
-            v = v != v ? 0.0f : v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;   /* NaN reads as 0 */
-            px[c] = (uint8_t)lrintf(v * 255.0f);
-        }
-        if (ch == 1)
-            px[1] = px[2] = px[0];
-        memcpy(rgba + i * 4, px, 4);
-    }
-    return rgba;
-}
-
 static const char *png_formats = "rgba8, r8, rgba16f, rg16f, r16f, rgba32f, rg32f, r32f";
 
 /* ---- making, binding, writing back ---------------------------------------------------- */
@@ -356,7 +247,7 @@ static int image_texels(struct cli_image_arg *a, const kiln_caps *caps, uint8_t 
         return 0;
     }
     uint32_t bits;
-    if (!png_channels(a->format, &bits))
+    if (!cli_png_channels(a->format, &bits))
         return fail(why, cap, "--image %s: a PNG converts to normalized and float formats (%s), not %s; give %s's "
                     "raw texels as --image %s=FILE:WxH:%s", a->arg, png_formats, kiln_format_name(a->format),
                     kiln_format_name(a->format), a->site, kiln_format_name(a->format)), 2;
@@ -369,7 +260,7 @@ static int image_texels(struct cli_image_arg *a, const kiln_caps *caps, uint8_t 
     if (!ok)
         return fail(why, cap, "--image %s: '%s': %s", a->arg, a->path, err), 2;
     a->width = img.width, a->height = img.height, a->depth = 1;
-    *texels = from_png(img.rgba, (uint64_t)img.width * img.height, a->format);
+    *texels = cli_texels_from_png(img.rgba, (uint64_t)img.width * img.height, a->format);
     free(img.rgba);
     if (!*texels)
         return fail(why, cap, "--image %s: out of host memory", a->arg), 2;
@@ -385,7 +276,7 @@ int cli_images_make(kiln_context ctx, struct cli_images *s, const kiln_program_i
         if (!a->format)   /* the shader's format qualifier, else rgba8 */
             a->format = bi && bi->kind == KILN_BINDING_STORAGE_IMAGE && bi->format ? bi->format : KILN_FORMAT_RGBA8;
         uint32_t bits;
-        if (a->out_png && !png_channels(a->format, &bits))
+        if (a->out_png && !cli_png_channels(a->format, &bits))
             return fail(why, cap, "--out-image %s=%s: a PNG holds normalized and float formats (%s), not %s; name a "
                         "file not ending in .png for its raw texels", a->site, a->out, png_formats,
                         kiln_format_name(a->format)), 2;
@@ -453,7 +344,7 @@ int cli_images_write(kiln_context ctx, const struct cli_images *s)
         char why[320];
         bool ok;
         if (a->out_png) {
-            uint8_t *rgba = to_png(texels, pixels, a->format);
+            uint8_t *rgba = cli_texels_to_png(texels, pixels, a->format);
             ok = rgba && cli_write_png(a->out, rgba, a->width, a->height, why, sizeof why);
             if (!rgba)
                 snprintf(why, sizeof why, "out of host memory");
