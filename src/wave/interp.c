@@ -1153,7 +1153,7 @@ static kiln_result fetch(struct machine *m, uint64_t pc, const struct wave_instr
 
 static kiln_result step(struct machine *m, struct wave *w)
 {
-    const struct wave_instr *in;
+    const struct wave_instr *in = NULL;
     m->cur = w;
     m->cur_in = NULL;
     m->cur_pc = w->pc;

@@ -347,6 +347,17 @@ static float ha(const struct vctx *c, unsigned n)
         v = -v;
     return v;
 }
+/* A 32-bit source moved as bits, with VOP3's abs and neg on its sign bit
+ * (v_mov_b32_e64 v0, -v1; v_cndmask_b32_e64 v0, v1, -v1, vcc). */
+static uint32_t mbits(const struct vctx *c, unsigned n)
+{
+    uint32_t v = raw32(c, n);
+    if ((c->in->mods.abs >> n) & 1)
+        v &= 0x7fffffffu;
+    if ((c->in->mods.neg >> n) & 1)
+        v ^= 0x80000000u;
+    return v;
+}
 #define U(n) raw32(c, (n))
 #define I(n) ((int32_t)raw32(c, (n)))
 #define U16(n) raw16(c, (n), false)
@@ -433,7 +444,7 @@ static bool lane_op(struct vctx *c, uint64_t *res, bool *flag)
     uint32_t a, b;
     switch (in->op) {
     /* VOP1 */
-    case WAVE_OP_V_MOV_B32: RU(U(0)); break;
+    case WAVE_OP_V_MOV_B32: RU(mbits(c, 0)); break;
     case WAVE_OP_V_NOT_B32: RU(~U(0)); break;
     case WAVE_OP_V_BFREV_B32:
         a = U(0), b = 0;
@@ -545,7 +556,7 @@ static bool lane_op(struct vctx *c, uint64_t *res, bool *flag)
     case WAVE_OP_V_COS_F16: RH((float)cos((double)H(0) * 6.283185307179586)); break;
 
     /* VOP2 */
-    case WAVE_OP_V_CNDMASK_B32: RU((U64(2) >> c->lane) & 1 ? U(1) : U(0)); break;
+    case WAVE_OP_V_CNDMASK_B32: RU((U64(2) >> c->lane) & 1 ? mbits(c, 1) : mbits(c, 0)); break;
     case WAVE_OP_V_ADD_F32: RF(F(0) + F(1)); break;
     case WAVE_OP_V_SUB_F32: RF(F(0) - F(1)); break;
     case WAVE_OP_V_SUBREV_F32: RF(F(1) - F(0)); break;

@@ -147,6 +147,7 @@ static bool mp_fail(struct mp *m, const char *fmt, ...)
 
 static bool mp_take(struct mp *m, size_t n, const uint8_t **out)
 {
+    *out = NULL;
     if (m->bad)
         return false;
     if (n > m->len - m->at)
@@ -176,7 +177,7 @@ struct mp_val {
 
 static bool mp_next(struct mp *m, struct mp_val *v)
 {
-    const uint8_t *b;
+    const uint8_t *b = NULL;
     if (!mp_take(m, 1, &b))
         return false;
     uint8_t t = b[0];
@@ -351,7 +352,7 @@ struct md_kernel {
 
 static bool parse_arg(struct mp *m, struct wave_arg *a, uint32_t kernel, uint32_t index)
 {
-    uint64_t n, u;
+    uint64_t n = 0, u = 0;
     char ctx[96];
     snprintf(ctx, sizeof ctx, "kernel %u's argument %u", kernel, index);
     if (!mp_container(m, MP_MAP, ctx, &n))
@@ -414,7 +415,7 @@ static bool parse_arg(struct mp *m, struct wave_arg *a, uint32_t kernel, uint32_
 
 static bool parse_kernel(struct mp *m, struct md_kernel *mk, uint32_t index)
 {
-    uint64_t n, u;
+    uint64_t n = 0, u = 0;
     char ctx[64];
     snprintf(ctx, sizeof ctx, "kernel %u", index);
     if (!mp_container(m, MP_MAP, ctx, &n))
@@ -454,13 +455,13 @@ static bool parse_kernel(struct mp *m, struct md_kernel *mk, uint32_t index)
             if (u != 3)
                 return mp_fail(m, ".reqd_workgroup_size does not hold 3 numbers");
             for (int a = 0; a < 3; a++) {
-                uint64_t s;
+                uint64_t s = 0;
                 if (!mp_uint(m, ".reqd_workgroup_size", 1024, &s))
                     return false;
                 k->reqd_size[a] = (uint32_t)s;
             }
         } else if (mp_key_is(&key, ".args")) {
-            uint64_t count;
+            uint64_t count = 0;
             if (!mp_container(m, MP_ARRAY, ".args", &count))
                 return false;
             if (count > WAVE_MAX_ARGS)
@@ -496,7 +497,7 @@ static kiln_result parse_metadata(const uint8_t *p, size_t len, struct wave_code
                                   uint32_t *count)
 {
     struct mp m = {.p = p, .len = len};
-    uint64_t n;
+    uint64_t n = 0;
     struct md_kernel *ks = NULL;
     uint32_t nk = 0;
     bool version = false;
@@ -506,7 +507,7 @@ static kiln_result parse_metadata(const uint8_t *p, size_t len, struct wave_code
             if (!mp_next(&m, &key))
                 break;
             if (mp_key_is(&key, "amdhsa.version")) {
-                uint64_t c, major = 0, minor = 0;
+                uint64_t c = 0, major = 0, minor = 0;
                 if (!mp_container(&m, MP_ARRAY, "amdhsa.version", &c))
                     break;
                 if (c != 2) {
@@ -525,7 +526,7 @@ static kiln_result parse_metadata(const uint8_t *p, size_t len, struct wave_code
             } else if (mp_key_is(&key, "amdhsa.target")) {
                 mp_str(&m, "amdhsa.target", code->target_full, sizeof code->target_full);
             } else if (mp_key_is(&key, "amdhsa.kernels")) {
-                uint64_t c;
+                uint64_t c = 0;
                 if (!mp_container(&m, MP_ARRAY, "amdhsa.kernels", &c))
                     break;
                 if (c > WAVE_MAX_KERNELS) {
@@ -997,11 +998,11 @@ static kiln_result load(struct ld *l, const uint8_t *data, size_t len)
     KILN_TRY(layout(l));
     KILN_TRY(find_symbols(l));
     KILN_TRY(relocate(l));
-    const uint8_t *md;
-    size_t md_len;
+    const uint8_t *md = NULL;
+    size_t md_len = 0;
     KILN_TRY(find_metadata(l, &md, &md_len));
-    struct md_kernel *mk;
-    uint32_t nk;
+    struct md_kernel *mk = NULL;
+    uint32_t nk = 0;
     KILN_TRY(parse_metadata(md, md_len, c, &mk, &nk));
     if (c->code_object_version != (uint32_t)abi + 2) {
         for (uint32_t i = 0; i < nk; i++)
