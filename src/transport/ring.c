@@ -43,8 +43,13 @@
 #include "transport/transport.h"
 
 /* The longest single sleep on a futex: how late a dead peer can be seen
- * beyond its timeout. */
+ * beyond its timeout. Tests make it longer than their waits, so that a lost
+ * wakeup shows as a wait that times out instead of a slice that hides it. */
 #define TP_PARK_SLICE_NS (20ull * 1000 * 1000)
+static _Atomic uint64_t park_slice_ns = TP_PARK_SLICE_NS;
+#ifdef KILN_TEST_HOOKS
+void tp_test_park_slice(uint64_t ns) { atomic_store(&park_slice_ns, ns ? ns : TP_PARK_SLICE_NS); }
+#endif
 
 static uint64_t align8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
 
@@ -272,7 +277,7 @@ static kiln_result park_until(struct tp_ring *r, _Atomic uint32_t *flag, bool (*
         }
         uint64_t now = time_now_ns(), left = start + timeout_ns > now ? start + timeout_ns - now : 0;
         if (left)
-            futex_wait(flag, KILN_MIN(left, TP_PARK_SLICE_NS));
+            futex_wait(flag, KILN_MIN(left, atomic_load_explicit(&park_slice_ns, memory_order_relaxed)));
         r->parks++;
         atomic_store_explicit(flag, 0, memory_order_relaxed);
         if (ready(r))

@@ -299,6 +299,10 @@ kiln_result tp_ring_break(struct tp_ring *r, const char *why);
  * KILN_ERR_TIMEOUT after timeout_ns, KILN_ERR_IO when the peer is dead or
  * the ring broken. */
 kiln_result tp_ring_wait(struct tp_ring *r, uint64_t timeout_ns);
+#ifdef KILN_TEST_HOOKS
+/* The longest sleep between peer checks (20 ms; 0 restores it). */
+void tp_test_park_slice(uint64_t ns);
+#endif
 
 /* The event ring in the control page: the server posts, the client takes. */
 struct tp_events {
