@@ -319,4 +319,79 @@ bool tp_event_post(struct tp_events *e, const struct tp_event *ev);
  * KILN_ERR_IO when the poster broke the ring. */
 kiln_result tp_event_take(struct tp_events *e, struct tp_event *ev);
 
+/* ---- segments ------------------------------------------------------------------------ */
+
+/* Shared memory to hand to the peer: a memfd sealed against shrinking and
+ * growing (so the peer cannot cut it under a mapping, which would turn a
+ * read into SIGBUS), or, where memfd is missing, a POSIX shm object opened
+ * and unlinked at once (no name is left behind; no seals exist for it). */
+#define TP_SEGMENT_MAX (16ull << 30)
+enum tp_segment_flags {
+    TP_SEGMENT_SHM = 1u << 0,        /* create: use the shm_open fallback */
+    TP_SEGMENT_UNSEALED_OK = 1u << 1 /* adopt: take a segment without seals (the fallback's) */
+};
+struct tp_segment {
+    int fd;            /* owned */
+    uint8_t *map;      /* size bytes, shared, read and write */
+    uint64_t size;
+    bool sealed;       /* sealed against shrinking and growing */
+};
+/* Makes a segment of size bytes (1..TP_SEGMENT_MAX), zero-filled and
+ * mapped. name shows in /proc/PID/fd, for people. */
+kiln_result tp_segment_create(struct tp_segment *s, const char *name, uint64_t size, unsigned flags);
+/* Maps a segment received from the peer, announced as size bytes. The
+ * descriptor is consumed: kept in s on success, closed on failure.
+ * Refused: a descriptor that is not a regular file, one whose fstat size is
+ * short of size, one not sealed against shrinking (unless
+ * TP_SEGMENT_UNSEALED_OK). */
+kiln_result tp_segment_adopt(struct tp_segment *s, int fd, uint64_t size, unsigned flags);
+void tp_segment_finish(struct tp_segment *s);
+
+/* ---- descriptor passing -------------------------------------------------------------- */
+
+/* A sideband message, one datagram on a SOCK_DGRAM socketpair of its own
+ * (message boundaries kept, ancillary data never split from its bytes):
+ *   [u32 magic "KLNS"][u32 descriptor count][u32 payload bytes][u32 0][payload]
+ * with the descriptors in one SCM_RIGHTS. Descriptors received are the
+ * caller's to close; a message that fails any check closes every one. */
+#define TP_SIDEBAND_MAGIC 0x534e4c4bu
+#define TP_SIDEBAND_HEADER 16u
+#define TP_SIDEBAND_MAX 4096u                                   /* datagram bytes */
+#define TP_SIDEBAND_PAYLOAD (TP_SIDEBAND_MAX - TP_SIDEBAND_HEADER)
+#define TP_FDS_MAX 16u
+/* The control buffer recvmsg gets: room for TP_FDS_MAX descriptors and no
+ * more (CMSG_SPACE(TP_FDS_MAX * sizeof(int)) on Linux), so a message with
+ * more comes with MSG_CTRUNC. */
+#define TP_SIDEBAND_CONTROL 80u
+
+/* What one datagram held. fds holds every descriptor found in its control
+ * data, also when the message failed (the caller closes them). */
+struct tp_sideband {
+    const uint8_t *payload;   /* into the datagram */
+    uint32_t payload_len;
+    int fds[TP_SIDEBAND_CONTROL / sizeof(int)];
+    uint32_t nfds;
+};
+/* Parses a received datagram: data/len its bytes, control/controllen its
+ * ancillary data, msg_flags recvmsg's flags. Pure: it closes nothing.
+ * KILN_ERR_IO naming what was wrong: MSG_CTRUNC or MSG_TRUNC, ancillary
+ * data other than SCM_RIGHTS, a short or bad header, a count that is not
+ * the number of descriptors, a payload length that is not the rest. */
+kiln_result tp_sideband_parse(const uint8_t *data, size_t len, const void *control, size_t controllen, int msg_flags,
+                              struct tp_sideband *out);
+/* Sends len bytes (at most TP_SIDEBAND_PAYLOAD) and n descriptors (at most
+ * TP_FDS_MAX; the caller keeps its own) as one message, waiting at most
+ * timeout_ns for room. */
+kiln_result tp_fd_send(int sock, const void *msg, size_t len, const int *fds, uint32_t n, uint64_t timeout_ns);
+/* Receives one message: its payload into msg (*len bytes) and its
+ * descriptors into fds (*n, each close-on-exec, now the caller's). cap
+ * must be at least TP_SIDEBAND_PAYLOAD and fd_cap at least TP_FDS_MAX,
+ * refused (KILN_ERR_LIMIT) before anything is received so no message is
+ * ever half taken. KILN_ERR_TIMEOUT when none came within timeout_ns,
+ * KILN_ERR_IO when the peer sent a bad message (its descriptors closed).
+ * A datagram socket does not say that its peer closed: the transport
+ * watches its stream socket for that. */
+kiln_result tp_fd_recv(int sock, void *msg, size_t cap, size_t *len, int *fds, uint32_t fd_cap, uint32_t *n,
+                       uint64_t timeout_ns);
+
 #endif

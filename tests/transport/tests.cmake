@@ -16,3 +16,4 @@ add_test(NAME spin_doorbell_two_slots COMMAND sh ${KILN_SPIN_SH} ${KILN_SPIN_MOD
 add_test(NAME spin_doorbell_nofence COMMAND sh ${KILN_SPIN_SH} ${KILN_SPIN_MODEL}
          ${CMAKE_CURRENT_BINARY_DIR}/spin/nofence finds-lost-wakeup -DNOFENCE)
 set_tests_properties(spin_doorbell spin_doorbell_two_slots spin_doorbell_nofence PROPERTIES TIMEOUT 300 LABELS spin)
+kiln_test(test_segment transport/test_segment.c)
