@@ -1144,7 +1144,7 @@ static kiln_result fetch(struct machine *m, uint64_t pc, const struct wave_instr
         size_t end_words = (size_t)((c->text_addr + c->text_size) / 4);
         int r = wave_decode(m->words, end_words, (size_t)pc, in);
         if (r < 0)
-            return interp_fail(m, KILN_ERR_INVALID, "cannot decode: %s", kiln_last_error());
+            return interp_fail(m, KILN_ERR_INVALID, "cannot decode: %s", err_last());
         m->slot[i] = (int32_t)++m->ninstrs;
     }
     *out = &m->instrs[m->slot[i] - 1];

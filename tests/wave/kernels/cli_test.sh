@@ -1,0 +1,52 @@
+#!/bin/sh
+# cli_test.sh KILN CLANG KERNELS: `kiln wave info` and `kiln wave run` on
+# kernels clang compiles here (exit 77, skipped, where clang lacks amdgcn):
+# a 2D grid written to a zeroed buffer and read back with --out, a buffer
+# given from a file reversed through a __local argument, the observation's
+# magic, and the refusals (exit 2) of a level not built, an unknown kernel
+# and a value of the wrong type.
+set -u
+kiln=$1 clang=$2 dir=$3
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kiln-wave-cli-XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+if ! "$clang" -x cl -target amdgcn-amd-amdhsa -mcpu=gfx900 -nogpulib -O2 -I"$dir" -c "$dir/memory.cl" \
+     -o "$tmp/memory.o" 2>"$tmp/cc.log"; then
+  echo "SKIP: $clang cannot compile OpenCL C for amdgcn-amd-amdhsa gfx900"; exit 77
+fi
+
+"$kiln" wave info "$tmp/memory.o" >"$tmp/info.txt" || fail "wave info"
+grep -q "gfx900, code object v4, relocatable" "$tmp/info.txt" || fail "info: no target line"
+grep -q "^kernel grid2d" "$tmp/info.txt" || fail "info: no grid2d"
+"$kiln" wave info "$tmp/memory.o" --disasm | grep -q "s_endpgm" || fail "info --disasm: no s_endpgm"
+
+# grid2d: out[y * 48 + x] = x * 1000 + y over 3x2 groups of 16x4
+"$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 3,2 --block 16,4 --arg buf:size:1536 --arg u32:48 \
+  --out 0="$tmp/out.bin" --observe "$tmp/obs.bin" --observe-json "$tmp/obs.json" 2>"$tmp/run.log" \
+  || { cat "$tmp/run.log"; fail "wave run grid2d"; }
+od -An -v -t u4 -w4 "$tmp/out.bin" | awk '
+  { i = NR - 1; want = (i % 48) * 1000 + int(i / 48); if ($1 != want) { print "word " i ": " $1 ", expected " want; bad++ } }
+  END { if (NR != 384) { print NR " words, expected 384"; exit 1 } exit bad > 0 }' || fail "grid2d's output"
+[ "$(head -c 4 "$tmp/obs.bin")" = "KWOB" ] || fail "the observation's magic"
+grep -q '"written": \[\[0, 1536\]\]' "$tmp/obs.json" || fail "the JSON observation's written range"
+
+# reverse_local: 64 ints 0..63 from a file, reversed through LDS: 2 * (63 - t) + 1
+i=0; : >"$tmp/in.bin"
+while [ $i -lt 64 ]; do printf "\\$(printf %03o $i)\\000\\000\\000" >>"$tmp/in.bin"; i=$((i + 1)); done
+"$kiln" wave run "$tmp/memory.o" --kernel reverse_local --groups 1 --block 64 --arg "buf:$tmp/in.bin" \
+  --arg local:256 --out 0="$tmp/rev.bin" 2>"$tmp/run.log" || { cat "$tmp/run.log"; fail "wave run reverse_local"; }
+od -An -v -t u4 -w4 "$tmp/rev.bin" | awk '
+  { want = 2 * (63 - (NR - 1)) + 1; if ($1 != want) { print "word " NR - 1 ": " $1 ", expected " want; bad++ } }
+  END { if (NR != 64) exit 1; exit bad > 0 }' || fail "reverse_local's output"
+
+# refusals, exit 2
+"$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 1 --arg buf:size:64 --arg u32:4 --level lane 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "not built" "$tmp/e" || fail "--level lane"
+"$kiln" wave run "$tmp/memory.o" --kernel nothing --groups 1 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "has no kernel 'nothing'" "$tmp/e" || fail "an unknown kernel"
+"$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 1 --arg buf:size:64 --arg f32:4 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "does not fit argument 1" "$tmp/e" || fail "a float for a uint"
+# a run that writes past its buffer fails (exit 1) naming the address
+"$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 1 --block 16,4 --arg buf:size:64 --arg u32:48 2>"$tmp/e"
+[ $? -eq 1 ] && grep -q "outside every mapped region" "$tmp/e" || fail "a write past the buffer"
+echo "ok"
