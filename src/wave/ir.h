@@ -20,7 +20,10 @@
  *   106/107 vcc_lo/vcc_hi, 108..123 ttmp0..15, 124 m0, 126/127
  *   exec_lo/exec_hi (WAVE_SREG_*). Read-only specials are registers of the
  *   same file at their codes: src_shared_base 235 .. src_pops_exiting_wave_id
- *   239, vccz 251, execz 252, scc 253. count is the number of consecutive
+ *   239, vccz 251, execz 252, scc 253, lds_direct 254 (the operand code
+ *   reads LDS at m0, one dword). Code 125 is reserved on gfx9 but LLVM's
+ *   disassembler reads it as null (reads zero, writes are dropped): kiln
+ *   accepts it as that, WAVE_SREG_NULL. count is the number of consecutive
  *   dwords (1, 2, 3, 4, 8, 16): s[4:5] is {reg 4, count 2}; vcc is
  *   {106, 2}; exec is {126, 2}.
  * kind WAVE_OPND_VGPR: reg is the vector register (0..255, not the 9-bit
@@ -144,6 +147,7 @@ enum {
     WAVE_SREG_VCC_HI = 107,
     WAVE_SREG_TTMP0 = 108,
     WAVE_SREG_M0 = 124,
+    WAVE_SREG_NULL = 125,  /* reserved on gfx9; LLVM decodes it as null (reads 0) */
     WAVE_SREG_EXEC_LO = 126,
     WAVE_SREG_EXEC_HI = 127,
     WAVE_SREG_SHARED_BASE = 235,

@@ -1,0 +1,932 @@
+/*
+ * test_decode.c: the gfx9 decoder and printer held to LLVM's AMDGPU
+ * disassembler, which is the reference kiln's decoder must match.
+ *
+ * forms: for every op of ops.def and each encoding it claims (e32, VOP3,
+ *   SDWA, DPP; each memory addressing mode), a handful of encodings with
+ *   different operand kinds (registers, scalars, inline constants,
+ *   literals, modifiers) are made here. LLVM disassembles them (the words
+ *   assembled by `llvm-mc -filetype=obj` from .long lines, read back by
+ *   `llvm-objdump -d`), its text is assembled again with `llvm-mc
+ *   -show-encoding`, and kiln decodes those bytes: kiln's verdict must be
+ *   LLVM's for every candidate, and for every instruction kiln's printed
+ *   opcode and operands must be LLVM's text.
+ * random: dwords drawn at random under the prefix of each listed family
+ *   (and wholly at random), each at its own 16-byte slot; kiln and LLVM must
+ *   agree on whether the first dword starts an instruction and on its
+ *   length. Words of the families kiln does not decode (MIMG, MTBUF, EXP,
+ *   VINTRP) are counted and set aside.
+ *
+ * Counts: KILN_DECODE_RANDOM sets the number of random slots (CI's default
+ * is quick); KILN_DECODE_SEED the seed. The program skips (exit 77) where
+ * llvm-mc lacks the amdgcn target.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "test.h"
+#include "wave/decode.h"
+
+#define SKIP 77
+
+static char tmpdir[256];
+static const char *mc = "llvm-mc", *objdump = "llvm-objdump";
+
+/* ---- running LLVM ---- */
+
+static bool run(const char *cmd)
+{
+    int rc = system(cmd);
+    return rc == 0;
+}
+
+static bool llvm_has_amdgcn(void)
+{
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "%s --version 2>/dev/null | grep -q amdgcn", mc);
+    if (!run(cmd))
+        return false;
+    snprintf(cmd, sizeof cmd, "%s --version >/dev/null 2>&1", objdump);
+    return run(cmd);
+}
+
+/* A slot: four dwords at a 16-byte boundary, the candidate first, s_nop
+ * after it. */
+#define SLOT 4
+#define NOP 0xbf800000u
+
+struct verdict {
+    bool crashed;    /* LLVM itself crashed on this slot */
+    bool valid;
+    unsigned len;    /* dwords */
+    char text[160];  /* LLVM's text */
+};
+
+static char *read_file_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = 0;
+        if (len)
+            *len = (size_t)n;
+    }
+    return buf;
+}
+
+/* LLVM's verdict on each slot of words (nslots * SLOT dwords). */
+static bool llvm_disassemble(const uint32_t *words, size_t nslots, struct verdict *out)
+{
+    char s_path[300], o_path[300], d_path[300], cmd[1400];
+    snprintf(s_path, sizeof s_path, "%s/slots.s", tmpdir);
+    snprintf(o_path, sizeof o_path, "%s/slots.o", tmpdir);
+    snprintf(d_path, sizeof d_path, "%s/slots.txt", tmpdir);
+    FILE *f = fopen(s_path, "w");
+    if (!f)
+        return false;
+    fprintf(f, ".text\n");
+    for (size_t i = 0; i < nslots * SLOT; i++)
+        fprintf(f, ".long 0x%08" PRIx32 "\n", words[i]);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "%s -arch=amdgcn -mcpu=gfx900 -filetype=obj %s -o %s && "
+             "%s -d --mcpu=gfx900 %s > %s 2>/dev/null",
+             mc, s_path, o_path, objdump, o_path, d_path);
+    if (!run(cmd))
+        return false;
+    char *text = read_file_all(d_path, NULL);
+    if (!text)
+        return false;
+    for (size_t i = 0; i < nslots; i++)
+        out[i] = (struct verdict){ false, false, 0, "?" };
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *mark = strstr(line, "// ");
+        if (!mark)
+            continue;
+        char *colon = strchr(mark, ':');
+        if (!colon)
+            continue;
+        unsigned long long addr = strtoull(mark + 3, NULL, 16);
+        if (addr % (SLOT * 4))
+            continue;
+        size_t slot = addr / (SLOT * 4);
+        if (slot >= nslots)
+            continue;
+        unsigned n = 0;
+        for (char *p = colon + 1; *p == ' ';) {
+            char *end;
+            strtoul(p + 1, &end, 16);
+            if (end - (p + 1) != 8)
+                break;
+            n++;
+            p = end;
+        }
+        char *s = line;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        char *e = mark;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+            e--;
+        struct verdict *v = &out[slot];
+        size_t tl = KILN_MIN((size_t)(e - s), sizeof v->text - 1);
+        memcpy(v->text, s, tl);
+        v->text[tl] = 0;
+        v->valid = strncmp(v->text, ".long", 5) != 0;
+        v->len = n;
+    }
+    free(text);
+    return true;
+}
+
+/* The same, robust to LLVM crashing on a word (llvm-objdump 14 does, on
+ * SDWA selects of 7): a batch that fails is split until the slot that
+ * crashes is alone, and that slot is marked crashed. */
+static bool llvm_verdicts(const uint32_t *words, size_t nslots, struct verdict *out)
+{
+    if (llvm_disassemble(words, nslots, out))
+        return true;
+    if (nslots == 1) {
+        out[0] = (struct verdict){ true, false, 0, "(llvm-objdump crashed)" };
+        return true;
+    }
+    size_t half = nslots / 2;
+    return llvm_verdicts(words, half, out) &&
+           llvm_verdicts(words + half * SLOT, nslots - half, out + half);
+}
+
+/* ---- comparing texts ---- */
+
+/* Lower case, one space between tokens, hex numbers in decimal, the
+ * "; comment" gone. */
+static void normalize(const char *in, char *out, size_t cap)
+{
+    size_t k = 0;
+    bool space = false;
+    for (const char *p = in; *p && k + 24 < cap; p++) {
+        if (*p == ';')
+            break;
+        if (isspace((unsigned char)*p)) {
+            space = k > 0;
+            continue;
+        }
+        if (space) {
+            out[k++] = ' ';
+            space = false;
+        }
+        if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && isxdigit((unsigned char)p[2]) &&
+            (p == in || !isalnum((unsigned char)p[-1]))) {
+            char *end;
+            unsigned long long v = strtoull(p + 2, &end, 16);
+            k += (size_t)snprintf(out + k, cap - k, "%llu", v);
+            p = end - 1;
+            continue;
+        }
+        out[k++] = (char)tolower((unsigned char)*p);
+    }
+    while (k && out[k - 1] == ' ')
+        k--;
+    out[k] = 0;
+}
+
+/* ---- forms ---- */
+
+struct cand {
+    uint32_t w[SLOT];
+    unsigned op;
+};
+
+static unsigned nforms, forms_cap;
+static struct cand *forms;
+
+static void add_form(unsigned op, const uint32_t *w, unsigned n)
+{
+    if (nforms == forms_cap) {
+        forms_cap = forms_cap ? forms_cap * 2 : 1024;
+        forms = realloc(forms, forms_cap * sizeof *forms);
+        if (!forms)
+            abort();
+    }
+    struct cand *c = &forms[nforms++];
+    for (unsigned i = 0; i < SLOT; i++)
+        c->w[i] = i < n ? w[i] : NOP;
+    c->op = op;
+}
+
+/* Register numbers aligned for any width. */
+enum { VD = 12, VA = 4, VB = 8, VC = 16, SD = 8, SA = 12, SB = 20 };
+
+static void forms_scalar(unsigned op, const struct wave_op_info *in)
+{
+    uint32_t w[3];
+    unsigned opc = in->opcode;
+    static const unsigned srcs[][2] = {
+        { SA, SB }, { 193, 242 }, { 255, SB }, { 106, 126 }, { 124, 128 }, { 248, 255 },
+    };
+    for (unsigned v = 0; v < KILN_ARRAY_LEN(srcs); v++) {
+        unsigned s0 = srcs[v][0], s1 = srcs[v][1];
+        if (in->src[0] >= 2 && s0 == 124)
+            s0 = 106;
+        if (in->src[1] >= 2 && s1 == 124)
+            s1 = 106;
+        unsigned d = in->dst ? (v == 4 && in->dst == 1 ? 124 : SD) : 0;
+        unsigned n = 1;
+        switch (in->family) {
+        case WAVE_FAM_SOP1:
+            w[0] = 0xbe800000u | d << 16 | opc << 8 | (in->src[0] ? s0 : 0);
+            break;
+        case WAVE_FAM_SOP2: w[0] = 0x80000000u | opc << 23 | d << 16 | s1 << 8 | s0; break;
+        case WAVE_FAM_SOPC: w[0] = 0xbf000000u | opc << 16 | s1 << 8 | s0; break;
+        default: return;
+        }
+        if (s0 == 255 || s1 == 255)
+            w[n++] = 0x12345678;
+        add_form(op, w, n);
+    }
+}
+
+static void forms_sopk_sopp(unsigned op, const struct wave_op_info *in)
+{
+    static const uint16_t imms[] = { 0x1234, 0xfff0, 3, 0 };
+    for (unsigned v = 0; v < KILN_ARRAY_LEN(imms); v++) {
+        uint32_t w[2] = { 0, 0xcafe };
+        if (in->family == WAVE_FAM_SOPP)
+            w[0] = 0xbf800000u | in->opcode << 16 | imms[v];
+        else
+            w[0] = 0xb0000000u | in->opcode << 23 | (in->dst || in->src[0] ? 5u : 0u) << 16 | imms[v];
+        add_form(op, w, op == WAVE_OP_S_SETREG_IMM32_B32 ? 2 : 1);
+    }
+}
+
+static void forms_smem(unsigned op, const struct wave_op_info *in)
+{
+    for (unsigned v = 0; v < 3; v++) {
+        uint32_t w[2];
+        bool imm = v != 1;
+        unsigned sdata = in->dst || in->src[2] ? SD : 0;
+        w[0] = 0xc0000000u | in->opcode << 18 | (imm ? 1u << 17 : 0) | (v == 2 ? 1u << 16 : 0) |
+               sdata << 6 | (in->src[0] ? (4u >> 1) : 0);
+        w[1] = imm ? 0x10 : 7;
+        add_form(op, w, 2);
+    }
+}
+
+static void vop3_form(unsigned op, const struct wave_op_info *in, unsigned opc3, unsigned v)
+{
+    static const unsigned src_sets[][3] = {
+        { 256 + VA, 256 + VB, 256 + VC }, { SA, 242, 256 + VC }, { 256 + VA, SA, 128 },
+        { 130, 256 + VB, SA },
+    };
+    unsigned set = v % KILN_ARRAY_LEN(src_sets);
+    unsigned mods = v / KILN_ARRAY_LEN(src_sets);
+    uint32_t w[2];
+    unsigned vdst = in->dst ? VD : 0;
+    if (in->family == WAVE_FAM_VOPC)
+        vdst = v == 5 ? 106 : SD;
+    if (op == WAVE_OP_V_READLANE_B32 || op == WAVE_OP_V_READFIRSTLANE_B32)
+        vdst = SD;
+    unsigned s[3];
+    for (unsigned i = 0; i < 3; i++)
+        s[i] = src_sets[set][i];
+    w[0] = 0xd0000000u | opc3 << 16 | vdst;
+    w[1] = 0;
+    bool vop3b = in->family == WAVE_FAM_VOP3B || (in->flags & WAVE_F_VCC_OUT);
+    if (vop3b)
+        w[0] |= (mods ? 106u : (unsigned)SD + 2) << 8;
+    unsigned nsrc = 0;
+    for (unsigned i = 0; i < 3; i++)
+        if (in->src[i] || (i == 2 && (in->flags & WAVE_F_VCC_IN)))
+            nsrc = i + 1;
+    if (in->flags & WAVE_F_MAC)
+        nsrc = 2;
+    if (in->family == WAVE_FAM_VOP1 && !in->src[0])
+        nsrc = 0;
+    for (unsigned i = 0; i < nsrc; i++) {
+        unsigned code = s[i];
+        if (i == 2 && in->family == WAVE_FAM_VOP2 && (in->flags & WAVE_F_VCC_IN))
+            code = mods ? 106 : SA;
+        w[1] |= code << (9 * i);
+    }
+    if (mods == 1) { /* neg and abs on every source */
+        w[0] |= ((1u << nsrc) - 1) << 8;
+        w[1] |= ((1u << nsrc) - 1) << 29;
+    } else if (mods == 2) { /* clamp and omod */
+        w[0] |= 1u << 15;
+        w[1] |= 1u << 27;
+    } else if (mods == 3) { /* op_sel */
+        if (!vop3b)
+            w[0] |= 0xfu << 11;
+    }
+    add_form(op, w, 2);
+}
+
+static void forms_vop(unsigned op, const struct wave_op_info *in)
+{
+    uint32_t w[3];
+    unsigned opc = in->opcode;
+    static const unsigned src0s[] = { 256 + VA, SA, 130, 255, 242, 124 };
+    bool dst_s = op == WAVE_OP_V_READFIRSTLANE_B32;
+    /* e32 */
+    for (unsigned v = 0; v < KILN_ARRAY_LEN(src0s); v++) {
+        unsigned s0 = src0s[v], n = 1;
+        if (!in->src[0])
+            s0 = 0;
+        if (op == WAVE_OP_V_MADMK_F32 || op == WAVE_OP_V_MADAK_F32 || op == WAVE_OP_V_MADMK_F16 ||
+            op == WAVE_OP_V_MADAK_F16) {
+            if (s0 == 255)
+                continue;
+        }
+        unsigned vdst = in->dst ? (dst_s ? SD : VD) : 0;
+        switch (in->family) {
+        case WAVE_FAM_VOP1: w[0] = 0x7e000000u | vdst << 17 | opc << 9 | s0; break;
+        case WAVE_FAM_VOP2: w[0] = opc << 25 | vdst << 17 | (unsigned)VB << 9 | s0; break;
+        default: w[0] = 0x7c000000u | opc << 17 | (unsigned)VB << 9 | s0; break;
+        }
+        if (s0 == 255 || op == WAVE_OP_V_MADMK_F32 || op == WAVE_OP_V_MADAK_F32 ||
+            op == WAVE_OP_V_MADMK_F16 || op == WAVE_OP_V_MADAK_F16)
+            w[n++] = 0x40490fdb;
+        add_form(op, w, n);
+    }
+    /* VOP3 */
+    if (!(in->flags & WAVE_F_NOE64)) {
+        unsigned opc3 = in->family == WAVE_FAM_VOPC ? opc
+                        : in->family == WAVE_FAM_VOP2 ? 256 + opc
+                                                      : 320 + opc;
+        for (unsigned v = 0; v < 16; v++)
+            vop3_form(op, in, opc3, v);
+    }
+    /* SDWA */
+    if (in->flags & WAVE_F_SDWA) {
+        static const uint32_t sdwa[] = {
+            0x06060600u | VA,                                     /* all DWORD */
+            0x0509150 | VA | 1u << 19 | 4u << 8 | 1u << 11,       /* selects, sext, pad */
+            0x06860600u | SA,                                     /* src0 an SGPR */
+            0x06062600u | VA | 1u << 13 | 1u << 20 | 1u << 21 | 1u << 28, /* clamp, neg, abs */
+            0x06060600u | VA | 2u << 11,                          /* preserve */
+            0x06068600u | VA | (unsigned)SD << 8,                 /* VOPC: sdst */
+        };
+        for (unsigned v = 0; v < KILN_ARRAY_LEN(sdwa); v++) {
+            uint32_t s = sdwa[v];
+            unsigned vdst = in->dst ? VD : 0;
+            if (in->family == WAVE_FAM_VOP1) {
+                s &= 0x00ffffffu;
+                if (!in->src[0])
+                    s &= ~0xffu;
+                w[0] = 0x7e000000u | vdst << 17 | opc << 9 | 0xf9;
+            } else if (in->family == WAVE_FAM_VOP2) {
+                w[0] = opc << 25 | vdst << 17 | (unsigned)VB << 9 | 0xf9;
+            } else {
+                w[0] = 0x7c000000u | opc << 17 | (unsigned)VB << 9 | 0xf9;
+                s &= ~0x3f00u;
+                if (v == 5)
+                    s |= (0x80u | SD) << 8;
+            }
+            w[1] = s;
+            add_form(op, w, 2);
+        }
+    }
+    /* DPP */
+    if (in->flags & WAVE_F_DPP) {
+        static const uint32_t dpp[] = {
+            0xff00e400u | VA,                     /* quad_perm identity */
+            0xff000000u | VA | 0x101u << 8 | 1u << 19, /* row_shl:1 bound_ctrl */
+            0xa5000000u | VA | 0x140u << 8 | 0x3u << 20, /* row_mirror, neg, abs */
+            0xff000000u | VA | 0x143u << 8,       /* row_bcast:31 */
+            0xff000000u | VA | 0x13cu << 8 | 0xfu << 20, /* wave_ror, all mods */
+        };
+        for (unsigned v = 0; v < KILN_ARRAY_LEN(dpp); v++) {
+            unsigned vdst = in->dst ? VD : 0;
+            uint32_t s = dpp[v];
+            if (!in->src[0])
+                s &= ~0xffu;
+            if (in->family == WAVE_FAM_VOP1)
+                w[0] = 0x7e000000u | vdst << 17 | opc << 9 | 0xfa;
+            else
+                w[0] = opc << 25 | vdst << 17 | (unsigned)VB << 9 | 0xfa;
+            w[1] = s;
+            add_form(op, w, 2);
+        }
+    }
+}
+
+static void forms_vop3(unsigned op, const struct wave_op_info *in)
+{
+    for (unsigned v = 0; v < 16; v++)
+        vop3_form(op, in, in->opcode, v);
+}
+
+static void forms_vop3p(unsigned op, const struct wave_op_info *in)
+{
+    unsigned n = in->src[2] ? 3 : 2;
+    for (unsigned v = 0; v < 4; v++) {
+        uint32_t w[2];
+        w[0] = 0xd3800000u | in->opcode << 16 | VD;
+        w[1] = (256u + VA) | (v == 1 ? SA : 256u + VB) << 9 | (n == 3 ? (v == 2 ? 242u : 256u + VC) : 0) << 18;
+        if (v == 0)
+            w[1] |= 3u << 27, w[0] |= (n == 3 ? 1u : 0u) << 14;
+        if (v == 3) {
+            w[0] |= 1u << 15 | 1u << 11 | 2u << 8;
+            w[1] |= 1u << 27 | 1u << 29;
+        }
+        add_form(op, w, 2);
+    }
+}
+
+static void forms_ds(unsigned op, const struct wave_op_info *in)
+{
+    for (unsigned v = 0; v < 3; v++) {
+        uint32_t w[2];
+        bool gws = strncmp(in->name, "ds_gws", 6) == 0;
+        w[0] = 0xd8000000u | in->opcode << 17 | (v == 1 ? 0x0804u : 0) | (v == 2 || gws ? 1u << 16 : 0);
+        w[1] = (in->dst ? (unsigned)VD << 24 : 0) | (in->src[0] ? 1u : 0) |
+               (in->src[1] ? (unsigned)VA << 8 : 0) | (in->src[2] ? (unsigned)VB << 16 : 0);
+        add_form(op, w, 2);
+    }
+}
+
+static void forms_flat(unsigned op, const struct wave_op_info *in)
+{
+    unsigned seg = in->family == WAVE_FAM_FLAT ? 0 : in->family == WAVE_FAM_SCRATCH ? 1 : 2;
+    for (unsigned v = 0; v < 4; v++) {
+        uint32_t w[2];
+        unsigned saddr = seg == 0 ? 0 : v == 1 ? (seg == 2 ? 2u : 5u) : 0x7f;
+        unsigned off = v == 2 ? (seg ? 0x1ff8u : 8u) : v == 3 ? 0x7ffu : 0;
+        w[0] = 0xdc000000u | in->opcode << 18 | seg << 14 | off | (v == 2 ? 3u << 16 : 0);
+        w[1] = (unsigned)VA | (in->src[2] ? (unsigned)VB << 8 : 0) | saddr << 16 |
+               (in->dst ? (unsigned)VD << 24 : 0);
+        add_form(op, w, 2);
+    }
+}
+
+static void forms_mubuf(unsigned op, const struct wave_op_info *in)
+{
+    for (unsigned v = 0; v < 7; v++) {
+        uint32_t w[2];
+        unsigned offen = v == 1 || v == 3, idxen = v == 2 || v == 3;
+        w[0] = 0xe0000000u | in->opcode << 18 | offen << 12 | idxen << 13 |
+               (v == 4 ? (1u << 14 | 1u << 17 | 4u) : 0) | (v == 5 ? 1u << 16 : 0);
+        unsigned soff = v == 6 ? 128u : 1u;
+        w[1] = (unsigned)VA | (unsigned)VB << 8 | 2u << 16 | soff << 24;
+        if (!in->dst && !in->src[2])
+            w[1] = (v == 6 ? 0 : w[1] & 0xffff00ffu);
+        add_form(op, w, 2);
+    }
+}
+
+static void make_forms(void)
+{
+    for (unsigned op = 1; op < WAVE_OP_COUNT; op++) {
+        const struct wave_op_info *in = wave_op_info(op);
+        switch (in->family) {
+        case WAVE_FAM_SOP1:
+        case WAVE_FAM_SOP2:
+        case WAVE_FAM_SOPC: forms_scalar(op, in); break;
+        case WAVE_FAM_SOPK:
+        case WAVE_FAM_SOPP: forms_sopk_sopp(op, in); break;
+        case WAVE_FAM_SMEM: forms_smem(op, in); break;
+        case WAVE_FAM_VOP1:
+        case WAVE_FAM_VOP2:
+        case WAVE_FAM_VOPC: forms_vop(op, in); break;
+        case WAVE_FAM_VOP3A:
+        case WAVE_FAM_VOP3B: forms_vop3(op, in); break;
+        case WAVE_FAM_VOP3P: forms_vop3p(op, in); break;
+        case WAVE_FAM_DS: forms_ds(op, in); break;
+        case WAVE_FAM_FLAT:
+        case WAVE_FAM_GLOBAL:
+        case WAVE_FAM_SCRATCH: forms_flat(op, in); break;
+        case WAVE_FAM_MUBUF: forms_mubuf(op, in); break;
+        default: break;
+        }
+    }
+}
+
+/* kiln's verdict on a slot. */
+static int kiln_len(const uint32_t *w, struct wave_instr *in)
+{
+    int n = wave_decode(w, SLOT, 0, in);
+    return n > 0 ? n : 0;
+}
+
+static unsigned shown, show_max = 40;
+static void report(const char *what, const uint32_t *w, const char *llvm, const char *kiln)
+{
+    if (shown++ >= show_max)
+        return;
+    fprintf(stderr, "  %s: %08" PRIx32 " %08" PRIx32 " %08" PRIx32 "\n    llvm: %s\n    kiln: %s\n",
+            what, w[0], w[1], w[2], llvm, kiln);
+}
+
+/* Assembles LLVM's texts again; fills each text's encoding (up to 3 dwords)
+ * or leaves n 0 where it did not assemble. */
+struct asm_out {
+    uint32_t w[SLOT];
+    unsigned n;
+    char text[160];
+};
+
+static bool llvm_assemble(char (*texts)[160], size_t count, struct asm_out *out)
+{
+    char s_path[300], o_path[300], e_path[300], cmd[1200];
+    snprintf(s_path, sizeof s_path, "%s/texts.s", tmpdir);
+    snprintf(o_path, sizeof o_path, "%s/texts.enc", tmpdir);
+    snprintf(e_path, sizeof e_path, "%s/texts.err", tmpdir);
+    FILE *f = fopen(s_path, "w");
+    if (!f)
+        return false;
+    for (size_t i = 0; i < count; i++)
+        fprintf(f, "%s\n", texts[i]);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s -arch=amdgcn -mcpu=gfx900 -show-encoding %s > %s 2> %s", mc,
+             s_path, o_path, e_path);
+    run(cmd); /* lines in error are listed in e_path */
+    char *enc = read_file_all(o_path, NULL), *err = read_file_all(e_path, NULL);
+    if (!enc || !err) {
+        free(enc);
+        free(err);
+        return false;
+    }
+    bool *bad = calloc(count + 1, sizeof *bad);
+    for (char *p = err; (p = strstr(p, ".s:")) != NULL; p += 3) {
+        unsigned long line = strtoul(p + 3, NULL, 10);
+        if (line >= 1 && line <= count && strstr(p, "error"))
+            bad[line - 1] = true;
+    }
+    size_t next = 0;
+    for (char *line = strtok(enc, "\n"); line; line = strtok(NULL, "\n")) {
+        char *e = strstr(line, "; encoding: [");
+        if (!e)
+            continue;
+        while (next < count && bad[next])
+            out[next++].n = 0;
+        if (next >= count)
+            break;
+        struct asm_out *a = &out[next++];
+        uint8_t bytes[16];
+        unsigned nb = 0;
+        for (char *p = e + 13; *p && *p != ']' && nb < 16;) {
+            bytes[nb++] = (uint8_t)strtoul(p, &p, 16);
+            if (*p == ',')
+                p++;
+        }
+        a->n = nb / 4;
+        for (unsigned i = 0; i < SLOT; i++)
+            a->w[i] = i < a->n ? (uint32_t)bytes[4 * i] | (uint32_t)bytes[4 * i + 1] << 8 |
+                                     (uint32_t)bytes[4 * i + 2] << 16 |
+                                     (uint32_t)bytes[4 * i + 3] << 24
+                               : NOP;
+        char *s = line;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t tl = KILN_MIN((size_t)(e - s), sizeof a->text - 1);
+        memcpy(a->text, s, tl);
+        a->text[tl] = 0;
+    }
+    while (next < count)
+        out[next++].n = 0;
+    free(bad);
+    free(enc);
+    free(err);
+    return true;
+}
+
+TEST(every_form)
+{
+    make_forms();
+    struct verdict *v = calloc(nforms, sizeof *v);
+    uint32_t *words = malloc((size_t)nforms * SLOT * sizeof *words);
+    REQUIRE(v && words);
+    for (unsigned i = 0; i < nforms; i++)
+        memcpy(&words[i * SLOT], forms[i].w, sizeof forms[i].w);
+    REQUIRE(llvm_verdicts(words, nforms, v));
+    free(words);
+    unsigned agree_valid = 0, agree_invalid = 0, disagree = 0, compared = 0, text_bad = 0,
+             reasm_bad = 0;
+    char(*texts)[160] = calloc(nforms, sizeof *texts);
+    unsigned *which = calloc(nforms, sizeof *which);
+    unsigned ntexts = 0;
+    unsigned *claimed = calloc(WAVE_OP_COUNT, sizeof *claimed);
+    REQUIRE(texts && which && claimed);
+    for (unsigned i = 0; i < nforms; i++) {
+        struct wave_instr in;
+        int n = kiln_len(forms[i].w, &in);
+        char kt[200];
+        if (n)
+            wave_print(&in, kt, sizeof kt);
+        else
+            snprintf(kt, sizeof kt, "error: %s", kiln_last_error());
+        if ((n > 0) != v[i].valid || (n > 0 && (unsigned)n != v[i].len)) {
+            disagree++;
+            report(v[i].valid ? "LLVM decodes, kiln does not (or another length)"
+                              : "kiln decodes, LLVM does not",
+                   forms[i].w, v[i].text, kt);
+            continue;
+        }
+        if (!n) {
+            agree_invalid++;
+            continue;
+        }
+        agree_valid++;
+        claimed[forms[i].op]++;
+        memcpy(texts[ntexts], v[i].text, sizeof texts[0]);
+        which[ntexts++] = i;
+    }
+    struct asm_out *a = calloc(ntexts ? ntexts : 1, sizeof *a);
+    REQUIRE(a && llvm_assemble(texts, ntexts, a));
+    for (unsigned t = 0; t < ntexts; t++) {
+        if (!a[t].n) {
+            reasm_bad++;
+            continue;
+        }
+        struct wave_instr in;
+        int n = kiln_len(a[t].w, &in);
+        char kt[200], kn[200], ln[200];
+        if (n <= 0) {
+            snprintf(kt, sizeof kt, "error: %s", kiln_last_error());
+            report("assembled by LLVM, refused by kiln", a[t].w, a[t].text, kt);
+            text_bad++;
+            continue;
+        }
+        wave_print(&in, kt, sizeof kt);
+        normalize(kt, kn, sizeof kn);
+        normalize(a[t].text, ln, sizeof ln);
+        compared++;
+        if (strcmp(kn, ln) != 0) {
+            text_bad++;
+            report("text differs", a[t].w, a[t].text, kt);
+        }
+    }
+    unsigned ops_without = 0;
+    for (unsigned op = 1; op < WAVE_OP_COUNT; op++)
+        if (!claimed[op]) {
+            ops_without++;
+            if (shown++ < show_max)
+                fprintf(stderr, "  no form of %s was decoded by both\n", wave_op_name(op));
+        }
+    printf("forms: %u candidates; both decode %u, both refuse %u, disagree %u; "
+           "%u re-assembled and compared, %u differ, %u did not re-assemble; "
+           "%u of %u ops had no form both decode\n",
+           nforms, agree_valid, agree_invalid, disagree, compared, text_bad, reasm_bad,
+           ops_without, WAVE_OP_COUNT - 1);
+    CHECK_EQ(disagree, 0);
+    CHECK_EQ(text_bad, 0);
+    CHECK_EQ(ops_without, 0);
+    free(a);
+    free(texts);
+    free(which);
+    free(claimed);
+    free(v);
+    free(forms);
+}
+
+/* ---- random ---- */
+
+static uint64_t rng_state;
+static uint32_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 16);
+}
+
+enum { R_SOP2, R_SOPK, R_SOP1, R_SOPC, R_SOPP, R_SMEM, R_VOP2, R_VOP1, R_VOPC, R_SDWA, R_DPP,
+       R_VOP3, R_VOP3P, R_DS, R_FLAT, R_MUBUF, R_ANY, R_KINDS };
+static const char *const kind_names[R_KINDS] = { "SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM",
+                                                 "VOP2", "VOP1", "VOPC", "SDWA", "DPP",  "VOP3",
+                                                 "VOP3P", "DS",  "FLAT", "MUBUF", "any" };
+
+static uint32_t random_first(unsigned kind)
+{
+    uint32_t w = rnd();
+    switch (kind) {
+    case R_SOP2:
+        w = (w & 0x3fffffffu) | 0x80000000u;
+        if ((w >> 28) == 0xb)
+            w ^= 1u << 28;
+        return w;
+    case R_SOPK: return (w & 0x007fffffu) | 0xb0000000u | (rnd() % 29) << 23;
+    case R_SOP1: return (w & 0x007fffffu) | 0xbe800000u;
+    case R_SOPC: return (w & 0x007fffffu) | 0xbf000000u;
+    case R_SOPP: return (w & 0x007fffffu) | 0xbf800000u;
+    case R_SMEM: return (w & 0x03ffffffu) | 0xc0000000u;
+    case R_VOP2: return (w & 0x01ffffffu) | (rnd() % 62) << 25;
+    case R_VOP1: return (w & 0x01ffffffu) | 0x7e000000u;
+    case R_VOPC: return (w & 0x01ffffffu) | 0x7c000000u;
+    case R_SDWA:
+    case R_DPP: {
+        static const uint32_t pre[3] = { 0x7e000000u, 0x7c000000u, 0 };
+        unsigned k = rnd() % 3;
+        w = (w & 0x01fffe00u) | pre[k];
+        if (k == 2)
+            w |= (rnd() % 62) << 25;
+        return w | (kind == R_SDWA ? 0xf9u : 0xfau);
+    }
+    case R_VOP3:
+        w = (w & 0x03ffffffu) | 0xd0000000u;
+        if (((w >> 23) & 7) == 7)
+            w ^= 1u << 25;
+        return w;
+    case R_VOP3P: return (w & 0x007fffffu) | 0xd3800000u;
+    case R_DS: return (w & 0x03ffffffu) | 0xd8000000u;
+    case R_FLAT: return (w & 0x03ffffffu) | 0xdc000000u;
+    case R_MUBUF: return (w & 0x03ffffffu) | 0xe0000000u;
+    default: return w;
+    }
+}
+
+/* Whether the slot's first dword is of an encoding set aside: the
+ * families kiln does not decode, and MUBUF opcode 113, which LLVM 14 reads
+ * as a second buffer_wbinvl1 though the Vega ISA has no such opcode. */
+static bool set_aside(uint32_t w)
+{
+    if ((w >> 26) == 0x38 && ((w >> 18) & 0x7f) == 113)
+        return true;
+    const char *e = wave_encoding_name(w);
+    if (!strcmp(e, "MIMG") || !strcmp(e, "MTBUF") || !strcmp(e, "EXP") || !strcmp(e, "VINTRP"))
+        return true;
+    /* the interpolation ops in the VOP3 encoding belong to VINTRP */
+    if ((w >> 26) == 0x34 && ((w >> 23) & 7) != 7) {
+        unsigned opc = (w >> 16) & 0x3ff;
+        return opc >= 0x270 && opc <= 0x277;
+    }
+    return false;
+}
+
+TEST(random_words)
+{
+    uint64_t count = env_u64("KILN_DECODE_RANDOM", 20000);
+    rng_state = env_u64("KILN_DECODE_SEED", 0x9e3779b97f4a7c15ull) | 1;
+    const size_t batch = 100000;
+    uint32_t *w = malloc(batch * SLOT * sizeof *w);
+    struct verdict *v = malloc(batch * sizeof *v);
+    REQUIRE(w && v);
+    uint64_t agree[R_KINDS] = { 0 }, agree_valid[R_KINDS] = { 0 }, differ[R_KINDS] = { 0 },
+             aside[R_KINDS] = { 0 }, crashed[R_KINDS] = { 0 }, flagged[R_KINDS] = { 0 };
+    uint64_t done = 0;
+    unsigned kinds[100000];
+    while (done < count) {
+        size_t n = (size_t)KILN_MIN((uint64_t)batch, count - done);
+        for (size_t i = 0; i < n; i++) {
+            unsigned kind = (unsigned)(rnd() % R_KINDS);
+            kinds[i] = kind;
+            uint32_t *s = &w[i * SLOT];
+            s[0] = random_first(kind);
+            s[1] = rnd();
+            s[2] = rnd();
+            s[3] = NOP;
+        }
+        REQUIRE(llvm_verdicts(w, n, v));
+        for (size_t i = 0; i < n; i++) {
+            uint32_t *s = &w[i * SLOT];
+            unsigned kind = kinds[i];
+            if (set_aside(s[0])) {
+                aside[kind]++;
+                continue;
+            }
+            if (v[i].crashed) {
+                crashed[kind]++;
+                continue;
+            }
+            struct wave_instr in;
+            int k = kiln_len(s, &in);
+            /* LLVM decodes a few words while marking an operand invalid
+             * (its text says "invalid immediate"): kiln must refuse those */
+            if (v[i].valid && strstr(v[i].text, "invalid")) {
+                if (k == 0) {
+                    flagged[kind]++;
+                    continue;
+                }
+            }
+            bool same = (k > 0) == v[i].valid && (k == 0 || (unsigned)k == v[i].len);
+            if (same) {
+                agree[kind]++;
+                agree_valid[kind] += k > 0;
+            } else {
+                differ[kind]++;
+                char kt[200];
+                if (k)
+                    wave_print(&in, kt, sizeof kt);
+                else
+                    snprintf(kt, sizeof kt, "error: %s", kiln_last_error());
+                report(kind_names[kind], s, v[i].text, kt);
+            }
+        }
+        done += n;
+    }
+    uint64_t ta = 0, tv = 0, td = 0, ts = 0, tc = 0, tf = 0;
+    printf("random: %" PRIu64 " slots\n", count);
+    for (unsigned k = 0; k < R_KINDS; k++) {
+        printf("  %-6s agreed %" PRIu64 " (%" PRIu64 " decoding), disagreed %" PRIu64
+               ", set aside %" PRIu64 ", LLVM crashed %" PRIu64 ", LLVM marks invalid %" PRIu64 "\n",
+               kind_names[k], agree[k], agree_valid[k], differ[k], aside[k], crashed[k], flagged[k]);
+        tf += flagged[k];
+        ta += agree[k];
+        tv += agree_valid[k];
+        td += differ[k];
+        ts += aside[k];
+        tc += crashed[k];
+    }
+    printf("  total  agreed %" PRIu64 " (%" PRIu64 " decoding), disagreed %" PRIu64
+           ", set aside %" PRIu64 ", LLVM crashed %" PRIu64 ", LLVM marks invalid %" PRIu64 "\n",
+           ta, tv, td, ts, tc, tf);
+    CHECK_EQ(td, 0);
+    free(w);
+    free(v);
+}
+
+/* The decoder's own contract, without LLVM: bounds, errors naming the
+ * offset and the dwords. */
+TEST(errors_name_offset_and_dwords)
+{
+    struct wave_instr in;
+    /* s_mov_b32 s0, literal with the literal missing */
+    uint32_t lit[2] = { 0xbf800000u, 0xbe8000ffu };
+    CHECK(wave_decode(lit, 2, 4, &in) < 0);
+    CHECK_MSG("byte offset 0x4");
+    CHECK_MSG("0xbe8000ff");
+    /* an unknown SOPP opcode */
+    uint32_t sopp = 0xbfff0000u;
+    CHECK(wave_decode(&sopp, 1, 0, &in) < 0);
+    CHECK_MSG("SOPP opcode 127");
+    /* a VOP3 word at the end of the buffer */
+    uint32_t vop3 = 0xd1010000u;
+    CHECK(wave_decode(&vop3, 1, 0, &in) < 0);
+    CHECK_MSG("past the end");
+    /* MIMG is refused by name */
+    uint32_t mimg[2] = { 0xf0000000u, 0 };
+    CHECK(wave_decode(mimg, 2, 0, &in) < 0);
+    CHECK_MSG("MIMG");
+    /* misaligned and past the end */
+    CHECK(wave_decode(mimg, 2, 2, &in) < 0);
+    CHECK_MSG("multiple of 4");
+    CHECK(wave_decode(mimg, 2, 8, &in) < 0);
+    CHECK_MSG("past the code");
+    /* a good one: v_add_f32_e32 v0, 1.0, v1 */
+    uint32_t add = 0x020002f2u;
+    CHECK_EQ(wave_decode(&add, 1, 0, &in), 1);
+    CHECK_EQ(in.op, WAVE_OP_V_ADD_F32);
+    CHECK_EQ(in.src[0].kind, WAVE_OPND_CONST);
+    CHECK_EQ(wave_const_bits(in.src[0].value, 32), 0x3f800000);
+    char t[64];
+    wave_print(&in, t, sizeof t);
+    CHECK(strcmp(t, "v_add_f32_e32 v0, 1.0, v1") == 0);
+    /* the printer never writes past its buffer and reports the full length */
+    char small[8];
+    size_t need = wave_print(&in, small, sizeof small);
+    CHECK_EQ(need, strlen(t));
+    CHECK_EQ(strlen(small), sizeof small - 1);
+    /* exec and vcc are scalar registers at their codes */
+    uint32_t andexec = 0x86fe6a7eu; /* s_and_b64 exec, exec, vcc */
+    CHECK_EQ(wave_decode(&andexec, 1, 0, &in), 1);
+    CHECK_EQ(in.dst[0].kind, WAVE_OPND_SGPR);
+    CHECK_EQ(in.dst[0].reg, WAVE_SREG_EXEC_LO);
+    CHECK_EQ(in.dst[0].count, 2);
+    CHECK_EQ(in.src[1].reg, WAVE_SREG_VCC_LO);
+}
+
+int main(void)
+{
+    show_max = (unsigned)env_u64("KILN_DECODE_SHOW", 40);
+    RUN(errors_name_offset_and_dwords);
+    const char *e = getenv("KILN_LLVM_MC");
+    if (e && *e)
+        mc = e;
+    e = getenv("KILN_LLVM_OBJDUMP");
+    if (e && *e)
+        objdump = e;
+    if (!llvm_has_amdgcn()) {
+        printf("SKIP: %s lacks the amdgcn target (or %s is missing); the differential tests "
+               "against LLVM did not run\n", mc, objdump);
+        return test_failed_ ? 1 : SKIP;
+    }
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/kiln-decode-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        fprintf(stderr, "mkdtemp %s: %s\n", tmpdir, strerror(errno));
+        return 1;
+    }
+    RUN(every_form);
+    RUN(random_words);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    run(cmd);
+    return test_failed_ ? 1 : 0;
+}
