@@ -21,11 +21,14 @@ static void usage(FILE *f)
                "  run SHADER.comp ...  compile a compute shader and run it on buffers from files\n"
                "  demo [options]       run kiln's built-in image-processing scheme\n"
                "  archive path|ls|verify|compact|gc  the pipeline archive of the chosen device\n"
+               "  wave info|run CODE.o guest AMD GCN code objects: list, disassemble, interpret\n"
                "  version              print kiln's version (also --version)\n"
                "  help [COMMAND]       this text, or a command's\n"
                "\n"
                "'kiln <command> --help' describes a command's options.\n");
 }
+
+int cmd_wave(int argc, char **argv);
 
 static const struct {
     const char *name;
@@ -35,6 +38,7 @@ static const struct {
     {"run", cmd_run},
     {"demo", cmd_demo},
     {"archive", cmd_archive},
+    {"wave", cmd_wave},   /* tools/kiln/cmd_wave.c */
 };
 
 int main(int argc, char **argv)
