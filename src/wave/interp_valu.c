@@ -584,7 +584,7 @@ static bool lane_op(struct vctx *c, uint64_t *res, bool *flag)
     case WAVE_OP_V_AND_B32: RU(U(0) & U(1)); break;
     case WAVE_OP_V_OR_B32: RU(U(0) | U(1)); break;
     case WAVE_OP_V_XOR_B32: RU(U(0) ^ U(1)); break;
-    case WAVE_OP_V_MAC_F32: RF(F(0) * F(1) + f32(c->w->v[in->dst[0].reg][c->lane])); break;
+    case WAVE_OP_V_MAC_F32: RF(F(0) * F(1) + f32(c->w->v[in->dst[0].reg & 0xff][c->lane])); break;
     case WAVE_OP_V_MADMK_F32: case WAVE_OP_V_MADAK_F32: RF(F(0) * F(1) + F(2)); break;
     case WAVE_OP_V_ADD_CO_U32: t64 = (uint64_t)U(0) + U(1); *flag = t64 >> 32; RU(t64); break;
     case WAVE_OP_V_SUB_CO_U32: a = U(0), b = U(1); *flag = b > a; RU(a - b); break;
@@ -613,7 +613,7 @@ static bool lane_op(struct vctx *c, uint64_t *res, bool *flag)
     case WAVE_OP_V_SUB_F16: RH(H(0) - H(1)); break;
     case WAVE_OP_V_SUBREV_F16: RH(H(1) - H(0)); break;
     case WAVE_OP_V_MUL_F16: RH(H(0) * H(1)); break;
-    case WAVE_OP_V_MAC_F16: RH(H(0) * H(1) + h2f(c->w->v[in->dst[0].reg][c->lane] & 0xffff)); break;
+    case WAVE_OP_V_MAC_F16: RH(H(0) * H(1) + h2f(c->w->v[in->dst[0].reg & 0xff][c->lane] & 0xffff)); break;
     case WAVE_OP_V_MADMK_F16: case WAVE_OP_V_MADAK_F16: RH(H(0) * H(1) + H(2)); break;
     case WAVE_OP_V_ADD_U16: case WAVE_OP_V_ADD_I16: RU((U16(0) + U16(1)) & 0xffff); break;
     case WAVE_OP_V_SUB_U16: case WAVE_OP_V_SUB_I16: RU((U16(0) - U16(1)) & 0xffff); break;
@@ -781,7 +781,7 @@ static bool lane_op(struct vctx *c, uint64_t *res, bool *flag)
     case WAVE_OP_V_CVT_PKACCUM_U8_F32: {
         uint32_t byte = U(1) & 3, v = cvt_u32(nearbyintf(F(0)));
         v = v > 255 ? 255 : v;
-        RU((c->w->v[in->dst[0].reg][c->lane] & ~(0xffu << (8 * byte))) | v << (8 * byte));
+        RU((c->w->v[in->dst[0].reg & 0xff][c->lane] & ~(0xffu << (8 * byte))) | v << (8 * byte));
         break;
     }
     case WAVE_OP_V_MAD_U32_U16: RU(U16(0) * U16(1) + U(2)); break;
@@ -906,7 +906,7 @@ static bool lane_vop3p(struct vctx *c, uint64_t *res)
         if (in->op == WAVE_OP_V_MAD_MIX_F32)
             *res = b32(r);
         else {
-            uint32_t old = c->w->v[in->dst[0].reg][c->lane];
+            uint32_t old = c->w->v[in->dst[0].reg & 0xff][c->lane];
             uint32_t h = f2h(r);
             *res = in->op == WAVE_OP_V_MAD_MIXLO_F16 ? (old & 0xffff0000u) | h : (old & 0xffff) | h << 16;
         }
@@ -1117,7 +1117,7 @@ kiln_result interp_valu(struct machine *m, struct wave *w, const struct wave_ins
     case WAVE_OP_V_SWAP_B32:
         for (int l = 0; l < WAVE_LANES; l++)
             if ((exec >> l) & 1) {
-                uint32_t *x = &w->v[in->dst[0].reg][l], *y = &w->v[in->src[0].reg][l], t = *x;
+                uint32_t *x = &w->v[in->dst[0].reg & 0xff][l], *y = &w->v[in->src[0].reg & 0xff][l], t = *x;
                 *x = *y;
                 *y = t;
             }
@@ -1208,12 +1208,12 @@ kiln_result interp_valu(struct machine *m, struct wave *w, const struct wave_ins
             uint32_t saved = 0;
             const struct wave_operand *o = &in->src[0];
             if (o->kind == WAVE_OPND_VGPR) {
-                saved = w->v[o->reg][l];
-                w->v[o->reg][l] = 0;
+                saved = w->v[o->reg & 0xff][l];
+                w->v[o->reg & 0xff][l] = 0;
             }
             ok = info->family == WAVE_FAM_VOP3P ? lane_vop3p(&c, &r) : lane_op(&c, &r, &flag);
             if (o->kind == WAVE_OPND_VGPR)
-                w->v[o->reg][l] = saved;
+                w->v[o->reg & 0xff][l] = saved;
         } else {
             ok = info->family == WAVE_FAM_VOP3P ? lane_vop3p(&c, &r) : lane_op(&c, &r, &flag);
         }
