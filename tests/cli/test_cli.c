@@ -1148,8 +1148,8 @@ static const char img_sample_src[] =
     "layout(std430, binding = 1) writeonly buffer Out { vec4 o[]; };\n"
     "void main() {\n"
     "    uint i = gl_GlobalInvocationID.x;\n"
-    "    vec2 texel = vec2(float(i % 4u) * 1.25 - 0.5, float(i / 4u) * 0.75 - 0.25);\n"
-    "    o[i] = textureLod(Tex, texel / vec2(textureSize(Tex, 0)), 0.0);\n"
+    "    vec2 uv = vec2(float(i % 4u) * 5.0 - 3.0, float(i / 4u) * 4.0 - 3.0) / 8.0;\n"
+    "    o[i] = textureLod(Tex, uv, 0.0);\n"
     "}\n";
 static const char img_count_src[] =
     "#version 450\n"
@@ -1223,7 +1223,10 @@ TEST(run_images)
         run_free(&r);
         float *f = READ_OUT("samples.bin", 256);
         for (int i = 0; f && i < 16; i++) {
-            float u = (float)(i % 4) * 1.25f - 0.5f, v = (float)(i / 4) * 0.75f - 0.25f;
+            /* Normalized coordinates in eighths, so every device computes
+             * the same texel coordinates (3 and 2 texels: never on a
+             * texel's edge). */
+            float u = ((float)(i % 4) * 5.0f - 3.0f) / 8.0f * 3.0f, v = ((float)(i / 4) * 4.0f - 3.0f) / 8.0f * 2.0f;
             for (int c = 0; c < 4; c++) {
                 float want;
                 if (pass) {

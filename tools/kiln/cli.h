@@ -182,6 +182,7 @@ uint8_t *cli_texels_to_png(const uint8_t *texels, uint64_t pixels, kiln_format f
 struct cli_spec {
     uint64_t warms, promotions, demotions, failed, pinned;
     bool promoted;
+    bool explained;           /* the line saying what the events are was printed */
     uint64_t first_promote;   /* frame index (0-based) of the first promotion */
     uint64_t last_event;      /* frame index of the last event */
 };

@@ -32,6 +32,12 @@ bool cli_spec_drain(kiln_context ctx, kiln_scheme scheme, const char *tool, uint
     while (kiln_scheme_spec_events(ctx, scheme, ev, 32, &n) == KILN_OK && n) {
         for (uint32_t i = 0; i < n; i++) {
             const kiln_spec_event *e = &ev[i];
+            if (!st->explained) {   /* the first event says what the lines are, once */
+                fprintf(stderr, "%s%s: specialization: kiln runs the shader again with the words it keeps using "
+                        "baked in as constants (warm: compiling such a variant; promote: running it; demote: back "
+                        "to the shader as given); -q hides these lines\n", tty ? "\r\033[K" : "", tool);
+                st->explained = true;
+            }
             char slots[1024] = "";
             size_t k = 0;
             for (int b = 0; b < KILN_MAX_PARAM_WORDS && k < sizeof slots; b++)
