@@ -5,7 +5,9 @@
  * compared with TP_FRAME_MAX and with what is buffered, never used to size
  * an allocation (the buffer grows only with bytes actually fed). A bad
  * header latches the reader dead with the reason, since every byte after a
- * desynchronized header would be read as something it is not.
+ * desynchronized header would be read as something it is not; the whole
+ * frames before it are still handed out (the last may say what went wrong),
+ * so what a reader gets does not depend on how the bytes were cut.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +54,8 @@ static kiln_result dead_error(const struct tp_frame_reader *r)
     return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: %s", r->why);
 }
 
-/* Latches the reader dead; the message says what the header at buffer
- * index i held. */
+/* Latches the reader dead at the header at buffer index i: the bytes from
+ * there on are dropped, the whole frames before it can still be taken. */
 static kiln_result latch(struct tp_frame_reader *r, size_t i, const char *fmt, uint32_t v)
 {
     char what[96];
@@ -62,9 +64,7 @@ static kiln_result latch(struct tp_frame_reader *r, size_t i, const char *fmt, u
              (unsigned long long)(r->offset + (i - r->at)), what);
     log_error("transport: protocol mismatch: %s; the stream is dead", r->why);
     r->dead = true;
-    free(r->buf);
-    r->buf = NULL;
-    r->at = r->len = r->cap = r->hdr = 0;
+    r->len = r->hdr = i;
     return dead_error(r);
 }
 
@@ -115,22 +115,18 @@ kiln_result tp_frame_feed(struct tp_frame_reader *r, const void *data, size_t n)
 
 size_t tp_frame_want(const struct tp_frame_reader *r)
 {
-    if (r->dead)
-        return 0;
     size_t have = r->len - r->at;
     if (have < TP_FRAME_HEADER)
         return TP_FRAME_HEADER - have;
     size_t need = TP_FRAME_HEADER + get_u32(r->buf + r->at + 4);   /* checked: at most TP_FRAME_MAX */
-    return have >= need ? 0 : need - have;
+    return have >= need ? 0 : need - have;   /* dead: the frame will not come, take says so */
 }
 
 kiln_result tp_frame_take(struct tp_frame_reader *r, void *dst, size_t cap, size_t *len)
 {
     *len = 0;
-    if (r->dead)
-        return dead_error(r);
     if (tp_frame_want(r))
-        return KILN_ERR_PENDING;
+        return r->dead ? dead_error(r) : KILN_ERR_PENDING;
     uint32_t n = get_u32(r->buf + r->at + 4);
     if (cap < n) {
         *len = n;

@@ -7,10 +7,11 @@
  * Five parts, each usable alone:
  * - framing (frame.c): a byte stream cut into [u32 magic][u32 length]
  *   [payload] frames of at most TP_FRAME_MAX bytes. A bad magic or an
- *   oversize length latches the reader dead: it and every later read say
- *   "protocol mismatch" (KILN_ERR_IO), since nothing after a desynchronized
- *   header can be trusted. A destination too small gets KILN_ERR_LIMIT with
- *   the size needed, and the frame stays queued.
+ *   oversize length latches the reader dead: once the whole frames before
+ *   it are taken, every read says "protocol mismatch" (KILN_ERR_IO), since
+ *   nothing after a desynchronized header can be trusted. A destination too
+ *   small gets KILN_ERR_LIMIT with the size needed, and the frame stays
+ *   queued.
  * - the control page and the SPSC ring (control.h, ring.c): one 4 KiB page
  *   of cursors, flags and counters, and rings of records in shared memory,
  *   read by copy-then-validate.
@@ -59,7 +60,7 @@ struct tp_frame_reader {
     uint8_t *buf;        /* owned; bytes fed and not yet taken, from `at` to `len` */
     size_t at, len, cap;
     size_t hdr;          /* buf index of the first header not yet checked */
-    bool dead;           /* latched: a header was bad; every call fails */
+    bool dead;           /* latched: a header was bad; only the frames before it come out */
     char why[160];       /* what was bad, for every later error */
     uint64_t offset;     /* stream offset of buf[at], for messages */
 };
@@ -67,17 +68,18 @@ void tp_frame_reader_init(struct tp_frame_reader *r);
 void tp_frame_reader_finish(struct tp_frame_reader *r);
 /* Appends n bytes of the stream. KILN_ERR_IO (protocol mismatch, naming the
  * stream offset and the bad field) when a header in them is bad, and for
- * every call once dead; KILN_ERR_NO_MEMORY when the buffer cannot grow
- * (the bytes are then not taken, and the reader is not dead). */
+ * every call once dead (the bytes from the bad header on are dropped);
+ * KILN_ERR_NO_MEMORY when the buffer cannot grow (the bytes are then not
+ * taken, and the reader is not dead). */
 kiln_result tp_frame_feed(struct tp_frame_reader *r, const void *data, size_t n);
 /* Bytes the reader needs before its next frame is whole (at least 1 when
  * no frame is whole; 0 when one is): how much a socket read may take
- * without reading past the frame. */
+ * without reading past the frame. Once dead no more come. */
 size_t tp_frame_want(const struct tp_frame_reader *r);
 /* Takes the next whole frame. KILN_OK: its payload copied to dst, *len its
  * size. KILN_ERR_LIMIT: cap is smaller than the frame, *len the size
  * needed, the frame still queued. KILN_ERR_PENDING: no whole frame yet
- * (*len 0). KILN_ERR_IO once dead. */
+ * (*len 0). KILN_ERR_IO when dead and no whole frame is left. */
 kiln_result tp_frame_take(struct tp_frame_reader *r, void *dst, size_t cap, size_t *len);
 
 /* ---- the control page ------------------------------------------------------------- */
@@ -393,5 +395,59 @@ kiln_result tp_fd_send(int sock, const void *msg, size_t len, const int *fds, ui
  * watches its stream socket for that. */
 kiln_result tp_fd_recv(int sock, void *msg, size_t cap, size_t *len, int *fds, uint32_t fd_cap, uint32_t *n,
                        uint64_t timeout_ns);
+
+/* ---- the transport ------------------------------------------------------------------- */
+
+/* One end of a connection: frames both ways, and sideband messages with
+ * descriptors. Two implementations behind one ops table (transport.c):
+ * sockets (a SOCK_STREAM for frames, a SOCK_DGRAM for descriptors) between
+ * processes, and queues in one process, with the same limits (frames of at
+ * most TP_FRAME_MAX bytes, sideband messages of TP_SIDEBAND_PAYLOAD bytes
+ * and TP_FDS_MAX descriptors, each handed over as a new descriptor: dup()
+ * in process, SCM_RIGHTS between), so whatever runs over the transport can
+ * be tested in one process. Not thread-safe: one thread sends and one
+ * receives on an end at a time.
+ *
+ * Shutdown ends sending, not receiving: frames and messages the peer sent
+ * before its shutdown can still be read (usually the last one says why it
+ * went), and only then does a receive say the peer closed. */
+struct tp;
+/* How long a send may wait for room (the peer not reading): KILN_IPC_SEND_TIMEOUT_MS, default 10000. */
+#define TP_SEND_TIMEOUT_MS_DEFAULT 10000
+
+/* An end over two connected sockets, which it takes over (closed by
+ * tp_destroy, also when this fails). */
+kiln_result tp_socket_create(int stream_fd, int dgram_fd, struct tp **out);
+/* Both ends of a new pair of socketpairs (for tests, and before a fork). */
+kiln_result tp_socket_pair(struct tp **a, struct tp **b);
+/* Both ends of an in-process transport. */
+kiln_result tp_inproc_pair(struct tp **a, struct tp **b);
+
+/* "socket" or "in-process". */
+const char *tp_name(const struct tp *t);
+/* Sends one frame of len bytes (at most TP_FRAME_MAX), whole or not at all
+ * as far as the peer can tell: a send cut short by the send timeout kills
+ * the end (KILN_ERR_IO), since the stream would no longer be framed. */
+kiln_result tp_send(struct tp *t, const void *data, size_t len);
+/* Receives one frame: KILN_OK with *len bytes in dst; KILN_ERR_LIMIT when
+ * cap is too small, *len the size needed, the frame still queued;
+ * KILN_ERR_TIMEOUT when none came within timeout_ns (0: do not wait);
+ * KILN_ERR_IO when the peer closed (after every frame it sent was read) or
+ * broke the framing (protocol mismatch, for good). */
+kiln_result tp_recv(struct tp *t, void *dst, size_t cap, size_t *len, uint64_t timeout_ns);
+/* A sideband message: payload and descriptors (the caller keeps its own;
+ * the peer gets new ones). */
+kiln_result tp_send_fds(struct tp *t, const void *msg, size_t len, const int *fds, uint32_t n);
+/* Receives a sideband message as tp_fd_recv says (buffers checked before
+ * anything is taken), or KILN_ERR_IO once the peer closed and none is left. */
+kiln_result tp_recv_fds(struct tp *t, void *msg, size_t cap, size_t *len, int *fds, uint32_t fd_cap, uint32_t *n,
+                        uint64_t timeout_ns);
+/* Ends sending; the peer drains what was sent, then sees the end closed. */
+void tp_shutdown(struct tp *t);
+/* Closes the end (its descriptors, and any received and not taken). */
+void tp_destroy(struct tp *t);
+/* The socket whose closing means the peer is gone (for tp_peer), or -1
+ * in process. */
+int tp_peer_fd(const struct tp *t);
 
 #endif

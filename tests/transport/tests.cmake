@@ -17,3 +17,7 @@ add_test(NAME spin_doorbell_nofence COMMAND sh ${KILN_SPIN_SH} ${KILN_SPIN_MODEL
          ${CMAKE_CURRENT_BINARY_DIR}/spin/nofence finds-lost-wakeup -DNOFENCE)
 set_tests_properties(spin_doorbell spin_doorbell_two_slots spin_doorbell_nofence PROPERTIES TIMEOUT 300 LABELS spin)
 kiln_test(test_segment transport/test_segment.c)
+# Socket and in-process ends through the same cases; two processes, one
+# killed and one stopped.
+kiln_test(test_transport transport/test_transport.c)
+set_tests_properties(test_transport PROPERTIES LABELS threads)
