@@ -589,8 +589,7 @@ static kiln_result section(struct ld *l, size_t i, Elf_Scn **scn, GElf_Shdr *sh)
     *scn = elf_getscn(l->elf, i);
     if (!*scn || !gelf_getshdr(*scn, sh))
         return bad("section %zu's header cannot be read: %s", i, elf_errmsg(-1));
-    if (sh->sh_type != SHT_NOBITS && sh->sh_type != SHT_NULL &&
-        (sh->sh_offset > l->file_len || sh->sh_size > l->file_len - sh->sh_offset))
+    if (sh->sh_type != SHT_NOBITS && (sh->sh_offset > l->file_len || sh->sh_size > l->file_len - sh->sh_offset))
         return bad("section %zu's bytes (offset %llu, %llu bytes) run past the file's end (%zu bytes)", i,
                    (unsigned long long)sh->sh_offset, (unsigned long long)sh->sh_size, l->file_len);
     return KILN_OK;
@@ -623,7 +622,7 @@ static kiln_result layout(struct ld *l)
         GElf_Shdr sh;
         KILN_TRY(section(l, i, &scn, &sh));
         l->sec_addr[i] = UINT64_MAX;
-        if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_size == 0)
+        if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_size == 0 || sh.sh_type == SHT_NULL)
             continue;
         uint64_t align = sh.sh_addralign ? sh.sh_addralign : 1;
         if (align & (align - 1) || align > 65536)

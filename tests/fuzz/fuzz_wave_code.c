@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 8 || size > (64u << 10))
         return 0;
+    err_clear();
     size_t code_bytes = (size - 8 + 3) & ~(size_t)3;
     struct wave_code c = {0};
     struct wave_kernel k = {0};
@@ -59,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s->workgroup_info = data[2] & 8, s->private_segment_wave_offset = data[2] & 16;
     s->workitem_id_dims = 1 + (data[3] % 3);
     k.rsrc1 = (uint32_t)data[4] << 12;
-    uint32_t block[3] = {1u + data[5] % 130u, 1u + data[6] % 2u, 1u};
+    uint32_t block[3] = {1u + data[5] % 100u, 1u + data[6] % 2u, 1u};
 
     size_t nwords = (size_t)(c.image_size / 4);
     uint32_t *words = malloc(nwords * 4);
@@ -85,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct wave_value v = {.kind = WAVE_VALUE_BUFFER, .data = buf, .size = sizeof buf};
     struct wave_run_desc d = {.code = &c, .kernel = &k, .groups = {1 + data[7] % 2u, 1, 1},
                               .block = {block[0], block[1], block[2]}, .args = &v, .arg_count = 1,
-                              .max_instructions = 3000, .observe = data[7] & 0x80};
+                              .max_instructions = 400, .observe = data[7] & 0x80};
     struct wave_result res;
     if (wave_run(&d, &res) != KILN_OK && !err_last()[0])
         abort();
