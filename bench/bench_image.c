@@ -27,14 +27,18 @@
  * programs get baked variants partway through. The workgroup is 8x8 in
  * all three, over the same grid.
  *
- * Exact results: each pass rounds to 8 bits, and the weights sum to 25,
+ * Checked results: each pass rounds to 8 bits, and the weights sum to 25,
  * an odd number, so a pass's exact value (an integer over 25) is never
- * within 1/50 of a rounding tie; float error is some 1e-4 of a step. Any
- * device that rounds to nearest, as Vulkan asks of float to unorm
- * conversions, therefore makes exactly the texels of the CPU's integer
- * blur ((sum + 12) / 25 per pass). The three outputs are read back once,
- * after the measured part, and must equal the CPU's blur texel for texel;
- * any difference is an error.
+ * within 1/50 of a rounding tie; float error is some 1e-4 of a step. The
+ * buffers' packUnorm4x8 rounds to nearest, so they make exactly the
+ * texels of the CPU's integer blur ((sum + 12) / 25 per pass). An image
+ * store's float to unorm conversion may give either of the two nearest
+ * values (Vulkan's "should round to nearest": NVIDIA's driver often takes
+ * the other one), so through images each pass may be 1 off and the two
+ * passes 2. The three outputs are read back once, after the measured
+ * part: the buffers' must equal the CPU's texel for texel, the images'
+ * and the sampler's be within 2; anything else is an error. How many
+ * channels were not exact is printed.
  *
  * Timing, as bench_spec does it: a warm-up (two frames of each way, then
  * three timed, whose median sizes the blocks), then rounds (default 15,
@@ -441,18 +445,22 @@ int main(int argc, char **argv)
     }
 
     /* The results, once: each way's output against the CPU's, texel by
-     * texel, exactly. */
+     * texel: the buffers' exactly, the images' within 2 (see the top). */
     uint8_t *got[W_COUNT];
-    uint64_t wrong[W_COUNT] = {0};
+    uint64_t wrong[W_COUNT] = {0}, inexact[W_COUNT] = {0};
     size_t first_wrong = SIZE_MAX;
     for (int w = 0; w < W_COUNT; w++) {
         got[w] = xcalloc(texels, 4);
         way_readback(ctx, (enum way)w, &run[w], got[w], bytes);
-        for (size_t i = 0; i < texels * 4; i++)
-            if (got[w][i] != want[i]) {
+        int slack = w == W_BUFFERS ? 0 : 2;
+        for (size_t i = 0; i < texels * 4; i++) {
+            int d = abs((int)got[w][i] - (int)want[i]);
+            inexact[w] += d != 0;
+            if (d > slack) {
                 wrong[w]++;
                 first_wrong = i < first_wrong ? i : first_wrong;
             }
+        }
     }
     if (first_wrong != SIZE_MAX) {
         size_t t = first_wrong / 4;
@@ -471,9 +479,10 @@ int main(int argc, char **argv)
     for (uint32_t round = 0; round < rounds; round++)
         printf(" %.2f", (double)run[W_SAMPLED].round_ns[round] / (double)run[W_BUFFERS].round_ns[round]);
     printf("\n");
-    printf("results checked: the three outputs equal the CPU's blur exactly, %zu texels x 4 channels; all measured "
-           "submits replays\n",
-           texels);
+    printf("results checked, %zu texels x 4 channels: the buffers' equal the CPU's blur, the images' and the "
+           "sampler's are within 2 (channels not exact: images %" PRIu64 ", buffers %" PRIu64 ", sampled %" PRIu64
+           "); all measured submits replays\n",
+           texels, inexact[W_IMAGES], inexact[W_BUFFERS], inexact[W_SAMPLED]);
     printf("measured part: %.1f s\n\n", measured_s);
 
     double ms[W_COUNT];
