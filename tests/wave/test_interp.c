@@ -21,9 +21,9 @@
 #include "wave/loader.h"
 #include "wave/observe.h"
 
-static struct wave_code codes[3];   /* control, memory, math */
-static const char *const sources[3] = {"control", "memory", "math"};
-static bool loaded[3];
+static struct wave_code codes[4];   /* control, memory, math, lanes */
+static const char *const sources[4] = {"control", "memory", "math", "lanes"};
+static bool loaded[4];
 
 static const struct wave_kernel *kernel(int src, const char *name)
 {
@@ -400,6 +400,58 @@ TEST(conversions)
     CHECK_EQ(bad, 0);
 }
 
+/* ---- lanes.cl ------------------------------------------------------------------- */
+
+TEST(lane_crossing)
+{
+    enum { N = 192 };
+    uint32_t in[N], out[8 * N];
+    for (int i = 0; i < N; i++)
+        in[i] = rnd();
+    struct wave_value args[] = {buf(out, sizeof out), buf(in, sizeof in)};
+    CHECK_OK(run(3, "lanes", 3, 1, 64, 1, args, 2));
+    int bad = 0;
+    for (uint32_t g = 0; g < N; g++) {
+        uint32_t w = g / 64 * 64, l = g % 64, o[8];
+        uint64_t ballot = 0;
+        for (uint32_t k = 0; k < 64; k++)
+            ballot |= (uint64_t)(in[w + k] & 1) << k;
+        o[0] = in[w];
+        o[1] = l;
+        o[2] = in[w + (l ^ 1)];                           /* swizzle: and 31, or 0, xor 1 */
+        o[3] = in[w + ((l + 5) & 63)];
+        o[4] = l % 16 == 0 ? 0 : in[w + l - 1];           /* row_shr:1, bound_ctrl */
+        o[5] = in[w + 7];
+        o[6] = (uint32_t)ballot;
+        o[7] = (uint32_t)(ballot >> 32);
+        for (int k = 0; k < 8; k++)
+            if (out[8 * g + k] != o[k] && bad++ < 5)
+                fprintf(stderr, "lanes lane %u o[%d]: 0x%x, C 0x%x\n", g, k, out[8 * g + k], o[k]);
+    }
+    CHECK_EQ(bad, 0);
+}
+
+TEST(half_precision)
+{
+    enum { N = 128 };
+    float in[2 * N], out[6 * N];
+    for (int i = 0; i < 2 * N; i++)
+        in[i] = (float)((int32_t)(rnd() % 20001) - 10000) / 100.0f;
+    struct wave_value args[] = {buf(out, sizeof out), buf(in, sizeof in)};
+    CHECK_OK(run(3, "halves", 2, 1, 64, 1, args, 2));
+    int bad = 0;
+    for (int g = 0; g < N; g++) {
+        _Float16 x = (_Float16)in[2 * g], y = (_Float16)in[2 * g + 1];
+        _Float16 s = (_Float16)(x + y), p = (_Float16)(x * y), m = x < y ? x : y;
+        float o[6] = {(float)s, (float)p, (float)m, (float)p, (float)p,
+                      (float)(int16_t)(float)x + (float)(uint16_t)(float)(y > 0 ? y : (_Float16)-y)};
+        for (int k = 0; k < 6; k++)
+            if (memcmp(&out[6 * g + k], &o[k], 4) && bad++ < 5)
+                fprintf(stderr, "halves lane %d o[%d]: %a, C %a\n", g, k, out[6 * g + k], o[k]);
+    }
+    CHECK_EQ(bad, 0);
+}
+
 /* ---- the machine --------------------------------------------------------------- */
 
 TEST(linked_object_runs_alike)
@@ -516,7 +568,7 @@ TEST(observation)
 int main(void)
 {
     kt_require_target();
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         char path[700];
         if (kt_compile(sources[i], 0, path, sizeof path) != 0) {
             fprintf(stderr, "could not compile %s.cl\n", sources[i]);
@@ -544,11 +596,13 @@ int main(void)
     RUN(int_math);
     RUN(float_math);
     RUN(conversions);
+    RUN(lane_crossing);
+    RUN(half_precision);
     RUN(linked_object_runs_alike);
     RUN(budget);
     RUN(arguments_checked);
     RUN(observation);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         wave_code_finish(&codes[i]);
     return TEST_SUMMARY();
 }
