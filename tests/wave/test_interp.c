@@ -21,9 +21,10 @@
 #include "wave/loader.h"
 #include "wave/observe.h"
 
-static struct wave_code codes[4];   /* control, memory, math, lanes */
-static const char *const sources[4] = {"control", "memory", "math", "lanes"};
-static bool loaded[4];
+#define SOURCES 5
+static struct wave_code codes[SOURCES];
+static const char *const sources[SOURCES] = {"control", "memory", "math", "lanes", "more"};
+static bool loaded[SOURCES];
 
 static const struct wave_kernel *kernel(int src, const char *name)
 {
@@ -452,6 +453,134 @@ TEST(half_precision)
     CHECK_EQ(bad, 0);
 }
 
+/* ---- more.cl -------------------------------------------------------------------- */
+
+static uint32_t mix(uint32_t a, uint32_t b)
+{
+    uint32_t r = a;
+    for (uint32_t i = 0; i < (b & 7u) + 1u; i++)
+        r = (r ^ (r >> 3)) * 0x9e3779b1u + b;
+    return r;
+}
+
+TEST(calls_and_stack)
+{
+    enum { N = 128 };
+    uint32_t out[N];
+    struct wave_value args[] = {buf(out, sizeof out)};
+    CHECK_OK(run(4, "calls", 2, 1, 64, 1, args, 1));
+    int bad = 0;
+    for (uint32_t g = 0; g < N; g++) {
+        uint32_t t[10], s = 0;
+        for (uint32_t i = 0; i < 10; i++)
+            t[i] = mix(g, i);
+        for (uint32_t i = 0; i < 10; i++)
+            s += t[(i * 3 + g) % 10] * (i + 1);
+        bad += out[g] != mix(g, g * 3u) + s;
+    }
+    CHECK_EQ(bad, 0);
+}
+
+TEST(wide_division)
+{
+    enum { N = 128 };
+    uint64_t a[N], b[N], out[4 * N];
+    for (int i = 0; i < N; i++) {
+        a[i] = (uint64_t)rnd() << 32 | rnd();
+        b[i] = i % 3 == 0 ? rnd() % 1000 : i % 3 == 1 ? (uint64_t)rnd() << 32 | rnd() : (uint64_t)rnd();
+    }
+    struct wave_value args[] = {buf(out, sizeof out), buf(a, sizeof a), buf(b, sizeof b)};
+    CHECK_OK(run(4, "wide_div", 2, 1, 64, 1, args, 3));
+    int bad = 0;
+    for (int g = 0; g < N; g++) {
+        uint64_t x = a[g], y = b[g] | 1;
+        int64_t sx = (int64_t)x, sy = (int64_t)y;
+        bad += out[4 * g] != x / y || out[4 * g + 1] != x % y;
+        if (!(sx == INT64_MIN && sy == -1))
+            bad += out[4 * g + 2] != (uint64_t)(sx / sy) || out[4 * g + 3] != (uint64_t)(sx % sy);
+    }
+    CHECK_EQ(bad, 0);
+}
+
+TEST(double_precision)
+{
+    enum { N = 128 };
+    double a[N], b[N], out[4 * N];
+    for (int i = 0; i < N; i++) {
+        a[i] = (double)((int32_t)rnd()) / 4096.0 + (double)rnd() / 4294967296.0;
+        b[i] = (double)((int32_t)(rnd() % 2000001) - 1000000) / 999.0;
+        if (b[i] == 0)
+            b[i] = 1.25;
+    }
+    struct wave_value args[] = {buf(out, sizeof out), buf(a, sizeof a), buf(b, sizeof b)};
+    CHECK_OK(run(4, "f64_math", 2, 1, 64, 1, args, 3));
+    int bad = 0;
+    for (int g = 0; g < N; g++) {
+        double x = a[g], y = b[g], o[4];
+        o[0] = x / y;
+        o[1] = sqrt(fabs(x));
+        o[2] = fma(x, y, -1.0) + floor(y);
+        o[3] = x < y ? fmin(x, y * 2.0) : fmax(x, -y);
+        for (int k = 0; k < 4; k++)
+            if (memcmp(&out[4 * g + k], &o[k], 8) && bad++ < 5)
+                fprintf(stderr, "f64_math lane %d o[%d]: %a, C %a\n", g, k, out[4 * g + k], o[k]);
+    }
+    CHECK_EQ(bad, 0);
+}
+
+TEST(lds_atomics)
+{
+    enum { GROUPS = 3, N = GROUPS * 128 };
+    uint32_t in[N], out[GROUPS * 17];
+    for (int i = 0; i < N; i++)
+        in[i] = rnd() % 100000;
+    struct wave_value args[] = {buf(out, sizeof out), buf(in, sizeof in)};
+    CHECK_OK(run(4, "lds_histogram", GROUPS, 1, 128, 1, args, 2));
+    for (int g = 0; g < GROUPS; g++) {
+        uint32_t h[16] = {0}, top = 0;
+        for (int t = 0; t < 128; t++) {
+            h[in[g * 128 + t] % 16]++;
+            top = in[g * 128 + t] > top ? in[g * 128 + t] : top;
+        }
+        CHECK(!memcmp(&out[g * 17], h, sizeof h));
+        CHECK_EQ(out[g * 17 + 16], top);
+    }
+}
+
+TEST(small_integers)
+{
+    enum { N = 128 };
+    uint8_t ib[N + 1], ob[N];
+    int16_t is[N + 1], os[2 * N];
+    for (int i = 0; i <= N; i++)
+        ib[i] = (uint8_t)rnd(), is[i] = (int16_t)rnd();
+    struct wave_value args[] = {buf(ob, sizeof ob), buf(os, sizeof os), buf(ib, sizeof ib), buf(is, sizeof is)};
+    CHECK_OK(run(4, "small_types", 2, 1, 64, 1, args, 4));
+    int bad = 0;
+    for (int g = 0; g < N; g++) {
+        uint8_t a = ib[g], b = ib[g + 1];
+        int16_t c = is[g], d = is[g + 1];
+        bad += ob[g] != (uint8_t)(a * b + (a >> 2));
+        bad += os[2 * g] != (int16_t)(c * d - (int16_t)a);
+        bad += os[2 * g + 1] != (c < d ? (int16_t)(c >> 3) : (int16_t)(d / (int16_t)((a & 7) + 1)));
+    }
+    CHECK_EQ(bad, 0);
+}
+
+TEST(compare_and_swap_loop)
+{
+    enum { N = 256 };
+    float in[N], acc[4] = {0};
+    float want[4] = {0};
+    for (int i = 0; i < N; i++) {
+        in[i] = (float)(rnd() % 101);   /* small integers: every order of the sums is exact */
+        want[i % 4] += in[i];
+    }
+    struct wave_value args[] = {buf(acc, sizeof acc), buf(in, sizeof in)};
+    CHECK_OK(run(4, "float_cas", 4, 1, 64, 1, args, 2));
+    CHECK(!memcmp(acc, want, sizeof want));
+}
+
 /* ---- the machine --------------------------------------------------------------- */
 
 TEST(linked_object_runs_alike)
@@ -568,7 +697,7 @@ TEST(observation)
 int main(void)
 {
     kt_require_target();
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < SOURCES; i++) {
         char path[700];
         if (kt_compile(sources[i], 0, path, sizeof path) != 0) {
             fprintf(stderr, "could not compile %s.cl\n", sources[i]);
@@ -598,11 +727,17 @@ int main(void)
     RUN(conversions);
     RUN(lane_crossing);
     RUN(half_precision);
+    RUN(calls_and_stack);
+    RUN(wide_division);
+    RUN(double_precision);
+    RUN(lds_atomics);
+    RUN(small_integers);
+    RUN(compare_and_swap_loop);
     RUN(linked_object_runs_alike);
     RUN(budget);
     RUN(arguments_checked);
     RUN(observation);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < SOURCES; i++)
         wave_code_finish(&codes[i]);
     return TEST_SUMMARY();
 }
