@@ -1417,9 +1417,11 @@ kiln_result wave_run(const struct wave_run_desc *d, struct wave_result *res)
         uint64_t total = (uint64_t)groups[0] * groups[1] * groups[2] * nwaves;
         res->vgpr_count = KILN_MIN(d->kernel->vgprs, (uint32_t)WAVE_VGPRS);
         if (r == KILN_OK && d->observe) {
-            if (total > (1u << 20))
-                r = KILN_RAISE(KILN_ERR_LIMIT, "wave run: %llu waves to observe, more than 1048576",
-                               (unsigned long long)total);
+            uint64_t bytes = total * (res->vgpr_count * (uint64_t)WAVE_LANES * 4 + sizeof(struct wave_final));
+            if (total > (1u << 20) || bytes > (1ull << 30))
+                r = KILN_RAISE(KILN_ERR_LIMIT, "wave run: %llu waves to observe (%llu bytes of registers), more than "
+                               "kiln keeps (1048576 waves, 1 GiB)",
+                               (unsigned long long)total, (unsigned long long)bytes);
             else if (!(res->finals = mem_calloc(total ? total : 1, sizeof *res->finals)))
                 r = KILN_RAISE(KILN_ERR_NO_MEMORY, "wave run: the observation");
         }
