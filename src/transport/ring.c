@@ -96,6 +96,29 @@ kiln_result tp_control_check(const struct tp_control *c, uint64_t *cmd_ring_size
     return KILN_OK;
 }
 
+struct tp_layout tp_layout_of(uint64_t cmd_ring_size, uint64_t stage_ring_size)
+{
+    struct tp_layout l = {TP_CONTROL_SIZE, cmd_ring_size, TP_CONTROL_SIZE + cmd_ring_size, stage_ring_size, 0};
+    l.total = l.stage_offset + stage_ring_size;   /* each at most TP_RING_MAX: no overflow */
+    return l;
+}
+
+kiln_result tp_control_layout(const struct tp_control *c, uint64_t segment_size, struct tp_layout *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t cmd, stage;
+    KILN_TRY(tp_control_check(c, &cmd, &stage));
+    struct tp_layout l = tp_layout_of(cmd, stage);
+    if (l.total > segment_size)
+        return KILN_RAISE(KILN_ERR_IO,
+                          "protocol mismatch: the control page's rings (%llu and %llu bytes) need a segment of %llu "
+                          "bytes, this one has %llu",
+                          (unsigned long long)cmd, (unsigned long long)stage, (unsigned long long)l.total,
+                          (unsigned long long)segment_size);
+    *out = l;
+    return KILN_OK;
+}
+
 /* ---- futex and peer ------------------------------------------------------------------- */
 
 /* Sleeps while *flag == 1, at most ns; returns at once if it is not 1. Not

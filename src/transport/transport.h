@@ -148,8 +148,9 @@ struct tp_control {
     /* 0x340: set by the server when an event was dropped, cleared by the
      * client once it has caught up another way */
     _Alignas(TP_CACHE_LINE) _Atomic uint32_t event_full;
+    uint8_t reserved0[0x400 - 0x344];
     /* 0x400: the event slots, written by the server */
-    _Alignas(TP_CACHE_LINE * 16) struct tp_event events[TP_EVENT_SLOTS];
+    struct tp_event events[TP_EVENT_SLOTS];
     uint8_t reserved[TP_CONTROL_SIZE - 0x400 - TP_EVENT_SLOTS * sizeof(struct tp_event)];
 };
 
@@ -164,7 +165,8 @@ _Static_assert(offsetof(struct tp_ring_ctl, head) == 0x00 && offsetof(struct tp_
                offsetof(struct tp_ring_ctl, producer_parked) == 0xc0,
                "tp_ring_ctl's offsets are part of the wire: docs/transport.md");
 _Static_assert(sizeof(struct tp_event) == 64, "an event fills one line");
-_Static_assert(sizeof(struct tp_control) == TP_CONTROL_SIZE, "the control page is one 4 KiB page");
+_Static_assert(sizeof(struct tp_control) == TP_CONTROL_SIZE && _Alignof(struct tp_control) == TP_CACHE_LINE,
+               "the control page is one 4 KiB page, aligned to a cache line");
 _Static_assert(offsetof(struct tp_control, magic) == 0x000 && offsetof(struct tp_control, cmd_ring_size) == 0x010 &&
                offsetof(struct tp_control, epoch) == 0x020 && offsetof(struct tp_control, generation) == 0x028 &&
                offsetof(struct tp_control, client_heartbeat) == 0x040 &&
@@ -183,6 +185,18 @@ kiln_result tp_control_init(struct tp_control *c, uint64_t cmd_ring_size, uint64
 /* Checks a page made by the peer: magic, version, size and ring sizes
  * (each read once); the ring sizes it holds are returned only if valid. */
 kiln_result tp_control_check(const struct tp_control *c, uint64_t *cmd_ring_size, uint64_t *stage_ring_size);
+
+/* Where the rings lie in a shared segment: the control page at 0, the
+ * command ring after it, the stage ring after that. */
+struct tp_layout {
+    uint64_t cmd_offset, cmd_size, stage_offset, stage_size;
+    uint64_t total;   /* bytes the segment needs */
+};
+/* The layout for two ring sizes (each valid for tp_control_init). */
+struct tp_layout tp_layout_of(uint64_t cmd_ring_size, uint64_t stage_ring_size);
+/* Checks a peer's control page (tp_control_check) and that its rings fit a
+ * segment of segment_size bytes; the layout only when both hold. */
+kiln_result tp_control_layout(const struct tp_control *c, uint64_t segment_size, struct tp_layout *out);
 
 /* ---- the SPSC ring ---------------------------------------------------------------- */
 

@@ -104,6 +104,16 @@ TEST(control_page_check)
     CHECK_EQ(a + b, 0);   /* sizes come back only when valid */
     c->stage_ring_size = 1ull << 40;
     CHECK_RESULT(tp_control_check(c, &a, &b), KILN_ERR_IO);
+    /* The rings must fit the segment they came in. */
+    c->stage_ring_size = 4096;
+    struct tp_layout l;
+    CHECK_OK(tp_control_layout(c, 4096 + 8192 + 4096, &l));
+    CHECK_EQ(l.cmd_offset, 4096);
+    CHECK_EQ(l.stage_offset, 4096 + 8192);
+    CHECK_EQ(l.total, 4096 + 8192 + 4096);
+    CHECK_RESULT(tp_control_layout(c, 4096 + 8192 + 4095, &l), KILN_ERR_IO);
+    CHECK_MSG("need a segment of 16384 bytes, this one has 16383");
+    CHECK_EQ(l.total, 0);
     free(c);
 }
 

@@ -256,12 +256,13 @@ TEST(socket_send_cut_short)
 static void child(struct tp *t)
 {
     struct tp_segment seg;
-    if (tp_segment_create(&seg, "kiln-test-ring", TP_CONTROL_SIZE + 8192, 0) != KILN_OK)
+    struct tp_layout l = tp_layout_of(8192, 4096);
+    if (tp_segment_create(&seg, "kiln-test-ring", l.total, 0) != KILN_OK)
         _exit(2);
     struct tp_control *c = (struct tp_control *)seg.map;
     struct tp_ring r;
     struct tp_heartbeat hb;
-    if (tp_control_init(c, 8192, 4096) != KILN_OK || tp_ring_init(&r, &c->cmd, seg.map + TP_CONTROL_SIZE, 8192, 4) ||
+    if (tp_control_init(c, 8192, 4096) != KILN_OK || tp_ring_init(&r, &c->cmd, seg.map + l.cmd_offset, 8192, 4) ||
         tp_heartbeat_start(&hb, &c->client_heartbeat, 5 * MS) != KILN_OK)
         _exit(3);
     uint64_t size = seg.size;
@@ -303,13 +304,12 @@ static bool attach(struct tp *t, struct tp_segment *seg, struct tp_ring *r, stru
     if (tp_recv_fds(t, msg, sizeof msg, &len, fds, TP_FDS_MAX, &n, 10 * SEC) != KILN_OK || len != 8 || n != 1)
         return false;
     memcpy(&size, msg, 8);
-    uint64_t cmd, stage;
+    struct tp_layout l;
     if (tp_segment_adopt(seg, fds[0], size, 0) != KILN_OK ||
-        tp_control_check((struct tp_control *)seg->map, &cmd, &stage) != KILN_OK ||
-        TP_CONTROL_SIZE + cmd > seg->size)
+        tp_control_layout((struct tp_control *)seg->map, seg->size, &l) != KILN_OK)
         return false;
     struct tp_control *c = (struct tp_control *)seg->map;
-    if (tp_ring_init(r, &c->cmd, seg->map + TP_CONTROL_SIZE, cmd, 4) != KILN_OK)
+    if (tp_ring_init(r, &c->cmd, seg->map + l.cmd_offset, l.cmd_size, 4) != KILN_OK)
         return false;
     tp_peer_init(peer, &c->client_heartbeat, tp_peer_fd(t), peer_ns);
     r->peer = peer;
