@@ -21,3 +21,7 @@ kiln_test(test_segment transport/test_segment.c)
 # killed and one stopped.
 kiln_test(test_transport transport/test_transport.c)
 set_tests_properties(test_transport PROPERTIES LABELS threads)
+# bench_transport, briefly, so it keeps working (its figures come from a
+# full run: docs/transport.md).
+add_test(NAME bench_transport_smoke COMMAND bench_transport --quick)
+set_tests_properties(bench_transport_smoke PROPERTIES LABELS bench TIMEOUT 300)
