@@ -581,6 +581,47 @@ TEST(compare_and_swap_loop)
     CHECK(!memcmp(acc, want, sizeof want));
 }
 
+/* ---- modifiers.s ---------------------------------------------------------------- */
+
+TEST(dpp_sdwa_gpr_idx)
+{
+    char path[700];
+    REQUIRE(kt_assemble("modifiers", path, sizeof path) == 0);
+    size_t len;
+    uint8_t *bytes = kt_read(path, &len);
+    REQUIRE(bytes);
+    struct wave_code c;
+    REQUIRE_OK(wave_code_load(bytes, len, &c));
+    free(bytes);
+    uint32_t out[8 * 64];
+    struct wave_value arg = buf(out, sizeof out);
+    struct wave_run_desc d = {.code = &c, .kernel = wave_code_kernel(&c, "k"), .groups = {1, 1, 1},
+                              .block = {64, 1, 1}, .args = &arg, .arg_count = 1};
+    struct wave_result res;
+    CHECK_OK(wave_run(&d, &res));
+    wave_result_finish(&res);
+    int bad = 0;
+    for (uint32_t l = 0; l < 64; l++) {
+        uint32_t v1[64], row = l & ~15u, in_row = l & 15u, o[8];
+        for (uint32_t k = 0; k < 64; k++)
+            v1[k] = 3 * k + 100;
+        o[0] = v1[(l & ~3u) + (3 - (l & 3))];                           /* quad_perm:[3,2,1,0] */
+        o[1] = in_row + 1 < 16 ? v1[l + 1] : 7;                          /* row_shl:1, old value kept */
+        o[2] = l == 0 ? 0 : v1[l - 1];                                   /* wave_shr:1 bound_ctrl:0 */
+        o[3] = (row == 16 || row == 48) ? v1[row - 1] : 7;               /* row_bcast:15 row_mask:0xa */
+        uint32_t sum = ((0x11223344u + l) & 0xff) + 0x5566u;
+        o[4] = (0xaabbccddu & ~0xff00u) | (sum & 0xff) << 8;             /* BYTE_1, preserve */
+        o[5] = 0x00110000u;                                              /* sext(BYTE_3) into WORD_1 */
+        o[6] = 0x55667788u;                                              /* v1 read as v3 by gpr_idx 2 */
+        o[7] = 62;                                                       /* s_movrels: s6 + m0 2 = s8 */
+        for (int k = 0; k < 8; k++)
+            if (out[8 * l + k] != o[k] && bad++ < 5)
+                fprintf(stderr, "modifiers lane %u v%d: 0x%x, expected 0x%x\n", l, 10 + k, out[8 * l + k], o[k]);
+    }
+    CHECK_EQ(bad, 0);
+    wave_code_finish(&c);
+}
+
 /* ---- the machine --------------------------------------------------------------- */
 
 TEST(linked_object_runs_alike)
@@ -733,6 +774,7 @@ int main(void)
     RUN(lds_atomics);
     RUN(small_integers);
     RUN(compare_and_swap_loop);
+    RUN(dpp_sdwa_gpr_idx);
     RUN(linked_object_runs_alike);
     RUN(budget);
     RUN(arguments_checked);

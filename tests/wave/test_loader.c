@@ -151,6 +151,30 @@ TEST(hidden_arguments)
     wave_code_finish(&c);
 }
 
+/* An object llvm-mc assembled from hand-written directives and metadata:
+ * another writer of the same format. */
+TEST(assembled_object)
+{
+    char path[700];
+    REQUIRE(kt_assemble("modifiers", path, sizeof path) == 0);
+    size_t len;
+    uint8_t *o = kt_read(path, &len);
+    REQUIRE(o);
+    struct wave_code c;
+    REQUIRE_OK(wave_code_load(o, len, &c));
+    free(o);
+    REQUIRE(c.kernel_count == 1);
+    const struct wave_kernel *k = &c.kernels[0];
+    CHECK(!strcmp(k->name, "k"));
+    CHECK(k->setup.kernarg_segment_ptr && !k->setup.private_segment_buffer && !k->setup.dispatch_ptr);
+    CHECK_EQ(k->setup.user_sgpr_count, 2);
+    CHECK(k->setup.workgroup_id[0]);
+    CHECK_EQ(k->vgprs, 32);
+    CHECK_EQ(k->kernarg_size, 8);
+    CHECK_EQ(k->code_addr, 0);
+    wave_code_finish(&c);
+}
+
 /* Loads bytes expecting a refusal whose message holds want. */
 #define CHECK_REFUSED(bytes, n, want)                                                              \
     do {                                                                                           \
@@ -282,6 +306,7 @@ int main(void)
     RUN(relocatable_and_linked);
     RUN(descriptors_and_arguments);
     RUN(hidden_arguments);
+    RUN(assembled_object);
     RUN(refusals);
     RUN(truncations_and_corruptions);
     return TEST_SUMMARY();

@@ -94,6 +94,23 @@ static int kt_compile(const char *name, int link, char *path, size_t cap)
     return 0;
 }
 
+/* Assembles KILN_WAVE_KERNELS/name.s with llvm-mc into <tmp>/name.o. */
+static inline int kt_assemble(const char *name, char *path, size_t cap)
+{
+    const char *tmp = kt_tmp();
+    if (!tmp)
+        return -1;
+    char src[700], obj[700];
+    snprintf(src, sizeof src, "%s/%s.s", KILN_WAVE_KERNELS, name);
+    snprintf(obj, sizeof obj, "%s/%s.o", tmp, name);
+    char *mc[] = {(char *)KILN_WAVE_LLVM_MC, "-triple", "amdgcn-amd-amdhsa", "-mcpu=gfx900", "-filetype=obj", src, "-o",
+                  obj, NULL};
+    if (kt_spawn(mc, 0) != 0)
+        return -1;
+    snprintf(path, cap, "%s", obj);
+    return 0;
+}
+
 /* Exits 77 (skip) when clang cannot make gfx900 code objects. */
 static void kt_require_target(void)
 {
