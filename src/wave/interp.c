@@ -1368,6 +1368,10 @@ static kiln_result setup(struct machine *m, const struct wave_run_desc *d, uint3
     m->lane_scratch = k->private_segment_size;
     uint32_t waves = (uint32_t)((items + WAVE_LANES - 1) / WAVE_LANES);
     m->scratch_size = (uint64_t)m->lane_scratch * WAVE_LANES * waves;
+    if (m->scratch_size > WAVE_MAX_SCRATCH)
+        return KILN_RAISE(KILN_ERR_LIMIT, "wave run: %u bytes of scratch per work-item for %u waves is %llu bytes, more "
+                          "than kiln's %u",
+                          m->lane_scratch, waves, (unsigned long long)m->scratch_size, WAVE_MAX_SCRATCH);
     if (m->scratch_size) {
         m->scratch = mem_calloc(1, m->scratch_size);
         if (!m->scratch)

@@ -64,6 +64,7 @@
 #define WAVE_BUFFER_BASE 0x0000400000000000ull
 #define WAVE_BUFFER_SPACING (1ull << 32)   /* buffer i at WAVE_BUFFER_BASE + i * this; each below 4 GiB */
 #define WAVE_MAX_GROUP 1024                /* work-items per workgroup */
+#define WAVE_MAX_SCRATCH (256u << 20)      /* scratch bytes of one group's waves */
 
 /* One explicit argument's value, in the kernel's argument order. */
 enum wave_value_kind {
