@@ -329,18 +329,23 @@ static void mem_parse_ds(const char *t, struct mem_sem *s)
         s->kind = t[0] == 'p' ? MK_PERMUTE : MK_BPERMUTE;
         return;
     }
-    const char *u = t;
-    if (eat(&u, "read2st64_b") || eat(&u, "write2st64_b") || eat(&u, "wrxchg2st64_rtn_b"))
-        s->st64 = true;
-    else
+    /* the two-address forms: read2, write2, wrxchg2 (st64: offsets in
+     * units of 64 elements) */
+    static const struct {
+        const char *prefix;
+        uint8_t kind;
+        bool st64;
+    } pairs[] = {{"read2_b", MK_READ2, false},        {"read2st64_b", MK_READ2, true},
+                 {"write2_b", MK_WRITE2, false},      {"write2st64_b", MK_WRITE2, true},
+                 {"wrxchg2_rtn_b", MK_XCHG2, false}, {"wrxchg2st64_rtn_b", MK_XCHG2, true}};
+    const char *u;
+    for (unsigned i = 0; i < KILN_ARRAY_LEN(pairs); i++) {
         u = t;
-    if (s->st64 || eat(&u, "read2_b") || eat(&u, "write2_b") || eat(&u, "wrxchg2_rtn_b")) {
-        s->kind = t[0] == 'r' ? MK_READ2 : t[1] == 'r' && t[2] == 'i' ? MK_WRITE2 : MK_XCHG2;
-        if (!strncmp(t, "write2", 6))
-            s->kind = MK_WRITE2;
-        s->bytes = !strcmp(u, "64") ? 8 : 4;
-        s->count = 1;
-        return;
+        if (eat(&u, pairs[i].prefix)) {
+            s->kind = pairs[i].kind, s->st64 = pairs[i].st64, s->count = 1;
+            s->bytes = !strcmp(u, "64") ? 8 : 4;
+            return;
+        }
     }
     u = t;
     if (eat(&u, "read_")) {
@@ -574,13 +579,11 @@ static kiln_result vmem(struct machine *m, struct wave *w, const struct wave_ins
         add_tid = (d3 >> 23) & 1;
     }
     uint32_t elems = s->kind == MK_ATOMIC ? 1 : s->count;
-    uint32_t dwords_data = s->kind == MK_ATOMIC ? (s->bytes / 4) * (s->aop == AO_CMPSWAP ? 2 : 1) : 0;
     for (int l = 0; l < WAVE_LANES; l++) {
         if (!((exec >> l) & 1))
             continue;
         /* the address of element 0 */
         uint64_t a = 0;
-        bool scratch = false;
         switch (info->family) {
         case WAVE_FAM_FLAT:
             a = vdata(w, &in->src[0], l, 0, 2) + (uint64_t)(int64_t)in->mods.offset;
@@ -599,7 +602,6 @@ static kiln_result vmem(struct machine *m, struct wave *w, const struct wave_ins
             if (in->src[0].kind == WAVE_OPND_VGPR)
                 off += (uint32_t)vdata(w, &in->src[0], l, 0, 1);
             a = (uint64_t)WAVE_PRIVATE_HI << 32 | off;
-            scratch = true;
             break;
         }
         default: { /* MUBUF */
@@ -618,7 +620,6 @@ static kiln_result vmem(struct machine *m, struct wave *w, const struct wave_ins
             break;
         }
         }
-        (void)scratch;
         if (s->kind == MK_ATOMIC) {
             uint8_t *p = flat_at(m, w, a, s->bytes, true, l);
             if (!p)
@@ -635,7 +636,6 @@ static kiln_result vmem(struct machine *m, struct wave *w, const struct wave_ins
             }
             continue;
         }
-        (void)dwords_data;
         for (uint32_t i = 0; i < elems; i++) {
             uint64_t ea = a + (uint64_t)i * s->bytes;
             if (mubuf && swz)   /* a swizzled element moves to the next element's place */
@@ -817,12 +817,12 @@ static uint32_t hwreg_read(const struct machine *m, const struct wave *w, unsign
     }
 }
 
-static int branch_to(struct machine *m, struct wave *w, const struct wave_instr *in, uint64_t next)
+/* A taken branch: simm16 dwords from the next instruction (fetch judges
+ * where that lands). */
+static void branch_to(struct wave *w, const struct wave_instr *in, uint64_t next)
 {
     int32_t simm = (int16_t)imm_of(in);
     w->pc = next + (uint64_t)((int64_t)simm * 4);
-    (void)m;
-    return 0;
 }
 
 static kiln_result salu(struct machine *m, struct wave *w, const struct wave_instr *in, uint64_t next)
@@ -1091,7 +1091,7 @@ static kiln_result salu(struct machine *m, struct wave *w, const struct wave_ins
             w->mode = (w->mode & ~mask) | ((v << off) & mask);
         break;
     }
-    case WAVE_OP_S_CALL_B64: sdst64(w, in, WAVE_IMAGE_BASE + next); branch_to(m, w, in, next); break;
+    case WAVE_OP_S_CALL_B64: sdst64(w, in, WAVE_IMAGE_BASE + next); branch_to(w, in, next); break;
 
     /* SOPP */
     case WAVE_OP_S_NOP: case WAVE_OP_S_WAITCNT: case WAVE_OP_S_SLEEP: case WAVE_OP_S_SETPRIO:
@@ -1102,13 +1102,13 @@ static kiln_result salu(struct machine *m, struct wave *w, const struct wave_ins
     case WAVE_OP_S_ENDPGM: case WAVE_OP_S_ENDPGM_SAVED: case WAVE_OP_S_ENDPGM_ORDERED_PS_DONE:
         w->status = WS_DONE;
         break;
-    case WAVE_OP_S_BRANCH: branch_to(m, w, in, next); break;
-    case WAVE_OP_S_CBRANCH_SCC0: if (!w->scc) branch_to(m, w, in, next); break;
-    case WAVE_OP_S_CBRANCH_SCC1: if (w->scc) branch_to(m, w, in, next); break;
-    case WAVE_OP_S_CBRANCH_VCCZ: if (wv_vcc(w) == 0) branch_to(m, w, in, next); break;
-    case WAVE_OP_S_CBRANCH_VCCNZ: if (wv_vcc(w) != 0) branch_to(m, w, in, next); break;
-    case WAVE_OP_S_CBRANCH_EXECZ: if (exec == 0) branch_to(m, w, in, next); break;
-    case WAVE_OP_S_CBRANCH_EXECNZ: if (exec != 0) branch_to(m, w, in, next); break;
+    case WAVE_OP_S_BRANCH: branch_to(w, in, next); break;
+    case WAVE_OP_S_CBRANCH_SCC0: if (!w->scc) branch_to(w, in, next); break;
+    case WAVE_OP_S_CBRANCH_SCC1: if (w->scc) branch_to(w, in, next); break;
+    case WAVE_OP_S_CBRANCH_VCCZ: if (wv_vcc(w) == 0) branch_to(w, in, next); break;
+    case WAVE_OP_S_CBRANCH_VCCNZ: if (wv_vcc(w) != 0) branch_to(w, in, next); break;
+    case WAVE_OP_S_CBRANCH_EXECZ: if (exec == 0) branch_to(w, in, next); break;
+    case WAVE_OP_S_CBRANCH_EXECNZ: if (exec != 0) branch_to(w, in, next); break;
     case WAVE_OP_S_BARRIER: w->status = WS_BARRIER; break;
     case WAVE_OP_S_SET_GPR_IDX_OFF: w->gpr_idx_on = false; break;
     case WAVE_OP_S_SET_GPR_IDX_MODE: w->gpr_idx_mode = imm_of(in) & 15; break;
