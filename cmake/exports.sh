@@ -13,8 +13,12 @@
 set -eu
 lib=$1
 want=$(grep -c '^KILN_API ' "$2")
-bad=$(readelf -W -s "$lib" | awk '$7 != "UND" && $7 != "Ndx" && ($5 == "GLOBAL" || $5 == "UNIQUE" || ($5 == "WEAK" && $6 == "DEFAULT" && $8 !~ /^_Z(TI|TS|NSt|NKSt|St)/)) && $8 !~ /^kiln_/ { print $5, $6, $8 }' | sort -u)
-total=$(readelf -W -s "$lib" | awk '$7 != "UND" && $7 != "Ndx" && ($5 == "GLOBAL") && $8 ~ /^kiln_/' | wc -l)
+# A shared library exports what its dynamic symbol table holds; a static
+# one, what its objects' symbol tables hold.
+syms=-s
+case "$lib" in *.so|*.so.*) syms=--dyn-syms ;; esac
+bad=$(readelf -W $syms "$lib" | awk '$7 != "UND" && $7 != "Ndx" && ($5 == "GLOBAL" || $5 == "UNIQUE" || ($5 == "WEAK" && $6 == "DEFAULT" && $8 !~ /^_Z(TI|TS|NSt|NKSt|St)/)) && $8 !~ /^kiln_/ { print $5, $6, $8 }' | sort -u)
+total=$(readelf -W $syms "$lib" | awk '$7 != "UND" && $7 != "Ndx" && ($5 == "GLOBAL") && $8 ~ /^kiln_/' | wc -l)
 if [ -n "$bad" ]; then
   echo "$lib exports symbols outside kiln_*:"
   echo "$bad"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Sets up (Debian packages, builds) and runs every test in a warnings-as-
 # errors build and again in an ASan+UBSan build, then the threaded tests
-# (label "threads") in a ThreadSanitizer build, then each libFuzzer target
+# (label "threads") in a ThreadSanitizer build, then kiln's consumers
+# (installed and found by CMake and pkg-config, static and shared, and
+# built from source with add_subdirectory), then each libFuzzer target
 # briefly (KILN_FUZZ_SECONDS, default 15) against an instrumented libkiln.
-# Ends with one "N passed, N failed" line over all four; exits non-zero on
-# any failure.
+# Ends with one "N passed, N failed" line over all of them; exits non-zero
+# on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
@@ -31,6 +33,10 @@ run_suite sanitizer build-asan "" -DCMAKE_BUILD_TYPE=Debug -DKILN_WERROR=ON -DKI
 export TSAN_OPTIONS="halt_on_error=1"
 run_suite thread-sanitizer build-tsan "-L threads" -DCMAKE_BUILD_TYPE=Debug -DKILN_WERROR=ON -DKILN_SANITIZE=thread || status=1
 
+echo "== consumers (build-consumers): kiln installed and linked three ways, static and shared"
+bash tests/consumers/run.sh | tee build-consumers.log
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
 echo "== fuzz build (build-fuzz)"
 mkdir -p build-fuzz; rm -f build-fuzz/run.log
 bash scripts/fuzz.sh "${KILN_FUZZ_SECONDS:-15}" | tee build-fuzz/run.log
@@ -44,6 +50,13 @@ if [ -n "$fuzz_line" ]; then
   failed=$((failed + $(echo "$fuzz_line" | cut -d' ' -f3)))
 else
   failed=$((failed + 1))   # the fuzz build did not get to run
+fi
+consumers_line=$(grep -E "^[0-9]+ passed, [0-9]+ failed$" build-consumers.log 2>/dev/null | tail -1)
+if [ -n "$consumers_line" ]; then
+  passed=$((passed + $(echo "$consumers_line" | cut -d' ' -f1)))
+  failed=$((failed + $(echo "$consumers_line" | cut -d' ' -f3)))
+else
+  failed=$((failed + 1))   # the consumers did not get to run
 fi
 for log in build-test/ctest.log build-asan/ctest.log build-tsan/ctest.log; do
   line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" 2>/dev/null | tail -1)

@@ -1,6 +1,6 @@
 # The wave recompiler's sources (src/wave/*.c), compiled into libkiln with
 # everything else, and libelf, which reads guest code objects.
-pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
+kiln_pkg(LIBELF libelf)
 file(GLOB KILN_WAVE_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
 list(APPEND KILN_SOURCES ${KILN_WAVE_SOURCES})
 list(APPEND KILN_DEPS PkgConfig::LIBELF)

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds and runs kiln's three kinds of consumer, as its users would: an
+# installed kiln found by find_package(kiln), the same through pkg-config
+# (static and shared libkiln each), and kiln built from source beside the
+# consumer with add_subdirectory. Each consumer is examples/scale.c, run on
+# the default device (lavapipe where there is no GPU). Ends with
+# "N passed, N failed"; exits non-zero on any failure.
+#
+#   bash tests/consumers/run.sh        (work folder: build-consumers/)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=${KILN_CONSUMERS_DIR:-$root/build-consumers}
+rm -rf "$work"
+mkdir -p "$work"
+example=$root/examples/scale.c
+passed=0
+failed=0
+
+# step NAME COMMAND...: runs COMMAND, its output in $work/NAME.log.
+step() {
+  local name=$1
+  shift
+  if "$@" >"$work/$name.log" 2>&1; then
+    passed=$((passed + 1))
+    echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name (last lines of $work/$name.log:)"
+    tail -25 "$work/$name.log"
+  fi
+}
+
+lib_only=(-DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TOOLS=OFF -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF
+          -DKILN_BUILD_EXAMPLES=OFF)
+for kind in static shared; do
+  shared=OFF
+  pc_static=(--static)
+  if [ $kind = shared ]; then
+    shared=ON
+    pc_static=()
+  fi
+  prefix=$work/prefix-$kind
+  step "install-$kind" bash -c "cmake -S '$root' -B '$work/lib-$kind' ${lib_only[*]} -DBUILD_SHARED_LIBS=$shared &&
+                                cmake --build '$work/lib-$kind' -j2 && cmake --install '$work/lib-$kind' --prefix '$prefix'"
+  libdirs=$(ls -d "$prefix"/lib* 2>/dev/null | tr '\n' ':')
+  pcdirs=$(ls -d "$prefix"/lib*/pkgconfig 2>/dev/null | tr '\n' ':')
+  step "find_package-$kind" bash -c "cmake -S '$root/tests/consumers/find_package' -B '$work/fp-$kind' \
+                                       -DCMAKE_PREFIX_PATH='$prefix' -DKILN_EXAMPLE='$example' &&
+                                     cmake --build '$work/fp-$kind' && LD_LIBRARY_PATH='$libdirs' '$work/fp-$kind/scale'"
+  step "pkg-config-$kind" bash -c "flags=\$(PKG_CONFIG_PATH='$pcdirs' pkg-config ${pc_static[*]} --cflags --libs kiln) &&
+                                   echo \"cc ... \$flags\" && cc -std=c11 '$example' -o '$work/pc-$kind' \$flags &&
+                                   LD_LIBRARY_PATH='$libdirs' '$work/pc-$kind'"
+done
+step subdirectory bash -c "cmake -S '$root/tests/consumers/subdirectory' -B '$work/sub' -DCMAKE_BUILD_TYPE=Release \
+                             -DKILN_SOURCE='$root' && cmake --build '$work/sub' -j2 && '$work/sub/scale'"
+# The shared library's exports: kiln_* alone.
+so=$(ls "$work"/prefix-shared/lib*/libkiln.so.0 2>/dev/null | head -1)
+step shared-exports sh "$root/cmake/exports.sh" "${so:-libkiln.so.0 not installed}" "$root/include/kiln.h"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
