@@ -268,9 +268,8 @@ static bool sgpr_range(struct dec *d, unsigned code, unsigned width, struct wave
     o->reg = (uint16_t)code;
     if (width == 1 && code >= 102 && code <= 127)
         return true;
-    if (width >= 2 && width <= 4 && (code == 102 || code == 104 || code == 106 || code == 126))
-        return true;
-    if (width == 2 && code == WAVE_SREG_NULL)
+    if (width >= 2 && width <= 4 &&
+        (code == 102 || code == 104 || code == 106 || code == 126 || code == WAVE_SREG_NULL))
         return true;
     return fail(d, "%s: scalar operand code %u is no %u-dword register", what, code, width);
 }
@@ -543,12 +542,12 @@ static bool dec_vop2(struct dec *d, uint32_t w)
     if (in->op == WAVE_OP_V_MADMK_F32 || in->op == WAVE_OP_V_MADMK_F16 ||
         in->op == WAVE_OP_V_MADAK_F32 || in->op == WAVE_OP_V_MADAK_F16) {
         uint32_t k;
-        if (src0 == 255)
-            return fail(d, "%s: src0 is a literal beside the constant K", info->name);
         if (!word(d, 1, &k))
             return false;
-        d->literal = true;
+        d->literal = true; /* a literal src0 is K too */
         d->lit = k;
+        if (src0 == 255)
+            in->src[0] = (struct wave_operand){ WAVE_OPND_LITERAL, 1, 0, k };
         struct wave_operand kop = { WAVE_OPND_IMM, 1, 0, k };
         if (in->op == WAVE_OP_V_MADMK_F32 || in->op == WAVE_OP_V_MADMK_F16) {
             in->src[2] = in->src[1];
@@ -586,9 +585,14 @@ static bool dec_vop1(struct dec *d, uint32_t w)
     }
     if (!info->dst && !info->src[0]) /* v_nop, v_clrexcp: src0 is not looked at */
         return must_zero(d, vdst, "vdst");
-    if (in->op == WAVE_OP_V_READFIRSTLANE_B32)
-        return sdst(d, vdst, 1, &in->dst[0], "sdst") &&
-               src_code(d, src0, 1, SRC_ANY, &in->src[0], "src0");
+    if (in->op == WAVE_OP_V_READFIRSTLANE_B32) {
+        /* the 8-bit field holds a scalar operand code: a register, or (as
+         * LLVM reads it) one of the read-only specials, which a reader refuses
+         * to write */
+        bool ok = vdst < 128 ? sdst(d, vdst, 1, &in->dst[0], "sdst")
+                             : src_code(d, vdst, 1, A_SPECIAL, &in->dst[0], "sdst");
+        return ok && src_code(d, src0, 1, SRC_ANY, &in->src[0], "src0");
+    }
     if (in->op == WAVE_OP_V_SWAP_B32) /* both are vector registers: bit 8 is not looked at */
         return vreg(d, vdst, 1, &in->dst[0], "vdst") && vreg(d, src0 & 0xff, 1, &in->src[0], "src0");
     return vreg(d, vdst, info->dst, &in->dst[0], "vdst") &&
@@ -643,7 +647,7 @@ static bool vop_sdwa(struct dec *d, const struct wave_op_info *info, uint32_t w,
         m->sext |= (uint8_t)(BITS(s, 27, 27) << 1);
         m->neg |= (uint8_t)(BITS(s, 28, 28) << 1);
         m->abs |= (uint8_t)(BITS(s, 29, 29) << 1);
-    } else if (BITS(s, 31, 24)) {
+    } else if (BITS(s, 31, 24) & 0xbf) { /* bit 30 is not looked at */
         return fail(d, "%s (SDWA): src1 fields 0x%x where VOP1 has no src1", info->name,
                     BITS(s, 31, 24));
     }
@@ -807,7 +811,11 @@ static bool dec_vop3(struct dec *d, uint32_t w)
     /* destinations */
     unsigned vdst = BITS(w, 7, 0);
     if (info->family == WAVE_FAM_VOPC) {
-        if (!sdst(d, vdst, 2, &in->dst[1], "sdst"))
+        /* an 8-bit field: a register pair, or (as LLVM reads it) a
+         * read-only special, which a reader refuses to write */
+        bool ok = vdst < 128 ? sdst(d, vdst, 2, &in->dst[1], "sdst")
+                             : src_code(d, vdst, 2, A_SPECIAL, &in->dst[1], "sdst");
+        if (!ok)
             return false;
     } else if (in->op == WAVE_OP_V_READLANE_B32 || in->op == WAVE_OP_V_READFIRSTLANE_B32) {
         if (!sdst(d, vdst, 1, &in->dst[0], "sdst"))
@@ -826,7 +834,8 @@ static bool dec_vop3(struct dec *d, uint32_t w)
     unsigned codes[3] = { BITS(w1, 8, 0), BITS(w1, 17, 9), BITS(w1, 26, 18) };
     for (unsigned i = 0; i < 3; i++) {
         if (!widths[i]) {
-            if (!must_zero(d, codes[i], names[i]))
+            /* v_readlane_b32 does not look at src2 */
+            if (in->op != WAVE_OP_V_READLANE_B32 && !must_zero(d, codes[i], names[i]))
                 return false;
             continue;
         }
@@ -895,6 +904,10 @@ static bool dec_ds(struct dec *d, uint32_t w)
     if (!info || !word(d, 1, &w1))
         return false;
     d->len = 2;
+    /* bit 25 is reserved: LLVM reads it as an opcode bit past 255 for the
+     * ops from 128 on, and does not look at it below */
+    if (BITS(w, 25, 25) && BITS(w, 24, 24))
+        return fail(d, "DS: reserved bit 25 is set on opcode %u", BITS(w, 24, 17));
     m->offset0 = (uint8_t)BITS(w, 7, 0);
     m->offset1 = (uint8_t)BITS(w, 15, 8);
     m->offset = (int32_t)BITS(w, 15, 0);
@@ -955,9 +968,7 @@ static bool dec_flat(struct dec *d, uint32_t w)
     if (m->lds)
         return fail(d, "%s: the lds bit is set", info->name);
     if (fam == WAVE_FAM_FLAT) {
-        if (BITS(w, 12, 12))
-            return fail(d, "%s: offset 0x%x past FLAT's 12 bits", info->name, BITS(w, 12, 0));
-        m->offset = (int32_t)BITS(w, 11, 0);
+        m->offset = (int32_t)BITS(w, 12, 0); /* unsigned for FLAT */
     } else {
         m->offset = (int32_t)(BITS(w, 12, 0) ^ 0x1000) - 0x1000;
     }
@@ -1023,7 +1034,8 @@ static bool dec_mubuf(struct dec *d, uint32_t w)
     if (!src_code(d, soffset, 1, A_CONST | A_SPECIAL, &in->src[2], "soffset"))
         return false;
     bool rtn = (info->flags & WAVE_F_LOAD) || ((info->flags & WAVE_F_ATOMIC) && m->glc);
-    if (rtn && info->dst && !vreg(d, vdata, info->dst + m->tfe, &in->dst[0], "vdata"))
+    /* with tfe the status dword goes to the register after vdata's count */
+    if (rtn && info->dst && !vreg(d, vdata, info->dst, &in->dst[0], "vdata"))
         return false;
     if (info->src[2] && !vreg(d, vdata, info->src[2], &in->src[3], "vdata"))
         return false;

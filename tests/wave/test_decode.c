@@ -609,7 +609,6 @@ static bool llvm_assemble(char (*texts)[160], size_t count, struct asm_out *out)
 
 TEST(every_form)
 {
-    make_forms();
     struct verdict *v = calloc(nforms, sizeof *v);
     uint32_t *words = malloc((size_t)nforms * SLOT * sizeof *words);
     REQUIRE(v && words);
@@ -693,7 +692,6 @@ TEST(every_form)
     free(which);
     free(claimed);
     free(v);
-    free(forms);
 }
 
 /* ---- random ---- */
@@ -707,11 +705,14 @@ static uint32_t rnd(void)
     return (uint32_t)(rng_state >> 16);
 }
 
+/* Kinds of random slot: under each family's prefix, wholly random, and a
+ * form of every_form with one to three of its bits flipped (which reaches
+ * the field rules that random words seldom meet). */
 enum { R_SOP2, R_SOPK, R_SOP1, R_SOPC, R_SOPP, R_SMEM, R_VOP2, R_VOP1, R_VOPC, R_SDWA, R_DPP,
-       R_VOP3, R_VOP3P, R_DS, R_FLAT, R_MUBUF, R_ANY, R_KINDS };
+       R_VOP3, R_VOP3P, R_DS, R_FLAT, R_MUBUF, R_ANY, R_MUTANT, R_KINDS };
 static const char *const kind_names[R_KINDS] = { "SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM",
                                                  "VOP2", "VOP1", "VOPC", "SDWA", "DPP",  "VOP3",
-                                                 "VOP3P", "DS",  "FLAT", "MUBUF", "any" };
+                                                 "VOP3P", "DS",  "FLAT", "MUBUF", "any", "mutant" };
 
 static uint32_t random_first(unsigned kind)
 {
@@ -788,6 +789,15 @@ TEST(random_words)
             unsigned kind = (unsigned)(rnd() % R_KINDS);
             kinds[i] = kind;
             uint32_t *s = &w[i * SLOT];
+            if (kind == R_MUTANT && nforms) {
+                memcpy(s, forms[rnd() % nforms].w, SLOT * sizeof *s);
+                unsigned flips = 1 + rnd() % 3;
+                for (unsigned f = 0; f < flips; f++) {
+                    unsigned bit = rnd() % 64;
+                    s[bit / 32] ^= 1u << (bit % 32);
+                }
+                continue;
+            }
             s[0] = random_first(kind);
             s[1] = rnd();
             s[2] = rnd();
@@ -923,8 +933,10 @@ int main(void)
         fprintf(stderr, "mkdtemp %s: %s\n", tmpdir, strerror(errno));
         return 1;
     }
+    make_forms();
     RUN(every_form);
     RUN(random_words);
+    free(forms);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     run(cmd);
