@@ -295,6 +295,8 @@ static bool src_code(struct dec *d, unsigned code, unsigned width, unsigned allo
     if (code < 128)
         return sgpr_range(d, code, width, o, what);
     o->count = (uint8_t)width;
+    if (width >= 3)
+        allow &= (unsigned)~(A_CONST | A_LIT); /* no constant fills three dwords or more */
     if ((code <= 208 || (code >= 240 && code <= 248))) {
         if (!(allow & A_CONST))
             return fail(d, "%s: an inline constant (code %u) where none goes", what, code);
@@ -379,6 +381,20 @@ static const struct wave_op_info *lookup(struct dec *d, unsigned fam, unsigned o
 
 /* ---- scalar ---- */
 
+/* Scalar sources that must be registers: the ops that take an address or
+ * a register index, not a value. */
+static unsigned ssrc_allow(unsigned op)
+{
+    switch (op) {
+    case WAVE_OP_S_SETPC_B64:
+    case WAVE_OP_S_RFE_B64:
+    case WAVE_OP_S_MOVRELS_B32:
+    case WAVE_OP_S_MOVRELS_B64:
+    case WAVE_OP_S_CBRANCH_JOIN: return A_SPECIAL;
+    default: return SSRC_ANY;
+    }
+}
+
 static bool dec_sop2(struct dec *d, uint32_t w)
 {
     const struct wave_op_info *info = lookup(d, WAVE_FAM_SOP2, BITS(w, 29, 23));
@@ -388,7 +404,8 @@ static bool dec_sop2(struct dec *d, uint32_t w)
     /* an op without a destination does not look at sdst */
     if (info->dst && !sdst(d, BITS(w, 22, 16), info->dst, &in->dst[0], "sdst"))
         return false;
-    return src_code(d, BITS(w, 7, 0), info->src[0], SSRC_ANY, &in->src[0], "ssrc0") &&
+    unsigned allow = ssrc_allow(in->op);
+    return src_code(d, BITS(w, 7, 0), info->src[0], allow, &in->src[0], "ssrc0") &&
            src_code(d, BITS(w, 15, 8), info->src[1], SSRC_ANY, &in->src[1], "ssrc1");
 }
 
@@ -402,7 +419,7 @@ static bool dec_sop1(struct dec *d, uint32_t w)
     if (info->dst && !sdst(d, BITS(w, 22, 16), info->dst, &in->dst[0], "sdst"))
         return false;
     if (info->src[0])
-        return src_code(d, BITS(w, 7, 0), info->src[0], SSRC_ANY, &in->src[0], "ssrc0");
+        return src_code(d, BITS(w, 7, 0), info->src[0], ssrc_allow(in->op), &in->src[0], "ssrc0");
     return true;
 }
 
@@ -591,7 +608,8 @@ static bool dec_vop1(struct dec *d, uint32_t w)
          * to write */
         bool ok = vdst < 128 ? sdst(d, vdst, 1, &in->dst[0], "sdst")
                              : src_code(d, vdst, 1, A_SPECIAL, &in->dst[0], "sdst");
-        return ok && src_code(d, src0, 1, SRC_ANY, &in->src[0], "src0");
+        /* its source is a register: a VGPR, or as LLVM reads it an SGPR */
+        return ok && src_code(d, src0, 1, A_VGPR | A_SPECIAL, &in->src[0], "src0");
     }
     if (in->op == WAVE_OP_V_SWAP_B32) /* both are vector registers: bit 8 is not looked at */
         return vreg(d, vdst, 1, &in->dst[0], "vdst") && vreg(d, src0 & 0xff, 1, &in->src[0], "src0");
@@ -714,6 +732,8 @@ static bool vop_dpp(struct dec *d, const struct wave_op_info *info, unsigned vsr
         m->sext = m->neg & am.intsrc;
         m->neg &= (uint8_t)~am.intsrc;
         m->abs &= (uint8_t)~am.intsrc;
+        if (strcmp(info->name, "v_cndmask_b32") == 0)
+            m->neg = m->abs = 0; /* not looked at */
     }
     m->bank_mask = (uint8_t)BITS(s, 27, 24);
     m->row_mask = (uint8_t)BITS(s, 31, 28);
@@ -840,6 +860,8 @@ static bool dec_vop3(struct dec *d, uint32_t w)
             continue;
         }
         unsigned allow = A_VGPR | A_CONST | A_SPECIAL;
+        if (in->op == WAVE_OP_V_READLANE_B32 && i == 0)
+            allow = A_VGPR | A_SPECIAL; /* a register: a VGPR, or as LLVM reads it an SGPR */
         if (!src_code(d, codes[i], widths[i], allow, &in->src[i], names[i]))
             return false;
     }
@@ -871,12 +893,8 @@ static bool dec_vop3p(struct dec *d, uint32_t w)
             return fail(d, "%s: op_sel on an absent src2", info->name);
         m->op_sel_hi &= 3;
     }
-    if (!fp) {
-        /* integer ops take no negation; src0's bits are not looked at */
-        if ((m->abs | m->neg) & 6)
-            return fail(d, "%s: neg_lo/neg_hi on an integer op", info->name);
-        m->abs = m->neg = 0;
-    }
+    if (!fp && ((m->abs | m->neg) & 6)) /* src0's bits only, as LLVM reads them */
+        return fail(d, "%s: neg_lo/neg_hi on src1 or src2 of an integer op", info->name);
     if (!vreg(d, BITS(w, 7, 0), 1, &in->dst[0], "vdst"))
         return false;
     static const char *const names[3] = { "src0", "src1", "src2" };
@@ -1010,8 +1028,8 @@ static bool dec_mubuf(struct dec *d, uint32_t w)
     m->glc = (uint8_t)BITS(w, 14, 14);
     m->lds = (uint8_t)BITS(w, 16, 16);
     m->slc = (uint8_t)BITS(w, 17, 17);
-    /* tfe returns a status dword after a load's data; other ops ignore it */
-    m->tfe = (uint8_t)(BITS(w1, 23, 23) && (info->flags & WAVE_F_LOAD));
+    /* tfe: a load returns a status dword after its data */
+    m->tfe = (uint8_t)BITS(w1, 23, 23);
     unsigned vaddr = BITS(w1, 7, 0), vdata = BITS(w1, 15, 8), srsrc = BITS(w1, 20, 16) << 2,
              soffset = BITS(w1, 31, 24);
     if (!info->dst && !info->src[2] && !(info->flags & (WAVE_F_LOAD | WAVE_F_STORE))) {

@@ -54,10 +54,18 @@ static struct optype src_type(const struct wave_op_info *info, unsigned width)
             (tok[3] == '_' || tok[3] == 0))
             last = tok;
     }
+    /* 16-bit operands: vector ops whose sources are halves (not the
+     * packed or byte-lane ones, whose sources are whole dwords) */
+    static const char *const whole[] = { "v_sat_pk_u8_i16", "v_sad_u16", "v_qsad_pk_u16_u8",
+                                         "v_mqsad_pk_u16_u8" };
+    bool scalar = info->family <= WAVE_FAM_SMEM;
     if (last) {
         t.fp = last[0] == 'f';
-        if (strncmp(last + 1, "16", 2) == 0 && width < 2)
+        if (strncmp(last + 1, "16", 2) == 0 && width < 2 && !scalar)
             t.bits = 16;
+        for (size_t i = 0; i < KILN_ARRAY_LEN(whole); i++)
+            if (strcmp(name, whole[i]) == 0)
+                t.bits = 32;
     }
     if (strncmp(name, "v_pk_", 5) == 0 || strncmp(name, "v_mad_mix", 9) == 0)
         t.bits = 16;
@@ -66,7 +74,7 @@ static struct optype src_type(const struct wave_op_info *info, unsigned width)
 
 static const char *special_name(unsigned reg, unsigned count)
 {
-    if (count == 2) {
+    if (count >= 2) { /* wider tuples at these codes print as the pair */
         switch (reg) {
         case 102: return "flat_scratch";
         case 104: return "xnack_mask";
@@ -138,6 +146,8 @@ static void put_const(struct out *o, uint32_t code, struct optype t)
         put(o, "%u", code - 128);
     } else if (code >= 193 && code <= 208) {
         put(o, "-%u", code - 192);
+    } else if (code >= 240 && code <= 248 && t.bits == 16 && !t.fp) {
+        put(o, "0x%" PRIx64, wave_const_bits(code, 16)); /* a float's bits for a 16-bit integer */
     } else if (code >= 240 && code <= 247) {
         put(o, "%s", floats[code - 240]);
     } else if (code == 248) {
@@ -147,6 +157,21 @@ static void put_const(struct out *o, uint32_t code, struct optype t)
 
 static void put_literal(struct out *o, uint32_t v, struct optype t)
 {
+    if (t.bits == 16) { /* a 16-bit operand takes the literal's low half */
+        v &= 0xffff;
+        int16_t h = (int16_t)v;
+        if (!t.fp && h >= -16 && h <= 64) {
+            put(o, "%d", h);
+            return;
+        }
+        for (uint32_t code = 240; t.fp && code <= 248; code++)
+            if (wave_const_bits(code, 16) == v) {
+                put_const(o, code, t);
+                return;
+            }
+        put(o, "0x%" PRIx32, v);
+        return;
+    }
     int32_t s = (int32_t)v;
     if (s >= -16 && s <= 64) {
         put(o, "%" PRId32, s);
@@ -375,43 +400,39 @@ static void put_gpr_idx(struct out *o, uint32_t v)
     put(o, ")");
 }
 
-/* s_sendmsg's operand: sendmsg(MSG, OP, STREAM) where it names a message,
- * sendmsg(id, op, stream) in numbers where the fields hold it all, else
- * the number. */
+/* s_sendmsg's operand: sendmsg(MSG, OP, STREAM) where it names a valid
+ * message (the bits past the fields are not looked at), sendmsg(id, op,
+ * stream) in numbers where the fields hold the whole value, else the
+ * number. */
 static void put_sendmsg(struct out *o, uint32_t v)
 {
+    static const char *const msgs[16] = {
+        NULL, "MSG_INTERRUPT", "MSG_GS", "MSG_GS_DONE", "MSG_SAVEWAVE", "MSG_STALL_WAVE_GEN",
+        "MSG_HALT_WAVES", "MSG_ORDERED_PS_DONE", "MSG_EARLY_PRIM_DEALLOC", "MSG_GS_ALLOC_REQ",
+        "MSG_GET_DOORBELL", NULL, NULL, NULL, NULL, "MSG_SYSMSG",
+    };
     static const char *const gs_ops[4] = { "GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT" };
     static const char *const sys_ops[5] = { NULL, "SYSMSG_OP_ECC_ERR_INTERRUPT", "SYSMSG_OP_REG_RD",
                                             "SYSMSG_OP_HOST_TRAP_ACK", "SYSMSG_OP_TTRACE_PC" };
     unsigned id = v & 15, op = (v >> 4) & 7, stream = (v >> 8) & 3;
-    if (v >> 10) {
+    bool gs = id == 2 || id == 3;
+    bool op_ok = gs ? (op <= 3 && (id == 3 || op != 0)) : id == 15 ? (op >= 1 && op <= 4) : op == 0;
+    bool stream_ok = (gs && op != 0) || stream == 0;
+    if (msgs[id] && op_ok && stream_ok) {
+        put(o, " sendmsg(%s", msgs[id]);
+        if (gs) {
+            put(o, ", %s", gs_ops[op]);
+            if (op != 0)
+                put(o, ", %u", stream);
+        } else if (id == 15) {
+            put(o, ", %s", sys_ops[op]);
+        }
+        put(o, ")");
+    } else if (!(v & ~0x37fu)) {
+        put(o, " sendmsg(%u, %u, %u)", id, op, stream);
+    } else {
         put(o, " %" PRIu32, v);
-        return;
     }
-    if (id == 1 && !op && !stream) {
-        put(o, " sendmsg(MSG_INTERRUPT)");
-        return;
-    }
-    if (id == 9 && !op && !stream) {
-        put(o, " sendmsg(MSG_GS_ALLOC_REQ)");
-        return;
-    }
-    if ((id == 2 || id == 3) && op <= 3) {
-        const char *name = id == 2 ? "MSG_GS" : "MSG_GS_DONE";
-        if (op == 0 && id == 3 && !stream) {
-            put(o, " sendmsg(%s, %s)", name, gs_ops[0]);
-            return;
-        }
-        if (op != 0) {
-            put(o, " sendmsg(%s, %s, %u)", name, gs_ops[op], stream);
-            return;
-        }
-    }
-    if (id == 15 && op >= 1 && op <= 4 && !stream) {
-        put(o, " sendmsg(MSG_SYSMSG, %s)", sys_ops[op]);
-        return;
-    }
-    put(o, " sendmsg(%u, %u, %u)", id, op, stream);
 }
 
 static void put_hwreg(struct out *o, uint32_t v)
@@ -459,7 +480,8 @@ static void put_scalar(struct out *o, const struct wave_instr *in, const struct 
         if (in->op == WAVE_OP_S_SETREG_IMM32_B32) {
             put(o, " ");
             put_hwreg(o, in->src[1].value);
-            put(o, ", 0x%" PRIx32, in->src[0].value);
+            put(o, ", ");
+            put_literal(o, in->src[0].value, (struct optype){ 32, true });
             return;
         }
         if (in->op == WAVE_OP_S_GETREG_B32 || in->op == WAVE_OP_S_SETREG_B32) {
@@ -515,19 +537,24 @@ static void put_smem(struct out *o, const struct wave_instr *in, const struct wa
         return;
     }
     put(o, " ");
-    if (data->kind == WAVE_OPND_IMM)
-        put(o, "0x%" PRIx32 ", ", data->value);
+    if (data->kind == WAVE_OPND_IMM) /* s_atc_probe's probe bits */
+        put(o, data->value <= 64 ? "%" PRIu32 ", " : "0x%" PRIx32 ", ", data->value);
     else if (data->kind) {
         put_reg(o, data);
         put(o, ", ");
     }
     put_reg(o, &in->src[0]);
     put(o, ", ");
-    if (in->src[1].kind == WAVE_OPND_IMM)
-        put(o, "0x%" PRIx32, in->src[1].value);
-    else
+    if (in->src[1].kind == WAVE_OPND_IMM) {
+        int32_t off = (int32_t)in->src[1].value;
+        if (off < 0)
+            put(o, "-0x%" PRIx32, (uint32_t)-off);
+        else
+            put(o, "0x%" PRIx32, (uint32_t)off);
+    } else {
         put_reg(o, &in->src[1]);
-    if (in->mods.glc)
+    }
+    if (in->mods.glc && (info->flags & (WAVE_F_LOAD | WAVE_F_STORE | WAVE_F_ATOMIC)))
         put(o, " glc");
 }
 
@@ -625,6 +652,12 @@ static void put_mubuf(struct out *o, const struct wave_instr *in, const struct w
     put_reg(o, &in->src[1]);
     put(o, ", ");
     put_operand(o, &in->src[2], (struct optype){ 32, false });
+    if (in->op == WAVE_OP_BUFFER_STORE_LDS_DWORD) {
+        if (m->offset)
+            put(o, " offset:%d", m->offset);
+        put(o, " lds%s%s", m->glc ? " glc" : "", m->slc ? " slc" : "");
+        return;
+    }
     if (m->idxen)
         put(o, " idxen");
     if (m->offen)
@@ -637,7 +670,7 @@ static void put_mubuf(struct out *o, const struct wave_instr *in, const struct w
         put(o, " slc");
     if (m->lds)
         put(o, " lds");
-    if (m->tfe)
+    if (m->tfe && !m->lds && !(info->flags & WAVE_F_ATOMIC))
         put(o, " tfe");
 }
 
