@@ -770,8 +770,9 @@ static bool dec_vop3(struct dec *d, uint32_t w)
         unsigned op = op_by_code[WAVE_FAM_VOP3A][opc] ? op_by_code[WAVE_FAM_VOP3A][opc]
                                                      : op_by_code[WAVE_FAM_VOP3B][opc];
         if (!op) {
-            fail(d, "VOP3 opcode %u (0x%x) is no gfx900 instruction", opc, opc);
-            return false;
+            if (opc >= 0x270 && opc <= 0x277)
+                return fail(d, "VOP3 opcode %u (0x%x): interpolation (VINTRP) is not decoded", opc, opc);
+            return fail(d, "VOP3 opcode %u (0x%x) is no gfx900 instruction", opc, opc);
         }
         in->op = (uint16_t)op;
         info = &op_table[op];
@@ -1172,7 +1173,12 @@ int wave_decode(const uint32_t *code, size_t nwords, size_t at, struct wave_inst
     }
     char dwords[40];
     size_t have = KILN_MIN((size_t)3, nwords - d.i);
-    unsigned show = KILN_MIN((unsigned)have, d.len + (d.literal ? 1u : 0u));
+    enum encoding e = encoding_of(w);
+    unsigned natural = (e >= E_SOP1 && e <= E_SOPP) || ((e == E_VOP1 || e == E_VOP2 || e == E_VOPC) &&
+                                                        (w & 0x1ff) != 0xf9 && (w & 0x1ff) != 0xfa)
+                           ? 1u
+                           : 2u;
+    unsigned show = KILN_MIN((unsigned)have, KILN_MAX(natural, d.len + (d.literal ? 1u : 0u)));
     if (show < 1)
         show = 1;
     int k = 0;

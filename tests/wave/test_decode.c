@@ -794,6 +794,26 @@ static bool set_aside(uint32_t w)
     return false;
 }
 
+/* The instruction of len dwords at w decodes the same from a buffer that
+ * holds exactly it, and fails, naming the end, from one a dword shorter
+ * (under ASan a read past either is caught). */
+static bool bounds_hold(const uint32_t *w, unsigned len)
+{
+    struct wave_instr a, b;
+    uint32_t *exact = malloc(len * sizeof *exact);
+    if (!exact)
+        return false;
+    memcpy(exact, w, len * sizeof *exact);
+    bool ok = wave_decode(exact, len, 0, &a) == (int)len && wave_decode(w, SLOT, 0, &b) == (int)len &&
+              memcmp(&a, &b, sizeof a) == 0;
+    if (len > 1) {
+        memmove(exact, w, (len - 1) * sizeof *exact);
+        ok = ok && wave_decode(exact, len - 1, 0, &a) < 0 && strstr(kiln_last_error(), "past the end");
+    }
+    free(exact);
+    return ok;
+}
+
 TEST(random_words)
 {
     uint64_t count = env_u64("KILN_DECODE_RANDOM", 20000);
@@ -843,6 +863,10 @@ TEST(random_words)
             }
             struct wave_instr in;
             int k = kiln_len(s, &in);
+            if (k > 0 && !bounds_hold(s, (unsigned)k)) {
+                differ[kind]++;
+                report("decoded otherwise from a buffer that ends with it", s, "", "");
+            }
             if (sdwa_sel7(s)) {
                 sel7[kind]++;
                 if (k) {
@@ -968,10 +992,122 @@ TEST(errors_name_offset_and_dwords)
     CHECK_EQ(in.src[1].reg, WAVE_SREG_VCC_LO);
 }
 
+/* The IR's shapes that the interpreter reads, for a few instructions
+ * (their words as llvm-mc -show-encoding gives them). */
+#define OPND(o, k, r, c)                                                                           \
+    do {                                                                                           \
+        CHECK_EQ((o).kind, (k));                                                                   \
+        CHECK_EQ((o).reg, (r));                                                                    \
+        CHECK_EQ((o).count, (c));                                                                  \
+    } while (0)
+TEST(ir_shapes)
+{
+    struct wave_instr in;
+    /* v_addc_co_u32_e32 v1, vcc, v2, v3, vcc: vcc made explicit */
+    uint32_t addc[] = { 0x38020702u };
+    REQUIRE(wave_decode(addc, 1, 0, &in) == 1);
+    CHECK_EQ(in.op, WAVE_OP_V_ADDC_CO_U32);
+    CHECK_EQ(in.enc, WAVE_ENC_NATIVE);
+    OPND(in.dst[0], WAVE_OPND_VGPR, 1, 1);
+    OPND(in.dst[1], WAVE_OPND_SGPR, WAVE_SREG_VCC_LO, 2);
+    OPND(in.src[0], WAVE_OPND_VGPR, 2, 1);
+    OPND(in.src[1], WAVE_OPND_VGPR, 3, 1);
+    OPND(in.src[2], WAVE_OPND_SGPR, WAVE_SREG_VCC_LO, 2);
+    /* v_addc_co_u32_e64 v1, s[4:5], v2, v3, s[6:7] */
+    uint32_t addc3[] = { 0xd11c0401u, 0x001a0702u };
+    REQUIRE(wave_decode(addc3, 2, 0, &in) == 2);
+    CHECK_EQ(in.op, WAVE_OP_V_ADDC_CO_U32);
+    CHECK_EQ(in.enc, WAVE_ENC_VOP3);
+    OPND(in.dst[1], WAVE_OPND_SGPR, 4, 2);
+    OPND(in.src[2], WAVE_OPND_SGPR, 6, 2);
+    /* global_load_dword v1, v2, s[4:5] offset:-8 */
+    uint32_t gl[] = { 0xdc509ff8u, 0x01040002u };
+    REQUIRE(wave_decode(gl, 2, 0, &in) == 2);
+    CHECK_EQ(in.op, WAVE_OP_GLOBAL_LOAD_DWORD);
+    OPND(in.dst[0], WAVE_OPND_VGPR, 1, 1);
+    OPND(in.src[0], WAVE_OPND_VGPR, 2, 1);
+    OPND(in.src[1], WAVE_OPND_SGPR, 4, 2);
+    CHECK_EQ(in.mods.offset, -8);
+    /* global_load_dwordx2 v[1:2], v[2:3], off */
+    uint32_t gl2[] = { 0xdc548000u, 0x017f0002u };
+    REQUIRE(wave_decode(gl2, 2, 0, &in) == 2);
+    OPND(in.dst[0], WAVE_OPND_VGPR, 1, 2);
+    OPND(in.src[0], WAVE_OPND_VGPR, 2, 2);
+    CHECK_EQ(in.src[1].kind, WAVE_OPND_NONE);
+    /* ds_write2_b32 v1, v2, v3 offset0:4 offset1:8 */
+    uint32_t ds[] = { 0xd81c0804u, 0x00030201u };
+    REQUIRE(wave_decode(ds, 2, 0, &in) == 2);
+    CHECK_EQ(in.op, WAVE_OP_DS_WRITE2_B32);
+    OPND(in.src[0], WAVE_OPND_VGPR, 1, 1);
+    OPND(in.src[1], WAVE_OPND_VGPR, 2, 1);
+    OPND(in.src[2], WAVE_OPND_VGPR, 3, 1);
+    CHECK_EQ(in.mods.offset0, 4);
+    CHECK_EQ(in.mods.offset1, 8);
+    /* v_mac_f32_e32 v1, v2, v3: the accumulator is src[2] */
+    uint32_t mac[] = { 0x2c020702u };
+    REQUIRE(wave_decode(mac, 1, 0, &in) == 1);
+    OPND(in.src[2], WAVE_OPND_VGPR, 1, 1);
+    /* v_cmp_lt_f32_e64 s[4:5], -v1, |v2| */
+    uint32_t cmp[] = { 0xd0410204u, 0x20020501u };
+    REQUIRE(wave_decode(cmp, 2, 0, &in) == 2);
+    CHECK_EQ(in.op, WAVE_OP_V_CMP_LT_F32);
+    CHECK_EQ(in.dst[0].kind, WAVE_OPND_NONE);
+    OPND(in.dst[1], WAVE_OPND_SGPR, 4, 2);
+    CHECK_EQ(in.mods.neg, 1);
+    CHECK_EQ(in.mods.abs, 2);
+    /* buffer_load_dword v1, v2, s[4:7], s8 offen offset:16 */
+    uint32_t buf[] = { 0xe0501010u, 0x08010102u };
+    REQUIRE(wave_decode(buf, 2, 0, &in) == 2);
+    OPND(in.dst[0], WAVE_OPND_VGPR, 1, 1);
+    OPND(in.src[0], WAVE_OPND_VGPR, 2, 1);
+    OPND(in.src[1], WAVE_OPND_SGPR, 4, 4);
+    OPND(in.src[2], WAVE_OPND_SGPR, 8, 1);
+    CHECK_EQ(in.mods.offen, 1);
+    CHECK_EQ(in.mods.offset, 16);
+    /* s_load_dwordx4 s[4:7], s[2:3], 0x10 */
+    uint32_t sl[] = { 0xc00a0101u, 0x00000010u };
+    REQUIRE(wave_decode(sl, 2, 0, &in) == 2);
+    OPND(in.dst[0], WAVE_OPND_SGPR, 4, 4);
+    OPND(in.src[0], WAVE_OPND_SGPR, 2, 2);
+    CHECK_EQ(in.src[1].kind, WAVE_OPND_IMM);
+    CHECK_EQ(in.src[1].value, 16);
+    /* v_mov_b32_sdwa v1, v2 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_0 */
+    uint32_t sdwa[] = { 0x7e0202f9u, 0x00001502u };
+    REQUIRE(wave_decode(sdwa, 2, 0, &in) == 2);
+    CHECK_EQ(in.enc, WAVE_ENC_SDWA);
+    CHECK_EQ(in.mods.dst_sel, 5);
+    CHECK_EQ(in.mods.dst_unused, 2);
+    CHECK_EQ(in.mods.src_sel[0], 0);
+    /* v_mov_b32_dpp v1, v2 row_shr:1 row_mask:0xf bank_mask:0xf */
+    uint32_t dpp[] = { 0x7e0202fau, 0xff011102u };
+    REQUIRE(wave_decode(dpp, 2, 0, &in) == 2);
+    CHECK_EQ(in.enc, WAVE_ENC_DPP);
+    CHECK_EQ(in.mods.dpp_ctrl, 0x111);
+    OPND(in.src[0], WAVE_OPND_VGPR, 2, 1);
+    /* s_cbranch_scc0 -3: the offset sign-extended, in dwords */
+    uint32_t br[] = { 0xbf84fffdu };
+    REQUIRE(wave_decode(br, 1, 0, &in) == 1);
+    CHECK_EQ((int32_t)in.src[0].value, -3);
+    /* v_fma_f32 v1, v2, 0.5, s3 clamp mul:2 */
+    uint32_t fma[] = { 0xd1cb8001u, 0x080de102u };
+    REQUIRE(wave_decode(fma, 2, 0, &in) == 2);
+    CHECK_EQ(in.src[1].kind, WAVE_OPND_CONST);
+    CHECK_EQ(wave_const_bits(in.src[1].value, 32), 0x3f000000);
+    CHECK_EQ(wave_const_bits(in.src[1].value, 64), 0x3fe0000000000000ll);
+    OPND(in.src[2], WAVE_OPND_SGPR, 3, 1);
+    CHECK_EQ(in.mods.clamp, 1);
+    CHECK_EQ(in.mods.omod, 1);
+    /* every op's info names it back */
+    for (unsigned op = 1; op < WAVE_OP_COUNT; op++)
+        CHECK(wave_op_info(op) && strcmp(wave_op_name(op), wave_op_info(op)->name) == 0);
+    CHECK(wave_op_info(0) == NULL && wave_op_info(WAVE_OP_COUNT) == NULL);
+}
+
 int main(void)
 {
     show_max = (unsigned)env_u64("KILN_DECODE_SHOW", 40);
     RUN(errors_name_offset_and_dwords);
+    RUN(ir_shapes);
     const char *e = getenv("KILN_LLVM_MC");
     if (e && *e)
         mc = e;
