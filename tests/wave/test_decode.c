@@ -772,6 +772,9 @@ static bool sdwa_sel7(const uint32_t *w)
     if ((w[0] >> 31) || (w[0] & 0x1ff) != 0xf9)
         return false;
     bool vop1 = (w[0] >> 25) == 0x3f, vopc = (w[0] >> 25) == 0x3e;
+    unsigned op1 = (w[0] >> 9) & 0xff;
+    if (vop1 && (op1 == 0 || op1 == 53 || op1 == 81))
+        return false; /* v_nop, v_clrexcp, v_swap_b32: no SDWA form, read as plain */
     return (!vopc && ((w[1] >> 8) & 7) == 7) || ((w[1] >> 16) & 7) == 7 ||
            (!vop1 && ((w[1] >> 24) & 7) == 7);
 }
