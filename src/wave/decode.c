@@ -7,14 +7,19 @@
  * scalar destination, a vector register), which knows the codes the
  * architecture gives meaning to and refuses the rest.
  *
- * Strictness. A field the op does not use must be zero, and a modifier the
- * op cannot take (abs on an integer source, omod on an integer result) must
- * be clear: such an encoding is no instruction an assembler emits, and
- * decoding it as if the bit were absent would be a guess. Two exceptions
- * follow the hardware, which ignores them: VOP3's op_sel bits on an op
- * without 16-bit operands, and the low bits of a misaligned scalar register
- * range (s[1:2] is read as s[0:1], as the hardware does). The test
- * tests/wave/test_decode.c holds these rules to LLVM's disassembler.
+ * Strictness. What decodes is exactly what LLVM's AMDGPU disassembler
+ * (the reference tests/wave/test_decode.c holds kiln to, word for word)
+ * decodes, with the same length: a field an op uses must hold a value the
+ * architecture gives meaning to; a modifier the op cannot take (abs on an
+ * integer source, omod on an integer result, op_sel on an absent source)
+ * refuses the word; a field the op does not use must be zero where LLVM
+ * looks at it and is ignored where it does not (VOP3's op_sel on ops
+ * without 16-bit operands, the sdst of scalar ops without a destination,
+ * v_nop's src0). Misaligned scalar tuples are aligned down (s[1:2] reads
+ * as s[0:1]), as the hardware and LLVM do. Where LLVM accepts what the
+ * architecture reserves, kiln follows and says so in ir.h (code 125 as
+ * null, reserved DPP controls kept for the reader to refuse); where LLVM
+ * decodes a word while marking an operand invalid, kiln refuses it.
  *
  * Bounds. Every dword is read through word(), which refuses an index past
  * the buffer; nothing is read ahead of need.
