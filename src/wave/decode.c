@@ -868,6 +868,8 @@ static bool dec_vop3(struct dec *d, uint32_t w)
         unsigned allow = A_VGPR | A_CONST | A_SPECIAL;
         if (in->op == WAVE_OP_V_READLANE_B32 && i == 0)
             allow = A_VGPR | A_SPECIAL; /* a register: a VGPR, or as LLVM reads it an SGPR */
+        if (i == 2 && info->family == WAVE_FAM_VOP2 && (info->flags & WAVE_F_VCC_IN))
+            allow = A_SPECIAL; /* the mask or carry-in: a scalar register pair */
         if (!src_code(d, codes[i], widths[i], allow, &in->src[i], names[i]))
             return false;
     }
@@ -928,10 +930,12 @@ static bool dec_ds(struct dec *d, uint32_t w)
     if (!info || !word(d, 1, &w1))
         return false;
     d->len = 2;
-    /* bit 25 is reserved: LLVM reads it as an opcode bit past 255 for the
-     * ops from 128 on, and does not look at it below */
-    if (BITS(w, 25, 25) && BITS(w, 24, 24))
-        return fail(d, "DS: reserved bit 25 is set on opcode %u", BITS(w, 24, 17));
+    /* bit 25 is reserved: LLVM ignores it but for the ops that neither
+     * return nor take data (ds_nop, the _src2_ ops, the gws semaphores) */
+    if (BITS(w, 25, 25) && (in->op == WAVE_OP_DS_NOP || strstr(info->name, "_src2_") ||
+                            in->op == WAVE_OP_DS_GWS_SEMA_RELEASE_ALL ||
+                            in->op == WAVE_OP_DS_GWS_SEMA_V || in->op == WAVE_OP_DS_GWS_SEMA_P))
+        return fail(d, "%s: reserved bit 25 is set", info->name);
     m->offset0 = (uint8_t)BITS(w, 7, 0);
     m->offset1 = (uint8_t)BITS(w, 15, 8);
     m->offset = (int32_t)BITS(w, 15, 0);

@@ -52,6 +52,10 @@
  *     (IMM), src[2] v2; v_mac_f32 has src[2] = dst[0]). VOP3b and VOPC-in-VOP3 put the
  *     scalar destination in dst[1] (VOPC: dst[0] is NONE, dst[1] is the
  *     mask, vcc for e32). v_readlane/v_readfirstlane have an SGPR dst[0].
+ *     VOPC's VOP3 sdst and v_readfirstlane_b32's sdst are 8-bit fields:
+ *     LLVM reads a read-only special code there (src_shared_base, src_scc,
+ *     ...) as a destination, and so does kiln; a reader refuses to write
+ *     one.
  *   SOPK: dst[0] = sdst where the op writes it, src[0] = sdst as a source
  *     where the op reads it (s_cmpk_*, s_addk_i32 reads and writes it),
  *     src[1] = the simm16 (IMM). s_setreg_b32: src[0] = the register,
@@ -189,14 +193,19 @@ struct wave_mods {
     /* SDWA: selects are 0..3 BYTE_0..3, 4/5 WORD_0/1, 6 DWORD. */
     uint8_t dst_sel, dst_unused; /* dst_unused: 0 pad, 1 sext, 2 preserve */
     uint8_t src_sel[2];
-    uint8_t sext;   /* SDWA: sign-extend mask of src[0..1] */
-    /* DPP */
+    uint8_t sext;   /* SDWA: sign-extend mask of src[0..1]; VOP3 and DPP:
+                     * the integer sources of a float op (v_ldexp's
+                     * exponent, v_cvt_pk_u8_f32's) whose neg bit LLVM
+                     * reads as sext (neg and abs are then clear) */
+    /* DPP: dpp_ctrl as encoded, reserved values included (LLVM decodes
+     * them; a reader refuses them by value) */
     uint16_t dpp_ctrl;
     uint8_t row_mask, bank_mask, bound_ctrl;
     /* memory */
     int32_t offset;    /* SMEM imm offset, MUBUF/FLAT offset (signed for GLOBAL/SCRATCH) */
     uint8_t offset0, offset1; /* DS */
-    uint8_t glc, slc, lds, gds, offen, idxen, tfe, nv;
+    uint8_t glc, slc, lds, gds, offen, idxen, tfe, nv; /* tfe as encoded (MUBUF):
+                     * a load's status dword lands after vdata's count */
 };
 
 struct wave_instr {

@@ -305,10 +305,15 @@ static void put_vop(struct out *o, const struct wave_instr *in, const struct wav
             nsrc = i + 1;
     if ((info->flags & WAVE_F_MAC) && in->src[2].kind)
         nsrc = 2; /* the accumulator is the destination, not printed */
+    bool madk = in->op == WAVE_OP_V_MADMK_F16 || in->op == WAVE_OP_V_MADAK_F16 ||
+                in->op == WAVE_OP_V_MADMK_F32 || in->op == WAVE_OP_V_MADAK_F32;
     for (unsigned i = 0; i < nsrc; i++) {
         SEP();
         unsigned width = i < 3 ? info->src[i] : 1;
-        put_src(o, in, i, src_type(info, width));
+        if (madk && in->src[i].kind == WAVE_OPND_LITERAL)
+            put(o, "0x%" PRIx32, in->src[i].value); /* a literal src0 is K, printed as K */
+        else
+            put_src(o, in, i, src_type(info, width));
     }
 #undef SEP
     if (info->family == WAVE_FAM_VOP3P) {
@@ -558,12 +563,19 @@ static void put_smem(struct out *o, const struct wave_instr *in, const struct wa
         put(o, " glc");
 }
 
-/* ds_swizzle_b32's offset as LLVM spells the pattern. */
+/* ds_swizzle_b32's offset as LLVM spells the pattern: QUAD_PERM (bit 15,
+ * bits 8..14 clear), or from the and/or/xor masks (bit 15 clear) SWAP,
+ * REVERSE, BROADCAST or BITMASK_PERM, whose letters give each lane-id bit
+ * from the top: 0 and 1 forced, p kept, i inverted. */
 static void put_swizzle(struct out *o, unsigned v)
 {
-    if (v & 0x8000) {
+    if ((v & 0xff00) == 0x8000) {
         put(o, " offset:swizzle(QUAD_PERM,%u,%u,%u,%u)", v & 3, (v >> 2) & 3, (v >> 4) & 3,
             (v >> 6) & 3);
+        return;
+    }
+    if (v & 0x8000) {
+        put(o, " offset:%u", v);
         return;
     }
     unsigned and_m = v & 31, or_m = (v >> 5) & 31, xor_m = (v >> 10) & 31;
@@ -575,28 +587,20 @@ static void put_swizzle(struct out *o, unsigned v)
         put(o, " offset:swizzle(REVERSE,%u)", xor_m + 1);
         return;
     }
-    for (unsigned k = 1; k <= 5; k++) {
-        unsigned group = 1u << k;
-        if (xor_m == 0 && and_m == ((31u << k) & 31u) && or_m < group) {
-            put(o, " offset:swizzle(BROADCAST,%u,%u)", group, or_m);
-            return;
-        }
+    unsigned group = 32 - and_m;
+    if (group > 1 && !(group & (group - 1)) && or_m < group && xor_m == 0) {
+        put(o, " offset:swizzle(BROADCAST,%u,%u)", group, or_m);
+        return;
     }
+    unsigned probe0 = or_m ^ xor_m, probe1 = ((31 & and_m) | or_m) ^ xor_m;
     char mask[6];
     for (unsigned b = 0; b < 5; b++) {
         unsigned bit = 1u << (4 - b);
-        if (!(and_m & bit))
-            mask[b] = (or_m & bit) ? '1' : '0';
-        else if (or_m & bit)
-            mask[b] = '?';
-        else
-            mask[b] = (xor_m & bit) ? 'i' : 'p';
+        bool p0 = probe0 & bit, p1 = probe1 & bit;
+        mask[b] = p0 && p1 ? '1' : !p0 && !p1 ? '0' : p1 ? 'p' : 'i';
     }
     mask[5] = 0;
-    if (strchr(mask, '?') || (v >> 15))
-        put(o, " offset:%u", v);
-    else
-        put(o, " offset:swizzle(BITMASK_PERM,\"%s\")", mask);
+    put(o, " offset:swizzle(BITMASK_PERM,\"%s\")", mask);
 }
 
 static void put_ds(struct out *o, const struct wave_instr *in, const struct wave_op_info *info)
