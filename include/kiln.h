@@ -82,6 +82,30 @@ KILN_API const char *kiln_version(void);
  * until the next kiln call on the same thread. */
 KILN_API const char *kiln_last_error(void);
 
+/* ---- logs ------------------------------------------------------------------ */
+
+typedef enum kiln_log_level {
+    KILN_LOG_DEFAULT = 0,    /* kiln_set_log_level: back to KILN_LOG, else warn */
+    KILN_LOG_ERROR = 1,
+    KILN_LOG_WARN = 2,
+    KILN_LOG_INFO = 3,
+    KILN_LOG_DEBUG = 4,      /* also every error raised, with kiln's file:line */
+} kiln_log_level;
+
+/* Receives each log line kiln writes (without a trailing newline), from
+ * whichever thread writes it (compile workers and the archive's saver
+ * too), one at a time. It must not call kiln. */
+typedef void (*kiln_log_fn)(kiln_log_level level, const char *message, void *user);
+
+/* Where the process's kiln logs go: fn (with user), or stderr as
+ * "kiln: <level>: <message>" when fn is NULL (the default). */
+KILN_API void kiln_set_log_callback(kiln_log_fn fn, void *user);
+/* The most verbose level written: a level set here wins over KILN_LOG;
+ * KILN_LOG_DEFAULT gives the choice back to KILN_LOG (else warn). */
+KILN_API void kiln_set_log_level(kiln_log_level level);
+/* The level in force now. */
+KILN_API kiln_log_level kiln_get_log_level(void);
+
 /* ---- handles ------------------------------------------------------------ */
 
 typedef struct kiln_context { uint64_t id; } kiln_context;
@@ -114,12 +138,21 @@ typedef enum kiln_pending_policy {
     KILN_PENDING_SKIP = 1,   /* leave the node out of this submit and count it */
 } kiln_pending_policy;
 
+/*
+ * Settings: every setting kiln has is a field of the context desc, and
+ * most also an environment variable (README.md's table lists them). One
+ * rule for all: a field the desc sets wins; a field left 0 (or NULL) is
+ * decided by its environment variable, read when the context is made (or,
+ * where the field says so, at every submit); without either, kiln's
+ * default. Tri-state switches take 1 (on), -1 (off) and 0 (the variable
+ * decides).
+ */
 typedef struct kiln_context_desc {
     kiln_backend_kind backend;
-    /* Device choice, same syntax as KILN_DEVICE (which wins over it): an
-     * index into kiln_devices() ("1") or a case-insensitive substring of the
-     * device name ("llvmpipe"). NULL: the first discrete or integrated GPU,
-     * else a CPU device (lavapipe). Copied. */
+    /* Device choice, same syntax as KILN_DEVICE: an index into
+     * kiln_devices() ("1") or a case-insensitive substring of the device
+     * name ("llvmpipe"). NULL: KILN_DEVICE, else the first discrete or
+     * integrated GPU, else a CPU device (lavapipe). Copied. */
     const char *device;
     /* Validation layer: 1 on, -1 off, 0 = KILN_VALIDATION decides (default off). */
     int validation;
@@ -143,6 +176,44 @@ typedef struct kiln_context_desc {
      * (seconds, fractions allowed) decides; unset, there is no bound and
      * destroy waits for submitted work. */
     uint32_t device_timeout_ms;
+    /* The pipeline archive: on (1) or off (-1; KILN_ARCHIVE, default on);
+     * its folder (KILN_ARCHIVE_DIR, else $XDG_CACHE_HOME/kiln, else
+     * ~/.cache/kiln; copied); read-only roots shipped with an application,
+     * looked up first and never written, separated by ':' (""
+     * none; NULL: KILN_ARCHIVE_READONLY; copied); the folder's bound in
+     * bytes (KILN_ARCHIVE_MAX_SIZE, else 1 GiB); QA mode, every compile of
+     * something the archive lacked named and counted (KILN_ARCHIVE_QA,
+     * default off). */
+    int archive;
+    const char *archive_dir;
+    const char *archive_readonly;
+    uint64_t archive_max_size;
+    int archive_qa;
+    /* The compile service: a back-end compile of more SPIR-V words than
+     * giant_words is a giant (KILN_GIANT_WORDS, else 100000); giants in
+     * flight at once at most (KILN_GIANT_COMPILES, else 4); retries alone
+     * of a giant that failed beside others (KILN_ALONE_TRIES, else 2); a
+     * compile running longer than slow_compile_s seconds is named in the
+     * log (KILN_SLOW_COMPILE_S, else 10); a pipeline cache per worker
+     * (KILN_WORKER_CACHES, default off). */
+    uint64_t giant_words;
+    uint32_t giant_compiles;
+    uint32_t alone_tries;
+    double slow_compile_s;
+    int worker_caches;
+    /* Debugging aids: KILN_SPEC_VERIFY (read at every submit when 0; see
+     * the README), naming each node skipped while its program compiles
+     * (KILN_SKIP_LOG), staging copies on a unified-memory device
+     * (KILN_FORCE_STAGING). */
+    int spec_verify;
+    int skip_log;
+    int force_staging;
+    /* A Chrome trace-event file (JSON; opens in Perfetto or
+     * chrome://tracing) written when the context is destroyed: compiles on
+     * their workers' tracks, submits and their device time, specialization
+     * events, archive loads and saves. NULL: KILN_TRACE, else none.
+     * Copied. */
+    const char *trace_path;
 } kiln_context_desc;
 
 /* The context desc as kiln_context_create sees it (desc NULL: a zero desc).

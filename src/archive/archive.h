@@ -391,6 +391,14 @@ struct arc_store_config {
     uint32_t compact_at;         /* ... once this many are in the folder (8) */
     double tidy_delay_s;         /* the saver tidies the folder this long after open (2 s): short-lived
                                   * contexts (the CLI's archive commands) leave it as it is */
+    /* The context desc's settings; 0 or NULL: the environment variable
+     * decides (KILN_ARCHIVE, KILN_ARCHIVE_DIR, KILN_ARCHIVE_READONLY,
+     * KILN_ARCHIVE_QA), read at open. */
+    int enabled;                 /* 1 on, -1 off */
+    const char *dir;             /* the root folder (borrowed for the open's length) */
+    const char *readonly_roots;  /* ':'-separated; "" none (borrowed likewise) */
+    int qa;                      /* 1 on, -1 off */
+    struct trace *trace;         /* the context's trace (base/trace.h): loads and saves; NULL: none */
 };
 void arc_store_config_default(struct arc_store_config *cfg);
 

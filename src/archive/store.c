@@ -44,6 +44,7 @@
  */
 #define _GNU_SOURCE
 #include "archive.h"
+#include "base/trace.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -161,10 +162,18 @@ static void *saver_main(void *arg);
 kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const struct arc_store_config *cfg)
 {
     *s = (struct arc_store){0};
-    if (!env_flag("KILN_ARCHIVE", 1))
+    uint64_t t_open = time_now_ns();
+    struct arc_store_config dflt;
+    if (!cfg) {
+        arc_store_config_default(&dflt);
+        cfg = &dflt;
+    }
+    /* Each setting the config (the context desc) gives, else its variable. */
+    if (cfg->enabled < 0 || (cfg->enabled == 0 && !env_flag("KILN_ARCHIVE", 1)))
         return KILN_OK;   /* off: nothing read, written or logged */
     char root[3072];
-    const char *dir = getenv("KILN_ARCHIVE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *dir = cfg->dir && *cfg->dir ? cfg->dir : getenv("KILN_ARCHIVE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     if (dir && *dir)
         snprintf(root, sizeof root, "%s", dir);
     else if (xdg && *xdg)
@@ -189,16 +198,14 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const str
         err_clear();
         s->dir_readonly = true;
     }
-    if (cfg)
-        s->cfg = *cfg;
-    else
-        arc_store_config_default(&s->cfg);
+    s->cfg = *cfg;
+    s->cfg.dir = s->cfg.readonly_roots = NULL;   /* borrowed: read below, never kept */
     s->cfg.taking = KILN_MIN(KILN_MAX(s->cfg.taking, 1u), (uint32_t)(sizeof s->taking / sizeof s->taking[0]));
     arc_device_from_caps(&s->device, caps);
     uint32_t cleaned = s->dir_readonly ? 0 : arc_clean_tmp(s->dir);
     if (cleaned)
         log_info("archive: removed %u temporary files of dead processes", cleaned);
-    const char *ro = getenv("KILN_ARCHIVE_READONLY");
+    const char *ro = cfg->readonly_roots ? cfg->readonly_roots : getenv("KILN_ARCHIVE_READONLY");
     for (const char *p = ro; p && *p;) {
         const char *colon = strchr(p, ':');
         size_t n = colon ? (size_t)(colon - p) : strlen(p);
@@ -215,13 +222,19 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const str
         p = colon ? colon + 1 : p + n;
     }
     load_files(s, s->dir);
+    if (cfg->trace) {
+        char detail[4200];
+        snprintf(detail, sizeof detail, "%u files from %s (%u from read-only folders)", s->file_count, s->dir,
+                 s->readonly_files);
+        trace_span(cfg->trace, TRACE_ARCHIVE, "archive", "load", t_open, time_now_ns(), detail);
+    }
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->gate_lock, NULL);
     pthread_cond_init(&s->wake, NULL);
     list_init(&s->queue);
     s->enabled = true;
     s->open_ns = time_now_ns();
-    s->qa = env_flag("KILN_ARCHIVE_QA", 0);
+    s->qa = cfg->qa ? cfg->qa > 0 : env_flag("KILN_ARCHIVE_QA", 0);
     if (!s->dir_readonly) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
@@ -372,6 +385,13 @@ static void save_one(struct arc_store *s, struct arc_run *r, bool last)
     snprintf(why, sizeof why, "%s", res == KILN_OK ? "" : kiln_last_error());
     err_clear();
     uint64_t dt = time_now_ns() - t0;
+    if (s->cfg.trace) {
+        char detail[640];
+        snprintf(detail, sizeof detail, "%u entries, %zu bytes%s%s", r->entries, r->len, res == KILN_OK ? "" : ": ",
+                 why);
+        trace_span(s->cfg.trace, TRACE_ARCHIVE, "archive", res == KILN_OK ? "save" : "save failed", t0, t0 + dt,
+                   detail);
+    }
     pthread_mutex_lock(&s->lock);
     s->saving = NULL;
     s->stats.save_ns += dt;

@@ -14,6 +14,7 @@
  * waits); `lost` is atomic so that other threads may read it.
  */
 #include "backend.h"
+#include "base/trace.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,26 @@ void kb_note_submit(struct kb_device *d, uint64_t ticket, const char *what)
     n->ticket = ticket;
     n->at_ns = time_now_ns();
     snprintf(n->what, sizeof n->what, "%s", what ? what : "a submit");
+    char name[32];
+    snprintf(name, sizeof name, "submit %llu", (unsigned long long)ticket);
+    trace_mark(d->trace, TRACE_SUBMITS, "submit", name, n->at_ns, n->what);
+}
+
+void kb_trace_done(struct kb_device *d, uint64_t *traced)
+{
+    if (!d->trace)
+        return;
+    uint64_t done = kb_ticket_done(d), now = time_now_ns();
+    for (uint64_t t = *traced + 1; t <= done; t++) {
+        const struct kb_submit_note *n = &d->notes[t % KB_NOTES];
+        if (n->ticket != t)
+            continue;   /* written over by later submits before anyone waited */
+        char name[32];
+        snprintf(name, sizeof name, "submit %llu", (unsigned long long)t);
+        trace_span(d->trace, TRACE_DEVICE, "device", name, n->at_ns, now, n->what);
+    }
+    if (done > *traced)
+        *traced = done;
 }
 
 /* The note of ticket, or NULL when it has been written over. */

@@ -70,6 +70,10 @@ struct kb_device {
         uint64_t ticket, at_ns;
         char what[200];
     } notes[KB_NOTES];                     /* by ticket % KB_NOTES */
+    /* The context's trace (base/trace.h), NULL when it writes none: the
+     * device's modules (backend, compile service, schemes, predictor) add
+     * their events to it. Set once, before any work. */
+    struct trace *trace;
 };
 
 enum kb_lost { KB_LIVE = 0, KB_LOST_DRIVER = 1, KB_LOST_TIMEOUT = 2 };
@@ -205,7 +209,9 @@ struct backend_ops {
 };
 
 /* Backends' constructors. */
-KILN_NODISCARD kiln_result vkb_create(const char *selector, int validation, struct kb_device **out);
+/* staging: copies through staging buffers on a unified-memory device too
+ * (KILN_FORCE_STAGING; the caller reads it). */
+KILN_NODISCARD kiln_result vkb_create(const char *selector, int validation, bool staging, struct kb_device **out);
 KILN_NODISCARD kiln_result vkb_enumerate(kiln_device_info *out, uint32_t cap, uint32_t *count);
 KILN_NODISCARD kiln_result mockb_create(struct kb_device **out);
 
@@ -277,6 +283,10 @@ void kb_set_timeout(struct kb_device *d, uint64_t ns);
 KILN_NODISCARD kiln_result kb_submit(struct kb_device *d, struct kb_cmd *c, const char *what, uint64_t *t);
 /* Notes a submit a backend made itself (a transfer) as running `what`. */
 void kb_note_submit(struct kb_device *d, uint64_t ticket, const char *what);
+/* With a trace: each submit done since *traced (the caller's mark, moved
+ * on) as a span from its making to now, when kiln saw it done. Called by
+ * the context lock's holder after a wait. */
+void kb_trace_done(struct kb_device *d, uint64_t *traced);
 /* Waits for ticket, at most timeout_ns (UINT64_MAX: while the device
  * lives), and never past the device's timeout: work that outlives it
  * latches the device lost. KILN_ERR_TIMEOUT when the caller's bound ran

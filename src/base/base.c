@@ -3,12 +3,16 @@
  *
  * The last error is thread-local: a call's message stays readable until the
  * next failing call on the same thread. Log output goes to stderr, one line a
- * message, prefixed "kiln: <level>: ".
+ * message, prefixed "kiln: <level>: ", or to the application's callback
+ * (kiln_set_log_callback). The level is the one kiln_set_log_level set,
+ * else KILN_LOG's, else warn. Lines are written one at a time (the sink's
+ * lock), so a callback sees whole lines in order and never two at once.
  */
 #define _GNU_SOURCE
 #include "base.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,18 +40,43 @@ static enum log_level parse_level(const char *v)
     return LOG_WARN;
 }
 
+static _Atomic int set_level = -1;   /* kiln_set_log_level's, as an enum log_level; -1: none */
+
 enum log_level log_threshold(void)
 {
+    int l = atomic_load_explicit(&set_level, memory_order_relaxed);
+    if (l >= 0)
+        return (enum log_level)l;
     /* Every thread computes the same value from the same environment; the
      * worst case is parsing it twice. */
-    static _Atomic int level = -1;
-    int l = atomic_load_explicit(&level, memory_order_relaxed);
+    static _Atomic int env_level = -1;
+    l = atomic_load_explicit(&env_level, memory_order_relaxed);
     if (l < 0) {
         l = (int)parse_level(getenv("KILN_LOG"));
-        atomic_store_explicit(&level, l, memory_order_relaxed);
+        atomic_store_explicit(&env_level, l, memory_order_relaxed);
     }
     return (enum log_level)l;
 }
+
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;   /* guards sink, sink_user; one line at a time */
+static kiln_log_fn sink;
+static void *sink_user;
+
+void kiln_set_log_callback(kiln_log_fn fn, void *user)
+{
+    pthread_mutex_lock(&sink_lock);
+    sink = fn;
+    sink_user = user;
+    pthread_mutex_unlock(&sink_lock);
+}
+
+void kiln_set_log_level(kiln_log_level level)
+{
+    int l = level >= KILN_LOG_ERROR && level <= KILN_LOG_DEBUG ? (int)level - 1 : -1;
+    atomic_store_explicit(&set_level, l, memory_order_relaxed);
+}
+
+kiln_log_level kiln_get_log_level(void) { return (kiln_log_level)(log_threshold() + 1); }
 
 void log_msg(enum log_level level, const char *fmt, ...)
 {
@@ -59,7 +88,12 @@ void log_msg(enum log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "kiln: %s: %s\n", names[level], line);
+    pthread_mutex_lock(&sink_lock);
+    if (sink)
+        sink((kiln_log_level)(level + 1), line, sink_user);
+    else
+        fprintf(stderr, "kiln: %s: %s\n", names[level], line);
+    pthread_mutex_unlock(&sink_lock);
 }
 
 kiln_result err_raise(kiln_result code, const char *file, int line, const char *fmt, ...)

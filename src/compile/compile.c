@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "compile_private.h"
+#include "base/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1268,7 +1269,10 @@ static void *worker_main(void *arg)
                 kb_cache_destroy(s->dev, alone_cache);
         }
 
-        double seconds = (double)(time_now_ns() - j->start_ns) / 1e9;
+        uint64_t end_ns = time_now_ns();
+        double seconds = (double)(end_ns - j->start_ns) / 1e9;
+        trace_span(s->dev->trace, TRACE_WORKER + (uint32_t)(w - s->workers), "compile",
+                   j->kind == CJOB_FRONT ? "front end" : "back end", j->start_ns, end_ns, j->name);
         if (s->archive && s->archive->enabled) {
             if (j->kind == CJOB_FRONT && outcome == CJOB_DONE)
                 note(s, ARC_NOTE_USED, j->hash, j->name, (uint32_t)j->out.words, 0);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/trace.h"
 #include "compile/compile.h"
 #include "scheme/scheme.h"
 
@@ -47,7 +48,9 @@ static kiln_result l_caps(struct kctx *c, kiln_caps *out)
 
 static kiln_result l_wait_idle(struct kctx *c)
 {
-    return c->last_ticket ? kb_ticket_wait(c->dev, c->last_ticket, UINT64_MAX) : KILN_OK;
+    kiln_result r = c->last_ticket ? kb_ticket_wait(c->dev, c->last_ticket, UINT64_MAX) : KILN_OK;
+    kb_trace_done(c->dev, &c->traced);
+    return r;
 }
 
 static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
@@ -328,7 +331,8 @@ static kiln_result l_scheme_create(struct kctx *c, const kiln_scheme_desc *desc,
 {
     kiln_scheme_desc d = kiln_scheme_desc_defaults(desc);
     struct scheme *s;
-    KILN_TRY(scheme_create(c->dev, d.label, c->pending == KILN_PENDING_SKIP, c->skip_log, &c->spec, &s));
+    KILN_TRY(scheme_create(c->dev, d.label, c->pending == KILN_PENDING_SKIP, c->skip_log, c->spec_verify, &c->spec,
+                           &s));
     kiln_result r = pool_insert(&c->schemes, s, "scheme", &s->id);
     if (r < 0) {
         scheme_destroy(s);
@@ -505,7 +509,9 @@ static kiln_result l_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout
     if (t.value > c->last_ticket)
         return KILN_RAISE(KILN_ERR_INVALID, "ticket %llu was never issued by this context (newest: %llu)",
                           (unsigned long long)t.value, (unsigned long long)c->last_ticket);
-    return t.value ? kb_ticket_wait(c->dev, t.value, timeout_ns) : KILN_OK;
+    kiln_result r = t.value ? kb_ticket_wait(c->dev, t.value, timeout_ns) : KILN_OK;
+    kb_trace_done(c->dev, &c->traced);
+    return r;
 }
 
 /* ---- the archive ---------------------------------------------------------------------------- */
@@ -662,8 +668,11 @@ static void l_destroy(struct kctx *c)
         if (kb_is_lost(c->dev))
             log_warn("context closed on a lost device (%s): %s", abandoned ? "its running work keeps the device, "
                      "which is abandoned, not freed" : "nothing was running; all freed", c->dev->lost_why);
+        kb_trace_done(c->dev, &c->traced);
+        c->dev->trace = NULL;   /* an abandoned device outlives the trace */
         kb_destroy(c->dev);
     }
+    trace_close(c->trace);
     pool_finish(&c->buffers);
     pool_finish(&c->images);
     pool_finish(&c->programs);
@@ -725,29 +734,65 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
     pool_init(&c->schemes, POOL_SCHEME, serial);
     pool_init(&c->nodes, POOL_NODE, serial);
     pool_init(&c->images, POOL_IMAGE, serial);
-    kiln_result r;
+    const char *trace_path = d.trace_path ? d.trace_path : getenv("KILN_TRACE");
+    kiln_result r = trace_open(trace_path, &c->trace);
+    if (r < 0) {
+        l_destroy(c);
+        return r;
+    }
     if (d.backend == KILN_BACKEND_MOCK) {
         r = mockb_create(&c->dev);
     } else if (d.backend == KILN_BACKEND_VULKAN) {
-        const char *sel = getenv("KILN_DEVICE");
-        if (!sel || !*sel)
-            sel = d.device;
+        /* Settings: the desc's, else the environment's (kiln.h). */
+        const char *sel = d.device && *d.device ? d.device : getenv("KILN_DEVICE");
         int validation = d.validation > 0 ? 1 : d.validation < 0 ? 0 : env_flag("KILN_VALIDATION", 0);
-        r = vkb_create(sel, validation, &c->dev);
+        bool staging = d.force_staging > 0 || (d.force_staging == 0 && env_flag("KILN_FORCE_STAGING", 0));
+        r = vkb_create(sel, validation, staging, &c->dev);
     } else {
         r = KILN_RAISE(KILN_ERR_INVALID, "context desc: unknown backend %d", (int)d.backend);
+    }
+    if (r == KILN_OK && c->trace) {
+        c->dev->trace = c->trace;
+        trace_track(c->trace, TRACE_SUBMITS, "submits (kiln)");
+        trace_track(c->trace, TRACE_DEVICE, "device (submitted to seen done)");
+        trace_track(c->trace, TRACE_SPEC, "specialization");
+        trace_track(c->trace, TRACE_ARCHIVE, "pipeline archive");
     }
     if (r == KILN_OK) {
         struct csvc_config cfg;
         csvc_config_default(&cfg, c->dev);
         if (d.compile_threads)
-            cfg.workers = d.compile_threads;
+            cfg.workers = KILN_MIN(d.compile_threads, 256u);
+        if (d.giant_words)
+            cfg.giant_words = d.giant_words;
+        if (d.giant_compiles)
+            cfg.giant_compiles = d.giant_compiles;
+        if (d.alone_tries)
+            cfg.alone_tries = d.alone_tries;
+        if (d.slow_compile_s > 0)
+            cfg.slow_s = d.slow_compile_s;
+        if (d.worker_caches)
+            cfg.worker_caches = d.worker_caches > 0;
+        for (uint32_t i = 0; c->trace && i < cfg.workers; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "compile worker %u", i);
+            trace_track(c->trace, TRACE_WORKER + i, name);
+        }
         r = csvc_create(c->dev, &cfg, NULL, &c->svc);
         if (r == KILN_OK)
             spec_cache_init(&c->spec, c->svc, c->dev->ops->layout_follows_signature, d.specialization);
     }
     if (r == KILN_OK) {
-        r = arc_store_open(&c->archive, &c->dev->caps, NULL);
+        struct arc_store_config acfg;
+        arc_store_config_default(&acfg);
+        acfg.enabled = d.archive;
+        acfg.dir = d.archive_dir;
+        acfg.readonly_roots = d.archive_readonly;
+        acfg.qa = d.archive_qa;
+        acfg.trace = c->trace;
+        if (d.archive_max_size)
+            acfg.max_size = d.archive_max_size;
+        r = arc_store_open(&c->archive, &c->dev->caps, &acfg);
         csvc_set_archive(c->svc, &c->archive);
         arc_store_set_gate(&c->archive, saver_gate, c);
     }
@@ -756,7 +801,8 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
         return r;
     }
     c->pending = d.pending;
-    c->skip_log = env_flag("KILN_SKIP_LOG", 0);
+    c->skip_log = d.skip_log ? d.skip_log > 0 : env_flag("KILN_SKIP_LOG", 0);
+    c->spec_verify = d.spec_verify;
     double timeout_s = d.device_timeout_ms ? d.device_timeout_ms / 1e3 : env_seconds("KILN_DEVICE_TIMEOUT_S", 0);
     if (timeout_s > 0)
         kb_set_timeout(c->dev, timeout_s >= 1e9 ? UINT64_MAX / 2 : (uint64_t)(timeout_s * 1e9));

@@ -91,6 +91,9 @@ struct kctx {
     struct spec_cache spec;     /* specialization variants, shared by the schemes */
     kiln_pending_policy pending;
     bool skip_log;              /* KILN_SKIP_LOG */
+    int spec_verify;            /* the desc's KILN_SPEC_VERIFY: 1, -1, or 0 (the variable, at every submit) */
+    struct trace *trace;        /* kiln_context_desc.trace_path's (KILN_TRACE), NULL: none */
+    uint64_t traced;            /* submits up to this ticket are in the trace as device spans */
 };
 
 extern const struct rt_ops ctx_local_ops;

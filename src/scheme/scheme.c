@@ -44,7 +44,7 @@ static void heed(struct scheme *s, unsigned verdict)
 }
 
 kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pending, bool skip_log,
-                          struct spec_cache *spec, struct scheme **out)
+                          int spec_verify, struct spec_cache *spec, struct scheme **out)
 {
     struct scheme *s = mem_calloc(1, sizeof *s);
     if (!s)
@@ -54,6 +54,7 @@ kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pe
     s->dirty = SCHEME_STRUCT;
     s->skip_pending = skip_pending;
     s->skip_log = skip_log;
+    s->spec_verify = spec_verify;
     snprintf(s->label, sizeof s->label, "%s", label);
     spec_sched_init(&s->spec, spec, dev, s->label, node_view);
     *out = s;
@@ -875,7 +876,7 @@ static kiln_result verify_node(struct scheme *s, struct node *n)
 /* KILN_SPEC_VERIFY=1: every node promoted by this submit is checked. */
 static kiln_result verify_promotions(struct scheme *s)
 {
-    if (!env_flag("KILN_SPEC_VERIFY", 0))
+    if (s->spec_verify < 0 || (s->spec_verify == 0 && !env_flag("KILN_SPEC_VERIFY", 0)))
         return KILN_OK;
     kiln_result first = KILN_OK;
     for (uint32_t i = 0; i < s->node_count; i++) {

@@ -110,6 +110,8 @@ struct scheme {
     uint64_t last_ticket;
     bool skip_pending;       /* the context's policy: skip nodes whose program is pending (else wait) */
     bool skip_log;           /* KILN_SKIP_LOG: name each skipped node once per program */
+    int spec_verify;         /* KILN_SPEC_VERIFY as the context desc sets it: 1, -1, or 0 (the variable decides,
+                              * read at every submit) */
     uint32_t skipping;       /* nodes left out of the current recording */
     kiln_scheme_stats stats;
     struct spec_sched spec;  /* specialization (only spec_ functions touch it): sites, parked variants, events */
@@ -118,7 +120,7 @@ struct scheme {
 /* label: not NULL (kiln_scheme_desc_defaults gives one); copied. spec: the
  * context's variant cache (NULL: no specialization). */
 KILN_NODISCARD kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pending, bool skip_log,
-                                         struct spec_cache *spec, struct scheme **out);
+                                         int spec_verify, struct spec_cache *spec, struct scheme **out);
 /* Waits for the scheme's submits, then frees it and its nodes (their
  * handles must already be gone from the caller's pool). */
 void scheme_destroy(struct scheme *s);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "base/trace.h"
 #include "compile/compile.h"
 
 void spec_policy_default(struct spec_policy *p)
@@ -156,6 +157,12 @@ static void event(struct spec_sched *q, const struct spec_site *t, kiln_spec_eve
     }
     char slots[400];
     slots_text(slots, sizeof slots, e->mask, e->words, v ? &v->facts : NULL);
+    if (q->dev->trace) {
+        char detail[600];
+        snprintf(detail, sizeof detail, "scheme '%s' node '%s' (%s), submit %llu:%s", q->label, n.label, n.program,
+                 (unsigned long long)submit, slots);
+        trace_mark(q->dev->trace, TRACE_SPEC, "specialization", event_name(kind), time_now_ns(), detail);
+    }
     if (kind == KILN_SPEC_FAILED || kind == KILN_SPEC_PINNED)
         log_warn("spec: scheme '%s' node '%s' (%s) at submit %llu: %s: %s", q->label, n.label, n.program,
                  (unsigned long long)submit, event_name(kind), slots);

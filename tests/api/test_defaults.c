@@ -26,7 +26,12 @@ static bool ctx_same(kiln_context_desc a, kiln_context_desc b)
 {
     return a.backend == b.backend && a.device == b.device && a.validation == b.validation && a.pending == b.pending &&
            a.compile_threads == b.compile_threads && a.specialization == b.specialization &&
-           a.device_timeout_ms == b.device_timeout_ms;
+           a.device_timeout_ms == b.device_timeout_ms && a.archive == b.archive && a.archive_dir == b.archive_dir &&
+           a.archive_readonly == b.archive_readonly && a.archive_max_size == b.archive_max_size &&
+           a.archive_qa == b.archive_qa && a.giant_words == b.giant_words && a.giant_compiles == b.giant_compiles &&
+           a.alone_tries == b.alone_tries && a.slow_compile_s == b.slow_compile_s &&
+           a.worker_caches == b.worker_caches && a.spec_verify == b.spec_verify && a.skip_log == b.skip_log &&
+           a.force_staging == b.force_staging && a.trace_path == b.trace_path;
 }
 static bool buf_same(kiln_buffer_desc a, kiln_buffer_desc b)
 {
@@ -146,6 +151,25 @@ TEST(buffer_desc_defaults_are_storage_and_buffer)
 }
 
 /* ---- programs ----------------------------------------------------------- */
+
+/* Images: depth 1, dims 2 (3 where depth > 1), label "image"; usage left
+ * to create (the device's uses of the format). Samplers: linear, clamped. */
+TEST(image_and_sampler_desc_defaults)
+{
+    kiln_image_desc z = kiln_image_desc_defaults(NULL);
+    CHECK(z.depth == 1 && z.dims == 2 && z.usage == 0 && STR_EQ(z.label, "image"));
+    kiln_image_desc vol = kiln_image_desc_defaults(&(kiln_image_desc){.width = 4, .height = 4, .depth = 8});
+    CHECK(vol.dims == 3 && vol.depth == 8 && vol.width == 4);
+    kiln_image_desc one = kiln_image_desc_defaults(&(kiln_image_desc){.dims = 3});
+    CHECK(one.dims == 3 && one.depth == 1);   /* a 3D image of one slice */
+    kiln_image_desc twice = kiln_image_desc_defaults(&vol);
+    CHECK(twice.dims == vol.dims && twice.depth == vol.depth && twice.label == vol.label);
+    kiln_sampler_desc sz = kiln_sampler_desc_defaults(NULL);
+    CHECK(sz.filter == KILN_FILTER_LINEAR && sz.address == KILN_ADDRESS_CLAMP);
+    kiln_sampler_desc sg = kiln_sampler_desc_defaults(&(kiln_sampler_desc){.filter = KILN_FILTER_NEAREST,
+                                                                            .address = KILN_ADDRESS_REPEAT});
+    CHECK(sg.filter == KILN_FILTER_NEAREST && sg.address == KILN_ADDRESS_REPEAT);
+}
 
 TEST(define_defaults_give_one)
 {
@@ -436,6 +460,7 @@ int main(void)
 {
     RUN(context_desc_defaults_fill_the_backend_and_leave_env_fields_to_create);
     RUN(buffer_desc_defaults_are_storage_and_buffer);
+    RUN(image_and_sampler_desc_defaults);
     RUN(define_defaults_give_one);
     RUN(program_desc_defaults_name_entry_length_and_optimize);
     RUN(scheme_desc_defaults_label_it_scheme);

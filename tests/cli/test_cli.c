@@ -1328,6 +1328,35 @@ static const char tail_src[] =
     "layout(binding = 0) buffer Data { uint d[]; };\n"
     "void main() { d[1] = d[0] + 1u; }\n";
 
+/* --trace FILE.json on run and demo: a Chrome trace with the run's
+ * compiles and submits. */
+TEST(run_and_demo_trace)
+{
+    write_text("tail.comp", tail_src);
+    char trace_arg[600], demo_png[600];
+    snprintf(trace_arg, sizeof trace_arg, "%s", P("run.json"));
+    snprintf(demo_png, sizeof demo_png, "%s", P("demo.png"));
+    struct run r;
+    KILN(&r, NULL, "run", P("tail.comp"), "--buffer", "0=size:8", "--frames", "3", "--trace", trace_arg);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    char *json = read_path(trace_arg, NULL);
+    CHECK(json && !strncmp(json, "{\"traceEvents\":[", 16) && strstr(json, "\"cat\":\"compile\"") &&
+          strstr(json, "\"cat\":\"submit\"") && strstr(json, "tail.comp"));
+    free(json);
+    snprintf(trace_arg, sizeof trace_arg, "%s", P("demo.json"));
+    KILN(&r, NULL, "demo", "--frames", "4", "--size", "64x64", "--out", demo_png, "--trace", trace_arg);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    json = read_path(trace_arg, NULL);
+    CHECK(json && strstr(json, "\"cat\":\"device\"") && strstr(json, "demo_blur"));
+    free(json);
+    KILN(&r, NULL, "run", P("tail.comp"), "--buffer", "0=size:8", "--trace", "");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--trace: expected a file name");
+    run_free(&r);
+}
+
 TEST(run_fill_odd_size)
 {
     write_text("tail.comp", tail_src);
@@ -2313,6 +2342,7 @@ int main(int argc, char **argv)
     RUN_IF(run_fill_odd_size);
     RUN_IF(run_png_images);
     RUN_IF(run_images);
+    RUN_IF(run_and_demo_trace);
     RUN_IF(run_compile_error_names_line);
     RUN_IF(run_bad_arguments);
     RUN_IF(run_binding_errors);

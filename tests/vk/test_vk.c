@@ -574,9 +574,13 @@ TEST(caps_and_device_choice)
     CHECK_MSG(devs[0].name);
     CHECK_RESULT(kiln_context_create(&(kiln_context_desc){.device = "42"}, &ctx), KILN_ERR_NO_DEVICE);
     CHECK_MSG("devices seen");
+    /* The settings rule (kiln.h): the desc wins, its 0 or NULL leaves the
+     * choice to the environment. */
     setenv("KILN_DEVICE", "no-such-gpu-9001", 1);
-    CHECK_RESULT(kiln_context_create(&(kiln_context_desc){.device = "0"}, &ctx), KILN_ERR_NO_DEVICE);
+    CHECK_RESULT(kiln_context_create(&(kiln_context_desc){0}, &ctx), KILN_ERR_NO_DEVICE);
     CHECK_MSG("no-such-gpu-9001");
+    CHECK_OK(kiln_context_create(&(kiln_context_desc){.device = "0"}, &ctx));
+    kiln_context_destroy(ctx);
     unsetenv("KILN_DEVICE");
 }
 

@@ -180,11 +180,13 @@ struct demo_opts {
     uint32_t tonemap;
     const char *out;
     bool precompile;
+    const char *trace;   /* --trace FILE.json, NULL: none */
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: kiln demo [--frames N] [--size WxH] [--tonemap MODE] [--out FILE.png] [--precompile]\n"
+               "                 [--trace FILE.json]\n"
                "\n"
                "Runs kiln's built-in image-processing scheme (generate, blur x, blur y,\n"
                "grade, tonemap) for N frames on the default device, prints a summary of\n"
@@ -196,6 +198,8 @@ static void usage(FILE *f)
                "  --tonemap MODE   clamp, reinhard or aces, or 0..2 (default aces)\n"
                "  --out FILE.png   where the last frame goes (default kiln-demo.png)\n"
                "  --precompile     first make every program the archive holds (kiln_context_precompile)\n"
+               "  --trace FILE.json  write a Chrome trace of the run (compiles, submits, device time,\n"
+               "                   specialization, archive): open it in Perfetto or chrome://tracing\n"
                "  --help           this text\n"
                "\n"
                "KILN_DEVICE picks another device; KILN_VALIDATION=1 turns on the\n"
@@ -267,7 +271,7 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
             o->precompile = true;
             continue;
         }
-        static const char *const with_value[] = {"--frames", "--size", "--tonemap", "--out"};
+        static const char *const with_value[] = {"--frames", "--size", "--tonemap", "--out", "--trace"};
         const char *name = NULL, *val = NULL;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0] && !name; k++) {
             size_t n = strlen(with_value[k]);
@@ -297,6 +301,10 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
         } else if (!strcmp(name, "--tonemap")) {
             if (!parse_tonemap(val, &o->tonemap))
                 return bad_usage("bad --tonemap '%s': want clamp, reinhard, aces or 0..2", val);
+        } else if (!strcmp(name, "--trace")) {
+            if (!*val)
+                return bad_usage("bad --trace '': want a file name");
+            o->trace = val;
         } else {
             if (!*val)
                 return bad_usage("bad --out '': want a file name");
@@ -587,7 +595,7 @@ static int demo_run(struct demo *d, const struct demo_opts *o)
         fprintf(stderr, "kiln demo: out of host memory\n");
         return 1;
     }
-    kiln_result r = kiln_context_create(&(kiln_context_desc){0}, &d->ctx);
+    kiln_result r = kiln_context_create(&(kiln_context_desc){.trace_path = o->trace}, &d->ctx);
     if (r < 0)
         return cli_fail("create context", r);
     kiln_caps caps;

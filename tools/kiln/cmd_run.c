@@ -110,6 +110,7 @@ struct run_args {
     struct cli_images images;   /* --image, --out-image, --sampler */
     uint64_t frames;
     double timeout_s;      /* --timeout: 0 = none */
+    const char *trace;     /* --trace FILE.json; NULL: none */
     bool quiet;
 };
 
@@ -161,6 +162,8 @@ static void usage(FILE *f)
             "  --frames N            submit N times over the same buffers (default 1, at most\n"
             "                        10000000); each frame sees the previous frame's results\n"
             "  -q, --quiet           no summary line, compiler warnings or notes on stderr\n"
+            "  --trace FILE.json     write a Chrome trace of the run (compiles, submits, device time,\n"
+            "                        specialization, archive): open it in Perfetto or chrome://tracing\n"
             "  --timeout S           a submit still running S seconds (fractions allowed) after it\n"
             "                        could start ends the run with KILN_ERR_DEVICE_LOST (exit 1)\n"
             "  -h, --help            this text\n"
@@ -482,7 +485,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         /* Options with a value: --name VALUE or --name=VALUE. */
         static const char *const with_value[] = {"--entry", "--define", "--groups", "--param", "--push", "--push-file",
                                                  "--buffer", "--out", "--texel-format", "--frames", "--timeout",
-                                                 "--spec", "--image", "--out-image", "--sampler"};
+                                                 "--spec", "--image", "--out-image", "--sampler", "--trace"};
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         const char *name = NULL;
@@ -564,6 +567,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             if (format_count == KILN_MAX_DESCRIPTORS)
                 return bad("--texel-format %s: at most %d formats", v, KILN_MAX_DESCRIPTORS);
             formats[format_count++] = o;
+        } else if (!strcmp(name, "--trace")) {
+            if (!*v)
+                return bad("--trace: expected a file name");
+            a->trace = v;
         } else if (!strcmp(name, "--timeout")) {
             char why[PARSE_WHY_LEN];
             if (!parse_seconds(v, &a->timeout_s, why))
@@ -974,7 +981,8 @@ static int run(struct run_args *a)
      * holds (parse_args took only seconds above 0). */
     double tms = a->timeout_s * 1e3 + 0.5;
     uint32_t timeout_ms = a->timeout_s == 0 ? 0 : tms < 1 ? 1 : tms >= UINT32_MAX ? UINT32_MAX : (uint32_t)tms;
-    kiln_result r = kiln_context_create(&(kiln_context_desc){.device_timeout_ms = timeout_ms}, &ctx);
+    kiln_result r =
+        kiln_context_create(&(kiln_context_desc){.device_timeout_ms = timeout_ms, .trace_path = a->trace}, &ctx);
     if (r < 0)
         return cli_fail("creating a context", r);
     int rc = 1;

@@ -741,7 +741,7 @@ void vkb_fault(struct kb_device *dev, enum vkb_fault fault)
 }
 #endif
 
-kiln_result vkb_create(const char *selector, int validation, struct kb_device **out)
+kiln_result vkb_create(const char *selector, int validation, bool staging, struct kb_device **out)
 {
     struct vk_device *d = mem_calloc(1, sizeof *d);
     if (!d)
@@ -824,7 +824,7 @@ kiln_result vkb_create(const char *selector, int validation, struct kb_device **
     int mem_unified = find_memory(&d->memprops, ~0u, unified);
     kiln_device_type t = d->base.caps.device_type;
     d->unified = mem_unified >= 0 && (t == KILN_DEVICE_CPU || t == KILN_DEVICE_INTEGRATED_GPU);
-    if (d->unified && env_flag("KILN_FORCE_STAGING", 0)) {
+    if (d->unified && staging) {
         d->unified = false;   /* tests of the separate-memory path on a unified device */
         log_info("KILN_FORCE_STAGING: buffers go through staging copies");
     }
