@@ -77,6 +77,19 @@ KILN_API const char *kiln_result_name(kiln_result r);
 /* The library's version as "MAJOR.MINOR.PATCH", such as "0.2.0"; a constant string. */
 KILN_API const char *kiln_version(void);
 
+/* What kiln was built with and runs on (`kiln --version` prints it):
+ * versions as "MAJOR.MINOR.PATCH" text, "" where not known. */
+typedef struct kiln_build_info {
+    char kiln[16];               /* kiln_version() */
+    char vulkan_loader[16];      /* the Vulkan loader found now (vkEnumerateInstanceVersion); "" none */
+    char vulkan_headers[16];     /* the Vulkan headers kiln was built with */
+    char shaderc[32];            /* the GLSL compiler (shaderc with glslang), built in */
+    char spirv_tools[32];        /* SPIRV-Tools (kiln's optimizer), built in */
+    char spirv_cross[32];        /* SPIRV-Cross (reflection), as built against */
+    char spirv[16];              /* the newest SPIR-V version shaderc emits ("1.6") */
+} kiln_build_info;
+KILN_API KILN_NODISCARD kiln_result kiln_build_info_get(kiln_build_info *out);
+
 /* The message of the last call on this thread, if it failed ("" if it
  * succeeded: every call clears it when it starts). The text stays valid
  * until the next kiln call on the same thread. */

@@ -1913,7 +1913,17 @@ TEST(version_and_help)
         struct run r;
         KILN(&r, NULL, forms[i]);
         CHECK_STATUS(r, 0);
-        CHECK(!strcmp(r.out, want));
+        CHECK(!strncmp(r.out, want, strlen(want)));   /* then what it is built with and runs on */
+        CHECK_HAS(r, out, "  Vulkan loader ");
+        CHECK_HAS(r, out, "  shaderc ");
+        kiln_build_info bi;
+        CHECK_OK(kiln_build_info_get(&bi));
+        CHECK(!strcmp(bi.kiln, ver) && bi.vulkan_headers[0] && bi.spirv[0]);
+        if (bi.vulkan_loader[0]) {
+            char loader[64];
+            snprintf(loader, sizeof loader, "Vulkan loader %s", bi.vulkan_loader);
+            CHECK_HAS(r, out, loader);
+        }
         run_free(&r);
     }
     struct run r;

@@ -58,6 +58,13 @@ int main(int argc, char **argv)
             return 2;
         }
         printf("kiln %s\n", kiln_version());
+        kiln_build_info bi;
+        if (kiln_build_info_get(&bi) == KILN_OK)
+            printf("  Vulkan loader %s (headers %s)\n"
+                   "  shaderc %s, SPIRV-Tools %s (SPIR-V up to %s), SPIRV-Cross %s\n",
+                   bi.vulkan_loader[0] ? bi.vulkan_loader : "none found", bi.vulkan_headers,
+                   bi.shaderc[0] ? bi.shaderc : "(unknown)", bi.spirv_tools[0] ? bi.spirv_tools : "(unknown)",
+                   bi.spirv, bi.spirv_cross[0] ? bi.spirv_cross : "(unknown)");
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
