@@ -869,7 +869,7 @@ static bool dec_vop3(struct dec *d, uint32_t w)
         if (in->op == WAVE_OP_V_READLANE_B32 && i == 0)
             allow = A_VGPR | A_SPECIAL; /* a register: a VGPR, or as LLVM reads it an SGPR */
         if (i == 2 && info->family == WAVE_FAM_VOP2 && (info->flags & WAVE_F_VCC_IN))
-            allow = A_SPECIAL; /* the mask or carry-in: a scalar register pair */
+            allow = A_VGPR | A_SPECIAL; /* the mask or carry-in: a register pair */
         if (!src_code(d, codes[i], widths[i], allow, &in->src[i], names[i]))
             return false;
     }

@@ -177,8 +177,8 @@ static void put_literal(struct out *o, uint32_t v, struct optype t)
         put(o, "%" PRId32, s);
         return;
     }
-    if (t.fp && t.bits == 32) {
-        for (uint32_t code = 240; code <= 247; code++)
+    if (t.bits == 32) { /* a float constant's bits print as the float, whatever the type */
+        for (uint32_t code = 240; code <= 248; code++)
             if (wave_const_bits(code, 32) == v) {
                 put_const(o, code, t);
                 return;
@@ -310,8 +310,10 @@ static void put_vop(struct out *o, const struct wave_instr *in, const struct wav
     for (unsigned i = 0; i < nsrc; i++) {
         SEP();
         unsigned width = i < 3 ? info->src[i] : 1;
-        if (madk && in->src[i].kind == WAVE_OPND_LITERAL)
+        if (madk && in->src[i].kind == WAVE_OPND_LITERAL && in->op == WAVE_OP_V_MADMK_F16)
             put(o, "0x%" PRIx32, in->src[i].value); /* a literal src0 is K, printed as K */
+        else if (madk && in->src[i].kind == WAVE_OPND_LITERAL && in->op == WAVE_OP_V_MADAK_F16)
+            put(o, "0x%" PRIx32, in->src[i].value & 0xffff);
         else
             put_src(o, in, i, src_type(info, width));
     }
