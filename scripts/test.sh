@@ -37,6 +37,18 @@ echo "== consumers (build-consumers): kiln installed and linked three ways, stat
 bash tests/consumers/run.sh | tee build-consumers.log
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
+# Suites kept beside what they test, each ending "N passed, N failed": the
+# Python package, the man page, the shell completion.
+extra_logs=()
+for suite in python/run_tests.sh docs/check_man.sh tools/completion/test_completion.sh; do
+  [ -f "$suite" ] || continue
+  log=build-$(basename "$(dirname "$suite")")-suite.log
+  echo "== $suite"
+  bash "$suite" 2>&1 | tee "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  extra_logs+=("$log")
+done
+
 echo "== fuzz build (build-fuzz)"
 mkdir -p build-fuzz; rm -f build-fuzz/run.log
 bash scripts/fuzz.sh "${KILN_FUZZ_SECONDS:-15}" | tee build-fuzz/run.log
@@ -51,13 +63,15 @@ if [ -n "$fuzz_line" ]; then
 else
   failed=$((failed + 1))   # the fuzz build did not get to run
 fi
-consumers_line=$(grep -E "^[0-9]+ passed, [0-9]+ failed$" build-consumers.log 2>/dev/null | tail -1)
-if [ -n "$consumers_line" ]; then
-  passed=$((passed + $(echo "$consumers_line" | cut -d' ' -f1)))
-  failed=$((failed + $(echo "$consumers_line" | cut -d' ' -f3)))
-else
-  failed=$((failed + 1))   # the consumers did not get to run
-fi
+for log in build-consumers.log "${extra_logs[@]}"; do
+  line=$(grep -E "^[0-9]+ passed, [0-9]+ failed$" "$log" 2>/dev/null | tail -1)
+  if [ -n "$line" ]; then
+    passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
+    failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+  else
+    failed=$((failed + 1))   # a suite that did not get to the end counts as one failure
+  fi
+done
 for log in build-test/ctest.log build-asan/ctest.log build-tsan/ctest.log; do
   line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" 2>/dev/null | tail -1)
   if [ -z "$line" ]; then
