@@ -750,6 +750,8 @@ static bool vop_dpp(struct dec *d, const struct wave_op_info *info, unsigned vsr
     }
     if (info->src[0] && !vreg(d, BITS(s, 7, 0), info->src[0], &in->src[0], "src0"))
         return false;
+    if (!info->src[0] && !must_zero(d, BITS(s, 7, 0), "DPP src0"))
+        return false;
     if (info->family == WAVE_FAM_VOP2 && !vreg(d, vsrc1, info->src[1], &in->src[1], "vsrc1"))
         return false;
     if (info->flags & WAVE_F_MAC)
