@@ -2,24 +2,35 @@
  * test_decode.c: the gfx9 decoder and printer held to LLVM's AMDGPU
  * disassembler, which is the reference kiln's decoder must match.
  *
- * forms: for every op of ops.def and each encoding it claims (e32, VOP3,
- *   SDWA, DPP; each memory addressing mode), a handful of encodings with
- *   different operand kinds (registers, scalars, inline constants,
+ * errors_name_offset_and_dwords, ir_shapes: without LLVM, the decoder's
+ *   contract (errors naming the byte offset and the dwords, never a read
+ *   past the buffer) and the IR's shapes for instructions whose words are
+ *   written here.
+ * every_form: for every op of ops.def and each encoding it claims (e32,
+ *   VOP3, SDWA, DPP; each memory addressing mode), a handful of encodings
+ *   with different operand kinds (registers, scalars, inline constants,
  *   literals, modifiers) are made here. LLVM disassembles them (the words
  *   assembled by `llvm-mc -filetype=obj` from .long lines, read back by
  *   `llvm-objdump -d`), its text is assembled again with `llvm-mc
  *   -show-encoding`, and kiln decodes those bytes: kiln's verdict must be
- *   LLVM's for every candidate, and for every instruction kiln's printed
- *   opcode and operands must be LLVM's text.
- * random: dwords drawn at random under the prefix of each listed family
- *   (and wholly at random), each at its own 16-byte slot; kiln and LLVM must
- *   agree on whether the first dword starts an instruction and on its
- *   length. Words of the families kiln does not decode (MIMG, MTBUF, EXP,
- *   VINTRP) are counted and set aside.
+ *   LLVM's for every candidate, and kiln's printed opcode and operands must
+ *   be LLVM's text for every instruction; every op must have a form both
+ *   decode.
+ * random_words: dwords drawn at random under the prefix of each listed
+ *   family, wholly at random, and forms with one to three bits flipped,
+ *   each at its own 16-byte slot; kiln and LLVM must agree on whether the
+ *   first dword starts an instruction and on its length, and where both
+ *   decode, on the text. Set aside and counted: words of the families kiln
+ *   does not decode (MIMG, MTBUF, EXP, VINTRP), words LLVM decodes while
+ *   marking an operand invalid (kiln must refuse them), SDWA words with a
+ *   select of 7 (llvm-objdump 14 crashes on them; kiln must refuse them),
+ *   and any other slot llvm-objdump crashes on.
  *
- * Counts: KILN_DECODE_RANDOM sets the number of random slots (CI's default
- * is quick); KILN_DECODE_SEED the seed. The program skips (exit 77) where
- * llvm-mc lacks the amdgcn target.
+ * KILN_DECODE_RANDOM sets the number of random slots (20000 by default,
+ * seconds; the large run is KILN_DECODE_RANDOM=1000000), KILN_DECODE_SEED
+ * the seed, KILN_DECODE_SHOW how many disagreements to print. The program
+ * skips (exit 77) where llvm-mc lacks the amdgcn target or llvm-objdump is
+ * missing (KILN_LLVM_MC, KILN_LLVM_OBJDUMP name other binaries).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
