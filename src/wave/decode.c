@@ -522,8 +522,7 @@ static bool dec_smem(struct dec *d, uint32_t w)
 
 /* ---- vector ALU ---- */
 
-static bool vop_sdwa(struct dec *d, const struct wave_op_info *info, uint32_t w, unsigned vsrc1,
-                     unsigned vdst);
+static bool vop_sdwa(struct dec *d, const struct wave_op_info *info, unsigned vsrc1, unsigned vdst);
 
 /* Sources taking neg/abs in SDWA and DPP: the float ones (v_cndmask_b32
  * takes them in DPP only). */
@@ -554,7 +553,7 @@ static bool dec_vop2(struct dec *d, uint32_t w)
     if (!info)
         return false;
     if (src0 == 0xf9)
-        return vop_sdwa(d, info, w, vsrc1, vdst);
+        return vop_sdwa(d, info, vsrc1, vdst);
     if (src0 == 0xfa)
         return vop_dpp(d, info, vsrc1, vdst);
     if (!vreg(d, vdst, info->dst, &in->dst[0], "vdst") ||
@@ -593,7 +592,7 @@ static bool dec_vop1(struct dec *d, uint32_t w)
     if (!info)
         return false;
     if (src0 == 0xf9 || src0 == 0xfa) {
-        bool ok = src0 == 0xf9 ? vop_sdwa(d, info, w, 0, vdst) : vop_dpp(d, info, 0, vdst);
+        bool ok = src0 == 0xf9 ? vop_sdwa(d, info, 0, vdst) : vop_dpp(d, info, 0, vdst);
         bool plain = !info->src[0] || in->op == WAVE_OP_V_SWAP_B32;
         if (ok || !plain)
             return ok;
@@ -630,7 +629,7 @@ static bool dec_vopc(struct dec *d, uint32_t w)
     if (!info)
         return false;
     if (src0 == 0xf9)
-        return vop_sdwa(d, info, w, vsrc1, 0);
+        return vop_sdwa(d, info, vsrc1, 0);
     if (src0 == 0xfa)
         return fail(d, "%s: DPP is not decoded for VOPC", info->name);
     in->dst[1] = (struct wave_operand){ WAVE_OPND_SGPR, 2, WAVE_SREG_VCC_LO, 0 };
@@ -640,13 +639,11 @@ static bool dec_vopc(struct dec *d, uint32_t w)
 
 /* SDWA (gfx9): the second dword carries src0 (a VGPR, or with s0 a
  * scalar), the selects and the modifiers. */
-static bool vop_sdwa(struct dec *d, const struct wave_op_info *info, uint32_t w, unsigned vsrc1,
-                     unsigned vdst)
+static bool vop_sdwa(struct dec *d, const struct wave_op_info *info, unsigned vsrc1, unsigned vdst)
 {
     struct wave_instr *in = d->out;
     struct wave_mods *m = &in->mods;
     uint32_t s;
-    (void)w;
     if (!(info->flags & WAVE_F_SDWA))
         return fail(d, "%s has no SDWA form", info->name);
     if (!word(d, 1, &s))
@@ -798,16 +795,11 @@ static bool dec_vop3(struct dec *d, uint32_t w)
     bool vop3b = info->family == WAVE_FAM_VOP3B || (info->flags & WAVE_F_VCC_OUT);
     struct vop3_mods allowed = vop3_mods_of(info);
     struct wave_mods *m = &in->mods;
-    unsigned nsrc = 0;
     unsigned widths[3] = { info->src[0], info->src[1], info->src[2] };
     if (info->family == WAVE_FAM_VOP2 && (info->flags & WAVE_F_VCC_IN))
         widths[2] = 2;
     if (info->flags & WAVE_F_MAC)
         widths[2] = 0; /* the VOP3 form names no src2: it is the destination */
-    for (unsigned i = 0; i < 3; i++)
-        if (widths[i])
-            nsrc = i + 1;
-    uint8_t present = (uint8_t)((1u << nsrc) - 1);
 
     m->neg = (uint8_t)BITS(w1, 31, 29);
     m->omod = (uint8_t)BITS(w1, 28, 27);
@@ -834,7 +826,6 @@ static bool dec_vop3(struct dec *d, uint32_t w)
     if (m->clamp && !allowed.clamp)
         return fail(d, "%s: clamp where the op takes none", info->name);
     m->op_sel &= allowed.opsel;
-    (void)present;
 
     /* destinations */
     unsigned vdst = BITS(w, 7, 0);

@@ -636,7 +636,7 @@ TEST(every_form)
     REQUIRE(llvm_verdicts(words, nforms, v));
     free(words);
     unsigned agree_valid = 0, agree_invalid = 0, disagree = 0, compared = 0, text_bad = 0,
-             reasm_bad = 0;
+             reasm_bad = 0, dis_bad = 0;
     char(*texts)[320] = calloc(nforms, sizeof *texts);
     unsigned *which = calloc(nforms, sizeof *which);
     unsigned ntexts = 0;
@@ -645,7 +645,7 @@ TEST(every_form)
     for (unsigned i = 0; i < nforms; i++) {
         struct wave_instr in;
         int n = kiln_len(forms[i].w, &in);
-        char kt[200];
+        char kt[320];
         if (n)
             wave_print(&in, kt, sizeof kt);
         else
@@ -667,6 +667,14 @@ TEST(every_form)
         }
         agree_valid++;
         claimed[forms[i].op]++;
+        /* the words as made, printed: llvm-objdump's text */
+        char kn[400], ln[400];
+        normalize(kt, kn, sizeof kn);
+        normalize(v[i].text, ln, sizeof ln);
+        if (strcmp(kn, ln) != 0) {
+            dis_bad++;
+            report("text differs from llvm-objdump's", forms[i].w, v[i].text, kt);
+        }
         memcpy(texts[ntexts], v[i].text, sizeof texts[0]);
         which[ntexts++] = i;
     }
@@ -702,13 +710,14 @@ TEST(every_form)
             if (shown++ < show_max)
                 fprintf(stderr, "  no form of %s was decoded by both\n", wave_op_name(op));
         }
-    printf("forms: %u candidates; both decode %u, both refuse %u, disagree %u; "
-           "%u re-assembled and compared, %u differ, %u did not re-assemble; "
-           "%u of %u ops had no form both decode\n",
-           nforms, agree_valid, agree_invalid, disagree, compared, text_bad, reasm_bad,
+    printf("forms: %u candidates; both decode %u (%u printed otherwise than llvm-objdump), "
+           "both refuse %u, disagree %u; %u re-assembled and compared, %u differ, %u did not "
+           "re-assemble; %u of %u ops had no form both decode\n",
+           nforms, agree_valid, dis_bad, agree_invalid, disagree, compared, text_bad, reasm_bad,
            ops_without, WAVE_OP_COUNT - 1);
     CHECK_EQ(disagree, 0);
     CHECK_EQ(text_bad, 0);
+    CHECK_EQ(dis_bad, 0);
     CHECK_EQ(ops_without, 0);
     free(a);
     free(texts);
@@ -921,7 +930,7 @@ TEST(random_words)
                 }
             } else {
                 differ[kind]++;
-                char kt[200];
+                char kt[320];
                 if (k)
                     wave_print(&in, kt, sizeof kt);
                 else
