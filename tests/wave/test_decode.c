@@ -510,8 +510,77 @@ static void forms_mubuf(unsigned op, const struct wave_op_info *in)
     }
 }
 
+/* Every value of one operand field, for a few ops standing for each kind of
+ * field: a 9-bit source of 32, 64 and 16 bits, an 8-bit scalar source, a
+ * 7-bit scalar destination of one, two and four dwords, an SDWA source,
+ * VOPC's and v_readfirstlane's 8-bit scalar destination, MUBUF's soffset
+ * and srsrc, global's saddr, SMEM's sbase. */
+static void make_sweeps(void)
+{
+    uint32_t w[3];
+    for (unsigned c = 0; c < 512; c++) {
+        w[0] = 0x02000000u | (unsigned)VD << 17 | (unsigned)VB << 9 | c; /* v_add_f32_e32 */
+        w[1] = 0x12345678u;
+        add_form(WAVE_OP_V_ADD_F32, w, 2);
+        w[0] = 0x4c000000u | (unsigned)VD << 17 | (unsigned)VB << 9 | c; /* v_add_u16_e32 */
+        add_form(WAVE_OP_V_ADD_U16, w, 2);
+        w[0] = 0xd2800000u | VD; /* v_add_f64 */
+        w[1] = c | (256u + VB) << 9;
+        add_form(WAVE_OP_V_ADD_F64, w, 2);
+        w[0] = 0xd38f0000u | VD; /* v_pk_add_f16 */
+        w[1] = c | (256u + VB) << 9 | 3u << 27;
+        add_form(WAVE_OP_V_PK_ADD_F16, w, 2);
+    }
+    for (unsigned c = 0; c < 256; c++) {
+        w[1] = 0x12345678u;
+        w[0] = 0xbe800000u | (unsigned)SD << 16 | c; /* s_mov_b32 */
+        add_form(WAVE_OP_S_MOV_B32, w, 2);
+        w[0] = 0xbe800100u | (unsigned)SD << 16 | c; /* s_mov_b64 */
+        add_form(WAVE_OP_S_MOV_B64, w, 2);
+        w[0] = 0xd0410000u | c; /* v_cmp_lt_f32_e64 sdst */
+        w[1] = (256u + VA) | (256u + VB) << 9;
+        add_form(WAVE_OP_V_CMP_LT_F32, w, 2);
+        w[0] = 0x7e000400u | c << 17 | (256u + VA); /* v_readfirstlane_b32 sdst */
+        add_form(WAVE_OP_V_READFIRSTLANE_B32, w, 1);
+        w[0] = 0x020000f9u | (unsigned)VD << 17 | (unsigned)VB << 9; /* v_add_f32_sdwa src0 */
+        w[1] = 0x06060600u | c;
+        add_form(WAVE_OP_V_ADD_F32, w, 2);
+        w[1] |= 1u << 23;
+        add_form(WAVE_OP_V_ADD_F32, w, 2);
+        w[0] = 0xe0500000u; /* buffer_load_dword soffset */
+        w[1] = c << 24 | 2u << 16 | (unsigned)VB << 8;
+        add_form(WAVE_OP_BUFFER_LOAD_DWORD, w, 2);
+    }
+    for (unsigned c = 0; c < 128; c++) {
+        w[1] = 0x12345678u;
+        w[0] = 0xbe800000u | c << 16 | (unsigned)SA; /* s_mov_b32 sdst */
+        add_form(WAVE_OP_S_MOV_B32, w, 1);
+        w[0] = 0xbe800100u | c << 16 | (unsigned)SA; /* s_mov_b64 sdst */
+        add_form(WAVE_OP_S_MOV_B64, w, 1);
+        w[0] = 0xc00a0000u | c << 6 | 2u; /* s_load_dwordx4 sdata */
+        w[1] = 0x10;
+        add_form(WAVE_OP_S_LOAD_DWORDX4, w, 2);
+        w[0] = 0xdc508000u; /* global_load_dword saddr */
+        w[1] = (unsigned)VA | c << 16 | (unsigned)VD << 24;
+        add_form(WAVE_OP_GLOBAL_LOAD_DWORD, w, 2);
+    }
+    for (unsigned c = 0; c < 64; c++) {
+        w[0] = 0xc00a0000u | (unsigned)SD << 6 | c; /* s_load_dwordx4 sbase */
+        w[1] = 0x10;
+        add_form(WAVE_OP_S_LOAD_DWORDX4, w, 2);
+        w[0] = 0xc0220000u | (unsigned)SD << 6 | c; /* s_buffer_load_dword sbase */
+        add_form(WAVE_OP_S_BUFFER_LOAD_DWORD, w, 2);
+    }
+    for (unsigned c = 0; c < 32; c++) {
+        w[0] = 0xe0500000u; /* buffer_load_dword srsrc */
+        w[1] = 1u << 24 | c << 16 | (unsigned)VB << 8;
+        add_form(WAVE_OP_BUFFER_LOAD_DWORD, w, 2);
+    }
+}
+
 static void make_forms(void)
 {
+    make_sweeps();
     for (unsigned op = 1; op < WAVE_OP_COUNT; op++) {
         const struct wave_op_info *in = wave_op_info(op);
         switch (in->family) {
