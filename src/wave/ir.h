@@ -75,6 +75,21 @@
  *     flat and for global without saddr, 1 otherwise; NONE for scratch with
  *     saddr), src[1] = saddr (NONE when "off"), src[2] = vdata; mods.offset
  *     (signed for global and scratch), glc, slc, lds.
+ *
+ * Details of the families above:
+ *   SMEM: the immediate offset is 21 bits, signed (value and mods.offset
+ *     hold it sign-extended); an SGPR offset is the low 7 bits of the
+ *     second dword. s_atc_probe/s_atc_probe_buffer: src[2] = the probe bits
+ *     (IMM, the sdata field). s_dcache_discard*: src[0] = sbase, src[1] =
+ *     the offset, no data. s_memtime, s_memrealtime: dst[0] (count 2).
+ *   MUBUF: with lds set a load's data goes to LDS at m0; dst[0] stays the
+ *     vdata field, as LLVM prints it. buffer_store_lds_dword has no vdata.
+ *     Atomics' returned data (glc) is dst[0] with the width of one value
+ *     (cmpswap returns one of its two).
+ *   FLAT: the offset is 13 bits, unsigned; GLOBAL, SCRATCH: 13 bits, signed.
+ *   DS: ds_gws_init/sema_br/barrier take their value in the addr field
+ *     (src[0]), as LLVM encodes them; ds_append/consume/read_addtid have
+ *     only dst[0]; ds_write_addtid_b32 only src[1].
  */
 #ifndef KILN_WAVE_IR_H
 #define KILN_WAVE_IR_H
