@@ -6,6 +6,9 @@
  *   contract (errors naming the byte offset and the dwords, never a read
  *   past the buffer) and the IR's shapes for instructions whose words are
  *   written here.
+ * compiled_kernel: an OpenCL C kernel compiled by clang for gfx900 at test
+ *   time; every instruction llvm-objdump lists decodes in kiln to the same
+ *   length and text (skipped, saying so, where clang lacks the target).
  * every_form: for every op of ops.def and each encoding it claims (e32,
  *   VOP3, SDWA, DPP; each memory addressing mode), a handful of encodings
  *   with different operand kinds (registers, scalars, inline constants,
@@ -1086,6 +1089,91 @@ TEST(errors_name_offset_and_dwords)
     CHECK_EQ(in.src[1].reg, WAVE_SREG_VCC_LO);
 }
 
+/* Code as clang emits it: a kernel with loops, divergent branches, LDS and
+ * a barrier, 64-bit arithmetic, float math, conversions and an atomic,
+ * compiled for gfx900; every instruction llvm-objdump lists decodes in
+ * kiln to the same length and text. Skipped where clang lacks the target. */
+static const char kernel_src[] =
+    "__kernel void mix(__global float *out, __global int *in, __global ulong *big,\n"
+    "                  __global double *d, int n, float s) {\n"
+    "    __local float tile[64];\n"
+    "    uint gid = __builtin_amdgcn_workgroup_id_x() * 64 + __builtin_amdgcn_workitem_id_x();\n"
+    "    uint lid = __builtin_amdgcn_workitem_id_x();\n"
+    "    float acc = 0.0f;\n"
+    "    for (int i = 0; i < n; i++) {\n"
+    "        int v = in[(gid + i) % 1024];\n"
+    "        if (v & 1) acc += (float)v * s;\n"
+    "        else acc -= sqrt((float)(v & 255)) / (s + 1.0f);\n"
+    "        if (v < 0) break;\n"
+    "    }\n"
+    "    tile[lid] = acc;\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    acc += tile[63 - lid];\n"
+    "    big[gid] = (ulong)gid * 0x100000001ul + (ulong)(long)acc + (big[gid] >> 3);\n"
+    "    d[gid] = d[gid] * 1.5 + (double)acc;\n"
+    "    atomic_add(in + (gid & 7), (int)acc);\n"
+    "    out[gid] = acc > 0 ? fmin(acc, 3.0f) : (float)(short)acc;\n"
+    "}\n";
+
+TEST(compiled_kernel)
+{
+    char cl[300], obj[300], dis[300], cmd[1400];
+    snprintf(cl, sizeof cl, "%s/k.cl", tmpdir);
+    snprintf(obj, sizeof obj, "%s/k.o", tmpdir);
+    snprintf(dis, sizeof dis, "%s/k.txt", tmpdir);
+    FILE *f = fopen(cl, "w");
+    REQUIRE(f);
+    fputs(kernel_src, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "clang -x cl -target amdgcn-amd-amdhsa -mcpu=gfx900 -nogpulib -O2 -c %s -o %s 2>/dev/null",
+             cl, obj);
+    if (!run(cmd)) {
+        printf("  (clang cannot compile for amdgcn here: the compiled kernel is not checked)\n");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "%s -d --mcpu=gfx900 %s > %s", objdump, obj, dis);
+    REQUIRE(run(cmd));
+    char *text = read_file_all(dis, NULL);
+    REQUIRE(text);
+    unsigned count = 0, bad = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *mark = strstr(line, "// ");
+        char *colon = mark ? strchr(mark, ':') : NULL;
+        if (!colon)
+            continue;
+        uint32_t w[SLOT] = { NOP, NOP, NOP, NOP };
+        unsigned n = 0;
+        for (char *p = colon + 1; *p == ' ' && n < 3;) {
+            char *end;
+            unsigned long v = strtoul(p + 1, &end, 16);
+            if (end - (p + 1) != 8)
+                break;
+            w[n++] = (uint32_t)v;
+            p = end;
+        }
+        *mark = 0;
+        struct wave_instr in;
+        char kt[320], kn[400], ln[400];
+        int k = wave_decode(w, n, 0, &in);
+        if (k > 0)
+            wave_print(&in, kt, sizeof kt);
+        else
+            snprintf(kt, sizeof kt, "error: %s", kiln_last_error());
+        normalize(kt, kn, sizeof kn);
+        normalize(line, ln, sizeof ln);
+        count++;
+        if (k != (int)n || strcmp(kn, ln) != 0) {
+            bad++;
+            report("compiled kernel", w, line, kt);
+        }
+    }
+    free(text);
+    printf("compiled kernel: %u instructions, %u differ from llvm-objdump\n", count, bad);
+    CHECK(count > 50);
+    CHECK_EQ(bad, 0);
+}
+
 /* The IR's shapes that the interpreter reads, for a few instructions
  * (their words as llvm-mc -show-encoding gives them). */
 #define OPND(o, k, r, c)                                                                           \
@@ -1221,6 +1309,7 @@ int main(void)
     }
     make_forms();
     RUN(every_form);
+    RUN(compiled_kernel);
     RUN(random_words);
     free(forms);
     char cmd[400];
