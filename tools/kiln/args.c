@@ -7,11 +7,16 @@
  * a byte is read, anything else (a pipe, /dev/zero) is read no further than
  * the bound allows, and a folder is refused by name. Nothing is read
  * without a bound.
+ *
+ * "-" names standard input, read once per run: the first "-" takes it (a
+ * dup of fd 0, so closing it leaves fd 0 alone) and a second is refused,
+ * since the first would have read it all. A file named - is ./-.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,15 +90,56 @@ bool cli_site_same(struct cli_site a, struct cli_site b)
 }
 
 
+static char last_failure[1024];
+
+void cli_note_failure(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_failure, sizeof last_failure, fmt, ap);
+    va_end(ap);
+}
+
+const char *cli_last_failure(void) { return last_failure; }
+
 int cli_fail(const char *what, kiln_result r)
 {
     fprintf(stderr, "kiln: %s: %s: %s\n", what, kiln_result_name(r), kiln_last_error());
+    cli_note_failure("%s: %s: %s", what, kiln_result_name(r), kiln_last_error());
     return 1;
 }
 
 bool cli_in_open(struct cli_in *in, const char *path, char *why, size_t why_len)
 {
     *in = (struct cli_in){.fd = -1};
+    static bool stdin_taken;
+    if (!strcmp(path, "-")) {
+        if (stdin_taken) {
+            snprintf(why, why_len, "standard input is read once per run, and an earlier '-' reads it already "
+                                   "(name a file called - as ./-)");
+            return false;
+        }
+        int fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            snprintf(why, why_len, "standard input: %s", strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return false;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(why, why_len, "standard input is a directory");
+            close(fd);
+            return false;
+        }
+        stdin_taken = true;
+        in->fd = fd;
+        in->stream = !S_ISREG(st.st_mode);
+        /* A regular file as stdin may be read from its current offset on. */
+        off_t at = in->stream ? 0 : lseek(fd, 0, SEEK_CUR);
+        in->size = in->stream ? 0 : (uint64_t)(st.st_size - (at > 0 && at <= st.st_size ? at : 0));
+        return true;
+    }
     /* O_NONBLOCK: opening a FIFO nobody writes must not hang here; reads
      * block again after. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);

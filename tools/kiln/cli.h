@@ -65,8 +65,14 @@ bool cli_site_same(struct cli_site a, struct cli_site b);
 /* The format a GLSL format qualifier names ("r32f"), 0 for none. */
 kiln_format cli_format_named(const char *name);
 
-/* Prints "kiln: <msg>" and the call's error to stderr; returns 1. */
+/* Prints "kiln: <msg>" and the call's error to stderr; returns 1. The
+ * line is also kept for cli_last_failure. */
 int cli_fail(const char *what, kiln_result r);
+/* Keeps a failure's message (printf-style) for cli_last_failure, which
+ * --json reports as "error". */
+void cli_note_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The last message kept by cli_fail or cli_note_failure; "" when none. */
+const char *cli_last_failure(void);
 /* qsort's comparison of doubles, ascending. */
 int cli_cmp_double(const void *a, const void *b);
 /* Median of ms[from, to); -1 when empty or out of memory. */
@@ -81,7 +87,9 @@ struct cli_in {
 };
 /* Opens path for reading. A folder is refused ("is a directory"); so is
  * what cannot be opened. A FIFO is opened without waiting for a writer.
- * false with why[] filled (the reason only: callers name the file). */
+ * "-" is standard input (a file named - is ./-), which a run reads once:
+ * a second "-" is refused. false with why[] filled (the reason only:
+ * callers name the file). */
 bool cli_in_open(struct cli_in *in, const char *path, char *why, size_t why_len);
 /* Reads the whole input, at most max bytes: a regular file larger than
  * max is refused before anything is read; a stream is read up to max + 1
@@ -101,7 +109,8 @@ char *cli_read_file(const char *path, uint64_t max, size_t *len, char *why, size
  * needed, then cli_out_commit, or cli_out_abort to give up. Each returns
  * false on failure, with why[] saying what went wrong (the path is not in
  * it: callers name it) and errno set; after a failure only cli_out_commit
- * (which then fails) or cli_out_abort remain to call. */
+ * (which then fails) or cli_out_abort remain to call. "-" is standard
+ * output, written in place (a file named - is ./-). */
 struct cli_out {
     const char *path;   /* as named; borrowed */
     char *target;       /* the file the rename replaces (a link's target); owned */
@@ -117,6 +126,36 @@ bool cli_out_commit(struct cli_out *o);
 void cli_out_abort(struct cli_out *o);
 /* A whole file in one call; false with why[] filled. */
 bool cli_write_file(const char *path, const void *data, size_t len, char *why, size_t why_len);
+
+/* JSON for --json (json.c): one value at a time, written to f as given.
+ * In an object every value takes a key; in an array key is NULL. Strings
+ * are bytes: valid UTF-8 passes through, control characters are written
+ * as \u00XX and bytes that are not valid UTF-8 as U+FFFD; a double that is
+ * not finite is written as null. The outermost close ends the line. */
+struct cli_json {
+    FILE *f;          /* borrowed */
+    uint32_t depth;
+    bool more[16];    /* per open object or array: a value was written, so the next takes a comma */
+};
+void cli_json_init(struct cli_json *j, FILE *f);
+/* Opens an object ('{') or array ('['), closed by the matching bracket. */
+void cli_json_open(struct cli_json *j, const char *key, char bracket);
+void cli_json_close(struct cli_json *j, char bracket);
+void cli_json_str(struct cli_json *j, const char *key, const char *s);   /* s NULL: null */
+void cli_json_uint(struct cli_json *j, const char *key, uint64_t v);
+void cli_json_int(struct cli_json *j, const char *key, int64_t v);
+void cli_json_double(struct cli_json *j, const char *key, double v);
+void cli_json_bool(struct cli_json *j, const char *key, bool v);
+void cli_json_null(struct cli_json *j, const char *key);
+/* Writes s[0..n) as a JSON string, quotes included. */
+void cli_json_escape(FILE *f, const char *s, size_t n);
+/* For --json: a stream on the process's stdout, which from now on carries
+ * only what is written to it; what the tool prints to stdout otherwise
+ * goes to stderr. */
+FILE *cli_json_stdout(void);
+/* The object of a command that failed: {"ok": false, "exit_status":
+ * status, "error": cli_last_failure() or null}. */
+void cli_json_failure(FILE *f, int status);
 
 /* kiln run's images and samplers (image_args.c): --image B=..., the
  * image made for it; --out-image B=FILE; --sampler B=FILTER[,ADDRESS]. */

@@ -13,7 +13,13 @@
  * Driver versions are vendor-defined; NVIDIA's packing (10.8.8.6 bits) is
  * decoded as NVIDIA does, every other vendor as a Vulkan version, and the raw
  * word is always printed beside the decoding.
+ *
+ * --json prints the same as one object on stdout instead: "devices" (as
+ * kiln_device_info) and "device" (kiln_caps, field for field, versions as
+ * their words and as text); {"ok": false, ...} when listing or the context
+ * fails.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,11 +38,17 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: kiln info\n"
+    fprintf(f, "usage: kiln info [--json]\n"
                "\n"
                "Lists the Vulkan devices kiln sees, then creates a context on the default\n"
                "device and prints its capabilities: driver, versions, subgroup size, limits,\n"
                "alignments, pipeline-cache UUID, memory model, validation.\n"
+               "\n"
+               "  --json    one JSON object on stdout: {\"ok\": true, \"devices\": [{\"index\", \"name\",\n"
+               "            \"device_type\", \"api_version\", \"vendor_id\", \"device_id\"}], \"device\": {the\n"
+               "            kiln_caps fields by their names (device_name, subgroup_size,\n"
+               "            max_workgroup_count: [X,Y,Z], pipeline_cache_uuid: hex, ...)}};\n"
+               "            on failure {\"ok\": false, \"exit_status\", \"error\"}\n"
                "\n"
                "environment:\n"
                "  KILN_DEVICE=SEL      pick a device by index (\"1\") or name substring (\"llvmpipe\")\n"
@@ -78,8 +90,9 @@ static void driver_version_str(uint32_t vendor, uint32_t v, char *buf, size_t ca
         snprintf(buf, cap, "%u.%u.%u (0x%08" PRIx32 ")", (v >> 22) & 0x7Fu, (v >> 12) & 0x3FFu, v & 0xFFFu, v);
 }
 
-/* Prints every device kiln_devices() reports; false when it failed. */
-static bool print_devices(void)
+/* Prints every device kiln_devices() reports (j: as the "devices" array);
+ * false when it failed. */
+static bool print_devices(struct cli_json *j)
 {
     uint32_t count = 0;
     kiln_result r = kiln_devices(NULL, 0, &count);
@@ -101,6 +114,24 @@ static bool print_devices(void)
     }
     if (got < count)
         count = got;   /* a device went away between the two calls */
+    if (j) {
+        cli_json_open(j, "devices", '[');
+        for (uint32_t i = 0; i < count; i++) {
+            char ver[32];
+            api_version_str(devs[i].api_version, ver, sizeof ver);
+            cli_json_open(j, NULL, '{');
+            cli_json_uint(j, "index", i);
+            cli_json_str(j, "name", devs[i].name);
+            cli_json_str(j, "device_type", type_name(devs[i].type));
+            cli_json_str(j, "api_version", ver);
+            cli_json_uint(j, "vendor_id", devs[i].vendor_id);
+            cli_json_uint(j, "device_id", devs[i].device_id);
+            cli_json_close(j, '}');
+        }
+        cli_json_close(j, ']');
+        free(devs);
+        return true;
+    }
     printf("devices: %u\n", count);
     for (uint32_t i = 0; i < count; i++) {
         char ver[32];
@@ -179,19 +210,77 @@ static void print_caps(const kiln_caps *c)
     field("backend:", "%s", backend_name(c->backend));
 }
 
-/* Exit status: 0 printed everything, 1 no device or context, 2 bad usage. */
-int cmd_info(int argc, char **argv)
+static void json_triple(struct cli_json *j, const char *key, const uint32_t v[3])
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        fprintf(stderr, "kiln info: unexpected argument '%s'\n", argv[i]);
-        usage(stderr);
-        return 2;
-    }
-    if (!print_devices())
+    cli_json_open(j, key, '[');
+    for (int i = 0; i < 3; i++)
+        cli_json_uint(j, NULL, v[i]);
+    cli_json_close(j, ']');
+}
+
+/* The caps as the "device" object, fields named as kiln_caps names them. */
+static void json_caps(struct cli_json *j, const kiln_caps *c)
+{
+    static const char *const op_names[] = {"basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative",
+                                           "clustered", "quad"};
+    char api[32], drv[48], uuid[33];
+    api_version_str(c->api_version, api, sizeof api);
+    driver_version_str(c->vendor_id, c->driver_version, drv, sizeof drv);
+    for (int i = 0; i < 16; i++)
+        snprintf(uuid + 2 * i, 3, "%02x", c->pipeline_cache_uuid[i]);
+    const char *sel = getenv("KILN_DEVICE");
+    cli_json_open(j, "device", '{');
+    cli_json_str(j, "selected_by", sel && *sel ? sel : NULL);
+    cli_json_str(j, "device_name", c->device_name);
+    cli_json_str(j, "driver_name", c->driver_name);
+    cli_json_str(j, "driver_info", c->driver_info);
+    cli_json_str(j, "device_type", type_name(c->device_type));
+    cli_json_uint(j, "vendor_id", c->vendor_id);
+    cli_json_uint(j, "device_id", c->device_id);
+    cli_json_uint(j, "api_version", c->api_version);
+    cli_json_str(j, "api_version_text", api);
+    cli_json_uint(j, "driver_version", c->driver_version);
+    cli_json_str(j, "driver_version_text", drv);
+    cli_json_uint(j, "subgroup_size", c->subgroup_size);
+    cli_json_open(j, "subgroup_ops", '[');
+    for (unsigned b = 0; b < 8; b++)
+        if (c->subgroup_ops & (1u << b))
+            cli_json_str(j, NULL, op_names[b]);
+    cli_json_close(j, ']');
+    json_triple(j, "max_workgroup_count", c->max_workgroup_count);
+    json_triple(j, "max_workgroup_size", c->max_workgroup_size);
+    cli_json_uint(j, "max_workgroup_invocations", c->max_workgroup_invocations);
+    cli_json_uint(j, "max_storage_buffer_range", c->max_storage_buffer_range);
+    cli_json_uint(j, "max_uniform_buffer_range", c->max_uniform_buffer_range);
+    cli_json_uint(j, "max_push_constants_size", c->max_push_constants_size);
+    cli_json_uint(j, "min_storage_buffer_offset_alignment", c->min_storage_buffer_offset_alignment);
+    cli_json_uint(j, "min_uniform_buffer_offset_alignment", c->min_uniform_buffer_offset_alignment);
+    cli_json_str(j, "pipeline_cache_uuid", uuid);
+    cli_json_bool(j, "unified_memory", c->unified_memory);
+    cli_json_bool(j, "validation", c->validation);
+    cli_json_str(j, "backend", backend_name(c->backend));
+    cli_json_bool(j, "pipeline_cache_keeps_code", c->pipeline_cache_keeps_code);
+    cli_json_uint(j, "max_shared_memory_size", c->max_shared_memory_size);
+    cli_json_uint(j, "max_per_stage_storage_buffers", c->max_per_stage_storage_buffers);
+    cli_json_uint(j, "max_per_stage_uniform_buffers", c->max_per_stage_uniform_buffers);
+    cli_json_uint(j, "max_per_stage_resources", c->max_per_stage_resources);
+    cli_json_uint(j, "max_buffer_size", c->max_buffer_size);
+    cli_json_uint(j, "max_bound_descriptor_sets", c->max_bound_descriptor_sets);
+    cli_json_uint(j, "max_per_stage_storage_images", c->max_per_stage_storage_images);
+    cli_json_uint(j, "max_per_stage_sampled_images", c->max_per_stage_sampled_images);
+    cli_json_uint(j, "max_texel_buffer_elements", c->max_texel_buffer_elements);
+    cli_json_uint(j, "min_texel_buffer_offset_alignment", c->min_texel_buffer_offset_alignment);
+    cli_json_uint(j, "max_image_dimension_2d", c->max_image_dimension_2d);
+    cli_json_uint(j, "max_image_dimension_3d", c->max_image_dimension_3d);
+    cli_json_bool(j, "storage_image_read_without_format", c->storage_image_read_without_format);
+    cli_json_bool(j, "storage_image_write_without_format", c->storage_image_write_without_format);
+    cli_json_close(j, '}');
+}
+
+/* The body of cmd_info: j NULL prints the text, else fills the object. */
+static int info(struct cli_json *j)
+{
+    if (!print_devices(j))
         return 1;
     fflush(stdout);
     kiln_context ctx;
@@ -205,7 +294,56 @@ int cmd_info(int argc, char **argv)
         kiln_context_destroy(ctx);
         return 1;
     }
-    print_caps(&caps);
+    if (j)
+        json_caps(j, &caps);
+    else
+        print_caps(&caps);
     kiln_context_destroy(ctx);
     return 0;
+}
+
+/* Exit status: 0 printed everything, 1 no device or context, 2 bad usage. */
+int cmd_info(int argc, char **argv)
+{
+    bool json = false;
+    for (int i = 1; i < argc; i++)
+        json |= !strcmp(argv[i], "--json");
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--json"))
+            continue;
+        fprintf(stderr, "kiln info: unexpected argument '%s'\n", argv[i]);
+        usage(stderr);
+        cli_note_failure("unexpected argument '%s'", argv[i]);
+        if (json)
+            cli_json_failure(stdout, 2);
+        return 2;
+    }
+    if (!json)
+        return info(NULL);
+    /* The object is written to a memory stream first: a failure halfway
+     * replaces it whole. */
+    FILE *jf = cli_json_stdout();
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    struct cli_json j;
+    cli_json_init(&j, mem ? mem : jf);
+    cli_json_open(&j, NULL, '{');
+    cli_json_bool(&j, "ok", true);
+    int rc = info(&j);
+    cli_json_close(&j, '}');
+    if (mem)
+        fclose(mem);
+    if (rc)
+        cli_json_failure(jf, rc);
+    else if (text)
+        fwrite(text, 1, len, jf);
+    free(text);
+    if (jf != stdout)
+        fclose(jf);
+    return rc;
 }

@@ -46,6 +46,13 @@
  * - --out files are written through cli_out: to a temporary file renamed
  *   over the target once complete, so `--buffer 0=p.bin --out 0=p.bin`
  *   keeps p.bin whole when the write fails.
+ * - "-" is standard input for the shader, a --buffer, an --image or
+ *   --push-file (one of them: stdin is read once), and standard output for
+ *   one --out or --out-image; every input is opened with the arguments, so
+ *   a second "-" is refused before any Vulkan work.
+ * - --json prints one object on stdout once the run ends (the summary, or
+ *   {"ok": false, ...} on any failure) and so takes stdout for itself: an
+ *   output to "-" with it is refused. The human lines stay on stderr.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -104,6 +111,7 @@ struct run_args {
     bool push_seen[KILN_MAX_PARAM_WORDS];
     const char *push_first;   /* the first --push, for messages */
     const char *push_file;    /* --push-file */
+    struct cli_in push_in;    /* push_file opened with the arguments, read once the block's size is known */
     struct cli_spec_args spec;   /* --spec ID=VALUE, read once the shader's constants are known */
     struct buf_arg bufs[KILN_MAX_DESCRIPTORS];
     uint32_t buf_count;
@@ -112,6 +120,16 @@ struct run_args {
     double timeout_s;      /* --timeout: 0 = none */
     const char *trace;     /* --trace FILE.json; NULL: none */
     bool quiet;
+    bool json;             /* --json: the summary as one JSON object on stdout */
+};
+
+/* What --json reports of a run that succeeded. */
+struct run_summary {
+    double compile_ms, run_ms, median_ms;
+    struct cli_spec spec;
+    uint64_t validation_errors, validation_warnings;
+    uint32_t workgroup_size[3];
+    char device[256];
 };
 
 static void usage(FILE *f)
@@ -162,6 +180,7 @@ static void usage(FILE *f)
             "  --frames N            submit N times over the same buffers (default 1, at most\n"
             "                        10000000); each frame sees the previous frame's results\n"
             "  -q, --quiet           no summary line, compiler warnings or notes on stderr\n"
+            "  --json                print the summary as one JSON object on stdout (see JSON)\n"
             "  --trace FILE.json     write a Chrome trace of the run (compiles, submits, device time,\n"
             "                        specialization, archive): open it in Perfetto or chrome://tracing\n"
             "  --timeout S           a submit still running S seconds (fractions allowed) after it\n"
@@ -198,6 +217,17 @@ static void usage(FILE *f)
             "defaults are named in a note (a workgroup of 1, a loop bound of 1 is seldom\n"
             "what a shader's author meant).\n"
             "\n"
+            "STDIN AND STDOUT: '-' is standard input as SHADER, a --buffer or --image FILE\n"
+            "or --push-file (one of them: it is read once), and standard output as one --out\n"
+            "or --out-image FILE (--out-image B=- writes raw texels; a PNG needs a .png name,\n"
+            "--out B=png:- writes one). A file named - is ./-.\n"
+            "\n"
+            "JSON: {\"ok\": true, \"shader\", \"device\", \"frames\", \"median_ms\", \"run_ms\",\n"
+            "\"compile_ms\", \"groups\": [X,Y,Z], \"workgroup_size\": [X,Y,Z], \"specialization\": {\"warms\",\n"
+            "\"promotions\", \"demotions\", \"failed\", \"pinned\"}, \"validation_errors\",\n"
+            "\"validation_warnings\"}; on failure {\"ok\": false, \"exit_status\", \"error\"}.\n"
+            "Specialization counts are kept only without -q.\n"
+            "\n"
             "exit status: 0 ran; 1 the shader failed to compile or the run failed; 2 bad\n"
             "arguments.\n");
 }
@@ -208,9 +238,11 @@ static int bad(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "kiln run: ");
-    vfprintf(stderr, fmt, ap);
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "kiln run: %s", msg);
+    cli_note_failure("%s", msg);
     fprintf(stderr, "\nusage: kiln run SHADER.comp [options]   ('kiln run --help' lists them)\n");
     return 2;
 }
@@ -350,7 +382,7 @@ static int node_words(const struct run_args *a, const kiln_program_interface *if
     if (a->push_file) {
         char why[512];
         size_t len;
-        char *data = cli_read_file(a->push_file, 1u << 20, &len, why, sizeof why);   /* its size is said below */
+        char *data = cli_in_read((struct cli_in *)&a->push_in, 1u << 20, &len, why, sizeof why);   /* its size is said below */
         if (!data)
             return bad("--push-file %s: %s", a->push_file, why);
         if (len > iface->push_constant_size) {
@@ -482,6 +514,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             a->quiet = true;
             continue;
         }
+        if (!strcmp(arg, "--json")) {
+            a->json = true;
+            continue;
+        }
         /* Options with a value: --name VALUE or --name=VALUE. */
         static const char *const with_value[] = {"--entry", "--define", "--groups", "--param", "--push", "--push-file",
                                                  "--buffer", "--out", "--texel-format", "--frames", "--timeout",
@@ -493,7 +529,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             if (strlen(with_value[k]) == name_len && !strncmp(arg, with_value[k], name_len))
                 name = with_value[k];
         if (!name) {
-            if (eq && ((name_len == 7 && !strncmp(arg, "--quiet", 7)) || (name_len == 6 && !strncmp(arg, "--help", 6))))
+            if (eq && ((name_len == 7 && !strncmp(arg, "--quiet", 7)) || (name_len == 6 && !strncmp(arg, "--help", 6)) ||
+                       (name_len == 6 && !strncmp(arg, "--json", 6))))
                 return bad("%s: %.*s takes no value", arg, (int)name_len, arg);
             return bad("unknown option '%s'", arg);
         }
@@ -625,7 +662,30 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                 return bad("--out %s: expected png:FILE", outs[k].arg);
         }
     }
+    /* Standard output takes one output, and none beside --json. */
+    const char *to_stdout = NULL;
+    for (uint32_t i = 0; i < a->buf_count + a->images.out_count; i++) {
+        const char *file = i < a->buf_count ? a->bufs[i].out : a->images.outs[i - a->buf_count].file;
+        const char *flag = i < a->buf_count ? "--out" : "--out-image";
+        char site_arg[64];
+        const char *arg = i < a->buf_count ? a->bufs[i].site : a->images.outs[i - a->buf_count].arg;
+        if (!file || strcmp(file, "-"))
+            continue;
+        if (i < a->buf_count) {
+            snprintf(site_arg, sizeof site_arg, "%s=-", arg);
+            arg = site_arg;
+        }
+        if (a->json)
+            return bad("%s %s: standard output ('-') carries --json's object; write the output to a file (a file "
+                       "named - is ./-)", flag, arg);
+        if (to_stdout)
+            return bad("%s %s: standard output ('-') takes one output, and %s writes there already", flag, arg,
+                       to_stdout);
+        to_stdout = flag;
+    }
     char why[256];
+    if (a->push_file && !cli_in_open(&a->push_in, a->push_file, why, sizeof why))
+        return bad("--push-file %s: %s", a->push_file, why);
     a->source = cli_read_file(a->shader, SOURCE_MAX, &a->source_len, why, sizeof why);
     if (!a->source)
         return bad("%s: cannot read the shader: %s", a->shader, why);
@@ -635,6 +695,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 static void run_args_finish(struct run_args *a)
 {
     free(a->source);
+    cli_in_close(&a->push_in);
     for (uint32_t i = 0; i < a->define_count; i++)
         free(a->define_text[i]);
     for (uint32_t i = 0; i < a->buf_count; i++) {
@@ -974,7 +1035,7 @@ static int compile(kiln_context ctx, const struct run_args *a, kiln_program *pro
 }
 
 /* Everything after argument parsing. Exit status as cmd_run's. */
-static int run(struct run_args *a)
+static int run(struct run_args *a, struct run_summary *sum)
 {
     kiln_context ctx;
     /* --timeout in whole milliseconds, at least 1, at most what the desc
@@ -1119,12 +1180,19 @@ static int run(struct run_args *a)
     if (!rc)
         rc = cli_images_write(ctx, &a->images);
 
-    kiln_context_stats st;
+    kiln_context_stats st = {0};
     if (kiln_context_stats_get(ctx, &st) == KILN_OK && st.validation_errors) {
         fprintf(stderr, "kiln run: the Vulkan validation layer reported %" PRIu64 " error%s (above)\n",
                 st.validation_errors, st.validation_errors == 1 ? "" : "s");
+        cli_note_failure("the Vulkan validation layer reported %" PRIu64 " error%s", st.validation_errors,
+                         st.validation_errors == 1 ? "" : "s");
         rc = 1;
     }
+    *sum = (struct run_summary){.compile_ms = compile_ms, .run_ms = run_ms, .median_ms = cli_median(ms, 0, a->frames),
+                                .spec = spec, .validation_errors = st.validation_errors,
+                                .validation_warnings = st.validation_warnings,
+                                .workgroup_size = {iface.workgroup_size[0], iface.workgroup_size[1], iface.workgroup_size[2]}};
+    snprintf(sum->device, sizeof sum->device, "%s", caps.device_name);
     if (!rc && !a->quiet)
         fprintf(stderr,
                 "kiln: ran %s: %" PRIu64 " frame%s (median %.3f ms a frame: submit and wait), %" PRIu32 "x%" PRIu32
@@ -1143,12 +1211,52 @@ done:
 /* Exit status: 0 ran, 1 compile or run failure, 2 bad arguments. */
 int cmd_run(int argc, char **argv)
 {
-    struct run_args a = {0};
+    struct run_args a = {.push_in = {.fd = -1}};
+    struct run_summary sum = {0};
+    /* --json is seen before anything is printed to stdout. */
+    bool json = false;
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        json |= !strcmp(argv[i], "--json");
+    FILE *jf = json ? cli_json_stdout() : NULL;
     int rc = parse_args(argc, argv, &a);
     if (rc == 0)
-        rc = run(&a);
+        rc = run(&a, &sum);
     else if (rc < 0)
         rc = 0;
+    if (jf && rc)
+        cli_json_failure(jf, rc);
+    else if (jf) {
+        struct cli_json j;
+        cli_json_init(&j, jf);
+        cli_json_open(&j, NULL, '{');
+        cli_json_bool(&j, "ok", true);
+        cli_json_str(&j, "shader", a.shader);
+        cli_json_str(&j, "device", sum.device);
+        cli_json_uint(&j, "frames", a.frames);
+        cli_json_double(&j, "median_ms", sum.median_ms);
+        cli_json_double(&j, "run_ms", sum.run_ms);
+        cli_json_double(&j, "compile_ms", sum.compile_ms);
+        cli_json_open(&j, "groups", '[');
+        for (int d = 0; d < 3; d++)
+            cli_json_uint(&j, NULL, a.groups[d]);
+        cli_json_close(&j, ']');
+        cli_json_open(&j, "workgroup_size", '[');
+        for (int d = 0; d < 3; d++)
+            cli_json_uint(&j, NULL, sum.workgroup_size[d]);
+        cli_json_close(&j, ']');
+        cli_json_open(&j, "specialization", '{');
+        cli_json_uint(&j, "warms", sum.spec.warms);
+        cli_json_uint(&j, "promotions", sum.spec.promotions);
+        cli_json_uint(&j, "demotions", sum.spec.demotions);
+        cli_json_uint(&j, "failed", sum.spec.failed);
+        cli_json_uint(&j, "pinned", sum.spec.pinned);
+        cli_json_close(&j, '}');
+        cli_json_uint(&j, "validation_errors", sum.validation_errors);
+        cli_json_uint(&j, "validation_warnings", sum.validation_warnings);
+        cli_json_close(&j, '}');
+    }
+    if (jf && jf != stdout)
+        fclose(jf);
     run_args_finish(&a);
     return rc;
 }

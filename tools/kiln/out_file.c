@@ -17,6 +17,8 @@
  *   names is the target, and the link stays.
  * - A replaced regular file keeps its permission bits (and, for root, its
  *   owner); a new file gets 0666 less the umask, as fopen's would.
+ * - "-" is standard output: written in place through a dup of fd 1 (never
+ *   renamed or removed); a file named - is ./-.
  * - If kiln is killed mid-write, the temporary file stays behind, named
  *   .NAME.kiln-PID-N.tmp, beside the untouched target.
  */
@@ -66,6 +68,14 @@ bool cli_out_open(struct cli_out *o, const char *path)
     *o = (struct cli_out){.path = path, .fd = -1};
     if (!path || !*path)
         return out_fail(o, EINVAL, "no file name");
+    if (!strcmp(path, "-")) {
+        fflush(stdout);   /* what the tool printed there comes first */
+        o->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+        if (o->fd < 0)
+            return out_fail(o, errno, "standard output: %s", strerror(errno));
+        o->in_place = true;
+        return true;
+    }
     struct stat st;
     bool exists = stat(path, &st) == 0;
     if (!exists && errno != ENOENT)
