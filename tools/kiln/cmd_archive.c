@@ -10,7 +10,13 @@
  * shipped archive) is listed and verified like any other; whether it is
  * read-only is the archive's own verdict (kiln_archive_info.readonly), and
  * the system is asked only to say why a folder cannot be used or written.
+ *
+ * ls and verify take --json: one object on stdout, the files as
+ * kiln_archive_file (status as a word), the folder as kiln_archive_info,
+ * and the totals; the exit status stays as without it, and a failure is
+ * {"ok": false, ...}.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +30,19 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: kiln archive path|ls|verify|compact|gc [--max-size SIZE]\n"
+    fprintf(f, "usage: kiln archive path|ls|verify|compact|gc [--max-size SIZE] [--json]\n"
                "  path     print the archive folder of the chosen device (KILN_DEVICE, KILN_ARCHIVE_DIR)\n"
                "  ls       list its files: size, entries, status\n"
                "  verify   check every entry; print counts by cause; exit 1 on any corruption\n"
                "  compact  merge its small run archives (2 or more, 8 MiB or less each) into one file\n"
                "  gc       remove least recently used files until the folder holds at most SIZE\n"
                "           (--max-size: bytes, or with K, M, G, T (powers of 1024); default\n"
-               "           KILN_ARCHIVE_MAX_SIZE, else 1G)\n");
+               "           KILN_ARCHIVE_MAX_SIZE, else 1G)\n"
+               "  --json   (ls, verify) one JSON object on stdout: {\"ok\", \"exit_status\", \"dir\",\n"
+               "           \"readonly\", \"files\": [{\"name\", \"bytes\", \"status\": ok|corrupt|\n"
+               "           device_mismatch|version, \"entries\", \"corrupt\", \"salvaged\"}], \"totals\":\n"
+               "           {\"files\", \"bytes\", \"entries\", \"corrupt\", \"unusable_files\"}}; \"ok\" is\n"
+               "           false when the exit status is not 0 (then \"error\" says why)\n");
 }
 
 enum {
@@ -78,6 +89,17 @@ static const char *status_name(kiln_archive_status s)
     return "?";
 }
 
+static const char *status_word(kiln_archive_status s)
+{
+    switch (s) {
+    case KILN_ARCHIVE_FILE_OK: return "ok";
+    case KILN_ARCHIVE_FILE_CORRUPT: return "corrupt";
+    case KILN_ARCHIVE_FILE_DEVICE_MISMATCH: return "device_mismatch";
+    case KILN_ARCHIVE_FILE_VERSION: return "version";
+    }
+    return "unknown";
+}
+
 static int tidy(kiln_context ctx, const char *verb, uint64_t max_size)
 {
     bool compact = !strcmp(verb, "compact");
@@ -105,7 +127,8 @@ static int tidy(kiln_context ctx, const char *verb, uint64_t max_size)
     return 0;
 }
 
-int cmd_archive(int argc, char **argv)
+/* The command; j: --json's object, open, to fill (ls and verify). */
+static int archive(int argc, char **argv, struct cli_json *j)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         FILE *f = argc == 2 ? stdout : stderr;
@@ -123,12 +146,20 @@ int cmd_archive(int argc, char **argv)
     uint64_t max_size = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
+        if (!strcmp(a, "--json")) {
+            if (!j) {
+                fprintf(stderr, "kiln archive %s: --json is for ls and verify\n", verb);
+                return 2;
+            }
+            continue;
+        }
         if (!strncmp(a, "--max-size=", 11))
             val = a + 11;
         else if (!strcmp(a, "--max-size") && i + 1 < argc)
             val = argv[++i];
         if (!val || strcmp(verb, "gc")) {
             fprintf(stderr, "kiln archive %s: unexpected argument '%s'\n", verb, a);
+            cli_note_failure("unexpected argument '%s'", a);
             usage(stderr);
             return 2;
         }
@@ -153,6 +184,7 @@ int cmd_archive(int argc, char **argv)
     bool tidying = !strcmp(verb, "compact") || !strcmp(verb, "gc");
     if (!info.enabled && !info.dir[0]) {
         printf("archive: off (KILN_ARCHIVE=0, or no KILN_ARCHIVE_DIR, XDG_CACHE_HOME or HOME to put it in)\n");
+        cli_note_failure("the archive is off (KILN_ARCHIVE=0, or no KILN_ARCHIVE_DIR, XDG_CACHE_HOME or HOME)");
         kiln_context_destroy(ctx);
         return !strcmp(verb, "path") ? 0 : EXIT_UNUSABLE;
     }
@@ -166,6 +198,7 @@ int cmd_archive(int argc, char **argv)
                             "verified, not tidied\n", verb, info.dir, why);
         else
             fprintf(stderr, "kiln archive %s: the archive folder %s cannot be used: %s\n", verb, info.dir, why);
+        cli_note_failure("the archive folder %s cannot be used: %s", info.dir, why);
         kiln_context_destroy(ctx);
         return EXIT_UNUSABLE;
     }
@@ -192,27 +225,97 @@ int cmd_archive(int argc, char **argv)
     }
     count = count < info.file_count ? count : info.file_count;
     uint64_t entries = 0, corrupt = 0, bad_files = 0, bytes = 0;
-    printf("%s\n", info.dir);
+    if (!j)
+        printf("%s\n", info.dir);
+    else {
+        cli_json_str(j, "dir", info.dir);
+        cli_json_bool(j, "readonly", info.readonly);
+        cli_json_open(j, "files", '[');
+    }
     for (uint32_t i = 0; i < count; i++) {
         const kiln_archive_file *f = &files[i];
+        if (j) {
+            cli_json_open(j, NULL, '{');
+            cli_json_str(j, "name", f->name);
+            cli_json_uint(j, "bytes", f->bytes);
+            cli_json_str(j, "status", status_word(f->status));
+            cli_json_uint(j, "entries", f->entries);
+            cli_json_uint(j, "corrupt", f->corrupt);
+            cli_json_bool(j, "salvaged", f->salvaged);
+            cli_json_close(j, '}');
+        }
+        entries += f->entries;
+        corrupt += f->corrupt;
+        bad_files += f->status != KILN_ARCHIVE_FILE_OK;
+        bytes += f->bytes;
+        if (j)
+            continue;
         printf("  %-40s %10llu bytes  %6llu entries  %s", f->name, (unsigned long long)f->bytes,
                (unsigned long long)f->entries, status_name(f->status));
         if (f->corrupt)
             printf(", %llu corrupt entries", (unsigned long long)f->corrupt);
         printf("%s\n", f->salvaged ? " (index unusable: entries found by a scan)" : "");
-        entries += f->entries;
-        corrupt += f->corrupt;
-        bad_files += f->status != KILN_ARCHIVE_FILE_OK;
-        bytes += f->bytes;
     }
-    printf("%u files, %llu bytes, %llu good entries, %llu corrupt entries, %llu files unusable\n", count,
-           (unsigned long long)bytes, (unsigned long long)entries, (unsigned long long)corrupt,
-           (unsigned long long)bad_files);
+    if (!j)
+        printf("%u files, %llu bytes, %llu good entries, %llu corrupt entries, %llu files unusable\n", count,
+               (unsigned long long)bytes, (unsigned long long)entries, (unsigned long long)corrupt,
+               (unsigned long long)bad_files);
+    if (j) {
+        cli_json_close(j, ']');
+        cli_json_open(j, "totals", '{');
+        cli_json_uint(j, "files", count);
+        cli_json_uint(j, "bytes", bytes);
+        cli_json_uint(j, "entries", entries);
+        cli_json_uint(j, "corrupt", corrupt);
+        cli_json_uint(j, "unusable_files", bad_files);
+        cli_json_close(j, '}');
+    }
     free(files);
     kiln_context_destroy(ctx);
     if (!strcmp(verb, "verify") && (corrupt || bad_files)) {
         fprintf(stderr, "kiln archive verify: corruption found\n");
+        cli_note_failure("corruption found");
         return EXIT_CORRUPT;
     }
     return 0;
+}
+
+int cmd_archive(int argc, char **argv)
+{
+    bool json = false;
+    for (int i = 2; i < argc; i++)
+        json |= !strcmp(argv[i], "--json");
+    if (!json || (strcmp(argv[1], "ls") && strcmp(argv[1], "verify")))
+        return archive(argc, argv, NULL);
+    /* The object goes to a memory stream first; the text lines, which
+     * would go to stdout, go to stderr. */
+    FILE *jf = cli_json_stdout();
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        fprintf(stderr, "kiln archive: out of memory\n");
+        cli_json_failure(jf, EXIT_FAILED);
+        if (jf != stdout)
+            fclose(jf);
+        return EXIT_FAILED;
+    }
+    struct cli_json j;
+    cli_json_init(&j, mem);
+    cli_json_open(&j, NULL, '{');
+    int rc = archive(argc, argv, &j);
+    cli_json_bool(&j, "ok", rc == 0);
+    cli_json_int(&j, "exit_status", rc);
+    if (rc)
+        cli_json_str(&j, "error", cli_last_failure()[0] ? cli_last_failure() : NULL);
+    cli_json_close(&j, '}');
+    fclose(mem);
+    if (rc && rc != EXIT_CORRUPT)
+        cli_json_failure(jf, rc);   /* nothing was listed */
+    else
+        fwrite(text, 1, len, jf);
+    free(text);
+    if (jf != stdout)
+        fclose(jf);
+    return rc;
 }
