@@ -181,12 +181,13 @@ struct demo_opts {
     const char *out;
     bool precompile;
     const char *trace;   /* --trace FILE.json, NULL: none */
+    FILE *json;          /* --json: the stream of stdout its object goes to; NULL: none */
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: kiln demo [--frames N] [--size WxH] [--tonemap MODE] [--out FILE.png] [--precompile]\n"
-               "                 [--trace FILE.json]\n"
+               "                 [--trace FILE.json] [--json]\n"
                "\n"
                "Runs kiln's built-in image-processing scheme (generate, blur x, blur y,\n"
                "grade, tonemap) for N frames on the default device, prints a summary of\n"
@@ -196,10 +197,18 @@ static void usage(FILE *f)
                "  --frames N       frames to run, at least 1 (default 120)\n"
                "  --size WxH       image size, each 1..%u (default 512x512)\n"
                "  --tonemap MODE   clamp, reinhard or aces, or 0..2 (default aces)\n"
-               "  --out FILE.png   where the last frame goes (default kiln-demo.png)\n"
+               "  --out FILE.png   where the last frame goes (default kiln-demo.png); - is standard output\n"
+               "                   (the summary then goes to stderr; a file named - is ./-)\n"
                "  --precompile     first make every program the archive holds (kiln_context_precompile)\n"
                "  --trace FILE.json  write a Chrome trace of the run (compiles, submits, device time,\n"
                "                   specialization, archive): open it in Perfetto or chrome://tracing\n"
+               "  --json           the summary as one JSON object on stdout: {\"ok\": true, \"device\",\n"
+               "                   \"width\", \"height\", \"tonemap\", \"nodes\", \"frames\", \"compile_ms\",\n"
+               "                   \"run_ms\", \"min_ms\", \"median_ms\", \"mean_ms\", \"max_ms\", \"precompile\"\n"
+               "                   (with --precompile), \"archive\", \"scheme\" (kiln_scheme_stats),\n"
+               "                   \"specialization\", \"validation\", \"validation_errors\",\n"
+               "                   \"validation_warnings\", \"output\"}; on failure {\"ok\": false,\n"
+               "                   \"exit_status\", \"error\"}; not with --out -\n"
                "  --help           this text\n"
                "\n"
                "KILN_DEVICE picks another device; KILN_VALIDATION=1 turns on the\n"
@@ -212,10 +221,11 @@ static int bad_usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("kiln demo: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\n\n", stderr);
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "kiln demo: %s\n\n", msg);
+    cli_note_failure("%s", msg);
     usage(stderr);
     return 2;
 }
@@ -260,7 +270,8 @@ static bool parse_tonemap(const char *s, uint32_t *out)
  * status: 0 after --help, 2 after a bad argument (already reported). */
 static int parse_opts(int argc, char **argv, struct demo_opts *o)
 {
-    *o = (struct demo_opts){.frames = 120, .w = 512, .h = 512, .tonemap = 2, .out = "kiln-demo.png"};
+    FILE *json = o->json;
+    *o = (struct demo_opts){.frames = 120, .w = 512, .h = 512, .tonemap = 2, .out = "kiln-demo.png", .json = json};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -271,6 +282,8 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
             o->precompile = true;
             continue;
         }
+        if (!strcmp(a, "--json"))
+            continue;   /* seen by cmd_demo */
         static const char *const with_value[] = {"--frames", "--size", "--tonemap", "--out", "--trace"};
         const char *name = NULL, *val = NULL;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0] && !name; k++) {
@@ -311,6 +324,9 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
             o->out = val;
         }
     }
+    if (o->json && !strcmp(o->out, "-"))
+        return bad_usage("--out -: standard output carries --json's object; write the PNG to a file (a file "
+                         "named - is ./-)");
     return -1;
 }
 
@@ -509,9 +525,9 @@ static int run_frames(struct demo *d, const struct demo_opts *o)
     return cli_fail(msg, r);
 }
 
-/* Prints the summary table to stdout; sorts d->ms. */
-static void summary(struct demo *d, const struct demo_opts *o, const kiln_caps *caps, const kiln_scheme_stats *st,
-                    const kiln_context_stats *cs, const kiln_precompile_result *pre, double compile_ms, double run_ms)
+/* Prints the summary table to f; sorts d->ms. */
+static void summary(FILE *f, struct demo *d, const struct demo_opts *o, const kiln_caps *caps,
+                    const kiln_scheme_stats *st, const kiln_context_stats *cs, const kiln_precompile_result *pre, double compile_ms, double run_ms)
 {
     uint32_t n = o->frames;
     double sum = 0;
@@ -520,39 +536,102 @@ static void summary(struct demo *d, const struct demo_opts *o, const kiln_caps *
     qsort(d->ms, n, sizeof *d->ms, cli_cmp_double);
     double median = n % 2 ? d->ms[n / 2] : 0.5 * (d->ms[n / 2 - 1] + d->ms[n / 2]);
 
-    printf("kiln demo\n");
-    printf("  %-18s %s\n", "device", caps->device_name);
-    printf("  %-18s %ux%u, %d nodes, blur radius %u, tonemap %s\n", "image", o->w, o->h, N_COUNT, DEMO_BLUR_RADIUS,
-           tonemap_names[o->tonemap]);
-    printf("  %-18s %u (tint on from frame %u, exposure %+.2f to %+.2f EV)\n", "frames", n, n / 2 + 1,
-           (double)exposure_at(0, n), (double)exposure_at(n - 1, n));
+    fprintf(f, "kiln demo\n");
+    fprintf(f, "  %-18s %s\n", "device", caps->device_name);
+    fprintf(f, "  %-18s %ux%u, %d nodes, blur radius %u, tonemap %s\n", "image", o->w, o->h, N_COUNT,
+            DEMO_BLUR_RADIUS, tonemap_names[o->tonemap]);
+    fprintf(f, "  %-18s %u (tint on from frame %u, exposure %+.2f to %+.2f EV)\n", "frames", n, n / 2 + 1,
+            (double)exposure_at(0, n), (double)exposure_at(n - 1, n));
     if (o->precompile)
-        printf("  %-18s %u of %u archived programs ready in %.1f ms (%u noted on this device, %u failed, %u left "
-               "to the background)\n",
-               "precompile", pre->ready, pre->programs, pre->seconds * 1e3, pre->noted, pre->failed, pre->background);
-    printf("  %-18s %.1f ms\n", "compile", compile_ms);
+        fprintf(f, "  %-18s %u of %u archived programs ready in %.1f ms (%u noted on this device, %u failed, %u left "
+                "to the background)\n",
+                "precompile", pre->ready, pre->programs, pre->seconds * 1e3, pre->noted, pre->failed, pre->background);
+    fprintf(f, "  %-18s %.1f ms\n", "compile", compile_ms);
     if (cs->archive_hits == (uint64_t)N_COUNT)
-        printf("  %-18s every program (%d of %d) came from the archive: no SPIR-V compiled; %llu of %d pipelines "
-               "made from it\n", "archive", N_COUNT, N_COUNT, (unsigned long long)cs->archive_pipeline_hits, N_COUNT);
+        fprintf(f, "  %-18s every program (%d of %d) came from the archive: no SPIR-V compiled; %llu of %d pipelines "
+                "made from it\n", "archive", N_COUNT, N_COUNT, (unsigned long long)cs->archive_pipeline_hits, N_COUNT);
     else if (cs->archive_hits || cs->archive_added || cs->archive_misses)
-        printf("  %-18s %llu of %d programs from the archive, %llu compiled and added\n", "archive",
-               (unsigned long long)cs->archive_hits, N_COUNT, (unsigned long long)cs->archive_added);
+        fprintf(f, "  %-18s %llu of %d programs from the archive, %llu compiled and added\n", "archive",
+                (unsigned long long)cs->archive_hits, N_COUNT, (unsigned long long)cs->archive_added);
     else
-        printf("  %-18s off\n", "archive");
-    printf("  %-18s %.1f ms (%.1f frames/s)\n", "run", run_ms, run_ms > 0 ? 1e3 * n / run_ms : 0.0);
-    printf("  %-18s min %.2f  median %.2f  mean %.2f  max %.2f\n", "frame time (ms)", d->ms[0], median, sum / n,
-           d->ms[n - 1]);
-    printf("  %-18s %llu\n", "submits", (unsigned long long)st->submits);
-    printf("  %-18s %llu\n", "records, full", (unsigned long long)st->records_full);
-    printf("  %-18s %llu\n", "records, params", (unsigned long long)st->records_params);
-    printf("  %-18s %llu\n", "replays", (unsigned long long)st->replays);
-    printf("  %-18s %llu\n", "barriers", (unsigned long long)st->barriers);
-    cli_spec_summary(stdout, "specialization", &d->spec, d->ms, o->frames);
-    printf("  %-18s %llu of %d nodes\n", "specialized now", (unsigned long long)st->spec_specialized, N_COUNT);
+        fprintf(f, "  %-18s off\n", "archive");
+    fprintf(f, "  %-18s %.1f ms (%.1f frames/s)\n", "run", run_ms, run_ms > 0 ? 1e3 * n / run_ms : 0.0);
+    fprintf(f, "  %-18s min %.2f  median %.2f  mean %.2f  max %.2f\n", "frame time (ms)", d->ms[0], median, sum / n,
+            d->ms[n - 1]);
+    fprintf(f, "  %-18s %llu\n", "submits", (unsigned long long)st->submits);
+    fprintf(f, "  %-18s %llu\n", "records, full", (unsigned long long)st->records_full);
+    fprintf(f, "  %-18s %llu\n", "records, params", (unsigned long long)st->records_params);
+    fprintf(f, "  %-18s %llu\n", "replays", (unsigned long long)st->replays);
+    fprintf(f, "  %-18s %llu\n", "barriers", (unsigned long long)st->barriers);
+    cli_spec_summary(f, "specialization", &d->spec, d->ms, o->frames);
+    fprintf(f, "  %-18s %llu of %d nodes\n", "specialized now", (unsigned long long)st->spec_specialized, N_COUNT);
     if (caps->validation)
-        printf("  %-18s on, %llu errors, %llu warnings\n", "validation", (unsigned long long)cs->validation_errors,
-               (unsigned long long)cs->validation_warnings);
-    printf("  %-18s %s\n", "output", o->out);
+        fprintf(f, "  %-18s on, %llu errors, %llu warnings\n", "validation", (unsigned long long)cs->validation_errors,
+                (unsigned long long)cs->validation_warnings);
+    fprintf(f, "  %-18s %s\n", "output", o->out);
+}
+
+/* The summary as --json's object (d->ms sorted by summary). */
+static void summary_json(FILE *f, const struct demo *d, const struct demo_opts *o, const kiln_caps *caps,
+                         const kiln_scheme_stats *st, const kiln_context_stats *cs, const kiln_precompile_result *pre,
+                         double compile_ms, double run_ms)
+{
+    uint32_t n = o->frames;
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += d->ms[i];
+    struct cli_json j;
+    cli_json_init(&j, f);
+    cli_json_open(&j, NULL, '{');
+    cli_json_bool(&j, "ok", true);
+    cli_json_str(&j, "device", caps->device_name);
+    cli_json_uint(&j, "width", o->w);
+    cli_json_uint(&j, "height", o->h);
+    cli_json_str(&j, "tonemap", tonemap_names[o->tonemap]);
+    cli_json_uint(&j, "nodes", N_COUNT);
+    cli_json_uint(&j, "frames", n);
+    cli_json_double(&j, "compile_ms", compile_ms);
+    cli_json_double(&j, "run_ms", run_ms);
+    cli_json_double(&j, "min_ms", d->ms[0]);
+    cli_json_double(&j, "median_ms", cli_median(d->ms, 0, n));
+    cli_json_double(&j, "mean_ms", sum / n);
+    cli_json_double(&j, "max_ms", d->ms[n - 1]);
+    if (o->precompile) {
+        cli_json_open(&j, "precompile", '{');
+        cli_json_uint(&j, "programs", pre->programs);
+        cli_json_uint(&j, "ready", pre->ready);
+        cli_json_uint(&j, "noted", pre->noted);
+        cli_json_uint(&j, "failed", pre->failed);
+        cli_json_uint(&j, "background", pre->background);
+        cli_json_double(&j, "seconds", pre->seconds);
+        cli_json_close(&j, '}');
+    }
+    cli_json_open(&j, "archive", '{');
+    cli_json_uint(&j, "hits", cs->archive_hits);
+    cli_json_uint(&j, "added", cs->archive_added);
+    cli_json_uint(&j, "misses", cs->archive_misses);
+    cli_json_uint(&j, "pipeline_hits", cs->archive_pipeline_hits);
+    cli_json_close(&j, '}');
+    cli_json_open(&j, "scheme", '{');
+    cli_json_uint(&j, "submits", st->submits);
+    cli_json_uint(&j, "records_full", st->records_full);
+    cli_json_uint(&j, "records_params", st->records_params);
+    cli_json_uint(&j, "replays", st->replays);
+    cli_json_uint(&j, "barriers", st->barriers);
+    cli_json_uint(&j, "spec_specialized", st->spec_specialized);
+    cli_json_close(&j, '}');
+    cli_json_open(&j, "specialization", '{');
+    cli_json_uint(&j, "warms", d->spec.warms);
+    cli_json_uint(&j, "promotions", d->spec.promotions);
+    cli_json_uint(&j, "demotions", d->spec.demotions);
+    cli_json_uint(&j, "failed", d->spec.failed);
+    cli_json_uint(&j, "pinned", d->spec.pinned);
+    cli_json_close(&j, '}');
+    cli_json_bool(&j, "validation", caps->validation);
+    cli_json_uint(&j, "validation_errors", cs->validation_errors);
+    cli_json_uint(&j, "validation_warnings", cs->validation_warnings);
+    cli_json_str(&j, "output", o->out);
+    cli_json_close(&j, '}');
 }
 
 /* Destroys every object that was made, the context last, and frees the
@@ -630,22 +709,35 @@ static int demo_run(struct demo *d, const struct demo_opts *o)
     char why[320];
     if (!cli_write_png(o->out, d->rgba, o->w, o->h, why, sizeof why)) {
         fprintf(stderr, "kiln demo: cannot write %s: %s\n", o->out, why);
+        cli_note_failure("cannot write %s: %s", o->out, why);
         return 1;
     }
-    summary(d, o, &caps, &st, &cs, &pre, compile_ms, run_ms);
+    /* stdout holds the PNG (--out -) or the JSON object: the table goes to stderr. */
+    summary(o->json || !strcmp(o->out, "-") ? stderr : stdout, d, o, &caps, &st, &cs, &pre, compile_ms, run_ms);
+    if (o->json)
+        summary_json(o->json, d, o, &caps, &st, &cs, &pre, compile_ms, run_ms);
     return 0;
 }
 
 int cmd_demo(int argc, char **argv)
 {
-    struct demo_opts o;
+    struct demo_opts o = {0};
+    bool json = false;
+    for (int i = 1; i < argc; i++)
+        json |= !strcmp(argv[i], "--json");
+    if (json)
+        o.json = cli_json_stdout();
     int rc = parse_opts(argc, argv, &o);
-    if (rc >= 0)
-        return rc;
-    struct demo d = {0};
-    rc = demo_run(&d, &o);
-    if (demo_finish(&d) && rc == 0)
-        rc = 1;
+    if (rc < 0) {
+        struct demo d = {0};
+        rc = demo_run(&d, &o);
+        if (demo_finish(&d) && rc == 0)
+            rc = 1;
+    }
     fflush(stdout);
+    if (o.json && rc)
+        cli_json_failure(o.json, rc);
+    if (o.json && o.json != stdout)
+        fclose(o.json);
     return rc;
 }
