@@ -17,6 +17,7 @@
  * when everything passed and kept (its path printed) otherwise.
  */
 #define _XOPEN_SOURCE 700
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
@@ -37,6 +38,7 @@ extern char **environ;
 
 static const char *kiln_bin;
 static char tmp_dir[256];
+static const char *kiln_stdin;   /* the next KILN's standard input (a path); NULL: the test's own */
 
 /* ---- files --------------------------------------------------------------------------- */
 
@@ -165,6 +167,9 @@ static void kiln_run_(const char *file, int line, struct run *r, const char *con
     snprintf(err_path, sizeof err_path, "%s/stderr.txt", tmp_dir);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    if (kiln_stdin)
+        posix_spawn_file_actions_addopen(&fa, 0, kiln_stdin, O_RDONLY, 0);
+    kiln_stdin = NULL;
     posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid;
@@ -197,6 +202,9 @@ static void kiln_run_(const char *file, int line, struct run *r, const char *con
                 r->err);
     }
 }
+
+/* KILN with standard input read from the file `in` (a path). */
+#define KILN_IN(r, env, in, ...) (kiln_stdin = (in), KILN(r, env, __VA_ARGS__))
 
 /* The run exited with `want`; otherwise a failure showing its stderr. */
 #define CHECK_STATUS(r, want)                                                                      \
@@ -2304,6 +2312,408 @@ TEST(run_spec_constants)
     run_free(&r);
 }
 
+/* ---- --json and '-' ------------------------------------------------------------------------- */
+
+/* A JSON validator (RFC 8259), so no test depends on python: each returns
+ * the text after the value, or NULL when it is not JSON. */
+static const char *js_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+        p++;
+    return p;
+}
+
+static const char *js_string(const char *p)
+{
+    if (*p++ != '"')
+        return NULL;
+    while (*p != '"') {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20)
+            return NULL;   /* a raw control character, or the end of the text */
+        if (c == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit((unsigned char)p[i]))
+                        return NULL;
+                p += 5;
+            } else if (*p && strchr("\"\\/bfnrt", *p)) {
+                p++;
+            } else {
+                return NULL;
+            }
+            continue;
+        }
+        /* UTF-8: a lead byte and its continuation bytes; no overlong
+         * two-byte forms, nothing past F4. */
+        int more = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
+        if (more < 0)
+            return NULL;
+        p++;
+        for (int i = 0; i < more; i++, p++)
+            if (((unsigned char)*p & 0xC0) != 0x80)
+                return NULL;
+    }
+    return p + 1;
+}
+
+static const char *js_value(const char *p, int depth)
+{
+    p = js_ws(p);
+    if (depth > 64)
+        return NULL;
+    if (*p == '"')
+        return js_string(p);
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        p = js_ws(p + 1);
+        if (*p == close)
+            return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if (!(p = js_string(js_ws(p))))
+                    return NULL;
+                p = js_ws(p);
+                if (*p++ != ':')
+                    return NULL;
+            }
+            if (!(p = js_value(p, depth + 1)))
+                return NULL;
+            p = js_ws(p);
+            if (*p == close)
+                return p + 1;
+            if (*p++ != ',')
+                return NULL;
+        }
+    }
+    static const char *const words[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++)
+        if (!strncmp(p, words[i], strlen(words[i])))
+            return p + strlen(words[i]);
+    const char *q = p;
+    if (*q == '-')
+        q++;
+    if (*q == '0')
+        q++;
+    else if (*q >= '1' && *q <= '9')
+        while (isdigit((unsigned char)*q))
+            q++;
+    else
+        return NULL;
+    if (*q == '.') {
+        if (!isdigit((unsigned char)*++q))
+            return NULL;
+        while (isdigit((unsigned char)*q))
+            q++;
+    }
+    if (*q == 'e' || *q == 'E') {
+        q++;
+        if (*q == '+' || *q == '-')
+            q++;
+        if (!isdigit((unsigned char)*q))
+            return NULL;
+        while (isdigit((unsigned char)*q))
+            q++;
+    }
+    return q;
+}
+
+/* text is exactly one JSON object (and a newline). */
+static bool json_object(const char *text)
+{
+    const char *p = js_ws(text);
+    return *p == '{' && (p = js_value(p, 0)) && !*js_ws(p);
+}
+
+/* The value of "key" (its first occurrence), or NULL. */
+static const char *json_get(const char *text, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(text, pat);
+    return p ? p + strlen(pat) : NULL;
+}
+
+static double json_num(const char *text, const char *key)
+{
+    const char *v = json_get(text, key);
+    return v ? strtod(v, NULL) : -1;
+}
+
+/* The run's stdout is one JSON object; otherwise a failure showing it. */
+#define CHECK_JSON(r)                                                                              \
+    do {                                                                                           \
+        if (!json_object((r).out)) {                                                               \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: %s: `%s`: stdout is not one JSON object:\n%s\n", __FILE__,     \
+                    __LINE__, test_name_, (r).cmd, (r).out);                                       \
+        }                                                                                          \
+    } while (0)
+
+TEST(json_validator_itself)
+{
+    CHECK(json_object("{\"a\":[1,-2.5e3,true,null,\"x\\u0001\\\"\"],\"b\":{}}\n"));
+    CHECK(json_object("{\"\xc3\xa9\":0}"));
+    CHECK(!json_object("{\"a\":1,}"));
+    CHECK(!json_object("{\"a\":\"\x01\"}"));
+    CHECK(!json_object("{\"a\":\"\xff\"}"));
+    CHECK(!json_object("{\"a\":01}"));
+    CHECK(!json_object("{\"a\":1} x"));
+    CHECK(!json_object("{\"a\":nan}"));
+}
+
+TEST(json_info_and_archive)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    kiln_caps caps;
+    CHECK_OK(kiln_context_caps(ctx, &caps));
+    test_context_done(ctx);
+
+    struct run r, text;
+    KILN(&text, NULL, "info");
+    CHECK_STATUS(text, 0);
+    KILN(&r, NULL, "info", "--json");
+    CHECK_STATUS(r, 0);
+    CHECK_JSON(r);
+    CHECK_HAS(r, out, "\"ok\":true");
+    char want[512], value[300];
+    /* the device the text names, the caps the library reports */
+    CHECK(field_value(text.out, "device name:", value, sizeof value));
+    snprintf(want, sizeof want, "\"device_name\":\"%s\"", value);
+    CHECK_HAS(r, out, want);
+    snprintf(want, sizeof want, "\"max_workgroup_count\":[%u,%u,%u]", caps.max_workgroup_count[0],
+             caps.max_workgroup_count[1], caps.max_workgroup_count[2]);
+    CHECK_HAS(r, out, want);
+    CHECK(json_num(r.out, "subgroup_size") == caps.subgroup_size);
+    CHECK(json_num(r.out, "max_storage_buffer_range") == caps.max_storage_buffer_range);
+    CHECK(json_num(r.out, "max_buffer_size") == (double)caps.max_buffer_size);
+    CHECK_HAS(r, out, caps.validation ? "\"validation\":true" : "\"validation\":false");
+    CHECK(strstr(r.out, "\"devices\":[{\"index\":0,"));
+    CHECK(!strstr(r.err, "device name:"));   /* the text is left out */
+    run_free(&r);
+    run_free(&text);
+
+    KILN(&r, ((const char *[]){"KILN_DEVICE=no-such-device-anywhere", NULL}), "info", "--json");
+    CHECK_STATUS(r, 1);
+    CHECK_JSON(r);
+    CHECK_HAS(r, out, "\"ok\":false,\"exit_status\":1,\"error\":\"");
+    CHECK_HAS(r, out, "no-such-device-anywhere");
+    run_free(&r);
+    KILN(&r, NULL, "info", "--json", "--bogus");
+    CHECK_STATUS(r, 2);
+    CHECK_JSON(r);
+    CHECK_HAS(r, out, "--bogus");
+    run_free(&r);
+
+    /* archive ls|verify: what the text lists, as JSON */
+    write_text("frames.comp", frames_src);
+    char env_dir[700];
+    snprintf(env_dir, sizeof env_dir, "KILN_ARCHIVE_DIR=%s/json-archive", tmp_dir);
+    const char *env[] = {"KILN_ARCHIVE=1", env_dir, NULL};
+    KILN(&r, env, "run", P("frames.comp"), "--buffer", "0=size:256", "--buffer", "1=size:256");
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    for (int v = 0; v < 2; v++) {
+        const char *verb = v ? "verify" : "ls";
+        KILN(&text, env, "archive", verb);
+        CHECK_STATUS(text, 0);
+        KILN(&r, env, "archive", verb, "--json");
+        CHECK_STATUS(r, 0);
+        CHECK_JSON(r);
+        CHECK_HAS(r, out, "\"ok\":true,\"exit_status\":0");
+        unsigned files = 0;
+        unsigned long long bytes = 0, entries = 0;
+        const char *sum = strstr(text.out, " files, ");
+        while (sum && sum > text.out && sum[-1] != '\n')
+            sum--;
+        CHECK(sum && sscanf(sum, "%u files, %llu bytes, %llu good entries", &files, &bytes, &entries) == 3);
+        CHECK(files >= 1 && entries >= 1);
+        CHECK(count_of(r.out, "\"name\":") == (int)files);
+        snprintf(want, sizeof want, "\"totals\":{\"files\":%u,\"bytes\":%llu,\"entries\":%llu,\"corrupt\":0,", files,
+                 bytes, entries);
+        CHECK_HAS(r, out, want);
+        CHECK_HAS(r, out, "\"status\":\"ok\"");
+        char dir[600];
+        snprintf(dir, sizeof dir, "\"dir\":\"%s/json-archive", tmp_dir);
+        CHECK_HAS(r, out, dir);
+        run_free(&r);
+        run_free(&text);
+    }
+    KILN(&r, ((const char *[]){"KILN_ARCHIVE=0", NULL}), "archive", "ls", "--json");
+    CHECK_STATUS(r, 3);
+    CHECK_JSON(r);
+    CHECK_HAS(r, out, "\"ok\":false,\"exit_status\":3");
+    run_free(&r);
+    KILN(&r, env, "archive", "gc", "--json");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--json is for ls and verify");
+    run_free(&r);
+}
+
+TEST(json_run_and_demo)
+{
+    write_text("frames.comp", frames_src);
+    uint32_t in[64];
+    for (int i = 0; i < 64; i++)
+        in[i] = (uint32_t)i * 3u;
+    write_file("counts.bin", in, sizeof in);
+    struct run r;
+    char buf_arg[600], out_arg[600];
+    snprintf(buf_arg, sizeof buf_arg, "0=%s", P("counts.bin"));
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("counts.out"));
+    KILN(&r, NULL, "run", P("frames.comp"), "--json", "--frames", "3", "--groups", "2", "--buffer", buf_arg,
+         "--buffer", "1=size:256", "--out", out_arg);
+    CHECK_STATUS(r, 0);
+    CHECK_JSON(r);
+    CHECK_HAS(r, out, "\"ok\":true");
+    char want[700];
+    snprintf(want, sizeof want, "\"shader\":\"%s\"", P("frames.comp"));
+    CHECK_HAS(r, out, want);
+    CHECK_HAS(r, out, "\"frames\":3,");
+    CHECK_HAS(r, out, "\"groups\":[2,1,1]");
+    CHECK_HAS(r, out, "\"workgroup_size\":[64,1,1]");
+    CHECK_HAS(r, out, "\"validation_errors\":0");
+    CHECK(json_num(r.out, "median_ms") > 0 && json_num(r.out, "run_ms") >= json_num(r.out, "median_ms"));
+    CHECK(json_num(r.out, "compile_ms") > 0);
+    CHECK_HAS(r, err, "kiln: ran ");   /* the human line stays on stderr */
+    uint32_t *got = READ_OUT("counts.out", sizeof in);
+    for (int i = 0; got && i < 64; i++)
+        CHECK(got[i] == in[i] + 3u);
+    free(got);
+    run_free(&r);
+
+    /* failures: still one object, the exit status as without --json */
+    write_text("broken.comp", "#version 450\nvoid main() { nope(); }\n");
+    KILN(&r, NULL, "run", P("broken.comp"), "--json");
+    CHECK_STATUS(r, 1);
+    CHECK_JSON(r);
+    CHECK_HAS(r, out, "\"ok\":false,\"exit_status\":1");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("frames.comp"), "--json", "--frames", "zero");
+    CHECK_STATUS(r, 2);
+    CHECK_JSON(r);
+    CHECK_HAS(r, out, "--frames zero");
+    run_free(&r);
+
+    /* a shader named with a quote, a backslash, control bytes, UTF-8 and
+     * a byte that is no UTF-8: the name is escaped, the object stays JSON */
+    const char *odd = "q\"b\\s\ttab\x01\xc3\xa9\xff.comp";
+    write_text(odd, frames_src);
+    KILN(&r, NULL, "run", P(odd), "--json", "--buffer", "0=size:256", "--buffer", "1=size:256");
+    CHECK_STATUS(r, 0);
+    CHECK_JSON(r);
+    CHECK_HAS(r, out, "/q\\\"b\\\\s\\u0009tab\\u0001\xc3\xa9\\ufffd.comp\"");
+    run_free(&r);
+
+    KILN(&r, NULL, "demo", "--json", "--frames", "4", "--size", "32x24", "--out", P("demo.png"));
+    CHECK_STATUS(r, 0);
+    CHECK_JSON(r);
+    CHECK_HAS(r, out, "\"ok\":true");
+    CHECK_HAS(r, out, "\"width\":32,\"height\":24");
+    CHECK_HAS(r, out, "\"frames\":4,");
+    CHECK_HAS(r, out, "\"submits\":4");
+    CHECK(json_num(r.out, "min_ms") <= json_num(r.out, "median_ms") &&
+          json_num(r.out, "median_ms") <= json_num(r.out, "max_ms"));
+    CHECK_HAS(r, err, "frame time (ms)");   /* the table, on stderr */
+    size_t len = 0;
+    char *png = read_path(P("demo.png"), &len);
+    CHECK(png && len > 8 && !memcmp(png, "\x89PNG", 4));
+    free(png);
+    run_free(&r);
+    KILN(&r, NULL, "demo", "--json", "--out", "-");
+    CHECK_STATUS(r, 2);
+    CHECK_JSON(r);
+    run_free(&r);
+}
+
+TEST(stdin_and_stdout)
+{
+    write_text("frames.comp", frames_src);
+    uint32_t in[64];
+    for (int i = 0; i < 64; i++)
+        in[i] = (uint32_t)i * 7u + 1u;
+    write_file("in.bin", in, sizeof in);
+    /* buffer in through a pipe, buffer out on stdout */
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s", P("in.fifo"));
+    CHECK(mkfifo(fifo, 0600) == 0);
+    pid_t writer = fork();
+    if (writer == 0) {
+        int fd = open(fifo, O_WRONLY);
+        ssize_t n = fd >= 0 ? write(fd, in, sizeof in) : -1;
+        _exit(n == (ssize_t)sizeof in ? 0 : 1);
+    }
+    struct run r;
+    KILN_IN(&r, NULL, fifo, "run", P("frames.comp"), "--buffer", "0=-", "--buffer", "1=size:256", "--out", "0=-");
+    int ws = 0;
+    waitpid(writer, &ws, 0);
+    CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    CHECK_STATUS(r, 0);
+    uint32_t *got = READ_OUT("stdout.txt", sizeof in);
+    for (int i = 0; got && i < 64; i++)
+        CHECK(got[i] == in[i] + 1u);
+    free(got);
+    run_free(&r);
+
+    /* the shader from stdin; png:- writes a PNG there */
+    char buf_arg[600];
+    snprintf(buf_arg, sizeof buf_arg, "0=%s", P("in.bin"));
+    KILN_IN(&r, NULL, P("frames.comp"), "run", "-", "--buffer", buf_arg, "--buffer", "1=size:256", "--out",
+            "0=png:-", "--out", "1=-");
+    CHECK_STATUS(r, 2);   /* one output on stdout */
+    CHECK_HAS(r, err, "--out 1=-");
+    CHECK_HAS(r, err, "takes one output");
+    run_free(&r);
+    char out_arg[600];
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("from-stdin.bin"));
+    KILN_IN(&r, NULL, P("frames.comp"), "run", "-", "--buffer", buf_arg, "--buffer", "1=size:256", "--out", out_arg);
+    CHECK_STATUS(r, 0);
+    got = READ_OUT("from-stdin.bin", sizeof in);
+    for (int i = 0; got && i < 64; i++)
+        CHECK(got[i] == in[i] + 1u);
+    free(got);
+    run_free(&r);
+
+    /* stdin is read once: a second '-' is refused by name */
+    KILN_IN(&r, NULL, P("frames.comp"), "run", "-", "--buffer", "0=-", "--buffer", "1=size:256");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "cannot read the shader: standard input is read once per run");
+    run_free(&r);
+    KILN_IN(&r, NULL, P("in.bin"), "run", P("frames.comp"), "--buffer", "0=-", "--buffer", "1=-");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--buffer 1=-");
+    CHECK_HAS(r, err, "standard input is read once per run");
+    run_free(&r);
+    /* a '-' output beside --json: both would write stdout */
+    KILN(&r, NULL, "run", P("frames.comp"), "--json", "--buffer", buf_arg, "--buffer", "1=size:256", "--out", "0=-");
+    CHECK_STATUS(r, 2);
+    CHECK_JSON(r);
+    CHECK_HAS(r, err, "--out 0=-: standard output ('-') carries --json's object");
+    run_free(&r);
+    /* a file named - is reached by a path: FOLDER/- */
+    write_file("-", in, sizeof in);
+    snprintf(buf_arg, sizeof buf_arg, "0=%s", P("-"));
+    KILN(&r, NULL, "run", P("frames.comp"), "--buffer", buf_arg, "--buffer", "1=size:256", "--out", "0=-");
+    CHECK_STATUS(r, 0);
+    got = READ_OUT("stdout.txt", sizeof in);
+    for (int i = 0; got && i < 64; i++)
+        CHECK(got[i] == in[i] + 1u);
+    free(got);
+    run_free(&r);
+
+    /* demo's PNG on stdout, its table on stderr */
+    KILN(&r, NULL, "demo", "--frames", "2", "--size", "16x16", "--out", "-");
+    CHECK_STATUS(r, 0);
+    size_t len = 0;
+    char *png = read_path(P("stdout.txt"), &len);
+    CHECK(png && len > 8 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8));
+    free(png);
+    CHECK_HAS(r, err, "frame time (ms)");
+    run_free(&r);
+}
+
 /* ---- main -------------------------------------------------------------------------------------- */
 
 static bool wanted(int argc, char **argv, const char *name)
@@ -2364,6 +2774,10 @@ int main(int argc, char **argv)
     RUN_IF(run_input_files_bounded);
     RUN_IF(outputs_written_safely);
     RUN_IF(version_and_help);
+    RUN_IF(json_validator_itself);
+    RUN_IF(json_info_and_archive);
+    RUN_IF(json_run_and_demo);
+    RUN_IF(stdin_and_stdout);
     if (test_passed_ + test_failed_ == 0) {
         fprintf(stderr, "test_cli: no test is named");
         for (int i = 2; i < argc; i++)
