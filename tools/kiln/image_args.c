@@ -20,6 +20,10 @@
  * what needs the shader's interface (the format) is checked once it is
  * known, before the run (exit 2 as well). Input files are read with a
  * bound (the device's largest buffer: kiln stages an image in one).
+ *
+ * "-" is standard input or output, through cli_in_open and cli_out_open:
+ * --image B=- reads a PNG (-:WxH:FORMAT raw texels), and --out-image B=-
+ * writes raw texels, since whether a PNG is written goes by the .png name.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
