@@ -2703,6 +2703,58 @@ TEST(stdin_and_stdout)
     free(got);
     run_free(&r);
 
+    /* --push-file -, a png: buffer from stdin, an --image from stdin and
+     * an --out-image to stdout (raw texels) */
+    write_text("own.comp", own_push_src);
+    uint32_t block[10] = {3, 100, f2u(0.5f), 0, 0, 0, 0, 0, 0, 7};
+    write_file("push.bin", block, sizeof block);
+    char own_out[600];
+    snprintf(own_out, sizeof own_out, "0=%s", P("own_out.bin"));
+    KILN_IN(&r, NULL, P("push.bin"), "run", P("own.comp"), "--groups", "2", "--push-file", "-", "--push", "1=40",
+            "--buffer", "0=size:32", "--out", own_out);
+    CHECK_STATUS(r, 0);
+    float *fgot = READ_OUT("own_out.bin", 32);
+    for (uint32_t i = 0; fgot && i < 8; i++)
+        CHECK(fgot[i] == (float)(i * 3 + 40 + 7) * 0.5f);
+    free(fgot);
+    run_free(&r);
+    KILN_IN(&r, NULL, P("push.bin"), "run", P("own.comp"), "--push-file", "-", "--buffer", "0=-");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--push-file -: standard input is read once per run");
+    run_free(&r);
+
+    uint8_t want[24], inv[24];
+    for (int k = 0; k < 24; k++) {
+        want[k] = (uint8_t)((k * 40) % 256);
+        inv[k] = k % 4 == 3 ? want[k] : (uint8_t)~want[k];
+    }
+    write_file("in.png", png_3x2, sizeof png_3x2 - 1);
+    write_text("invert.comp", png_invert_src);
+    KILN_IN(&r, NULL, P("in.png"), "run", P("invert.comp"), "--buffer", "0=png:-", "--buffer", "1=size:24", "--out",
+            "1=-");
+    CHECK_STATUS(r, 0);
+    uint8_t *bgot = READ_OUT("stdout.txt", 24);
+    CHECK(bgot && !memcmp(bgot, inv, 24));
+    free(bgot);
+    run_free(&r);
+    write_text("load.comp", "#version 450\nlayout(local_size_x = 1) in;\n"
+                            "layout(binding = 0, rgba8) readonly uniform image2D img;\n"
+                            "layout(binding = 1) writeonly buffer O { uint o[]; };\n"
+                            "void main() { ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+                            "    o[p.y * 3 + p.x] = packUnorm4x8(imageLoad(img, p)); }\n");
+    char load_out[600];
+    snprintf(load_out, sizeof load_out, "1=%s", P("loaded.bin"));
+    KILN_IN(&r, NULL, P("in.png"), "run", P("load.comp"), "--groups", "3,2", "--image", "0=-", "--buffer",
+            "1=size:24", "--out", load_out, "--out-image", "0=-");
+    CHECK_STATUS(r, 0);
+    bgot = READ_OUT("loaded.bin", 24);
+    CHECK(bgot && !memcmp(bgot, want, 24));
+    free(bgot);
+    bgot = READ_OUT("stdout.txt", 24);   /* rgba8 texels, not a PNG */
+    CHECK(bgot && !memcmp(bgot, want, 24));
+    free(bgot);
+    run_free(&r);
+
     /* demo's PNG on stdout, its table on stderr */
     KILN(&r, NULL, "demo", "--frames", "2", "--size", "16x16", "--out", "-");
     CHECK_STATUS(r, 0);
