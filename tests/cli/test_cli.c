@@ -2590,6 +2590,7 @@ TEST(json_run_and_demo)
     CHECK_STATUS(r, 1);
     CHECK_JSON(r);
     CHECK_HAS(r, out, "\"ok\":false,\"exit_status\":1");
+    CHECK_HAS(r, out, "broken.comp failed to compile\"}");
     run_free(&r);
     KILN(&r, NULL, "run", P("frames.comp"), "--json", "--frames", "zero");
     CHECK_STATUS(r, 2);

@@ -778,6 +778,7 @@ static int write_png_out(kiln_context ctx, const struct buf_arg *b)
     free(rgba);
     if (!ok) {
         fprintf(stderr, "kiln run: --out %s=png:%s: %s\n", b->site, b->out, why);
+        cli_note_failure("--out %s=png:%s: %s", b->site, b->out, why);
         return 1;
     }
     return 0;
@@ -792,6 +793,7 @@ static int write_out(kiln_context ctx, const struct buf_arg *b, uint8_t *chunk)
     struct cli_out o;
     if (!cli_out_open(&o, b->out)) {
         fprintf(stderr, "kiln run: --out %s=%s: %s\n", b->site, b->out, o.why);
+        cli_note_failure("--out %s=%s: %s", b->site, b->out, o.why);
         return 1;
     }
     for (uint64_t off = 0; off < b->size; off += CHUNK) {
@@ -809,6 +811,7 @@ static int write_out(kiln_context ctx, const struct buf_arg *b, uint8_t *chunk)
     if (!cli_out_commit(&o)) {
         fprintf(stderr, "kiln run: --out %s=%s: %s%s\n", b->site, b->out, o.why,
                 o.in_place ? "" : "; the file is as it was");
+        cli_note_failure("--out %s=%s: %s", b->site, b->out, o.why);
         return 1;
     }
     return 0;
@@ -1003,6 +1006,7 @@ static int compile(kiln_context ctx, const struct run_args *a, kiln_program *pro
     if (r == KILN_ERR_COMPILE) {
         print_log(ctx, *prog);
         fprintf(stderr, "kiln run: %s failed to compile\n", a->shader);
+        cli_note_failure("%s failed to compile", a->shader);
         return 1;
     }
     if (r < 0)

@@ -359,6 +359,7 @@ int cli_images_write(kiln_context ctx, const struct cli_images *s)
         free(texels);
         if (!ok) {
             fprintf(stderr, "kiln run: --out-image %s=%s: %s\n", a->site, a->out, why);
+            cli_note_failure("--out-image %s=%s: %s", a->site, a->out, why);
             return 1;
         }
     }
