@@ -722,10 +722,12 @@ static int demo_run(struct demo *d, const struct demo_opts *o)
 int cmd_demo(int argc, char **argv)
 {
     struct demo_opts o = {0};
-    bool json = false;
-    for (int i = 1; i < argc; i++)
+    bool json = false, help = false;   /* --help, which prints on stdout, wins over --json */
+    for (int i = 1; i < argc; i++) {
         json |= !strcmp(argv[i], "--json");
-    if (json)
+        help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+    }
+    if (json && !help)
         o.json = cli_json_stdout();
     int rc = parse_opts(argc, argv, &o);
     if (rc < 0) {

@@ -1217,10 +1217,14 @@ int cmd_run(int argc, char **argv)
 {
     struct run_args a = {.push_in = {.fd = -1}};
     struct run_summary sum = {0};
-    /* --json is seen before anything is printed to stdout. */
-    bool json = false;
-    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+    /* --json is seen before anything is printed to stdout; --help, which
+     * prints there, wins over it. */
+    bool json = false, help = false;
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
         json |= !strcmp(argv[i], "--json");
+        help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+    }
+    json &= !help;
     FILE *jf = json ? cli_json_stdout() : NULL;
     int rc = parse_args(argc, argv, &a);
     if (rc == 0)
