@@ -453,24 +453,30 @@ kiln_result tp_ring_read(struct tp_ring *r, void *dst, size_t cap, struct tp_rec
             memcpy(dst, r->data + pos + TP_RECORD_HEADER, rec->size);
         r->tail += align8(size);
         rec->end = r->tail;
-        r->applied_seq++;
+        rec->seq = ++r->applied_seq;
         atomic_store_explicit(&r->ctl->applied_seq, r->applied_seq, memory_order_relaxed);
         atomic_store_explicit(&r->ctl->applied, r->tail, memory_order_release);
         return KILN_OK;
     }
 }
 
-kiln_result tp_ring_retire(struct tp_ring *r, uint64_t cursor)
+kiln_result tp_ring_retire(struct tp_ring *r, const struct tp_record *last)
 {
     if (r->broken)
         return broken_error(r);
-    if (cursor < r->retired || cursor > r->tail)
-        return KILN_RAISE(KILN_ERR_INVALID, "retire up to %llu: not from the last retired (%llu) to the tail (%llu)",
-                          (unsigned long long)cursor, (unsigned long long)r->retired, (unsigned long long)r->tail);
+    uint64_t cursor = last->end;
+    if (cursor < r->retired || cursor > r->tail || last->seq < r->retired_seq || last->seq > r->applied_seq ||
+        (cursor == r->retired) != (last->seq == r->retired_seq))
+        return KILN_RAISE(KILN_ERR_INVALID,
+                          "retire up to record %llu at cursor %llu: not a record read and not retired (records %llu "
+                          "to %llu, cursors %llu to %llu)",
+                          (unsigned long long)last->seq, (unsigned long long)cursor,
+                          (unsigned long long)r->retired_seq, (unsigned long long)r->applied_seq,
+                          (unsigned long long)r->retired, (unsigned long long)r->tail);
     if (cursor == r->retired)
         return KILN_OK;
     r->retired = cursor;
-    r->retired_seq = r->applied_seq;
+    r->retired_seq = last->seq;
     atomic_store_explicit(&r->ctl->retired_seq, r->retired_seq, memory_order_relaxed);
     atomic_store_explicit(&r->ctl->retired, cursor, memory_order_release);
     if (ring_bell(&r->ctl->producer_parked))

@@ -294,7 +294,8 @@ void tp_ring_publish(struct tp_ring *r);
 struct tp_record {
     uint32_t kind;
     uint32_t size;        /* payload bytes (copied to dst) */
-    uint64_t end;         /* the ring cursor just past it: retire up to here to free it */
+    uint64_t end;         /* the ring cursor just past it */
+    uint64_t seq;         /* its number: records read from this ring, it included */
 };
 /* Copies the next record's payload to dst, after checking its header
  * (copied out first): 8-aligned, within what the producer published, not
@@ -304,9 +305,11 @@ struct tp_record {
  * smaller than the payload, rec->size says how much is needed, the record
  * stays. The record counts as applied once read. */
 kiln_result tp_ring_read(struct tp_ring *r, void *dst, size_t cap, struct tp_record *rec);
-/* Frees the ring's bytes up to cursor (at most the tail, at least the last
- * retired) for the producer, and wakes it if it sleeps for space. */
-kiln_result tp_ring_retire(struct tp_ring *r, uint64_t cursor);
+/* Retires every record read up to and including last (one this ring
+ * handed out, not before the last retired): its bytes go back to the
+ * producer, which is woken if it sleeps for space. KILN_ERR_INVALID for a
+ * record this ring did not hand out or one already retired past. */
+kiln_result tp_ring_retire(struct tp_ring *r, const struct tp_record *last);
 /* Declares the ring broken (a layer above found a payload it refuses):
  * every later call fails with why. */
 kiln_result tp_ring_break(struct tp_ring *r, const char *why);

@@ -85,6 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cons.spin_us = prod.spin_us = 0;
     tp_events_init(&ev, c);
     uint32_t steps = 0;
+    struct tp_record last = {0};
     while (in.n && steps++ < 4096) {
         uint32_t op = take(&in, 1);
         switch (op % 8) {
@@ -106,8 +107,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             bool was_broken = cons.broken;
             uint64_t before = cons.tail;
             kiln_result r = tp_ring_read(&cons, buf + 65536 - cap, cap, &rec);
+            if (r == KILN_OK)
+                last = rec;
             if (r == KILN_OK && (was_broken || rec.size > cap || rec.end > cons.head_seen || rec.end <= before ||
-                                 !rec.kind || rec.kind > kinds || rec.end != cons.tail))
+                                 !rec.kind || rec.kind > kinds || rec.end != cons.tail || rec.seq != cons.applied_seq))
                 abort();
             if (r == KILN_ERR_LIMIT && rec.size <= cap)
                 abort();
@@ -118,10 +121,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         case 3:   /* retire all that was read, or a cursor of the input's */
-            if (op & 8)
-                (void)tp_ring_retire(&cons, cons.tail);
-            else
-                (void)tp_ring_retire(&cons, (uint64_t)take(&in, 4));
+            if (op & 8) {
+                (void)tp_ring_retire(&cons, &last);
+            } else {
+                struct tp_record forged = {.end = take(&in, 4), .seq = take(&in, 2)};
+                (void)tp_ring_retire(&cons, &forged);
+            }
             break;
         case 4:
             (void)tp_ring_wait(&cons, 0);

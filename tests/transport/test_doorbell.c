@@ -121,7 +121,7 @@ static void *consumer(void *arg)
                 return NULL;
             }
             c->done++;
-            if (tp_ring_retire(&c->r, r.end) != KILN_OK) {
+            if (tp_ring_retire(&c->r, &r) != KILN_OK) {
                 snprintf(c->err, sizeof c->err, "consumer: retire: %s", kiln_last_error());
                 return NULL;
             }

@@ -143,7 +143,7 @@ TEST(records_in_order_across_the_wrap)
     struct shm *s = shm_new(4096, &p, &c);
     REQUIRE(s);
     uint32_t sent = 0, seen = 0;
-    uint64_t end = 0;
+    struct tp_record last = {0};
     uint8_t buf[300];
     struct tp_record rec;
     /* Many laps of a 4 KiB ring with records of 8 to 304 bytes: pads at
@@ -163,14 +163,15 @@ TEST(records_in_order_across_the_wrap)
                 break;
             }
             seen++;
-            end = rec.end;
+            CHECK_EQ(rec.seq, seen);
+            last = rec;
         }
         REQUIRE(res == KILN_ERR_PENDING);
         REQUIRE(seen == sent);
         CHECK_EQ(atomic_load(&s->c.cmd.applied), c.tail);
         CHECK_EQ(atomic_load(&s->c.cmd.retired), c.retired);   /* read is not retired */
         CHECK_RESULT(put(&p, sent), KILN_ERR_TIMEOUT);          /* so still no room */
-        REQUIRE_OK(tp_ring_retire(&c, end));
+        REQUIRE_OK(tp_ring_retire(&c, &last));
     }
     CHECK_EQ(atomic_load(&s->c.cmd.submitted_seq), sent);
     CHECK_EQ(atomic_load(&s->c.cmd.applied_seq), seen);
@@ -201,12 +202,23 @@ TEST(limits_and_small_buffers)
     CHECK_OK(tp_ring_read(&c, buf, sizeof buf, &rec));   /* and the record is still there */
     CHECK_EQ(rec.size, 4088);
     CHECK_EQ(buf[4087], 0x5a);
+    struct tp_record first = rec;
     CHECK_OK(tp_ring_read(&c, buf, 3, &rec));
     CHECK_EQ(rec.kind, 2);
     CHECK(!memcmp(buf, "abc", 3));
-    CHECK_RESULT(tp_ring_retire(&c, rec.end + 8), KILN_ERR_INVALID);   /* past the tail */
-    CHECK_OK(tp_ring_retire(&c, rec.end));
-    CHECK_RESULT(tp_ring_retire(&c, rec.end - 8), KILN_ERR_INVALID);   /* backwards */
+    struct tp_record forged = rec;
+    forged.end += 8;
+    CHECK_RESULT(tp_ring_retire(&c, &forged), KILN_ERR_INVALID);   /* past the tail */
+    forged = rec;
+    forged.seq++;
+    CHECK_RESULT(tp_ring_retire(&c, &forged), KILN_ERR_INVALID);   /* not read yet */
+    CHECK_OK(tp_ring_retire(&c, &first));
+    CHECK_EQ(atomic_load(&s->c.cmd.retired_seq), 1);
+    CHECK_OK(tp_ring_retire(&c, &rec));
+    CHECK_EQ(atomic_load(&s->c.cmd.retired_seq), 2);
+    CHECK_EQ(atomic_load(&s->c.cmd.retired), rec.end);
+    CHECK_RESULT(tp_ring_retire(&c, &first), KILN_ERR_INVALID);   /* backwards */
+    CHECK_OK(tp_ring_retire(&c, &rec));                          /* again: nothing more */
     /* A half-ring record fits again, whatever the wrap needs. */
     CHECK_OK(tp_ring_reserve(&p, 1, 4096 - 8, 0, &ptr));
     CHECK_RESULT(tp_ring_init(&c, &s->c.cmd, s->data, 6000, 9), KILN_ERR_INVALID);
@@ -256,7 +268,7 @@ TEST(hostile_producer)
         atomic_store(&s->c.cmd.head, 0);
         CHECK_RESULT(tp_ring_read(&c, buf, sizeof buf, &rec), KILN_ERR_IO);
         CHECK_RESULT(tp_ring_wait(&c, 0), KILN_ERR_IO);
-        CHECK_RESULT(tp_ring_retire(&c, 0), KILN_ERR_IO);
+        CHECK_RESULT(tp_ring_retire(&c, &rec), KILN_ERR_IO);
         free(s);
     }
     /* A head that goes backwards. */

@@ -317,7 +317,7 @@ static bool attach(struct tp *t, struct tp_segment *seg, struct tp_ring *r, stru
         uint32_t v;
         struct tp_record rec;
         if (tp_ring_wait(r, 10 * SEC) != KILN_OK || tp_ring_read(r, &v, sizeof v, &rec) != KILN_OK || v != i ||
-            rec.kind != 1 + i % 4 || tp_ring_retire(r, rec.end) != KILN_OK)
+            rec.kind != 1 + i % 4 || tp_ring_retire(r, &rec) != KILN_OK)
             return false;
     }
     return true;
