@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: MIT
+# Bash completion for kiln(1). Design: one function, _kiln, reads the
+# command (COMP_WORDS[1]) and the word before the cursor; a flag that takes
+# a file completes file names, a flag that takes a value of its own form
+# completes that form (formats after `--texel-format B=` and after
+# `--image B=size:WxH:`), anything else completes the command's flags.
+# The lists mirror `kiln help CMD`; keep them in step with it.
+
+_kiln_formats="r8 r8ui r8i r16f r32f r32ui r32i rg16f rg32f rg32ui rg32i rgba8 rgba8_snorm rgba8ui rgba8i rgba16f rgba16ui rgba16i rgba32f rgba32ui rgba32i"
+
+_kiln()
+{
+    local cur prev cmd i
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=""
+    [ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}
+    COMPREPLY=()
+    if [ "$COMP_CWORD" -eq 1 ]; then
+        COMPREPLY=($(compgen -W "info run demo archive wave version help --version --help" -- "$cur"))
+        return 0
+    fi
+    cmd=${COMP_WORDS[1]}
+    case $cmd in
+    help)
+        [ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "info run demo archive wave version help" -- "$cur"))
+        return 0 ;;
+    info | version)
+        COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
+        return 0 ;;
+    archive)
+        if [ "$COMP_CWORD" -eq 2 ]; then
+            COMPREPLY=($(compgen -W "path ls verify compact gc --help" -- "$cur"))
+        elif [ "$prev" != --max-size ]; then
+            COMPREPLY=($(compgen -W "--max-size --json --help" -- "$cur"))
+        fi
+        return 0 ;;
+    demo)
+        case $prev in
+        --out | --trace) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --tonemap) COMPREPLY=($(compgen -W "clamp reinhard aces" -- "$cur")); return 0 ;;
+        --frames | --size) return 0 ;;
+        esac
+        COMPREPLY=($(compgen -W "--frames --size --tonemap --out --precompile --trace --json --help" -- "$cur"))
+        return 0 ;;
+    wave)
+        if [ "$COMP_CWORD" -eq 2 ]; then
+            COMPREPLY=($(compgen -W "info run --help" -- "$cur"))
+            return 0
+        fi
+        case $prev in
+        --observe | --observe-json) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --level) COMPREPLY=($(compgen -W "reference" -- "$cur")); return 0 ;;
+        --groups | --block | --arg | --out | --max-instructions) return 0 ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--groups --block --arg --out --level --observe --observe-json --max-instructions --help" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -f -- "$cur"))
+        fi
+        return 0 ;;
+    run)
+        case $prev in
+        --push-file | --trace) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --texel-format)
+            if [[ $cur == *=* ]]; then
+                COMPREPLY=($(compgen -P "${cur%%=*}=" -W "$_kiln_formats" -- "${cur#*=}"))
+            fi
+            return 0 ;;
+        --image)
+            if [[ $cur == *=size:*x*:* ]]; then
+                COMPREPLY=($(compgen -P "${cur%:*}:" -W "$_kiln_formats" -- "${cur##*:}"))
+            elif [[ $cur == *=* && $cur != *=size:* ]]; then
+                COMPREPLY=($(compgen -P "${cur%%=*}=" -f -- "${cur#*=}"))
+            fi
+            return 0 ;;
+        --buffer | --out | --out-image)
+            if [[ $cur == *=png:* ]]; then
+                COMPREPLY=($(compgen -P "${cur%%:*}:" -f -- "${cur#*:}"))
+            elif [[ $cur == *=* && $cur != *=size:* ]]; then
+                COMPREPLY=($(compgen -P "${cur%%=*}=" -f -- "${cur#*=}"))
+            fi
+            return 0 ;;
+        --sampler)
+            [[ $cur == *=* ]] && COMPREPLY=($(compgen -P "${cur%%=*}=" -W "linear nearest linear,clamp linear,repeat linear,mirror linear,border nearest,clamp nearest,repeat nearest,mirror nearest,border" -- "${cur#*=}"))
+            return 0 ;;
+        --entry | --define | --groups | --param | --push | --spec | --frames | --timeout) return 0 ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--entry --define --groups --param --push --push-file --spec --buffer --out --image --out-image --sampler --texel-format --frames -q --quiet --trace --timeout --json --help" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -f -X '!*.comp' -- "$cur") $(compgen -d -- "$cur"))
+        fi
+        return 0 ;;
+    esac
+}
+complete -F _kiln kiln
