@@ -10,11 +10,12 @@ PACKAGES=(
   libshaderc-dev glslang-dev spirv-tools    # GLSL -> SPIR-V (static glslang, SPIRV-Tools)
   glslang-tools                             # glslangValidator, for tests
   libspirv-cross-c-shared-dev               # reflection
-  libxxhash-dev libzstd-dev                 # hashing, compression
+  libxxhash-dev                             # hashing
   libpng-dev                                # the demo's PNG
   clang                                     # libFuzzer targets (scripts/fuzz.sh)
   spin                                      # the transport's doorbell model (Promela)
   libelf-dev llvm lld                       # guest code objects; llvm-mc checks the decoder
+  python3-cffi python3-numpy python3-pytest scdoc  # the Python package and its tests; the man page
 )
 
 missing=()
