@@ -50,10 +50,10 @@ _kiln()
         case $prev in
         --observe | --observe-json) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --level) COMPREPLY=($(compgen -W "reference" -- "$cur")); return 0 ;;
-        --groups | --block | --arg | --out | --max-instructions) return 0 ;;
+        --kernel | --groups | --block | --arg | --out | --max-instructions) return 0 ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--groups --block --arg --out --level --observe --observe-json --max-instructions --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--kernel --disasm --groups --block --arg --out --level --observe --observe-json --max-instructions --help" -- "$cur"))
         else
             COMPREPLY=($(compgen -f -- "$cur"))
         fi

@@ -44,5 +44,6 @@ expect "kiln archive " has path ls verify compact gc
 expect "kiln archive ls --" has --json --max-size
 expect "kiln help " has run demo
 expect "kiln info --" has --json
+expect "kiln wave run k.o --k" has --kernel
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
