@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench.h: what kiln's benchmarks share: fatal errors with the program's
  * name, result checks for kiln and Vulkan calls, and a monotonic clock.

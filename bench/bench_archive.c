@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_archive.c: kiln's pipeline archive, a cold start against a warm start
  * of the same programs.

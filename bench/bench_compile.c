@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_compile.c: kiln's compile service against a serial compile loop, cold.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_gen.h: the seeded program generator kiln's compile benchmarks share
  * (bench_compile, bench_archive). From a seed it writes distinct small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_image.c: a 2D blur through storage images against the same blur
  * through storage buffers, and against one that reads through a sampler.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_spec.c: what kiln's specialization buys, and what it costs once
  * settled.

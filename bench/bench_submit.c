@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_submit.c: what a kiln scheme submit costs next to hand-written Vulkan.
  *

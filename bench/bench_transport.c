@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_transport.c: what the transport costs, each figure measured beside
  * its reference in one run (the machine may be shared and noisy).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench_transport: the ring against memcpy (64-byte and 4 KiB records), wake
 # latency spinning and parked, and the in-process transport against a
 # socketpair between two processes. It reaches into src/transport/, so it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # exports.sh LIBRARY HEADER: fails, listing them, if the library defines
 # a symbol another object could link to other than kiln_*: a GLOBAL or
 # UNIQUE one, or a WEAK one of default visibility. (Hidden weak symbols are C++ COMDAT

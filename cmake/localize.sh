@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # localize.sh OBJECT: makes local, in a relocatable object, every global
 # symbol it defines except the public kiln_* calls. Weak symbols are left
 # as they are: they are C++ COMDAT members (DW.ref.__gxx_personality_v0 and

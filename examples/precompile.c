@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * precompile.c: an application's start with kiln's pipeline archive. The
  * first run compiles its programs (and the archive keeps them); every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scale.c: the README's example, whole: one program, one buffer, one node.
  * Multiplies 256 floats by a factor on the GPU (lavapipe where there is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scheme_params.c: a scheme of three nodes over two buffers, submitted
  * frame after frame while one node's param word changes. kiln records the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kiln.h: the whole public API of kiln, a GPU compute runtime over Vulkan.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sets up (Debian packages, build) and runs kiln's main job, `kiln demo`.
 # Extra arguments go to kiln demo, e.g. scripts/demo.sh --frames 60.
 set -euo pipefail

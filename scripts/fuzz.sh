@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds kiln's libFuzzer targets (clang, libkiln instrumented, ASan+UBSan)
 # into build-fuzz and runs each for SECONDS (default 20), starting from its
 # corpus in tests/fuzz/corpus/<target>. New inputs go to build-fuzz/corpus/

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages kiln needs, only those missing. Runs apt-get
 # as root (directly, or through sudo when not root).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sets up (Debian packages, builds) and runs every test in a warnings-as-
 # errors build and again in an ASan+UBSan build, then the threaded tests
 # (label "threads") in a ThreadSanitizer build, then kiln's consumers

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # readme_c.sh README INCLUDE_DIR CC: compiles every ```c block of README
 # (each on its own, as an object: they are functions, not programs)
 # against kiln.h with warnings as errors, so the README never shows code

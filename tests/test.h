@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test.h: kiln's small test runner. A test file defines TEST(name) functions
  * and a main that runs them with RUN(name); CHECK(cond) and CHECK_OK(call)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * api.h: what kiln's own tests may reach behind the public API (test
  * builds only: KILN_TEST_HOOKS).

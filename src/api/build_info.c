@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * build_info.c: kiln_build_info_get. The versions of the libraries kiln is
  * built with come from their pkg-config modules at configure time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * archive: kiln's pipeline archive on disk: the file format (format.c),
  * what each kind of entry holds (entry.c), crash-safe saving (save.c),

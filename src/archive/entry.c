@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * entry.c: what each kind of archive entry holds (see archive.h): for each
  * kind one encoder, on the byte writer, and one decoder, on the

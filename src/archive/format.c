@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * format.c: the archive file format (see archive.h): a writer that builds a
  * whole file in memory, and a reader that checks every byte it uses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * save.c: writing archive files so that no crash corrupts them (see
  * archive.h), cleaning up after dead processes, and mapping files to read.

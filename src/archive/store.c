@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * store.c: a context's archive folder. It resolves the folder for the
  * context's device pair, maps the archive files already there, looks

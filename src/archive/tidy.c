@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tidy.c: keeping an archive folder bounded (see archive.h). gc removes
  * whole files, least recently used first; compaction merges small files

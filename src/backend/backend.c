@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend.c: what every backend shares: loss of the device and runaway
  * work (see "Loss and runaway work" in backend.h).

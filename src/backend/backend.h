@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend: the device ops table. A backend (vk/ for Vulkan, mock/ for tests
  * of kiln's own logic) implements struct backend_ops; every other module

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base.c: logging, errors, environment switches, strings, time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base: what every module of kiln stands on. Logging with levels, raising
  * errors with file and line (the message becomes the thread's last error),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bytes.c: the byte writer and the bounds-checked reader (see bytes.h).
  *

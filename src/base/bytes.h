@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bytes: the one way kiln turns values into bytes and bytes back into
  * values, for every byte that leaves the process or comes into it from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * defaults.c: the defaults of every desc kiln.h has, in one place.
  *

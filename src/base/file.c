@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * file.c: the bounded open of files kiln did not create (see file.h).
  */

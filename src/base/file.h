@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * file.h: the one bounded open of a file kiln did not create (an included
  * header, an archive file). Such a file may be anything a name can point

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * format.c: the table of kiln_format (see format.h): each format's GLSL
  * format-qualifier name and its texel size in bytes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * format.h: kiln's texel formats (kiln_format, kiln.h): their names as
  * GLSL's format qualifiers spell them and their sizes. The table is in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * list: one intrusive doubly linked list for every module (a job queue, a
  * cache's recency order, a save queue). A list is a `struct list` head; an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parse.h: kiln's one parser for each kind of number a person types: byte
  * sizes, 32-bit param words, unsigned counts and durations in seconds. The

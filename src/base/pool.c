@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool.c: generation-checked handle pools (see pool.h for the id layout).
  *

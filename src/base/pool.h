@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool: generation-checked handle pools. Every kiln object is named by a
  * 64-bit id: bits 0-19 the slot, bits 20-31 the pool's tag (object type and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace.c: the Chrome trace-event file (see trace.h). The file is one JSON
  * object, {"traceEvents": [...], "displayTimeUnit": "ms"}; each event an

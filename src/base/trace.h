@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace: a context's Chrome trace-event file (kiln_context_desc.trace_path,
  * KILN_TRACE), which Perfetto and chrome://tracing open. Events gather in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compile.c: the compile service (see compile.h for the model): nodes,
  * dedupe table, queues and board, workers, giants, retry alone, slow

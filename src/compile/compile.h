@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compile: the compile service. Every distinct program is compiled once, off
  * the caller's thread, on a pool of workers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compile_private.h: the compile service's insides, shared by src/compile's
  * files only (compile.c, precompile.c, key.c); no other module includes

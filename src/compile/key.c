@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * key.c: canonical compile requests and their XXH3-128 hashes.
  *

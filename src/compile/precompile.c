@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * precompile.c: csvc_precompile (see compile.h for its contract). It reads
  * the archive's front ends and notes (written by compile.c, read through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * program_obj.c: the program object over the compile service. Creating one
  * posts (or adopts) its compile and returns at once; its state follows the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * context.c: the local runtime: every public call as it runs in-process.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * context: the local runtime. A context owns one backend device and every
  * object made on it (buffers, programs, schemes, nodes), each named by a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fold_guard.c: a SPIR-V rewrite that keeps SPIRV-Tools' optimizer from ever
  * folding a signed division by -1.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // optimize.cpp: SPIR-V optimization that keeps every declared binding.
 //
 // shaderc's own optimizer run removes descriptor bindings a build does not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * program.c: provenance, the param prelude, and the shaderc compile.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * program: a compute program's provenance (GLSL source, entry, defines,
  * include folders) turned into SPIR-V with shaderc, and the SPIR-V's

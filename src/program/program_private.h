@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * program_private.h: what the program module's files share and no other
  * module calls (program.h is the module's face).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * push_bake.c: a SPIR-V rewrite that bakes words of a module's own
  * push-constant block into it, making a variant from the universal

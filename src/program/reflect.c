@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reflect.c: a program's interface read from its SPIR-V with SPIRV-Cross's
  * C API (libspirv-cross-c-shared): descriptor bindings with kind and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spec_const.c: specialization constants. What a module declares is read
  * with SPIRV-Cross like the rest of the interface; the values a program

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spirv_out.h: the growing word buffer kiln's SPIR-V rewriting passes
  * (fold_guard.c, push_bake.c) write their output module into. Private to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scheme.c: nodes, binding checks, barriers, recording and submit (see
  * scheme.h for the model).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scheme: retained graphs of dispatch nodes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * specialize.c: sites, the predictor, the variant cache (see
  * specialize.h for the model).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * specialize: specialization prediction (its functions are prefixed
  * spec_). A dispatch node's param words are the caller's facts about a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fdpass.c: descriptors over SCM_RIGHTS, one sideband message per datagram
  * on a SOCK_DGRAM socketpair kept for them alone.

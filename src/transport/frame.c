@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * frame.c: the stream's framing, [u32 magic][u32 length][payload], both
  * numbers little-endian. The reader checks every header as soon as its 8

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring.c: the control page, the SPSC rings in shared memory, their
  * doorbell, peer liveness and the event ring.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment.c: shared memory segments. memfd_create is called through
  * syscall() (a libc may lack the wrapper); the segment is sized, then

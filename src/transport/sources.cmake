@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The transport's sources (src/transport/*.c), compiled into libkiln with
 # everything else. It needs nothing beyond libc (memfd_create is called
 # through syscall() where libc lacks it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport.c: the transport object, an ops table with two
  * implementations: sockets between processes and queues inside one.

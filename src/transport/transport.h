@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transport: how bytes and descriptors move between a kiln client and a kiln
  * server, in two processes or in one. Nothing here knows what the bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * decode: gfx9 machine code to the IR, by hand from the Vega ISA's encoding
  * tables. The first dword's leading bits pick the encoding; the family's

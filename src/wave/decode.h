@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * decode: gfx9 (gfx900) machine code to the IR of ir.h, one instruction at
  * a time, and back to text as LLVM's disassembler prints it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interp.c: the reference interpreter's machine (see interp.h for the
  * model): the address map and its regions, the dispatch (groups, waves,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interp: the reference interpreter, the oracle of last resort that every
  * faster level of the wave recompiler is judged against. It is written for

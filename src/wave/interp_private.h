@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interp_private.h: what the interpreter's files share (interp.c: the
  * machine, memory, scalar and control instructions; interp_valu.c: the

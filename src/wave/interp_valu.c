@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interp_valu.c: the reference interpreter's vector ALU (see interp.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ir: the one representation of a guest GCN (gfx9) instruction that every
  * level of the wave recompiler uses: the decoder makes it, the printer

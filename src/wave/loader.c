@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * loader.c: AMDHSA code objects into a wave_code (see loader.h).
  *

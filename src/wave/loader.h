@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * loader: AMDHSA code objects (ELF64, EM_AMDGPU) in, kernels out.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * observe.c: the observation's binary and JSON forms (see observe.h for
  * the layout). Both walk the same things in the same order: the run's

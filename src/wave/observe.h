@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * observe: what a run leaves, in one fixed shape that every level of the
  * wave recompiler reports, so that two levels are compared byte for byte.

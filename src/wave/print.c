@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * print: an instruction of the IR as text, in the syntax LLVM's AMDGPU
  * disassembler prints for gfx900 ("v_add_f32_e64 v0, -|v1|, s2 clamp"), so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The wave recompiler's sources (src/wave/*.c), compiled into libkiln with
 # everything else, and libelf, which reads guest code objects.
 kiln_pkg(LIBELF libelf)

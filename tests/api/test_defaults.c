@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_defaults.c: every desc's kiln_<x>_desc_defaults. For each desc: a
  * zero desc (and NULL) comes back with its defaults filled in and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_link_names.c: an application that defines functions with the names
  * kiln's modules use inside (log_msg, str_dup, hash128, pool_init,

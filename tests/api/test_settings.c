@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_settings.c: logs an application takes, and settings as desc fields
  * under one rule (kiln.h: the desc wins, its 0 or NULL leaves the choice

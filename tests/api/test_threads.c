@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_threads.c: the public API from several threads at once. Threads
  * share one context (calls serialize on its lock) and each also has its own;

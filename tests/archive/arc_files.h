@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * arc_files.h: for the archive's tests, every archive file of a folder,
  * mapped and opened for one device pair.

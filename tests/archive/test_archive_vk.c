@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_archive_vk.c: the archive at work. A second context, and a second
  * process, get every front end from the archive (no SPIR-V compiled) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_entry.c: each archive entry kind's codec (archive/entry.c): values
  * round-trip exactly; the interface is on disk field by field, little-endian,

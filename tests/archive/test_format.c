@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_format.c: the archive file format: round trips, and hostile files
  * (cut at every length, every byte flipped, wrong magic, version or device,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_save.c: no crash corrupts an archive. A child process saves an
  * archive and is killed (SIGKILL) at each step of the save in turn (create,

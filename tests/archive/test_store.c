@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_store.c: a context's archive folder (src/archive/store.c) without a
  * GPU: run archives take entries up to their bounds, the saver saves each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tidy.c: tidying an archive folder. gc removes the least recently
  * used files (oldest mtime; arc_touch marks a use) until the folder fits

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bytes.c: base/bytes.h, the writer and the bounds-checked reader every
  * decoder of outside bytes stands on: exact-fit reads, a read one byte past

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_list.c: base/list.h, the intrusive list every module's queues and
  * caches use: order kept at both ends, removal from any place (twice is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_memfault.c: kiln out of host memory. Every allocation kiln makes
  * itself goes through mem_alloc/mem_calloc/mem_realloc; mem_fault_arm(n)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_parse.c: the number parsers of base/parse.h, which the command-line
  * tool's options and the library's environment switches share: every form

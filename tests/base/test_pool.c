@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pool.c: handle pools: ids are never 0, stale and foreign ids are
  * refused with a reason, a slot whose generation would wrap is retired.

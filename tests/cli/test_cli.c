@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cli.c: tests of the kiln command-line tool as a user runs it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_compile.c: the compile service's scheduling on the mock backend.
  * The front end is the real compiler (shaderc); the back end makes mock

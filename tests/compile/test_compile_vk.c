@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_compile_vk.c: the compile service through the public API on a real
  * Vulkan device (lavapipe in CI): distinct programs compile once however

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_exit_drain.c: a process that exits with compiles still queued and
  * running, without destroying its context, exits cleanly: kiln's exit

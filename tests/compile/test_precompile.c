@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_precompile.c: csvc_precompile's order and its stall, on the mock
  * backend with one worker, so the order jobs start in is the order they

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds and runs kiln's three kinds of consumer, as its users would: an
 # installed kiln found by find_package(kiln), the same through pkg-config
 # (static and shared libkiln each), and kiln built from source beside the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lost.c: device loss and runaway work (DESIGN.md invariant 9). A
  * context whose device is lost, or whose submitted work outlives its device

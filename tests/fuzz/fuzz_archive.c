@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_archive.c: fuzz target for the archive reader and its entry codecs.
  * Any bytes are opened as an archive of a fixed device pair; lookups and a

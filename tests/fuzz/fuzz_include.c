@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_include.c: fuzz target for the include resolver on its own
  * (prog_include_resolve), without the compiler. The input is up to eight

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_parse.c: fuzz target for the number parsers every option and
  * environment switch goes through (src/base/parse.h): sizes, param words,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_png.c: fuzz target for the PNG reader `kiln run` uses for image
  * inputs (tools/kiln/png_read.c). Any bytes are decoded with a 16 MiB pixel

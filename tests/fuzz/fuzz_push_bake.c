@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_push_bake.c: fuzz target for the push-constant bake
  * (src/program/push_bake.c), which reads SPIR-V kiln did not write.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_transport_frame.c: fuzz target for the stream's frame reader
  * (src/transport/frame.c), the first thing a peer's bytes meet. The input

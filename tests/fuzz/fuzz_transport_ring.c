@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_transport_ring.c: fuzz target for what a peer can do to shared
  * memory (src/transport/ring.c). The input's first bytes choose the rings'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_transport_sideband.c: fuzz target for the sideband parser
  * (tp_sideband_parse in src/transport/fdpass.c), which judges a datagram

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_wave_code.c: fuzz target for the decoder and the reference
  * interpreter on arbitrary instruction streams. The input's first 8 bytes

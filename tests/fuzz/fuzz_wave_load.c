@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_wave_load.c: fuzz target for the wave recompiler's loader and
  * decoder: any bytes are loaded as an AMDHSA code object

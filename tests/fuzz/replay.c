@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay.c: runs a fuzz target over corpus files without libFuzzer, so CI
  * replays every corpus on every build. Arguments are files or folders

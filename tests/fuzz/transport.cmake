@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The transport's fuzz targets: the frame reader, the ring consumer (and the
 # producer against a hostile consumer, and the event ring) over a control
 # page and rings the input writes, and the sideband parser.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The wave recompiler's fuzz targets: code objects through the loader,
 # decoder and interpreter (fuzz_wave_load), and raw instruction streams
 # through the decoder and interpreter (fuzz_wave_code).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bindings.c: bindings as real shaders declare them, run for real
  * (lavapipe in CI, validation on), every result checked against the CPU:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_images.c: images and samplers, run for real (lavapipe in CI,
  * validation on), every result checked against the CPU: storage images

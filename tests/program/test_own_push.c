@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_own_push.c: shaders that declare their own push_constant block run
  * unchanged on a real device (lavapipe in CI, validation on). kiln adds no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_program.c: the front end without a device: the param prelude and
  * its line numbers, baking, entries, includes, defines, desc validation and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_push_bake.c: baking a shader's own push-constant words into its
  * SPIR-V (src/program/push_bake.c). Each module is compiled from GLSL with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_real_shaders.c: compute shaders written the way public projects
  * write them, run unchanged on a real device (lavapipe in CI, validation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_spec_constants.c: specialization constants as shaders from public
  * projects declare them (a workgroup size by local_size_x_id, a loop

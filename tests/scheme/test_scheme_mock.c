@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_scheme_mock.c: scheme logic on the mock backend: what is recorded
  * and when (full, params-only, replay), where barriers go, that in-flight

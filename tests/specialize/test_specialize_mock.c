@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_specialize_mock.c: specialization prediction, deterministically, on the
  * mock backend. Compiles are held during each submit and run to the end

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_specialize_vk.c: the no-wrong-frame invariant on lavapipe. Two chained
  * nodes run one program whose output depends on every param word it reads:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * doorbell.pml: kiln's ring doorbell (src/transport/ring.c) as a Spin model,
  * on a machine with a store buffer per side, so that the one reordering x86

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # spin.sh MODEL WORKDIR MODE [SPIN_DEFINES...]: verifies a Spin model (the
 # ring doorbell, doorbell.pml) in WORKDIR. MODE "holds": passes when Spin's
 # full search finds no error (no assertion violated, no invalid end state).

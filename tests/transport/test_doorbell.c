@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_doorbell.c: the ring's doorbell under two real threads. A producer
  * hands numbered records to a consumer through a 4 KiB ring (so both sides

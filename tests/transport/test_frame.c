@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_frame.c: the stream's framing (src/transport/frame.c). Frames fed in
  * pieces of every size come out whole and in order; a buffer too small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ring.c: the control page and the SPSC ring (src/transport/ring.c),
  * in one thread. The page's layout byte by byte; records of every size in

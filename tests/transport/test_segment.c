@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_segment.c: memfd segments and descriptor passing. A segment made
  * here and adopted through a received descriptor shows the same bytes; its

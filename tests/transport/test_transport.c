@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_transport.c: the transport object, its socket and in-process ends
  * run through the same cases (so what passes in process holds between

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_vk.c: kiln on a real Vulkan device (lavapipe in CI), results checked
  * against the same computation on the CPU. Validation (with synchronization

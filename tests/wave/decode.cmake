@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The decoder held to LLVM's disassembler (llvm-mc and llvm-objdump with the
 # amdgcn target); skipped, and reported so, where LLVM lacks the target.
 kiln_test(test_decode wave/test_decode.c)

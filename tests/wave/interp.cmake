@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The wave recompiler's loader, reference interpreter, observation and CLI
 # tests. Kernels (tests/wave/kernels/*.cl) are compiled by clang at test
 # time; where clang lacks the amdgcn target the tests are skipped (exit 77).

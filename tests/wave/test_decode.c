@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_decode.c: the gfx9 decoder and printer held to LLVM's AMDGPU
  * disassembler, which is the reference kiln's decoder must match.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_interp.c: the reference interpreter runs clang's gfx900 code for
  * OpenCL C kernels (tests/wave/kernels/, one .cl file each: loops with per-lane trip

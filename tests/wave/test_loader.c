@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_loader.c: AMDHSA code objects as clang and ld.lld make them, read
  * by the loader: kernels, their descriptors (the initial register setup,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * args.c: helpers shared by the tool's commands: input files, failures.
  * Numbers, sizes and words are parsed by base/parse.h, the parsers the

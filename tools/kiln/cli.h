@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli.h: the kiln command-line tool's commands and shared helpers. The tool
  * uses the public API (kiln.h), and one internal header that stands on

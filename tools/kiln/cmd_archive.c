@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_archive.c: `kiln archive path|ls|verify|compact|gc`: where the
  * pipeline archive of the chosen device (KILN_DEVICE) lives, what files it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_demo.c: `kiln demo`, kiln's built-in image-processing scheme run for a
  * number of frames on the default device, with a progress line, a summary

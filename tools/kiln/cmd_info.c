@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_info.c: `kiln info`: the Vulkan devices kiln sees and the capabilities
  * of the one a context picks.

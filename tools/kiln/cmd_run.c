@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_run.c: `kiln run`: compile one GLSL compute shader and run it on
  * buffers given as files, for trying a shader without writing a host program.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_wave.c: `kiln wave`: guest AMD GCN code objects.
  *

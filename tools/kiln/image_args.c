@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * image_args.c: `kiln run`'s images and samplers: --image, --out-image and
  * --sampler, from their arguments to kiln images bound by the run's node.

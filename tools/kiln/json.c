@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * json.c: the tool's JSON writer, for --json: one object on stdout,
  * written straight to a FILE as its values are given.

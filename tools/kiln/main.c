@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c: the kiln command-line tool: dispatches to its commands.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * out_file.c: the tool's one way to write an output file (cli_out_*), used
  * by every file it writes: run's --out buffers, demo's PNG.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * png.c: cli_write_png, the tool's one image writer, over libpng's write API.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * png_read.c: cli_read_png, the tool's one image reader, over libpng's
  * simplified read API (png_image), which converts any PNG (palette, grey,

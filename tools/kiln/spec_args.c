@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spec_args.c: `kiln run --spec ID=VALUE`, specialization constants set
  * from the command line, and the notes naming constants left at their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spec_print.c: the CLI's view of specialization. After each submit the
  * tools drain the scheme's events and print one line per event (the node,

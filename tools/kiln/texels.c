@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * texels.c: a PNG's rgba8 pixels as the texels of an image format and back,
  * for `kiln run`'s --image and --out-image (image_args.c) and the PNG fuzz

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # kiln wave (tools/kiln/cmd_wave.c): the wave sources it runs are compiled
 # into the tool, as the shipped library exports kiln_* only; cmd_wave.c
 # defines the base helpers they call (errors, allocation, logging), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mock.c: the deterministic backend (see mock.h).
  *

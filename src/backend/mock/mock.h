@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mock: a backend that runs nothing. It keeps buffers in host memory (so
  * uploads read back), counts every call, and completes work

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vk.c: kiln's Vulkan backend.
  *

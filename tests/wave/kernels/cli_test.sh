@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # cli_test.sh KILN CLANG KERNELS: `kiln wave info` and `kiln wave run` on
 # kernels clang compiles here (exit 77, skipped, where clang lacks amdgcn):
 # a 2D grid written to a zeroed buffer and read back with --out, a buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.h: what the test kernels use in place of OpenCL's library, which
  * -nogpulib leaves out: work-item and workgroup ids from the builtins,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* control.cl: loops with per-lane trip counts, divergent and nested
  * branches, break and continue, select chains. */
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* external.cl: calls a function defined nowhere: its relocatable object
  * refers to an undefined symbol, which the loader refuses by name. */
 int kiln_wave_elsewhere(int x);

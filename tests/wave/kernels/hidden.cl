@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hidden.cl: a kernel reading its hidden arguments (the implicit argument
  * pointer) and the dispatch packet; and one calling a function the object
  * does not define, which no loader can resolve. */

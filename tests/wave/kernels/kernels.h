@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kernels.h: what the wave tests share: compiling a kernel source of this
  * folder with clang for gfx900 at test time (and linking it with ld.lld),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lanes.cl: lane-crossing builtins (readfirstlane, mbcnt, ds_swizzle,
  * ds_bpermute, a DPP move with bound_ctrl, readlane, a ballot) and half
  * precision (scalar, packed, SDWA conversions). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* math.cl: integer and floating-point arithmetic, conversions. */
 #include "common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memory.cl: atomics, LDS with barriers (a fixed array and a __local
  * argument), 64-bit address arithmetic, a 2D grid. */
 #include "common.h"

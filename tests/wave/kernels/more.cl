@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* more.cl: calls to functions kept out of line (s_swappc, s_setpc, a
  * stack in scratch), 64-bit division, double precision, LDS atomics, 8 and
  * 16-bit integers, a compare-and-swap loop. */
