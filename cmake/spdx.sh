@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # spdx.sh [--add] ROOT: every source file of kiln carries the line
 # "SPDX-License-Identifier: MIT" (LICENSE) in its first two lines: C, C++,
 # OpenCL, Promela and X-macro files as "/* SPDX-License-Identifier: MIT */",
