@@ -228,6 +228,15 @@ typedef struct kiln_context_desc {
      * events, archive loads and saves. NULL: KILN_TRACE, else none.
      * Copied. */
     const char *trace_path;
+    /* Where the context runs: NULL = KILN_REMOTE decides, else here; "" or
+     * "local": in this process; "unix:PATH" (or an absolute PATH): in the
+     * kiln server listening there (kiln serve; docs/server.md), with the
+     * same calls and results; "inproc": in a server on a thread of this
+     * process (for tests of the wire). A remote context's device, compile
+     * service and archive are the server's: desc fields choosing others are
+     * refused by name. KILN_REMOTE never sends a mock-backend context away.
+     * Copied. */
+    const char *remote;
 } kiln_context_desc;
 
 /* The context desc as kiln_context_create sees it (desc NULL: a zero desc).
@@ -1025,6 +1034,49 @@ typedef struct kiln_precompile_result {
 /* desc may be NULL (defaults); out may be NULL. */
 KILN_API KILN_NODISCARD kiln_result kiln_context_precompile(kiln_context ctx, const kiln_precompile_desc *desc,
                                                             kiln_precompile_result *out);
+
+/* ---- the server ----------------------------------------------------------------- */
+
+/*
+ * A kiln server owns one device, one compile service and one pipeline
+ * archive, and serves contexts to other processes (kiln_context_desc.remote,
+ * KILN_REMOTE) over a unix socket: each connection gets a context of its
+ * own on the shared device, and programs two clients create alike compile
+ * once. A client that exits or dies costs nothing: its objects are freed.
+ * `kiln serve` is this; docs/server.md has the wire and the limits.
+ */
+typedef struct kiln_server kiln_server;
+
+typedef struct kiln_server_desc {
+    /* NULL: $XDG_RUNTIME_DIR/kiln/kiln.sock (its folder made 0700). The
+     * socket is made 0600; a stale one is replaced, a live one refused. */
+    const char *socket_path;
+    /* The server's own context: device, validation, archive, compile
+     * service (NULL: defaults; remote must be unset). */
+    const kiln_context_desc *context;
+    /* Peers of the server's own uid connect; these uids too. */
+    const uint32_t *allow_uids;
+    uint32_t allow_uid_count;
+    /* Per client, at once: objects (buffers, images, programs, schemes,
+     * nodes; 0 = 65536), bytes of buffers and images (0 = 16 GiB), programs
+     * compiling (0 = 256). Past one: KILN_ERR_LIMIT for that client alone. */
+    uint32_t max_objects;
+    uint64_t max_bytes;
+    uint32_t max_compiles;
+} kiln_server_desc;
+
+/* Makes the server: its context, then its listening socket. */
+KILN_API KILN_NODISCARD kiln_result kiln_server_create(const kiln_server_desc *desc, kiln_server **out);
+/* Serves until kiln_server_stop. */
+KILN_API KILN_NODISCARD kiln_result kiln_server_run(kiln_server *server);
+/* Makes kiln_server_run return; async-signal-safe. */
+KILN_API void kiln_server_stop(kiln_server *server);
+/* Ends every connection (each client's objects freed; its later calls fail
+ * with KILN_ERR_DEVICE_LOST naming the server), removes the socket, frees
+ * the server. */
+KILN_API void kiln_server_destroy(kiln_server *server);
+/* The socket path served. */
+KILN_API const char *kiln_server_socket_path(const kiln_server *server);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,7 @@
 #include "base/pool.h"
 #include "api/api.h"
 #include "context/context.h"
+#include "remote/remote.h"
 
 static pthread_rwlock_t contexts_lock = PTHREAD_RWLOCK_INITIALIZER;   /* read: resolving; write: changing the pool */
 static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;        /* every kctx's users */
@@ -97,7 +98,8 @@ kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out
     pthread_rwlock_unlock(&contexts_lock);
 
     struct kctx *c;
-    KILN_TRY(ctx_create(desc, serial, &c));
+    const char *remote = remote_target(desc);
+    KILN_TRY(remote ? remote_create(remote, desc, serial, &c) : ctx_create(desc, serial, &c));
     pthread_rwlock_wrlock(&contexts_lock);
     uint64_t id;
     kiln_result r = pool_insert(&contexts, c, "context", &id);

@@ -90,7 +90,7 @@ static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
     c->stats.archive_misses = 0;
     for (int i = ARC_ABSENT; i < ARC_CAUSE_COUNT; i++)
         c->stats.archive_misses += cs.archive_misses[i];
-    struct arc_store_stats as = arc_store_stats_get(&c->archive);
+    struct arc_store_stats as = arc_store_stats_get(c->archive);
     c->stats.archive_not_kept = as.over_bound;
     c->stats.archive_runs_saved = as.saved;
     c->stats.archive_saves_failed = as.saves_failed;
@@ -427,7 +427,7 @@ static kiln_result l_scheme_submit(struct kctx *c, kiln_scheme h, kiln_ticket *o
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
     uint64_t t;
-    atomic_store(&c->last_submit_ns, time_now_ns());
+    atomic_store(&(c->host ? c->host : c)->last_submit_ns, time_now_ns());
     KILN_TRY(scheme_submit(s, &t));
     c->last_ticket = t;
     c->stats.submits++;
@@ -519,18 +519,18 @@ static kiln_result l_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout
 
 static kiln_result l_archive_info(struct kctx *c, kiln_archive_info *out)
 {
-    *out = (kiln_archive_info){.enabled = c->archive.enabled, .file_count = c->archive.file_count,
-                               .readonly = c->archive.dir_readonly};
-    snprintf(out->dir, sizeof out->dir, "%s", c->archive.dir);
+    *out = (kiln_archive_info){.enabled = c->archive->enabled, .file_count = c->archive->file_count,
+                               .readonly = c->archive->dir_readonly};
+    snprintf(out->dir, sizeof out->dir, "%s", c->archive->dir);
     return KILN_OK;
 }
 
 static kiln_result l_archive_files(struct kctx *c, uint32_t first, kiln_archive_file *out, uint32_t cap,
                                    uint32_t *count)
 {
-    *count = c->archive.file_count;
-    for (uint32_t i = first; i < c->archive.file_count && i - first < cap; i++) {
-        const struct arc_store_file *f = &c->archive.files[i];
+    *count = c->archive->file_count;
+    for (uint32_t i = first; i < c->archive->file_count && i - first < cap; i++) {
+        const struct arc_store_file *f = &c->archive->files[i];
         kiln_archive_file *o = &out[i - first];
         *o = (kiln_archive_file){.bytes = f->map.size, .salvaged = f->file.salvaged};
         snprintf(o->name, sizeof o->name, "%s", f->name);
@@ -552,11 +552,11 @@ static kiln_result l_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *
 {
     kiln_archive_tidy_desc d = kiln_archive_tidy_desc_defaults(desc);
     *out = (kiln_archive_tidy_result){0};
-    if (!c->archive.enabled)
+    if (!c->archive->enabled)
         return KILN_RAISE(KILN_ERR_INVALID, "archive tidy: the archive is off (KILN_ARCHIVE=0) or its folder unusable");
     struct arc_tidy_result t = {0};
     if (d.compact) {
-        KILN_TRY(arc_compact(c->archive.dir, &c->archive.device, d.small_bytes, d.compact_at, &t));
+        KILN_TRY(arc_compact(c->archive->dir, &c->archive->device, d.small_bytes, d.compact_at, &t));
         *out = (kiln_archive_tidy_result){.files_before = t.files_before, .files_after = t.files_after,
                                           .bytes_before = t.bytes_before, .bytes_after = t.bytes_after,
                                           .merged = t.merged, .entries_kept = t.entries_kept,
@@ -565,7 +565,7 @@ static kiln_result l_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *
     }
     if (d.gc) {
         t = (struct arc_tidy_result){0};
-        KILN_TRY(arc_gc(c->archive.dir, d.max_size ? d.max_size : c->archive.cfg.max_size, &t));
+        KILN_TRY(arc_gc(c->archive->dir, d.max_size ? d.max_size : c->archive->cfg.max_size, &t));
         if (!d.compact) {
             out->files_before = t.files_before;
             out->bytes_before = t.bytes_before;
@@ -611,7 +611,7 @@ static void l_destroy(struct kctx *c)
     if (c->dev) {
         if (!kb_is_lost(c->dev))
             (void)l_wait_idle(c);   /* bounded by the device timeout, past which the device is lost */
-        bool abandoned = kb_abandon(c->dev);
+        bool abandoned = !c->host && kb_abandon(c->dev);
         uint32_t cur = 0;
         uint64_t id;
         struct scheme *s;
@@ -624,17 +624,20 @@ static void l_destroy(struct kctx *c)
             prog_destroy(p);
         }
         spec_cache_finish(&c->spec);   /* the schemes are gone; its variants go before the service */
-        arc_store_set_gate(&c->archive, NULL, NULL);   /* before the service it reads goes */
-        if (c->svc) {
+        if (!c->host)
+            arc_store_set_gate(c->archive, NULL, NULL);   /* before the service it reads goes */
+        if (c->svc && !c->host) {
             char line[1024];
             csvc_summary(c->svc, line, sizeof line);
             log_info("%s", line);
             csvc_destroy(c->svc);
         }
-        char arc_line[4096 + 256];
-        arc_store_close(&c->archive, arc_line, sizeof arc_line);
-        if (arc_line[0])
-            log_info("%s", arc_line);
+        if (!c->host) {
+            char arc_line[4096 + 256];
+            arc_store_close(c->archive, arc_line, sizeof arc_line);
+            if (arc_line[0])
+                log_info("%s", arc_line);
+        }
         cur = 0;
         struct kb_buffer *b;
         while ((b = pool_next(&c->buffers, &cur, &id))) {
@@ -666,6 +669,8 @@ static void l_destroy(struct kctx *c)
             log_info("fold guard (this process so far): %llu signed divisions guarded before the optimizer, "
                      "%llu modules left unoptimized (a division it could not guard)",
                      (unsigned long long)guarded, (unsigned long long)unguarded);
+        if (c->host)
+            goto borrowed;   /* the device is the host's: it closes with the host */
         if (kb_is_lost(c->dev))
             log_warn("context closed on a lost device (%s): %s", abandoned ? "its running work keeps the device, "
                      "which is abandoned, not freed" : "nothing was running; all freed", c->dev->lost_why);
@@ -673,6 +678,7 @@ static void l_destroy(struct kctx *c)
         c->dev->trace = NULL;   /* an abandoned device outlives the trace */
         kb_destroy(c->dev);
     }
+borrowed:
     trace_close(c->trace);
     pool_finish(&c->buffers);
     pool_finish(&c->images);
@@ -721,20 +727,30 @@ const struct rt_ops ctx_local_ops = {
     .destroy = l_destroy,
 };
 
-kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
+/* A context with empty pools tagged with serial, on no device yet. */
+static struct kctx *ctx_alloc(uint32_t serial)
 {
-    kiln_context_desc d = kiln_context_desc_defaults(desc);
     struct kctx *c = mem_calloc(1, sizeof *c);
     if (!c)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the context");
+        return NULL;
     c->ops = &ctx_local_ops;
     c->serial = serial;
+    c->archive = &c->own_archive;
     pthread_mutex_init(&c->lock, NULL);
     pool_init(&c->buffers, POOL_BUFFER, serial);
     pool_init(&c->programs, POOL_PROGRAM, serial);
     pool_init(&c->schemes, POOL_SCHEME, serial);
     pool_init(&c->nodes, POOL_NODE, serial);
     pool_init(&c->images, POOL_IMAGE, serial);
+    return c;
+}
+
+kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
+{
+    kiln_context_desc d = kiln_context_desc_defaults(desc);
+    struct kctx *c = ctx_alloc(serial);
+    if (!c)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the context");
     const char *trace_path = d.trace_path ? d.trace_path : getenv("KILN_TRACE");
     kiln_result r = trace_open(trace_path, &c->trace);
     if (r < 0) {
@@ -793,9 +809,9 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
         acfg.trace = c->trace;
         if (d.archive_max_size)
             acfg.max_size = d.archive_max_size;
-        r = arc_store_open(&c->archive, &c->dev->caps, &acfg);
-        csvc_set_archive(c->svc, &c->archive);
-        arc_store_set_gate(&c->archive, saver_gate, c);
+        r = arc_store_open(c->archive, &c->dev->caps, &acfg);
+        csvc_set_archive(c->svc, c->archive);
+        arc_store_set_gate(c->archive, saver_gate, c);
     }
     if (r < 0) {
         l_destroy(c);
@@ -804,9 +820,71 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
     c->pending = d.pending;
     c->skip_log = d.skip_log ? d.skip_log > 0 : env_flag("KILN_SKIP_LOG", 0);
     c->spec_verify = d.spec_verify;
+    c->made_with = d;
+    c->made_with.device = c->made_with.archive_dir = c->made_with.archive_readonly = NULL;
+    c->made_with.trace_path = c->made_with.remote = NULL;
     double timeout_s = d.device_timeout_ms ? d.device_timeout_ms / 1e3 : env_seconds("KILN_DEVICE_TIMEOUT_S", 0);
     if (timeout_s > 0)
         kb_set_timeout(c->dev, timeout_s >= 1e9 ? UINT64_MAX / 2 : (uint64_t)(timeout_s * 1e9));
+    *out = c;
+    return KILN_OK;
+}
+
+/* A field of a client's desc that shapes what the host owns: refused
+ * unless it asks for what the host has (or is left to the host: 0). */
+#define HOST_OWNS(cond, field, why)                                                                \
+    do {                                                                                           \
+        if (cond)                                                                                  \
+            return KILN_RAISE(KILN_ERR_INVALID, "context desc: %s: %s", field, why);               \
+    } while (0)
+
+static kiln_result check_client_desc(const struct kctx *host, const kiln_context_desc *d)
+{
+    const char *dev = "the server owns one device; a client cannot choose another";
+    const char *svc = "the compile service is the server's, shared by its clients";
+    const char *arc = "the pipeline archive is the server's, shared by its clients";
+    const kiln_context_desc *h = &host->made_with;
+    kiln_backend_kind kind = host->dev->caps.backend;
+    HOST_OWNS(d->backend != kind, "backend", kind == KILN_BACKEND_MOCK ? "the server runs the mock backend"
+                                                                        : "the server runs Vulkan");
+    HOST_OWNS(d->device && *d->device && !strstr(host->dev->caps.device_name, d->device) &&
+                  strcmp(d->device, "0") != 0,
+              "device", dev);
+    HOST_OWNS(d->validation && (d->validation > 0) != (host->dev->caps.validation != 0), "validation",
+              "the validation layer is on or off for the server's whole device");
+    HOST_OWNS(d->force_staging && d->force_staging != h->force_staging, "force_staging", dev);
+    HOST_OWNS((d->compile_threads && d->compile_threads != h->compile_threads) ||
+                  (d->giant_words && d->giant_words != h->giant_words) ||
+                  (d->giant_compiles && d->giant_compiles != h->giant_compiles) ||
+                  (d->alone_tries && d->alone_tries != h->alone_tries) ||
+                  (d->slow_compile_s > 0 && d->slow_compile_s != h->slow_compile_s) ||
+                  (d->worker_caches && d->worker_caches != h->worker_caches),
+              "compile_threads, giant_words, giant_compiles, alone_tries, slow_compile_s, worker_caches", svc);
+    HOST_OWNS(d->archive && (d->archive > 0) != host->archive->enabled, "archive", arc);
+    HOST_OWNS((d->archive_dir && *d->archive_dir && strncmp(host->archive->dir, d->archive_dir,
+                                                             strlen(d->archive_dir))) ||
+                  (d->archive_max_size && d->archive_max_size != h->archive_max_size) ||
+                  (d->archive_qa && d->archive_qa != h->archive_qa),
+              "archive_dir, archive_max_size, archive_qa", arc);
+    HOST_OWNS(d->trace_path && *d->trace_path, "trace_path", "a server's trace is its own (kiln serve --trace)");
+    return KILN_OK;
+}
+
+kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
+{
+    kiln_context_desc d = kiln_context_desc_defaults(desc);
+    KILN_TRY(check_client_desc(host, &d));
+    struct kctx *c = ctx_alloc(serial);
+    if (!c)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the context");
+    c->host = host;
+    c->dev = host->dev;
+    c->svc = host->svc;
+    c->archive = host->archive;
+    spec_cache_init(&c->spec, c->svc, c->dev->ops->layout_follows_signature, d.specialization);
+    c->pending = d.pending;
+    c->skip_log = d.skip_log ? d.skip_log > 0 : env_flag("KILN_SKIP_LOG", 0);
+    c->spec_verify = d.spec_verify;
     *out = c;
     return KILN_OK;
 }

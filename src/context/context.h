@@ -79,6 +79,12 @@ struct kctx {
     uint32_t serial;            /* tags this context's handles */
     /* Below: touched only with lock held. */
     struct kb_device *dev;
+    /* A server's client context (ctx_create_on) borrows its host's device,
+     * compile service and archive: host is that context, and the host's
+     * owner serializes every call on the device (remote/server.c). NULL: a
+     * context that owns them. */
+    struct kctx *host;
+    kiln_context_desc made_with;   /* a host's desc, filled in; its strings NULL (for ctx_create_on) */
     struct pool buffers, programs, schemes, nodes, images;
     uint64_t last_ticket;       /* the newest ticket issued */
     kiln_context_stats stats;
@@ -87,7 +93,8 @@ struct kctx {
     uint64_t spec_warms, spec_promotions, spec_demotions, spec_pinned, spec_no_gain;   /* of destroyed schemes */
     uint64_t spec_samples_lost, spec_lookups_missed, spec_wakes_dropped;        /* likewise */
     struct csvc *svc;           /* the compile service (its own lock; taken after this one) */
-    struct arc_store archive;   /* the device pair's archive folder (its own lock) */
+    struct arc_store *archive;  /* the device pair's archive folder (its own lock): own_archive, or the host's */
+    struct arc_store own_archive;
     _Atomic uint64_t last_submit_ns;   /* the archive saver's gate reads it without the lock */
     struct spec_cache spec;     /* specialization variants, shared by the schemes */
     kiln_pending_policy pending;
@@ -102,6 +109,16 @@ extern const struct rt_ops ctx_local_ops;
 /* Makes a local context on the device the desc and KILN_DEVICE choose; desc
  * may be NULL (kiln_context_desc_defaults applies, here). */
 KILN_NODISCARD kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out);
+
+/* Makes a context on host's device, sharing its compile service (so
+ * programs two such contexts create alike compile once) and its archive;
+ * its objects, handles (tagged with serial) and schemes are its own, and
+ * destroying it frees them and nothing of the host's. desc may be NULL;
+ * fields that choose or shape the device, the compile service or the
+ * archive are the host's and, set to anything else, are refused by name
+ * (KILN_ERR_INVALID). Callers serialize every call on host's device. */
+KILN_NODISCARD kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint32_t serial,
+                                         struct kctx **out);
 
 struct csvc;
 

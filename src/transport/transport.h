@@ -468,4 +468,23 @@ void tp_destroy(struct tp *t);
  * in process. */
 int tp_peer_fd(const struct tp *t);
 
+/* ---- meeting at a socket path (connect.c) ------------------------------------------- */
+
+/* The client's first bytes on the stream: [u32 "KLNH"][u32 version], with
+ * one end of a datagram socketpair attached, which carries descriptors. */
+#define TP_HELLO_VERSION 1u
+/* A listening socket at path, made 0600. A socket left there by a server
+ * that died is replaced; one a server listens on is KILN_ERR_BUSY;
+ * anything else at path is KILN_ERR_IO and left alone. The folder is the
+ * caller's to make. */
+kiln_result tp_listen(const char *path, int *fd);
+/* Connects to a server listening at path and sends the hello. */
+kiln_result tp_connect(const char *path, uint64_t timeout_ns, struct tp **out);
+/* Takes a connection accept() gave (consumed: closed on failure), reads
+ * the peer's credentials (SO_PEERCRED) and its hello within timeout_ns.
+ * KILN_ERR_IO "protocol mismatch" for anything but a hello with one
+ * datagram socket. */
+struct ucred;
+kiln_result tp_accept_hello(int conn, uint64_t timeout_ns, struct tp **out, struct ucred *peer);
+
 #endif

@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * apply.c: the server's applier. One request frame in, one reply frame
+ * out: the head and the record checked against the catalogue, the tail
+ * decoded with every length compared with what arrived, the call run on
+ * the connection's own context (so a handle resolves in its own pools
+ * only: another client's is KILN_ERR_HANDLE), the client's quotas kept.
+ * Nothing a request holds is trusted; a refused request says why in its
+ * reply and leaves the connection and the context as they were.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compile/compile.h"
+#include "pipe/pipe.h"
+#include "remote.h"
+#include "remote_private.h"
+
+/* How long a waiting call holds the device at a time. */
+#define SLICE_NS (2ull * 1000 * 1000)
+
+/* One request, decoded as far as the head. */
+struct req {
+    struct srv_client *cl;
+    struct kctx *c;
+    const void *rec;             /* the record, aligned */
+    struct bytes_reader tail;
+    struct pipe_arena arena;
+    struct bytes *out;
+    kiln_result live;            /* ctx_live's verdict, for OP */
+};
+
+typedef kiln_result (*apply_fn)(struct req *q);
+
+static void lock(struct srv_client *cl) { pthread_mutex_lock(&cl->srv->host_lock); }
+static void unlock(struct srv_client *cl) { pthread_mutex_unlock(&cl->srv->host_lock); }
+
+/* OP runs a call of the context's table under the host lock, as api/ runs
+ * a local call: refused on a lost device, a loss it finds latched. */
+static kiln_result enter(struct req *q)
+{
+    lock(q->cl);
+    q->live = ctx_live(q->c);
+    return q->live;
+}
+
+static kiln_result leave(struct req *q, kiln_result r)
+{
+    r = q->live == KILN_OK ? ctx_seen(q->c, r) : q->live;
+    unlock(q->cl);
+    return r;
+}
+#define OP(q, name, ...) leave((q), enter(q) == KILN_OK ? (q)->c->ops->name((q)->c, __VA_ARGS__) : KILN_OK)
+
+static kiln_result no_tail(struct req *q)
+{
+    size_t n = bytes_remaining(&q->tail);
+    return n ? KILN_RAISE(KILN_ERR_INVALID, "request: %zu bytes after its record where none belong", n) : KILN_OK;
+}
+
+static kiln_result tail_done(struct req *q, const char *what)
+{
+    if (q->tail.overrun)
+        return KILN_RAISE(KILN_ERR_INVALID, "request: %s runs past the tail", what);
+    size_t n = bytes_remaining(&q->tail);
+    return n ? KILN_RAISE(KILN_ERR_INVALID, "request: %zu bytes after %s", n, what) : KILN_OK;
+}
+
+static void put_out(struct req *q, const void *p, size_t n) { bytes_put(q->out, p, n); }
+
+/* ---- quotas -------------------------------------------------------------------------------- */
+
+static kiln_result quota_objects(struct req *q, uint32_t adding)
+{
+    struct kctx *c = q->c;
+    uint64_t held = (uint64_t)c->buffers.live + c->images.live + c->programs.live + c->schemes.live + c->nodes.live;
+    if (held + adding > q->cl->srv->quota.objects)
+        return KILN_RAISE(KILN_ERR_LIMIT, "%s holds %llu objects; the server allows each client %u at once",
+                          q->cl->who, (unsigned long long)held, q->cl->srv->quota.objects);
+    return KILN_OK;
+}
+
+static kiln_result quota_bytes(struct req *q, uint64_t adding)
+{
+    uint64_t max = q->cl->srv->quota.bytes;
+    if (adding > max || q->cl->bytes > max - adding)
+        return KILN_RAISE(KILN_ERR_LIMIT, "%s holds %llu bytes of buffers and images and asks for %llu more; the "
+                          "server allows each client %llu", q->cl->who, (unsigned long long)q->cl->bytes,
+                          (unsigned long long)adding, (unsigned long long)max);
+    return KILN_OK;
+}
+
+static kiln_result quota_compiles(struct req *q)
+{
+    uint32_t cur = 0, n = 0;
+    uint64_t id;
+    struct prog *p;
+    while ((p = pool_next(&q->c->programs, &cur, &id)))
+        n += prog_refresh(p) == KILN_PROGRAM_PENDING;
+    if (n >= q->cl->srv->quota.compiles)
+        return KILN_RAISE(KILN_ERR_LIMIT, "%s has %u programs compiling; the server allows each client %u at once "
+                          "(wait for some: kiln_program_wait)", q->cl->who, n, q->cl->srv->quota.compiles);
+    return KILN_OK;
+}
+
+/* ---- the context ------------------------------------------------------------------------- */
+
+static kiln_result a_context_create(struct req *q)
+{
+    const struct pipe_rec_context *r = q->rec;
+    if (q->c)
+        return KILN_RAISE(KILN_ERR_INVALID, "request: this connection's context exists already");
+    if (r->version != PIPE_VERSION)
+        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: the client speaks pipe version %u, this server %u",
+                          r->version, PIPE_VERSION);
+    kiln_context_desc d = {
+        .backend = (kiln_backend_kind)r->backend, .validation = r->validation,
+        .pending = (kiln_pending_policy)r->pending, .compile_threads = r->compile_threads,
+        .specialization = r->specialization, .device_timeout_ms = r->device_timeout_ms, .archive = r->archive,
+        .archive_qa = r->archive_qa, .archive_max_size = r->archive_max_size, .giant_words = r->giant_words,
+        .giant_compiles = r->giant_compiles, .alone_tries = r->alone_tries, .slow_compile_s = r->slow_compile_s,
+        .worker_caches = r->worker_caches, .spec_verify = r->spec_verify, .skip_log = r->skip_log,
+        .force_staging = r->force_staging};
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "device", false, &d.device, NULL));
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "archive_dir", false, &d.archive_dir, NULL));
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "archive_readonly", false, &d.archive_readonly, NULL));
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "trace_path", false, &d.trace_path, NULL));
+    KILN_TRY(tail_done(q, "the context desc"));
+    if (d.pending != KILN_PENDING_WAIT && d.pending != KILN_PENDING_SKIP)
+        return KILN_RAISE(KILN_ERR_INVALID, "context desc: unknown pending policy %d", (int)d.pending);
+    if (!d.backend)
+        d.backend = q->cl->srv->host->dev->caps.backend;
+    struct srv *s = q->cl->srv;
+    pthread_mutex_lock(&s->mu);
+    uint32_t serial = ++s->next_serial;
+    pthread_mutex_unlock(&s->mu);
+    lock(q->cl);
+    kiln_result res = ctx_create_on(s->host, &d, serial, &q->cl->ctx);
+    unlock(q->cl);
+    return res;
+}
+
+static kiln_result a_context_destroy(struct req *q) { return no_tail(q); }
+
+static kiln_result a_context_caps(struct req *q)
+{
+    kiln_caps caps;
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, caps, &caps));
+    put_out(q, &caps, sizeof caps);
+    return KILN_OK;
+}
+
+/* Waits for ticket in slices of SLICE_NS, the device let go between them. */
+static kiln_result wait_sliced(struct req *q, uint64_t ticket, uint64_t timeout_ns)
+{
+    uint64_t start = time_now_ns();
+    for (;;) {
+        uint64_t spent = time_now_ns() - start;
+        uint64_t left = timeout_ns == UINT64_MAX ? UINT64_MAX : timeout_ns > spent ? timeout_ns - spent : 0;
+        kiln_result r = OP(q, ticket_wait, (kiln_ticket){ticket}, KILN_MIN(left, SLICE_NS));
+        if (r != KILN_ERR_TIMEOUT)
+            return r;
+        if (left <= SLICE_NS)
+            return KILN_RAISE(KILN_ERR_TIMEOUT, "ticket %llu not done after %llu ns", (unsigned long long)ticket,
+                              (unsigned long long)timeout_ns);
+    }
+}
+
+static kiln_result a_context_wait_idle(struct req *q)
+{
+    KILN_TRY(no_tail(q));
+    lock(q->cl);
+    uint64_t last = q->c->last_ticket;
+    unlock(q->cl);
+    KILN_TRY(wait_sliced(q, last, UINT64_MAX));
+    return leave(q, enter(q) == KILN_OK ? q->c->ops->wait_idle(q->c) : KILN_OK);
+}
+
+static kiln_result a_context_stats_get(struct req *q)
+{
+    kiln_context_stats st;
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, stats, &st));
+    put_out(q, &st, sizeof st);
+    return KILN_OK;
+}
+
+/* ---- buffers and images ------------------------------------------------------------------------ */
+
+static kiln_result a_buffer_create(struct req *q)
+{
+    const struct pipe_rec_buffer *r = q->rec;
+    kiln_buffer_desc d = {.size = r->size, .usage = r->usage};
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "label", false, &d.label, NULL));
+    KILN_TRY(tail_done(q, "the buffer desc"));
+    lock(q->cl);
+    kiln_result res = quota_objects(q, 1);
+    /* A size past the device's limit is the runtime's to refuse, naming it. */
+    if (res == KILN_OK && d.size <= q->c->dev->caps.max_buffer_size)
+        res = quota_bytes(q, d.size);
+    unlock(q->cl);
+    KILN_TRY(res);
+    kiln_buffer b;
+    KILN_TRY(OP(q, buffer_create, &d, &b));
+    q->cl->bytes += d.size;
+    put_out(q, &b.id, sizeof b.id);
+    return KILN_OK;
+}
+
+static kiln_result a_buffer_destroy(struct req *q)
+{
+    const struct pipe_rec_handle *r = q->rec;
+    KILN_TRY(no_tail(q));
+    lock(q->cl);
+    struct kb_buffer *b = pool_get(&q->c->buffers, r->id);
+    uint64_t size = b ? b->size : 0;
+    unlock(q->cl);
+    KILN_TRY(OP(q, buffer_destroy, (kiln_buffer){r->id}));
+    q->cl->bytes -= KILN_MIN(size, q->cl->bytes);
+    return KILN_OK;
+}
+
+/* The bytes of a range request: in the tail, or in the segment. */
+static kiln_result range_bytes(struct req *q, const struct pipe_rec_range *r, bool in, uint8_t **p)
+{
+    *p = NULL;
+    if (r->via == PIPE_VIA_INLINE) {
+        if (r->size > PIPE_INLINE_MAX)
+            return KILN_RAISE(KILN_ERR_INVALID, "request: %llu bytes inline; at most %u travel so",
+                              (unsigned long long)r->size, PIPE_INLINE_MAX);
+        if (in) {
+            if (bytes_remaining(&q->tail) != r->size)
+                return KILN_RAISE(KILN_ERR_INVALID, "request: says %llu bytes of data; its tail holds %zu",
+                                  (unsigned long long)r->size, bytes_remaining(&q->tail));
+            *p = (uint8_t *)bytes_read_span(&q->tail, r->size);
+            return KILN_OK;
+        }
+        KILN_TRY(no_tail(q));
+        *p = bytes_put(q->out, NULL, r->size);
+        return *p || !r->size ? KILN_OK : KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a reply");
+    }
+    if (r->via != PIPE_VIA_SEGMENT)
+        return KILN_RAISE(KILN_ERR_INVALID, "request: data via %u (0 inline, 1 the segment)", r->via);
+    KILN_TRY(no_tail(q));
+    if (!q->cl->segment)
+        return KILN_RAISE(KILN_ERR_INVALID, "request: data in a segment; this connection has none");
+    return q->cl->segment(q->cl->segment_ud, r->segment, r->size, p);
+}
+
+/* True when the range cannot be moved: no such buffer of the client's, or
+ * the range runs past its end. The runtime's call then refuses it, naming
+ * what is wrong, before it touches any byte (so it gets a stand-in). */
+static bool buffer_range_bad(struct req *q, const struct pipe_rec_range *r)
+{
+    lock(q->cl);
+    const struct kb_buffer *b = pool_get(&q->c->buffers, r->id);
+    bool bad = !b || r->offset > b->size || r->size > b->size - r->offset;
+    unlock(q->cl);
+    return bad;
+}
+
+static bool image_range_bad(struct req *q, const struct pipe_rec_range *r)
+{
+    lock(q->cl);
+    const struct kb_image *i = pool_get(&q->c->images, r->id);
+    bool bad = !i || r->size != i->bytes;
+    unlock(q->cl);
+    return bad;
+}
+
+static kiln_result a_buffer_upload(struct req *q)
+{
+    const struct pipe_rec_range *r = q->rec;
+    uint8_t *p;
+    if (buffer_range_bad(q, r))
+        return OP(q, buffer_upload, (kiln_buffer){r->id}, r->offset, q, r->size);
+    KILN_TRY(range_bytes(q, r, true, &p));
+    return OP(q, buffer_upload, (kiln_buffer){r->id}, r->offset, p ? p : (const void *)"", r->size);
+}
+
+static kiln_result a_buffer_readback(struct req *q)
+{
+    const struct pipe_rec_range *r = q->rec;
+    uint8_t *p;
+    if (buffer_range_bad(q, r))
+        return OP(q, buffer_readback, (kiln_buffer){r->id}, r->offset, q, r->size);
+    KILN_TRY(range_bytes(q, r, false, &p));
+    return OP(q, buffer_readback, (kiln_buffer){r->id}, r->offset, p ? p : (void *)q, r->size);
+}
+
+static kiln_result a_image_create(struct req *q)
+{
+    const struct pipe_rec_image *r = q->rec;
+    kiln_image_desc d = {.width = r->width, .height = r->height, .depth = r->depth, .dims = r->dims,
+                         .format = (kiln_format)r->format, .usage = r->usage};
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "label", false, &d.label, NULL));
+    KILN_TRY(tail_done(q, "the image desc"));
+    lock(q->cl);
+    kiln_result res = quota_objects(q, 1);
+    unlock(q->cl);
+    KILN_TRY(res);
+    kiln_image img;
+    KILN_TRY(OP(q, image_create, &d, &img));
+    lock(q->cl);
+    struct kb_image *ki = pool_get(&q->c->images, img.id);
+    uint64_t bytes = ki ? ki->bytes : 0;
+    res = quota_bytes(q, bytes);
+    unlock(q->cl);
+    if (res < 0) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", err_last());
+        (void)OP(q, image_destroy, img);
+        return KILN_RAISE(KILN_ERR_LIMIT, "%s", why);
+    }
+    q->cl->bytes += bytes;
+    put_out(q, &img.id, sizeof img.id);
+    return KILN_OK;
+}
+
+static kiln_result a_image_destroy(struct req *q)
+{
+    const struct pipe_rec_handle *r = q->rec;
+    KILN_TRY(no_tail(q));
+    lock(q->cl);
+    struct kb_image *ki = pool_get(&q->c->images, r->id);
+    uint64_t bytes = ki ? ki->bytes : 0;
+    unlock(q->cl);
+    KILN_TRY(OP(q, image_destroy, (kiln_image){r->id}));
+    q->cl->bytes -= KILN_MIN(bytes, q->cl->bytes);
+    return KILN_OK;
+}
+
+static kiln_result a_image_upload(struct req *q)
+{
+    const struct pipe_rec_range *r = q->rec;
+    uint8_t *p;
+    if (r->offset)
+        return KILN_RAISE(KILN_ERR_INVALID, "request: an image upload has no offset");
+    if (image_range_bad(q, r))
+        return OP(q, image_upload, (kiln_image){r->id}, q, r->size);
+    KILN_TRY(range_bytes(q, r, true, &p));
+    return OP(q, image_upload, (kiln_image){r->id}, p ? p : (const void *)"", r->size);
+}
+
+static kiln_result a_image_readback(struct req *q)
+{
+    const struct pipe_rec_range *r = q->rec;
+    uint8_t *p;
+    if (r->offset)
+        return KILN_RAISE(KILN_ERR_INVALID, "request: an image readback has no offset");
+    if (image_range_bad(q, r))
+        return OP(q, image_readback, (kiln_image){r->id}, q, r->size);
+    KILN_TRY(range_bytes(q, r, false, &p));
+    return OP(q, image_readback, (kiln_image){r->id}, p ? p : (void *)q, r->size);
+}
+
+/* ---- programs ------------------------------------------------------------------------------ */
+
+static kiln_result a_program_create(struct req *q)
+{
+    const struct pipe_rec_program *r = q->rec;
+    if (r->define_count > KILN_MAX_DEFINES || r->include_dir_count > KILN_MAX_INCLUDE_DIRS ||
+        r->constant_count > KILN_MAX_SPEC_CONSTANTS)
+        return KILN_RAISE(KILN_ERR_LIMIT, "program desc: %u defines, %u include folders, %u constants: past "
+                          "kiln's limits", r->define_count, r->include_dir_count, r->constant_count);
+    kiln_program_desc d = {.optimize = r->optimize, .define_count = r->define_count,
+                           .include_dir_count = r->include_dir_count, .constant_count = r->constant_count};
+    kiln_define defines[KILN_MAX_DEFINES];
+    const char *dirs[KILN_MAX_INCLUDE_DIRS];
+    kiln_spec_constant constants[KILN_MAX_SPEC_CONSTANTS];
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "source", true, &d.source, &d.source_len));
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "name", false, &d.name, NULL));
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "entry", false, &d.entry, NULL));
+    if (!d.source)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: source is NULL");
+    for (uint32_t i = 0; i < d.define_count; i++) {
+        KILN_TRY(pipe_read_str(&q->tail, &q->arena, "a define's name", false, &defines[i].name, NULL));
+        KILN_TRY(pipe_read_str(&q->tail, &q->arena, "a define's value", false, &defines[i].value, NULL));
+    }
+    for (uint32_t i = 0; i < d.include_dir_count; i++)
+        KILN_TRY(pipe_read_str(&q->tail, &q->arena, "an include folder", false, &dirs[i], NULL));
+    bytes_read_copy(&q->tail, constants, (size_t)d.constant_count * sizeof constants[0]);
+    KILN_TRY(tail_done(q, "the program desc"));
+    d.defines = defines;
+    d.include_dirs = dirs;
+    d.constants = constants;
+    lock(q->cl);
+    kiln_result res = quota_objects(q, 1);
+    if (res == KILN_OK)
+        res = quota_compiles(q);
+    unlock(q->cl);
+    KILN_TRY(res);
+    kiln_program p;
+    KILN_TRY(OP(q, program_create, &d, &p));
+    put_out(q, &p.id, sizeof p.id);
+    return KILN_OK;
+}
+
+static kiln_result a_program_destroy(struct req *q)
+{
+    KILN_TRY(no_tail(q));
+    return OP(q, program_destroy, (kiln_program){((const struct pipe_rec_handle *)q->rec)->id});
+}
+
+static kiln_result a_program_status(struct req *q)
+{
+    kiln_program_state st;
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, program_status, (kiln_program){((const struct pipe_rec_handle *)q->rec)->id}, &st));
+    uint32_t v = st;
+    put_out(q, &v, sizeof v);
+    return KILN_OK;
+}
+
+static kiln_result a_program_wait(struct req *q)
+{
+    kiln_program p = {((const struct pipe_rec_handle *)q->rec)->id};
+    KILN_TRY(no_tail(q));
+    /* The compile runs on the service's workers: poll its state with the
+     * device let go, then ask for the verdict. */
+    for (uint64_t nap = 50 * 1000;; nap = KILN_MIN(nap * 2, SLICE_NS / 2)) {
+        kiln_program_state st;
+        KILN_TRY(OP(q, program_status, p, &st));
+        if (st != KILN_PROGRAM_PENDING)
+            break;
+        nanosleep(&(struct timespec){0, (long)nap}, NULL);
+    }
+    return OP(q, program_wait, p);
+}
+
+static kiln_result a_program_log(struct req *q)
+{
+    const struct pipe_rec_list *r = q->rec;
+    KILN_TRY(no_tail(q));
+    size_t cap = KILN_MIN(r->cap, PIPE_OUT_MAX), len = 0;
+    char *buf = mem_alloc(cap + 1);
+    if (!buf)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a program log");
+    kiln_result res = OP(q, program_log, (kiln_program){r->id}, buf, cap + 1, &len);
+    if (res == KILN_OK) {
+        uint64_t full = len;
+        put_out(q, &full, sizeof full);
+        put_out(q, buf, KILN_MIN(len, cap));
+    }
+    free(buf);
+    return res;
+}
+
+static kiln_result a_program_interface_get(struct req *q)
+{
+    kiln_program_interface *iface = mem_alloc(sizeof *iface);
+    if (!iface)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for an interface");
+    kiln_result res = no_tail(q);
+    if (res == KILN_OK)
+        res = OP(q, program_interface, (kiln_program){((const struct pipe_rec_handle *)q->rec)->id}, iface);
+    if (res == KILN_OK)
+        put_out(q, iface, sizeof *iface);
+    free(iface);
+    return res;
+}
+
+/* ---- schemes and nodes ------------------------------------------------------------------------ */
+
+static kiln_result a_scheme_create(struct req *q)
+{
+    kiln_scheme_desc d = {0};
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "label", false, &d.label, NULL));
+    KILN_TRY(tail_done(q, "the scheme desc"));
+    lock(q->cl);
+    kiln_result res = quota_objects(q, 1);
+    unlock(q->cl);
+    KILN_TRY(res);
+    kiln_scheme s;
+    KILN_TRY(OP(q, scheme_create, &d, &s));
+    put_out(q, &s.id, sizeof s.id);
+    return KILN_OK;
+}
+
+static kiln_result a_scheme_destroy(struct req *q)
+{
+    KILN_TRY(no_tail(q));
+    return OP(q, scheme_destroy, (kiln_scheme){((const struct pipe_rec_handle *)q->rec)->id});
+}
+
+static kiln_result a_scheme_add_node(struct req *q)
+{
+    const struct pipe_rec_node *r = q->rec;
+    if (r->binding_count > KILN_MAX_DESCRIPTORS || r->param_count > KILN_MAX_PARAM_WORDS)
+        return KILN_RAISE(KILN_ERR_LIMIT, "node desc: %u bindings (at most %d), %u params (at most %d)",
+                          r->binding_count, KILN_MAX_DESCRIPTORS, r->param_count, KILN_MAX_PARAM_WORDS);
+    kiln_binding bindings[KILN_MAX_DESCRIPTORS];
+    uint32_t params[KILN_MAX_PARAM_WORDS];
+    kiln_node_desc d = {.program = {r->program}, .binding_count = r->binding_count, .param_count = r->param_count,
+                        .bindings = bindings, .params = params};
+    memcpy(d.groups, r->groups, sizeof d.groups);
+    bytes_read_copy(&q->tail, bindings, (size_t)r->binding_count * sizeof bindings[0]);
+    bytes_read_copy(&q->tail, params, (size_t)r->param_count * sizeof params[0]);
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "label", false, &d.label, NULL));
+    KILN_TRY(tail_done(q, "the node desc"));
+    lock(q->cl);
+    kiln_result res = quota_objects(q, 1);
+    unlock(q->cl);
+    KILN_TRY(res);
+    kiln_node n;
+    KILN_TRY(OP(q, scheme_add_node, (kiln_scheme){r->scheme}, &d, &n));
+    put_out(q, &n.id, sizeof n.id);
+    return KILN_OK;
+}
+
+static kiln_result a_scheme_submit(struct req *q)
+{
+    kiln_ticket t = {0};
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, scheme_submit, (kiln_scheme){((const struct pipe_rec_handle *)q->rec)->id}, &t));
+    put_out(q, &t.value, sizeof t.value);
+    return KILN_OK;
+}
+
+static kiln_result a_scheme_stats_get(struct req *q)
+{
+    kiln_scheme_stats st;
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, scheme_stats, (kiln_scheme){((const struct pipe_rec_handle *)q->rec)->id}, &st));
+    put_out(q, &st, sizeof st);
+    return KILN_OK;
+}
+
+static kiln_result a_node_remove(struct req *q)
+{
+    KILN_TRY(no_tail(q));
+    return OP(q, node_remove, (kiln_node){((const struct pipe_rec_handle *)q->rec)->id});
+}
+
+static kiln_result a_node_set_param(struct req *q)
+{
+    const struct pipe_rec_param *r = q->rec;
+    KILN_TRY(no_tail(q));
+    return OP(q, node_set_param, (kiln_node){r->node}, r->slot, r->word);
+}
+
+static kiln_result a_node_set_program(struct req *q)
+{
+    const struct pipe_rec_pair *r = q->rec;
+    KILN_TRY(no_tail(q));
+    return OP(q, node_set_program, (kiln_node){r->a}, (kiln_program){r->b});
+}
+
+/* A list answer: [u32 total][u32 0][items]. fetch fills up to cap items
+ * into a scratch array and says how many there are. */
+static kiln_result list_out(struct req *q, size_t item, uint32_t most, kiln_result (*fetch)(struct req *, void *,
+                                                                                              uint32_t, uint32_t *))
+{
+    const struct pipe_rec_list *r = q->rec;
+    KILN_TRY(no_tail(q));
+    uint32_t cap = KILN_MIN(r->cap, most), total = 0;
+    void *items = cap ? mem_calloc(cap, item) : NULL;
+    if (cap && !items)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a list of %u", cap);
+    kiln_result res = fetch(q, items, cap, &total);
+    if (res == KILN_OK) {
+        uint32_t head[2] = {total, 0};
+        put_out(q, head, sizeof head);
+        put_out(q, items, (size_t)KILN_MIN(cap, total) * item);
+    }
+    free(items);
+    return res;
+}
+
+static kiln_result fetch_params(struct req *q, void *items, uint32_t cap, uint32_t *total)
+{
+    const struct pipe_rec_list *r = q->rec;
+    return OP(q, node_get_params, (kiln_node){r->id}, items ? items : (void *)total, cap, total);
+}
+
+static kiln_result a_node_get_params(struct req *q)
+{
+    return list_out(q, sizeof(uint32_t), KILN_MAX_PARAM_WORDS, fetch_params);
+}
+
+static kiln_result a_ticket_wait(struct req *q)
+{
+    const struct pipe_rec_wait *r = q->rec;
+    KILN_TRY(no_tail(q));
+    return wait_sliced(q, r->ticket, r->timeout_ns);
+}
+
+static kiln_result a_archive_info_get(struct req *q)
+{
+    kiln_archive_info info;
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, archive_info, &info));
+    put_out(q, &info, sizeof info);
+    return KILN_OK;
+}
+
+static kiln_result fetch_files(struct req *q, void *items, uint32_t cap, uint32_t *total)
+{
+    const struct pipe_rec_list *r = q->rec;
+    return OP(q, archive_files, r->first, items, cap, total);
+}
+
+static kiln_result a_archive_files(struct req *q)
+{
+    return list_out(q, sizeof(kiln_archive_file), (PIPE_OUT_MAX - 8) / sizeof(kiln_archive_file), fetch_files);
+}
+
+static kiln_result a_archive_tidy(struct req *q)
+{
+    const struct pipe_rec_tidy *r = q->rec;
+    kiln_archive_tidy_result res;
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, archive_tidy, &r->desc, &res));
+    put_out(q, &res, sizeof res);
+    return KILN_OK;
+}
+
+static kiln_result a_context_precompile(struct req *q)
+{
+    const struct pipe_rec_precompile *r = q->rec;
+    kiln_precompile_desc d = {r->stall_s};
+    kiln_precompile_result res;
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, precompile, &d, &res));
+    put_out(q, &res, sizeof res);
+    return KILN_OK;
+}
+
+static kiln_result fetch_events(struct req *q, void *items, uint32_t cap, uint32_t *total)
+{
+    const struct pipe_rec_list *r = q->rec;
+    return OP(q, scheme_spec_events, (kiln_scheme){r->id}, items, cap, total);
+}
+
+static kiln_result a_scheme_spec_events(struct req *q)
+{
+    return list_out(q, sizeof(kiln_spec_event), 256, fetch_events);
+}
+
+static kiln_result a_node_is_specialized(struct req *q)
+{
+    int v = 0;
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, node_is_specialized, (kiln_node){((const struct pipe_rec_handle *)q->rec)->id}, &v));
+    int32_t w = v;
+    put_out(q, &w, sizeof w);
+    return KILN_OK;
+}
+
+static kiln_result a_compiles_pending(struct req *q)
+{
+    uint32_t n = 0;
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, compiles_pending, &n));
+    put_out(q, &n, sizeof n);
+    return KILN_OK;
+}
+
+static const apply_fn appliers[] = {
+#define X(name, record, class, flags) [PIPE_OP_##name] = a_##name,
+#include "pipe/calls.def"
+#undef X
+};
+_Static_assert(sizeof appliers / sizeof appliers[0] == PIPE_OPS, "one applier per catalogue row");
+
+/* ---- one request -------------------------------------------------------------------------- */
+
+/* The reply: head, message, out. */
+static void reply(struct bytes *rep, uint32_t op, uint64_t seq, kiln_result r, const struct bytes *out)
+{
+    const char *msg = r < 0 ? err_last() : "";
+    size_t mlen = strlen(msg);
+    if (mlen > 4096)
+        mlen = 4096;
+    struct pipe_rep head = {.op = op, .result = r, .seq = seq, .msg_size = (uint32_t)mlen,
+                            .out_size = r < 0 ? 0 : (uint32_t)out->len};
+    rep->len = 0;
+    bytes_put(rep, &head, sizeof head);
+    bytes_put(rep, msg, mlen);
+    if (r >= 0)
+        bytes_put(rep, out->p, out->len);
+}
+
+bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct bytes *rep)
+{
+    err_clear();
+    struct pipe_req head = {0};
+    uint64_t recbuf[16];   /* the largest record, aligned */
+    struct bytes out = {0};
+    kiln_result r;
+    bool go_on = true;
+    if (len < sizeof head) {
+        r = KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a request of %zu bytes (a head is %zu)", len, sizeof head);
+        go_on = false;
+    } else {
+        memcpy(&head, req, sizeof head);
+        uint32_t rec_size = pipe_op_rec_size(head.op);
+        if (head.op >= PIPE_OPS) {
+            r = KILN_RAISE(KILN_ERR_INVALID, "request: unknown call %u (this server knows %u)", head.op, PIPE_OPS);
+        } else if (head.rec_size != rec_size || head.reserved ||
+                   (uint64_t)head.tail_size != len - sizeof head - KILN_MIN(len - sizeof head, rec_size) ||
+                   len - sizeof head < rec_size) {
+            r = KILN_RAISE(KILN_ERR_IO, "protocol mismatch: %s's request says a %u-byte record and %u tail bytes "
+                           "(reserved %u) in %zu bytes; its record is %u bytes", pipe_op_name(head.op),
+                           head.rec_size, head.tail_size, head.reserved, len, rec_size);
+            go_on = false;
+        } else if (!cl->ctx && head.op != PIPE_OP_context_create) {
+            r = KILN_RAISE(KILN_ERR_HANDLE, "request: %s before the connection's context was made",
+                           pipe_op_name(head.op));
+        } else {
+            memcpy(recbuf, req + sizeof head, rec_size);
+            struct req q = {.cl = cl, .c = cl->ctx, .rec = recbuf, .out = &out};
+            bytes_reader_init(&q.tail, req + sizeof head + rec_size, head.tail_size);
+            r = pipe_arena_init(&q.arena, head.tail_size);
+            if (r == KILN_OK)
+                r = appliers[head.op](&q);
+            pipe_arena_finish(&q.arena);
+            if (out.oom && r >= 0)
+                r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for %s's reply", pipe_op_name(head.op));
+            if (head.op == PIPE_OP_context_destroy && r == KILN_OK)
+                go_on = false;
+            if (head.op == PIPE_OP_context_create && r == KILN_ERR_IO)
+                go_on = false;   /* another protocol version: nothing more will make sense */
+        }
+    }
+    cl->calls++;
+    cl->refused += r < 0;
+    reply(rep, head.op, head.seq, r, &out);
+    free(out.p);
+    return go_on;
+}
+
+kiln_result srv_client_open(struct srv *s, srv_segment_fn segment, void *ud, struct srv_client **out)
+{
+    struct srv_client *cl = mem_calloc(1, sizeof *cl);
+    if (!cl)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a client");
+    cl->srv = s;
+    cl->segment = segment;
+    cl->segment_ud = ud;
+    pthread_mutex_lock(&s->mu);
+    snprintf(cl->who, sizeof cl->who, "client %llu", (unsigned long long)++s->served);
+    pthread_mutex_unlock(&s->mu);
+    *out = cl;
+    return KILN_OK;
+}
+
+void srv_client_close(struct srv_client *cl)
+{
+    if (!cl)
+        return;
+    if (cl->ctx) {
+        /* Death by handle: everything the context holds goes, in the
+         * context's own order (its work waited for, schemes before the
+         * programs and buffers they use). */
+        lock(cl);
+        cl->ctx->ops->destroy(cl->ctx);
+        unlock(cl);
+    }
+    log_info("%s: gone after %llu calls (%llu refused)", cl->who, (unsigned long long)cl->calls,
+             (unsigned long long)cl->refused);
+    free(cl);
+}

@@ -1,0 +1,761 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.c: a context whose calls run in a kiln server. Each rt_ops entry
+ * encodes its call as the catalogue's record (pipe.h), sends it as one
+ * frame and waits for the reply frame; the context handle is the client's,
+ * every other handle the server's (tagged with the server-side context's
+ * serial, so they resolve nowhere else). api/ serializes calls per
+ * context, so one call is in flight per connection.
+ *
+ * Bulk data past PIPE_INLINE_MAX goes through one memfd segment per
+ * connection, grown as needed and announced (with a new serial) on the
+ * transport's descriptor channel just before the request that first uses
+ * it: an upload is one copy into it, a readback one copy out.
+ *
+ * A server that dies, or a connection that breaks, makes this and every
+ * later call fail with KILN_ERR_DEVICE_LOST naming the server and what
+ * happened; no call waits on a dead server.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln.h"
+#include "pipe/pipe.h"
+#include "remote.h"
+#include "remote_private.h"
+#include "transport/transport.h"
+
+#define CONNECT_TIMEOUT_NS (5ull * 1000 * 1000 * 1000)
+
+struct memo_iface {
+    uint64_t id;
+    kiln_program_interface iface;
+};
+
+struct rclient {
+    struct kctx base;            /* first: api/ sees a kctx; ops = remote_ops, dev NULL */
+    struct tp *tp;
+    char where[160];             /* "kiln server at unix:/run/..." */
+    struct srv *inproc;          /* the in-process server this holds, or NULL */
+    uint64_t seq;
+    struct bytes req, tail;      /* reused for every request */
+    uint8_t *rep;
+    size_t rep_cap;
+    bool lost;
+    char lost_why[512];
+    struct tp_segment seg;       /* fd -1: none yet */
+    uint64_t seg_serial;         /* the serial it was announced with */
+    bool have_caps;
+    kiln_caps caps;
+    struct memo_iface *ifaces;   /* interfaces of programs found ready */
+    uint32_t iface_count, iface_cap;
+    bool stats_on, stats_log;
+    char *stats_file;
+    struct pipe_stats stats;     /* since the last summary */
+};
+
+static struct rclient *rc_of(struct kctx *c) { return (struct rclient *)c; }
+
+static kiln_result lost(struct rclient *rc)
+{
+    return KILN_RAISE(KILN_ERR_DEVICE_LOST, "%s: %s", rc->where, rc->lost_why);
+}
+
+static kiln_result lose(struct rclient *rc, const char *what)
+{
+    if (!rc->lost) {
+        rc->lost = true;
+        snprintf(rc->lost_why, sizeof rc->lost_why, "%s: %s", what, err_last());
+    }
+    return lost(rc);
+}
+
+/* ---- counters ------------------------------------------------------------------------- */
+
+static void stats_flush(struct rclient *rc)
+{
+    if (rc->stats_log) {
+        char line[1024];
+        pipe_stats_line(&rc->stats, line, sizeof line);
+        log_warn("%s", line);
+    }
+    if (rc->stats_file) {
+        FILE *f = fopen(rc->stats_file, "a");
+        if (f) {
+            char json[2048];
+            pipe_stats_json(&rc->stats, json, sizeof json);
+            fprintf(f, "%s\n", json);
+            fclose(f);
+        }
+    }
+    memset(&rc->stats, 0, sizeof rc->stats);
+}
+
+static void count(struct rclient *rc, uint32_t op, size_t sent, size_t received, bool refused)
+{
+    enum pipe_class cls = pipe_op_class(op);
+    rc->stats.calls[cls]++;
+    rc->stats.bytes_sent[cls] += sent;
+    rc->stats.bytes_received[cls] += received;
+    rc->stats.refused += refused;
+    if (op == PIPE_OP_scheme_submit && ++rc->stats.submits == PIPE_STATS_EVERY)
+        stats_flush(rc);
+}
+
+/* ---- one call ------------------------------------------------------------------------- */
+
+/* Sends op with its record and rc->tail, waits for the reply. A fixed
+ * answer (out_len NULL) must be exactly out_cap bytes; otherwise up to
+ * out_cap are copied and *out_len says how many came. */
+static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *out, size_t out_cap, size_t *out_len)
+{
+    if (rc->lost)
+        return lost(rc);
+    uint32_t rec_size = pipe_op_rec_size(op);
+    struct pipe_req head = {.op = op, .rec_size = rec_size, .tail_size = (uint32_t)rc->tail.len, .seq = ++rc->seq};
+    rc->req.len = 0;
+    bytes_put(&rc->req, &head, sizeof head);
+    bytes_put(&rc->req, rec, rec_size);
+    bytes_put(&rc->req, rc->tail.p, rc->tail.len);
+    rc->tail.len = 0;
+    if (rc->req.oom || rc->tail.oom) {
+        rc->req.oom = rc->tail.oom = false;
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a %s request", pipe_op_name(op));
+    }
+    if (tp_send(rc->tp, rc->req.p, rc->req.len) < 0)
+        return lose(rc, "sending a request");
+    size_t len = 0;
+    for (;;) {
+        kiln_result r = tp_recv(rc->tp, rc->rep, rc->rep_cap, &len, UINT64_MAX);
+        if (r == KILN_OK)
+            break;
+        if (r != KILN_ERR_LIMIT)
+            return lose(rc, "waiting for a reply");
+        uint8_t *p = realloc(rc->rep, len);
+        if (!p)
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a reply of %zu bytes", len);
+        rc->rep = p;
+        rc->rep_cap = len;
+    }
+    struct pipe_rep rep;
+    if (len < sizeof rep) {
+        (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a reply of %zu bytes", len);
+        return lose(rc, "reading a reply");
+    }
+    memcpy(&rep, rc->rep, sizeof rep);
+    if (rep.seq != head.seq || rep.op != op || rep.msg_size > len - sizeof rep ||
+        rep.out_size != len - sizeof rep - rep.msg_size || rep.result > 0 || rep.result < KILN_ERR_DEVICE_LOST) {
+        (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: reply to call %llu (%s) is for call %llu (op %u), "
+                         "result %d, %u + %u bytes of %zu", (unsigned long long)head.seq, pipe_op_name(op),
+                         (unsigned long long)rep.seq, rep.op, rep.result, rep.msg_size, rep.out_size, len);
+        return lose(rc, "reading a reply");
+    }
+    if (rc->stats_on)
+        count(rc, op, rc->req.len + TP_FRAME_HEADER, len + TP_FRAME_HEADER, rep.result < 0);
+    const uint8_t *msg = rc->rep + sizeof rep, *o = msg + rep.msg_size;
+    if (rep.result < 0)
+        return KILN_RAISE((kiln_result)rep.result, "%.*s", (int)rep.msg_size, (const char *)msg);
+    if (out_len) {
+        *out_len = rep.out_size;
+        memcpy(out, o, KILN_MIN(out_cap, rep.out_size));
+    } else if (rep.out_size != out_cap) {
+        (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: %s answered %u bytes; %zu expected", pipe_op_name(op),
+                         rep.out_size, out_cap);
+        return lose(rc, "reading a reply");
+    } else if (out_cap) {
+        memcpy(out, o, out_cap);
+    }
+    return KILN_OK;
+}
+
+#define REC(op, rec) call(rc, PIPE_OP_##op, &(rec), NULL, 0, NULL)
+#define ASK(op, rec, out) call(rc, PIPE_OP_##op, &(rec), (out), sizeof *(out), NULL)
+
+/* ---- the segment ------------------------------------------------------------------------- */
+
+/* A segment of at least size bytes, announced to the server. */
+static kiln_result segment(struct rclient *rc, uint64_t size, struct pipe_rec_range *rec)
+{
+    rec->via = PIPE_VIA_SEGMENT;
+    if (size > TP_SEGMENT_MAX) {
+        /* No segment holds it: the server refuses the range as the runtime
+         * would (past the object's end), or names this limit. */
+        rec->segment = 0;
+        return KILN_OK;
+    }
+    if (rc->seg.fd < 0 || rc->seg.size < size) {
+        uint64_t want = rc->seg.fd < 0 ? PIPE_INLINE_MAX : rc->seg.size;
+        while (want < size)
+            want *= 2;
+        struct tp_segment s;
+        KILN_TRY(tp_segment_create(&s, "kiln-remote-data", want, 0));
+        if (rc->seg.fd >= 0)
+            tp_segment_finish(&rc->seg);
+        rc->seg = s;
+        uint64_t ann[2] = {++rc->seg_serial, want};
+        if (tp_send_fds(rc->tp, ann, sizeof ann, &rc->seg.fd, 1) < 0)
+            return lose(rc, "announcing the data segment");
+    }
+    rec->segment = rc->seg_serial;
+    if (rc->stats_on)
+        rc->stats.segment_bytes += size;
+    return KILN_OK;
+}
+
+static kiln_result data_in(struct rclient *rc, uint32_t op, struct pipe_rec_range *rec, const void *data)
+{
+    if (!data && rec->size)
+        return KILN_RAISE(KILN_ERR_INVALID, "data pointer is NULL");
+    if (rec->size <= PIPE_INLINE_MAX) {
+        bytes_put(&rc->tail, data, rec->size);
+    } else {
+        KILN_TRY(segment(rc, rec->size, rec));
+        if (rec->segment)
+            memcpy(rc->seg.map, data, rec->size);
+    }
+    return call(rc, op, rec, NULL, 0, NULL);
+}
+
+static kiln_result data_out(struct rclient *rc, uint32_t op, struct pipe_rec_range *rec, void *data)
+{
+    if (!data && rec->size)
+        return KILN_RAISE(KILN_ERR_INVALID, "data pointer is NULL");
+    if (rec->size <= PIPE_INLINE_MAX)
+        return call(rc, op, rec, data, rec->size, NULL);
+    KILN_TRY(segment(rc, rec->size, rec));
+    KILN_TRY(call(rc, op, rec, NULL, 0, NULL));
+    if (rec->segment)
+        memcpy(data, rc->seg.map, rec->size);
+    return KILN_OK;
+}
+
+/* ---- the calls --------------------------------------------------------------------------- */
+
+static kiln_result r_caps(struct kctx *c, kiln_caps *out)
+{
+    struct rclient *rc = rc_of(c);
+    if (rc->stats_on)
+        rc->have_caps ? rc->stats.memo_hits++ : rc->stats.memo_misses++;
+    if (!rc->have_caps) {
+        struct pipe_rec_none rec = {0};
+        KILN_TRY(ASK(context_caps, rec, &rc->caps));
+        rc->have_caps = true;
+    }
+    *out = rc->caps;
+    return KILN_OK;
+}
+
+static kiln_result r_wait_idle(struct kctx *c)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_none rec = {0};
+    return REC(context_wait_idle, rec);
+}
+
+static kiln_result r_stats(struct kctx *c, kiln_context_stats *out)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_none rec = {0};
+    return ASK(context_stats_get, rec, out);
+}
+
+static kiln_result r_buffer_create(struct kctx *c, const kiln_buffer_desc *desc, kiln_buffer *out)
+{
+    struct rclient *rc = rc_of(c);
+    kiln_buffer_desc d = kiln_buffer_desc_defaults(desc);
+    struct pipe_rec_buffer rec = {.size = d.size, .usage = d.usage};
+    pipe_put_str(&rc->tail, d.label, SIZE_MAX);
+    rec.label_len = (uint32_t)rc->tail.len;
+    return ASK(buffer_create, rec, &out->id);
+}
+
+static kiln_result r_destroy_handle(struct rclient *rc, uint32_t op, uint64_t id)
+{
+    struct pipe_rec_handle rec = {id};
+    return call(rc, op, &rec, NULL, 0, NULL);
+}
+
+static kiln_result r_buffer_destroy(struct kctx *c, kiln_buffer b)
+{
+    return r_destroy_handle(rc_of(c), PIPE_OP_buffer_destroy, b.id);
+}
+
+static kiln_result r_buffer_upload(struct kctx *c, kiln_buffer b, uint64_t off, const void *data, uint64_t size)
+{
+    struct pipe_rec_range rec = {.id = b.id, .offset = off, .size = size};
+    return data_in(rc_of(c), PIPE_OP_buffer_upload, &rec, data);
+}
+
+static kiln_result r_buffer_readback(struct kctx *c, kiln_buffer b, uint64_t off, void *data, uint64_t size)
+{
+    struct pipe_rec_range rec = {.id = b.id, .offset = off, .size = size};
+    return data_out(rc_of(c), PIPE_OP_buffer_readback, &rec, data);
+}
+
+static kiln_result r_image_create(struct kctx *c, const kiln_image_desc *desc, kiln_image *out)
+{
+    struct rclient *rc = rc_of(c);
+    kiln_image_desc d = kiln_image_desc_defaults(desc);
+    struct pipe_rec_image rec = {.width = d.width, .height = d.height, .depth = d.depth, .dims = d.dims,
+                                 .format = (uint32_t)d.format, .usage = d.usage};
+    pipe_put_str(&rc->tail, d.label, SIZE_MAX);
+    rec.label_len = (uint32_t)rc->tail.len;
+    return ASK(image_create, rec, &out->id);
+}
+
+static kiln_result r_image_destroy(struct kctx *c, kiln_image i)
+{
+    return r_destroy_handle(rc_of(c), PIPE_OP_image_destroy, i.id);
+}
+
+static kiln_result r_image_upload(struct kctx *c, kiln_image i, const void *data, uint64_t size)
+{
+    struct pipe_rec_range rec = {.id = i.id, .size = size};
+    return data_in(rc_of(c), PIPE_OP_image_upload, &rec, data);
+}
+
+static kiln_result r_image_readback(struct kctx *c, kiln_image i, void *data, uint64_t size)
+{
+    struct pipe_rec_range rec = {.id = i.id, .size = size};
+    return data_out(rc_of(c), PIPE_OP_image_readback, &rec, data);
+}
+
+static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *desc, kiln_program *out)
+{
+    struct rclient *rc = rc_of(c);
+    kiln_program_desc d = kiln_program_desc_defaults(desc);
+    if (!d.source)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: source is NULL");
+    if ((d.define_count && !d.defines) || (d.include_dir_count && !d.include_dirs) ||
+        (d.constant_count && !d.constants))
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: a count is set and its array is NULL");
+    if (d.define_count > KILN_MAX_DEFINES || d.include_dir_count > KILN_MAX_INCLUDE_DIRS ||
+        d.constant_count > KILN_MAX_SPEC_CONSTANTS)
+        return KILN_RAISE(KILN_ERR_LIMIT, "program desc: %u defines (at most %d), %u include folders (at most %d), "
+                          "%u constants (at most %d)", d.define_count, KILN_MAX_DEFINES, d.include_dir_count,
+                          KILN_MAX_INCLUDE_DIRS, d.constant_count, KILN_MAX_SPEC_CONSTANTS);
+    struct pipe_rec_program rec = {.define_count = d.define_count, .include_dir_count = d.include_dir_count,
+                                   .constant_count = d.constant_count, .optimize = d.optimize};
+    pipe_put_str(&rc->tail, d.source, d.source_len);
+    pipe_put_str(&rc->tail, d.name, SIZE_MAX);
+    pipe_put_str(&rc->tail, d.entry, SIZE_MAX);
+    for (uint32_t i = 0; i < d.define_count; i++) {
+        pipe_put_str(&rc->tail, d.defines[i].name, SIZE_MAX);
+        pipe_put_str(&rc->tail, d.defines[i].value, SIZE_MAX);
+    }
+    for (uint32_t i = 0; i < d.include_dir_count; i++)
+        pipe_put_str(&rc->tail, d.include_dirs[i], SIZE_MAX);
+    bytes_put(&rc->tail, d.constants, (size_t)d.constant_count * sizeof d.constants[0]);
+    rec.source_len = d.source_len > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)d.source_len;
+    return ASK(program_create, rec, &out->id);
+}
+
+static void memo_forget(struct rclient *rc, uint64_t id)
+{
+    for (uint32_t i = 0; i < rc->iface_count; i++)
+        if (rc->ifaces[i].id == id)
+            rc->ifaces[i] = rc->ifaces[--rc->iface_count];
+}
+
+static kiln_result r_program_destroy(struct kctx *c, kiln_program p)
+{
+    struct rclient *rc = rc_of(c);
+    KILN_TRY(r_destroy_handle(rc, PIPE_OP_program_destroy, p.id));
+    memo_forget(rc, p.id);
+    return KILN_OK;
+}
+
+static kiln_result r_program_status(struct kctx *c, kiln_program p, kiln_program_state *out)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_handle rec = {p.id};
+    uint32_t st;
+    KILN_TRY(ASK(program_status, rec, &st));
+    *out = (kiln_program_state)st;
+    return KILN_OK;
+}
+
+static kiln_result r_program_wait(struct kctx *c, kiln_program p)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_handle rec = {p.id};
+    return REC(program_wait, rec);
+}
+
+static kiln_result r_program_log(struct kctx *c, kiln_program p, char *buf, size_t cap, size_t *len)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_list rec = {.id = p.id, .cap = cap > PIPE_OUT_MAX ? PIPE_OUT_MAX : (uint32_t)cap};
+    /* out: [u64 the log's length][its first bytes, at most cap - 1] */
+    size_t n = 0;
+    uint8_t *tmp = mem_alloc(8 + (size_t)rec.cap);
+    if (!tmp)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a program log");
+    kiln_result r = call(rc, PIPE_OP_program_log, &rec, tmp, 8 + (size_t)rec.cap, &n);
+    if (r == KILN_OK) {
+        uint64_t full = 0;
+        if (n >= 8)
+            memcpy(&full, tmp, 8);
+        size_t got = n >= 8 ? KILN_MIN(n - 8, (size_t)rec.cap) : 0;
+        if (buf && cap) {
+            size_t k = KILN_MIN(got, cap - 1);
+            memcpy(buf, tmp + 8, k);
+            buf[k] = 0;
+        }
+        if (len)
+            *len = (size_t)full;
+    }
+    free(tmp);
+    return r;
+}
+
+static kiln_result r_program_interface(struct kctx *c, kiln_program p, kiln_program_interface *out)
+{
+    struct rclient *rc = rc_of(c);
+    for (uint32_t i = 0; i < rc->iface_count; i++) {
+        if (rc->ifaces[i].id == p.id) {
+            if (rc->stats_on)
+                rc->stats.memo_hits++;
+            *out = rc->ifaces[i].iface;
+            return KILN_OK;
+        }
+    }
+    if (rc->stats_on)
+        rc->stats.memo_misses++;
+    struct pipe_rec_handle rec = {p.id};
+    KILN_TRY(ASK(program_interface_get, rec, out));
+    /* Answered: the program is ready, and its interface is fixed for the
+     * life of this id (a destroyed program's id never names another). */
+    if (rc->iface_count == rc->iface_cap) {
+        uint32_t cap = rc->iface_cap ? 2 * rc->iface_cap : 16;
+        struct memo_iface *m = realloc(rc->ifaces, cap * sizeof *m);
+        if (!m)
+            return KILN_OK;   /* not kept; asked again next time */
+        rc->ifaces = m;
+        rc->iface_cap = cap;
+    }
+    rc->ifaces[rc->iface_count++] = (struct memo_iface){p.id, *out};
+    return KILN_OK;
+}
+
+static kiln_result r_scheme_create(struct kctx *c, const kiln_scheme_desc *desc, kiln_scheme *out)
+{
+    struct rclient *rc = rc_of(c);
+    kiln_scheme_desc d = kiln_scheme_desc_defaults(desc);
+    struct pipe_rec_scheme rec = {0};
+    pipe_put_str(&rc->tail, d.label, SIZE_MAX);
+    rec.label_len = (uint32_t)rc->tail.len;
+    return ASK(scheme_create, rec, &out->id);
+}
+
+static kiln_result r_scheme_destroy(struct kctx *c, kiln_scheme s)
+{
+    return r_destroy_handle(rc_of(c), PIPE_OP_scheme_destroy, s.id);
+}
+
+static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_node_desc *desc, kiln_node *out)
+{
+    struct rclient *rc = rc_of(c);
+    kiln_node_desc d = kiln_node_desc_defaults(desc);
+    if ((d.binding_count && !d.bindings) || (d.param_count && !d.params))
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: a count is set and its array is NULL");
+    if (d.binding_count > KILN_MAX_DESCRIPTORS || d.param_count > KILN_MAX_PARAM_WORDS)
+        return KILN_RAISE(KILN_ERR_LIMIT, "node desc: %u bindings (at most %d), %u params (at most %d)",
+                          d.binding_count, KILN_MAX_DESCRIPTORS, d.param_count, KILN_MAX_PARAM_WORDS);
+    struct pipe_rec_node rec = {.scheme = s.id, .program = d.program.id, .binding_count = d.binding_count,
+                                .param_count = d.param_count};
+    memcpy(rec.groups, d.groups, sizeof rec.groups);
+    bytes_put(&rc->tail, d.bindings, (size_t)d.binding_count * sizeof d.bindings[0]);
+    bytes_put(&rc->tail, d.params, (size_t)d.param_count * sizeof d.params[0]);
+    pipe_put_str(&rc->tail, d.label, SIZE_MAX);
+    return ASK(scheme_add_node, rec, &out->id);
+}
+
+static kiln_result r_scheme_submit(struct kctx *c, kiln_scheme s, kiln_ticket *out)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_handle rec = {s.id};
+    kiln_ticket t;
+    KILN_TRY(ASK(scheme_submit, rec, &t.value));
+    if (out)
+        *out = t;
+    return KILN_OK;
+}
+
+static kiln_result r_scheme_stats(struct kctx *c, kiln_scheme s, kiln_scheme_stats *out)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_handle rec = {s.id};
+    return ASK(scheme_stats_get, rec, out);
+}
+
+static kiln_result r_node_remove(struct kctx *c, kiln_node n)
+{
+    return r_destroy_handle(rc_of(c), PIPE_OP_node_remove, n.id);
+}
+
+static kiln_result r_node_set_param(struct kctx *c, kiln_node n, uint32_t slot, uint32_t word)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_param rec = {n.id, slot, word};
+    return REC(node_set_param, rec);
+}
+
+static kiln_result r_node_set_program(struct kctx *c, kiln_node n, kiln_program p)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_pair rec = {n.id, p.id};
+    return REC(node_set_program, rec);
+}
+
+/* A list answer: [u32 how many there are][u32 0][up to cap items]. */
+static kiln_result list(struct rclient *rc, uint32_t op, uint64_t id, uint32_t first, void *out, uint32_t cap,
+                        size_t item, uint32_t *count)
+{
+    uint32_t most = (uint32_t)((PIPE_OUT_MAX - 8) / item);
+    struct pipe_rec_list rec = {.id = id, .first = first, .cap = cap > most ? most : cap};
+    size_t bytes = 8 + (size_t)rec.cap * item, n = 0;
+    uint8_t *tmp = mem_alloc(bytes);
+    if (!tmp)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a list of %u", rec.cap);
+    kiln_result r = call(rc, op, &rec, tmp, bytes, &n);
+    if (r == KILN_OK) {
+        uint32_t total = 0;
+        if (n >= 8)
+            memcpy(&total, tmp, 4);
+        size_t got = n >= 8 ? (n - 8) / item : 0;
+        if (out && got)
+            memcpy(out, tmp + 8, KILN_MIN(got, (size_t)rec.cap) * item);
+        if (count)
+            *count = total;
+    }
+    free(tmp);
+    return r;
+}
+
+static kiln_result r_node_get_params(struct kctx *c, kiln_node n, uint32_t *out, uint32_t cap, uint32_t *count)
+{
+    return list(rc_of(c), PIPE_OP_node_get_params, n.id, 0, out, out ? cap : 0, sizeof *out, count);
+}
+
+static kiln_result r_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout_ns)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_wait rec = {t.value, timeout_ns};
+    return REC(ticket_wait, rec);
+}
+
+static kiln_result r_archive_info(struct kctx *c, kiln_archive_info *out)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_none rec = {0};
+    return ASK(archive_info_get, rec, out);
+}
+
+static kiln_result r_archive_files(struct kctx *c, uint32_t first, kiln_archive_file *out, uint32_t cap,
+                                   uint32_t *count)
+{
+    return list(rc_of(c), PIPE_OP_archive_files, 0, first, out, out ? cap : 0, sizeof *out, count);
+}
+
+static kiln_result r_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *d, kiln_archive_tidy_result *out)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_tidy rec;
+    memset(&rec, 0, sizeof rec);
+    rec.desc = kiln_archive_tidy_desc_defaults(d);
+    return ASK(archive_tidy, rec, out);
+}
+
+static kiln_result r_precompile(struct kctx *c, const kiln_precompile_desc *d, kiln_precompile_result *out)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_precompile rec = {kiln_precompile_desc_defaults(d).stall_s};
+    return ASK(context_precompile, rec, out);
+}
+
+static kiln_result r_scheme_spec_events(struct kctx *c, kiln_scheme s, kiln_spec_event *out, uint32_t cap,
+                                        uint32_t *count)
+{
+    return list(rc_of(c), PIPE_OP_scheme_spec_events, s.id, 0, out, out ? cap : 0, sizeof *out, count);
+}
+
+static kiln_result r_node_is_specialized(struct kctx *c, kiln_node n, int *out)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_handle rec = {n.id};
+    int32_t v;
+    KILN_TRY(ASK(node_is_specialized, rec, &v));
+    *out = v;
+    return KILN_OK;
+}
+
+static kiln_result r_compiles_pending(struct kctx *c, uint32_t *out)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_none rec = {0};
+    return ASK(compiles_pending, rec, out);
+}
+
+static void r_destroy(struct kctx *c)
+{
+    struct rclient *rc = rc_of(c);
+    if (rc->tp && !rc->lost) {
+        struct pipe_rec_none rec = {0};
+        (void)REC(context_destroy, rec);
+    }
+    if (rc->stats.submits || rc->stats.calls[PIPE_CLASS_OBJECT])
+        stats_flush(rc);
+    if (rc->tp)
+        tp_destroy(rc->tp);
+    if (rc->inproc)
+        remote_inproc_release(rc->inproc);
+    if (rc->seg.fd >= 0)
+        tp_segment_finish(&rc->seg);
+    free(rc->req.p);
+    free(rc->tail.p);
+    free(rc->rep);
+    free(rc->ifaces);
+    free(rc->stats_file);
+    pthread_mutex_destroy(&rc->base.lock);
+    free(rc);
+}
+
+static const struct rt_ops remote_ops = {
+    .caps = r_caps,
+    .wait_idle = r_wait_idle,
+    .stats = r_stats,
+    .buffer_create = r_buffer_create,
+    .buffer_destroy = r_buffer_destroy,
+    .buffer_upload = r_buffer_upload,
+    .buffer_readback = r_buffer_readback,
+    .image_create = r_image_create,
+    .image_destroy = r_image_destroy,
+    .image_upload = r_image_upload,
+    .image_readback = r_image_readback,
+    .program_create = r_program_create,
+    .program_destroy = r_program_destroy,
+    .program_status = r_program_status,
+    .program_wait = r_program_wait,
+    .program_log = r_program_log,
+    .program_interface = r_program_interface,
+    .scheme_create = r_scheme_create,
+    .scheme_destroy = r_scheme_destroy,
+    .scheme_add_node = r_scheme_add_node,
+    .scheme_submit = r_scheme_submit,
+    .scheme_stats = r_scheme_stats,
+    .node_remove = r_node_remove,
+    .node_set_param = r_node_set_param,
+    .node_set_program = r_node_set_program,
+    .node_get_params = r_node_get_params,
+    .ticket_wait = r_ticket_wait,
+    .archive_info = r_archive_info,
+    .archive_files = r_archive_files,
+    .archive_tidy = r_archive_tidy,
+    .precompile = r_precompile,
+    .scheme_spec_events = r_scheme_spec_events,
+    .node_is_specialized = r_node_is_specialized,
+    .compiles_pending = r_compiles_pending,
+    .destroy = r_destroy,
+};
+
+/* ---- making one ------------------------------------------------------------------------- */
+
+const char *remote_target(const kiln_context_desc *desc)
+{
+    const char *t = desc && desc->remote ? desc->remote : NULL;
+    if (!t) {
+        /* The environment never sends a mock context away: the mock is a
+         * device of this process, for tests of kiln's own logic. */
+        if (desc && desc->backend == KILN_BACKEND_MOCK)
+            return NULL;
+        t = getenv("KILN_REMOTE");
+    }
+    if (!t || !*t || !strcmp(t, "local"))
+        return NULL;
+    return t;
+}
+
+/* The client's environment decides the per-context settings it sends
+ * (the server's environment is not the application's). */
+static void env_into(kiln_context_desc *d)
+{
+    if (!d->specialization && getenv("KILN_SPECIALIZATION") && *getenv("KILN_SPECIALIZATION"))
+        d->specialization = env_flag("KILN_SPECIALIZATION", 1) ? 1 : -1;
+    if (!d->skip_log && getenv("KILN_SKIP_LOG") && *getenv("KILN_SKIP_LOG"))
+        d->skip_log = env_flag("KILN_SKIP_LOG", 0) ? 1 : -1;
+    if (!d->spec_verify && getenv("KILN_SPEC_VERIFY") && *getenv("KILN_SPEC_VERIFY"))
+        d->spec_verify = env_flag("KILN_SPEC_VERIFY", 0) ? 1 : -1;
+    if (!d->device_timeout_ms) {
+        double s = env_seconds("KILN_DEVICE_TIMEOUT_S", 0);
+        if (s > 0)
+            d->device_timeout_ms = s * 1e3 >= UINT32_MAX ? UINT32_MAX : (uint32_t)(s * 1e3) + (s * 1e3 < 1);
+    }
+}
+
+static kiln_result hello(struct rclient *rc, const kiln_context_desc *desc)
+{
+    kiln_context_desc d = kiln_context_desc_defaults(desc);
+    env_into(&d);
+    struct pipe_rec_context rec = {
+        .backend = d.backend, .validation = d.validation, .pending = d.pending,
+        .compile_threads = d.compile_threads, .specialization = d.specialization,
+        .device_timeout_ms = d.device_timeout_ms, .archive = d.archive, .archive_qa = d.archive_qa,
+        .archive_max_size = d.archive_max_size, .giant_words = d.giant_words, .giant_compiles = d.giant_compiles,
+        .alone_tries = d.alone_tries, .slow_compile_s = d.slow_compile_s, .worker_caches = d.worker_caches,
+        .spec_verify = d.spec_verify, .skip_log = d.skip_log, .force_staging = d.force_staging,
+        .version = PIPE_VERSION};
+    /* The environment's device-shaping variables are this process's, not
+     * the server's: only what the desc itself sets travels. */
+    pipe_put_str(&rc->tail, d.device, SIZE_MAX);
+    pipe_put_str(&rc->tail, d.archive_dir, SIZE_MAX);
+    pipe_put_str(&rc->tail, d.archive_readonly, SIZE_MAX);
+    pipe_put_str(&rc->tail, d.trace_path, SIZE_MAX);
+    if (!desc || !desc->backend)
+        rec.backend = 0;   /* "the server's" */
+    return REC(context_create, rec);
+}
+
+kiln_result remote_create(const char *target, const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
+{
+    struct rclient *rc = mem_calloc(1, sizeof *rc);
+    if (!rc)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a remote context");
+    rc->base.ops = &remote_ops;
+    rc->base.serial = serial;
+    rc->seg.fd = -1;
+    pthread_mutex_init(&rc->base.lock, NULL);
+    kiln_result r;
+    if (!strcmp(target, "inproc")) {
+        snprintf(rc->where, sizeof rc->where, "kiln server in this process");
+        struct tp *mine = NULL;
+        r = remote_inproc_connect(desc, &rc->inproc, &mine);
+        rc->tp = mine;
+    } else {
+        const char *path = !strncmp(target, "unix:", 5) ? target + 5 : target;
+        snprintf(rc->where, sizeof rc->where, "kiln server at unix:%s", path);
+        r = path[0] == '/' ? tp_connect(path, CONNECT_TIMEOUT_NS, &rc->tp)
+                           : KILN_RAISE(KILN_ERR_INVALID, "remote '%s': not \"unix:PATH\" with an absolute PATH, "
+                                        "nor \"inproc\"", target);
+    }
+    if (r == KILN_OK) {
+        const char *sv = getenv("KILN_PIPE_STATS"), *sf = getenv("KILN_PIPE_STATS_FILE");
+        rc->stats_log = sv && *sv && env_flag("KILN_PIPE_STATS", 0);
+        rc->stats_file = sf && *sf ? strdup(sf) : NULL;
+        rc->stats_on = rc->stats_log || rc->stats_file;
+        r = hello(rc, desc);
+        if (r == KILN_ERR_DEVICE_LOST)   /* the server hung up at once: say who */
+            r = KILN_RAISE(KILN_ERR_IO, "%s", kiln_last_error());
+    }
+    if (r < 0) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", kiln_last_error());
+        rc->lost = true;   /* nothing to say goodbye to */
+        r_destroy(&rc->base);
+        return KILN_RAISE(r, "%s", why);
+    }
+    *out = &rc->base;
+    return KILN_OK;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remote_private.h: the server's and the applier's shared state (server.c,
+ * apply.c, client.c's in-process server).
+ *
+ * Locking: host_lock serializes every call on the host's device (the
+ * backend is not thread-safe; each client context is a kctx on it). A
+ * worker takes it per request, and a call that may wait long (ticket and
+ * program waits, wait_idle) waits in slices, letting it go between them,
+ * so one client's wait never stalls the others. mu guards the connection
+ * list and counts; it is never held while host_lock is taken.
+ */
+#ifndef KILN_REMOTE_PRIVATE_H
+#define KILN_REMOTE_PRIVATE_H
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#include "base/list.h"
+#include "remote.h"
+#include "transport/transport.h"
+
+struct srv_conn;
+
+struct srv {
+    struct kctx *host;           /* owns the device, compile service and archive */
+    pthread_mutex_t host_lock;   /* see above */
+    struct srv_quota quota;
+    char path[108];              /* the socket path; "" in process only */
+    int listen_fd;
+    int wake[2];                 /* a pipe: srv_stop writes, srv_run polls */
+    uid_t uid;
+    uint32_t *allow_uids, allow_uid_count;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;         /* a connection ended */
+    struct srv_conn *conns;      /* live connections (worker threads) */
+    uint32_t live;
+    uint64_t served;
+    uint32_t next_serial;        /* tags client contexts' handles */
+};
+
+struct srv_client {
+    struct srv *srv;
+    struct kctx *ctx;            /* NULL until context_create */
+    srv_segment_fn segment;
+    void *segment_ud;
+    uint64_t bytes;              /* of its buffers and images */
+    uint64_t calls, refused;
+    char who[64];                /* "client 3 (pid 1234)" */
+};
+
+/* The in-process server (client.c's "inproc"): made by the first context
+ * that asks, with that context's desc, and closed with the last. */
+kiln_result remote_inproc_connect(const kiln_context_desc *desc, struct srv **srv, struct tp **mine);
+void remote_inproc_release(struct srv *srv);
+
+#endif

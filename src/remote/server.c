@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * server.c: kiln serve. One host context owns the device, the compile
+ * service and the archive; each connection is served by a thread of its
+ * own with a context of its own on the host (ctx_create_on), fed one
+ * request at a time to the applier (apply.c). A connection that ends, for
+ * any reason, frees everything its context held; the others never notice.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remote.h"
+#include "remote_private.h"
+
+#define HELLO_TIMEOUT_NS (5ull * 1000 * 1000 * 1000)
+#define SEGMENT_WAIT_NS (2ull * 1000 * 1000 * 1000)
+
+struct srv_conn {
+    struct srv_conn *next;
+    struct srv *srv;
+    int accepted;                /* the socket accept() gave, until the hello is read; -1 in process */
+    struct tp *tp;
+    int peer_fd;                 /* the stream socket, for srv_destroy to shut; -1: none (under mu) */
+    pthread_t thread;
+    bool done;                   /* under mu */
+    struct tp_segment seg;       /* the bulk-data segment (fd -1: none) */
+    uint64_t seg_serial;
+};
+
+/* ---- a connection ------------------------------------------------------------------------- */
+
+/* The applier's segment: the one announced with serial, adopted from the
+ * descriptor channel (announcements come before the request using them). */
+static kiln_result conn_segment(void *ud, uint64_t serial, uint64_t need, uint8_t **map)
+{
+    struct srv_conn *cn = ud;
+    while (cn->seg.fd < 0 || cn->seg_serial != serial) {
+        uint8_t msg[TP_SIDEBAND_PAYLOAD];
+        int fds[TP_FDS_MAX];
+        size_t len = 0;
+        uint32_t n = 0;
+        kiln_result r = tp_recv_fds(cn->tp, msg, sizeof msg, &len, fds, TP_FDS_MAX, &n, SEGMENT_WAIT_NS);
+        if (r < 0)
+            return KILN_RAISE(KILN_ERR_INVALID, "request: data in segment %llu, never announced (%s)",
+                              (unsigned long long)serial, err_last());
+        uint64_t ann[2] = {0, 0};
+        if (len != sizeof ann || n != 1) {
+            for (uint32_t i = 0; i < n; i++)
+                close(fds[i]);
+            return KILN_RAISE(KILN_ERR_INVALID, "request: a segment announcement of %zu bytes and %u descriptors "
+                              "(16 and 1 expected)", len, n);
+        }
+        memcpy(ann, msg, sizeof ann);
+        struct tp_segment s;
+        KILN_TRY(tp_segment_adopt(&s, fds[0], ann[1], 0));
+        if (cn->seg.fd >= 0)
+            tp_segment_finish(&cn->seg);
+        cn->seg = s;
+        cn->seg_serial = ann[0];
+    }
+    if (need > cn->seg.size)
+        return KILN_RAISE(KILN_ERR_INVALID, "request: %llu bytes in a segment of %llu", (unsigned long long)need,
+                          (unsigned long long)cn->seg.size);
+    *map = cn->seg.map;
+    return KILN_OK;
+}
+
+static bool uid_allowed(const struct srv *s, uid_t uid)
+{
+    if (uid == s->uid)
+        return true;
+    for (uint32_t i = 0; i < s->allow_uid_count; i++)
+        if (s->allow_uids[i] == uid)
+            return true;
+    return false;
+}
+
+static void serve(struct srv_conn *cn)
+{
+    struct srv *s = cn->srv;
+    if (cn->accepted >= 0) {
+        struct ucred cred = {0};
+        int fd = cn->accepted;
+        cn->accepted = -1;
+        if (tp_accept_hello(fd, HELLO_TIMEOUT_NS, &cn->tp, &cred) < 0) {
+            log_warn("kiln serve: a connection refused: %s", err_last());
+            return;
+        }
+        if (!uid_allowed(s, cred.uid)) {
+            log_warn("kiln serve: a connection from uid %u (pid %d) refused: only uid %u%s may connect",
+                     (unsigned)cred.uid, (int)cred.pid, (unsigned)s->uid,
+                     s->allow_uid_count ? " and those --allow-uid names" : "");
+            return;
+        }
+        pthread_mutex_lock(&s->mu);
+        cn->peer_fd = tp_peer_fd(cn->tp);
+        pthread_mutex_unlock(&s->mu);
+    }
+    struct srv_client *cl;
+    if (srv_client_open(s, conn_segment, cn, &cl) < 0)
+        return;
+    size_t cap = 64 << 10, len = 0;
+    uint8_t *buf = malloc(cap);
+    struct bytes rep = {0};
+    while (buf) {
+        kiln_result r = tp_recv(cn->tp, buf, cap, &len, UINT64_MAX);
+        if (r == KILN_ERR_LIMIT) {
+            uint8_t *p = realloc(buf, len);
+            if (!p)
+                break;
+            buf = p;
+            cap = len;
+            continue;
+        }
+        if (r < 0)
+            break;   /* the client went: closed, died, or broke the framing */
+        bool go_on = srv_apply(cl, buf, len, &rep);
+        if (rep.oom || tp_send(cn->tp, rep.p, rep.len) < 0 || !go_on)
+            break;
+        if (rep.cap > (1u << 22)) {   /* a big readback's buffer is not kept */
+            free(rep.p);
+            rep = (struct bytes){0};
+        }
+    }
+    free(buf);
+    free(rep.p);
+    srv_client_close(cl);
+}
+
+static void *conn_main(void *arg)
+{
+    struct srv_conn *cn = arg;
+    struct srv *s = cn->srv;
+    serve(cn);
+    if (cn->accepted >= 0)
+        close(cn->accepted);
+    pthread_mutex_lock(&s->mu);
+    cn->peer_fd = -1;
+    struct tp *t = cn->tp;
+    cn->tp = NULL;
+    pthread_mutex_unlock(&s->mu);
+    if (t)
+        tp_destroy(t);
+    if (cn->seg.fd >= 0)
+        tp_segment_finish(&cn->seg);
+    pthread_mutex_lock(&s->mu);
+    cn->done = true;
+    s->live--;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static kiln_result start(struct srv *s, int accepted, struct tp *t)
+{
+    struct srv_conn *cn = mem_calloc(1, sizeof *cn);
+    if (!cn) {
+        if (accepted >= 0)
+            close(accepted);
+        if (t)
+            tp_destroy(t);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a connection");
+    }
+    cn->srv = s;
+    cn->accepted = accepted;
+    cn->tp = t;
+    cn->peer_fd = -1;
+    cn->seg.fd = -1;
+    pthread_mutex_lock(&s->mu);
+    s->live++;
+    int rc = pthread_create(&cn->thread, NULL, conn_main, cn);
+    if (rc) {
+        s->live--;
+        pthread_mutex_unlock(&s->mu);
+        if (accepted >= 0)
+            close(accepted);
+        if (t)
+            tp_destroy(t);
+        free(cn);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "no thread for a connection: %s", strerror(rc));
+    }
+    cn->next = s->conns;
+    s->conns = cn;
+    pthread_mutex_unlock(&s->mu);
+    return KILN_OK;
+}
+
+/* Joins the connections that ended. */
+static void reap(struct srv *s)
+{
+    pthread_mutex_lock(&s->mu);
+    struct srv_conn **pp = &s->conns, *done = NULL;
+    while (*pp) {
+        struct srv_conn *cn = *pp;
+        if (cn->done) {
+            *pp = cn->next;
+            cn->next = done;
+            done = cn;
+        } else {
+            pp = &cn->next;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    while (done) {
+        struct srv_conn *next = done->next;
+        pthread_join(done->thread, NULL);
+        free(done);
+        done = next;
+    }
+}
+
+kiln_result srv_attach(struct srv *s, struct tp *t)
+{
+    reap(s);
+    return start(s, -1, t);
+}
+
+/* ---- the server --------------------------------------------------------------------------- */
+
+/* $XDG_RUNTIME_DIR/kiln/kiln.sock, its folder made 0700 (or checked to be
+ * ours and private). */
+static kiln_result default_path(char *out, size_t cap)
+{
+    const char *rt = getenv("XDG_RUNTIME_DIR");
+    char dir[96];
+    if (rt && *rt)
+        snprintf(dir, sizeof dir, "%s/kiln", rt);
+    else
+        snprintf(dir, sizeof dir, "/tmp/kiln-%u", (unsigned)getuid());
+    if (mkdir(dir, 0700) && errno != EEXIST)
+        return KILN_RAISE(KILN_ERR_IO, "socket folder %s: %s", dir, strerror(errno));
+    struct stat st;
+    if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+        return KILN_RAISE(KILN_ERR_IO, "socket folder %s is not a folder of this user's; not serving there", dir);
+    if ((st.st_mode & 0077) && chmod(dir, 0700))
+        return KILN_RAISE(KILN_ERR_IO, "socket folder %s: making it 0700: %s", dir, strerror(errno));
+    if ((size_t)snprintf(out, cap, "%s/kiln.sock", dir) >= cap)
+        return KILN_RAISE(KILN_ERR_INVALID, "socket folder %s: too long a path for a socket", dir);
+    return KILN_OK;
+}
+
+static struct srv *srv_new(const kiln_server_desc *d)
+{
+    struct srv *s = mem_calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    pthread_mutex_init(&s->host_lock, NULL);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    s->listen_fd = -1;
+    s->wake[0] = s->wake[1] = -1;
+    s->uid = getuid();
+    s->next_serial = 1;   /* the host's */
+    s->quota.objects = d->max_objects ? d->max_objects : 65536;
+    s->quota.bytes = d->max_bytes ? d->max_bytes : 16ull << 30;
+    s->quota.compiles = d->max_compiles ? d->max_compiles : 256;
+    return s;
+}
+
+kiln_result srv_create(const kiln_server_desc *desc, struct srv **out)
+{
+    kiln_server_desc d = desc ? *desc : (kiln_server_desc){0};
+    *out = NULL;
+    if (d.context && d.context->remote && *d.context->remote && strcmp(d.context->remote, "local"))
+        return KILN_RAISE(KILN_ERR_INVALID, "server desc: its context must be local (remote is \"%s\")",
+                          d.context->remote);
+    if (d.allow_uid_count && !d.allow_uids)
+        return KILN_RAISE(KILN_ERR_INVALID, "server desc: allow_uid_count is set and allow_uids is NULL");
+    struct srv *s = srv_new(&d);
+    if (!s)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the server");
+    kiln_result r = KILN_OK;
+    if (d.allow_uid_count) {
+        s->allow_uids = mem_alloc(d.allow_uid_count * sizeof *s->allow_uids);
+        if (!s->allow_uids)
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the server");
+        else
+            memcpy(s->allow_uids, d.allow_uids, d.allow_uid_count * sizeof *s->allow_uids);
+        s->allow_uid_count = s->allow_uids ? d.allow_uid_count : 0;
+    }
+    if (r == KILN_OK)
+        r = ctx_create(d.context, s->next_serial, &s->host);
+    if (r == KILN_OK && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK))
+        r = KILN_RAISE(KILN_ERR_IO, "pipe: %s", strerror(errno));
+    if (r < 0) {
+        srv_destroy(s);
+        return r;
+    }
+    *out = s;
+    return KILN_OK;
+}
+
+static kiln_result srv_listen(struct srv *s, const char *path)
+{
+    if (path && *path) {
+        if (strlen(path) >= sizeof s->path)
+            return KILN_RAISE(KILN_ERR_INVALID, "socket path '%s': longer than a unix socket path may be", path);
+        snprintf(s->path, sizeof s->path, "%s", path);
+    } else {
+        KILN_TRY(default_path(s->path, sizeof s->path));
+    }
+    kiln_result r = tp_listen(s->path, &s->listen_fd);
+    if (r < 0)
+        s->path[0] = 0;   /* not ours: never removed */
+    return r;
+}
+
+kiln_result srv_run(struct srv *s)
+{
+    if (s->listen_fd < 0)
+        return KILN_RAISE(KILN_ERR_INVALID, "the server has no socket to serve");
+    for (;;) {
+        struct pollfd p[2] = {{s->listen_fd, POLLIN, 0}, {s->wake[0], POLLIN, 0}};
+        int n = poll(p, 2, 1000);
+        reap(s);
+        if (n < 0 && errno != EINTR)
+            return KILN_RAISE(KILN_ERR_IO, "kiln serve: poll: %s", strerror(errno));
+        if (n <= 0)
+            continue;
+        if (p[1].revents) {
+            char b[64];
+            while (read(s->wake[0], b, sizeof b) > 0) {
+            }
+            return KILN_OK;
+        }
+        if (p[0].revents & POLLIN) {
+            int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd < 0) {
+                if (errno == EMFILE || errno == ENFILE)
+                    log_warn("kiln serve: out of descriptors; a connection waits (%s)", strerror(errno));
+                continue;
+            }
+            if (start(s, fd, NULL) < 0)
+                log_warn("kiln serve: %s", err_last());
+        }
+    }
+}
+
+void srv_stop(struct srv *s)
+{
+    if (s && s->wake[1] >= 0) {
+        ssize_t w = write(s->wake[1], "x", 1);
+        (void)w;
+    }
+}
+
+void srv_destroy(struct srv *s)
+{
+    if (!s)
+        return;
+    if (s->listen_fd >= 0)
+        close(s->listen_fd);
+    if (s->path[0])
+        unlink(s->path);
+    /* Every connection ends: its socket shut, so its worker's wait ends and
+     * it frees its client's objects. */
+    pthread_mutex_lock(&s->mu);
+    for (struct srv_conn *cn = s->conns; cn; cn = cn->next)
+        if (cn->peer_fd >= 0)
+            shutdown(cn->peer_fd, SHUT_RDWR);
+    while (s->live)
+        pthread_cond_wait(&s->cond, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    reap(s);
+    if (s->host)
+        s->host->ops->destroy(s->host);
+    for (int i = 0; i < 2; i++)
+        if (s->wake[i] >= 0)
+            close(s->wake[i]);
+    free(s->allow_uids);
+    pthread_mutex_destroy(&s->host_lock);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cond);
+    free(s);
+}
+
+const char *srv_socket_path(const struct srv *s) { return s->path; }
+
+void srv_counts(struct srv *s, uint32_t *live, uint64_t *served)
+{
+    pthread_mutex_lock(&s->mu);
+    if (live)
+        *live = s->live;
+    if (served)
+        *served = s->served;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- the public calls ------------------------------------------------------------------------ */
+
+struct kiln_server {
+    struct srv *srv;
+};
+
+kiln_result kiln_server_create(const kiln_server_desc *desc, kiln_server **out)
+{
+    err_clear();
+    if (!out)
+        return KILN_RAISE(KILN_ERR_INVALID, "out is NULL");
+    *out = NULL;
+    struct kiln_server *ks = mem_calloc(1, sizeof *ks);
+    if (!ks)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the server");
+    kiln_result r = srv_create(desc, &ks->srv);
+    if (r == KILN_OK)
+        r = srv_listen(ks->srv, desc ? desc->socket_path : NULL);
+    if (r < 0) {
+        srv_destroy(ks->srv);
+        free(ks);
+        return r;
+    }
+    *out = ks;
+    return KILN_OK;
+}
+
+kiln_result kiln_server_run(kiln_server *ks)
+{
+    err_clear();
+    if (!ks)
+        return KILN_RAISE(KILN_ERR_INVALID, "server is NULL");
+    return srv_run(ks->srv);
+}
+
+void kiln_server_stop(kiln_server *ks)
+{
+    if (ks)
+        srv_stop(ks->srv);
+}
+
+void kiln_server_destroy(kiln_server *ks)
+{
+    if (!ks)
+        return;
+    srv_destroy(ks->srv);
+    free(ks);
+}
+
+const char *kiln_server_socket_path(const kiln_server *ks) { return ks ? srv_socket_path(ks->srv) : ""; }
+
+/* ---- the in-process server -------------------------------------------------------------------- */
+
+static pthread_mutex_t inproc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct srv *inproc;   /* under inproc_lock */
+static uint32_t inproc_refs;
+
+kiln_result remote_inproc_connect(const kiln_context_desc *desc, struct srv **srv, struct tp **mine)
+{
+    *srv = NULL;
+    *mine = NULL;
+    pthread_mutex_lock(&inproc_lock);
+    kiln_result r = KILN_OK;
+    if (!inproc) {
+        kiln_context_desc host = desc ? *desc : (kiln_context_desc){0};
+        host.remote = NULL;
+        kiln_server_desc sd = {.context = &host};
+        r = srv_create(&sd, &inproc);
+    }
+    struct tp *theirs = NULL;
+    if (r == KILN_OK)
+        r = tp_inproc_pair(mine, &theirs);
+    if (r == KILN_OK)
+        r = srv_attach(inproc, theirs);
+    if (r == KILN_OK) {
+        inproc_refs++;
+        *srv = inproc;
+    } else if (*mine) {
+        tp_destroy(*mine);
+        *mine = NULL;
+    }
+    if (!inproc_refs && inproc) {
+        srv_destroy(inproc);
+        inproc = NULL;
+    }
+    pthread_mutex_unlock(&inproc_lock);
+    return r;
+}
+
+void remote_inproc_release(struct srv *srv)
+{
+    pthread_mutex_lock(&inproc_lock);
+    if (srv == inproc && --inproc_refs == 0) {
+        srv_destroy(inproc);
+        inproc = NULL;
+    }
+    pthread_mutex_unlock(&inproc_lock);
+}

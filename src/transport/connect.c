@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * connect.c: a transport between two processes that meet at a socket path.
+ * The client connects a SOCK_STREAM socket to the path and, as its first
+ * bytes, sends the hello [u32 "KLNH"][u32 TP_HELLO_VERSION] with one end of
+ * a new SOCK_DGRAM socketpair attached (SCM_RIGHTS): that pair carries the
+ * descriptors from then on. The server reads exactly those 8 bytes with
+ * their descriptor, checks both, and the two ends are a tp_socket pair.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "transport.h"
+
+#define HELLO_MAGIC 0x484e4c4bu   /* "KLNH" */
+
+static kiln_result sun_of(const char *path, struct sockaddr_un *sa)
+{
+    memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    size_t n = strlen(path);
+    if (!n || n >= sizeof sa->sun_path)
+        return KILN_RAISE(KILN_ERR_INVALID, "socket path '%s': %s", path,
+                          n ? "longer than a unix socket path may be (107 bytes)" : "empty");
+    memcpy(sa->sun_path, path, n);
+    return KILN_OK;
+}
+
+/* Waits for fd's events until deadline (time_now_ns). */
+static kiln_result wait_fd(int fd, short events, uint64_t deadline, const char *what)
+{
+    for (;;) {
+        uint64_t now = time_now_ns();
+        if (now >= deadline)
+            return KILN_RAISE(KILN_ERR_TIMEOUT, "transport: %s timed out", what);
+        uint64_t ms = (deadline - now + 999999) / 1000000;
+        struct pollfd p = {fd, events, 0};
+        int n = poll(&p, 1, ms > 1000 ? 1000 : (int)ms);
+        if (n > 0)
+            return KILN_OK;
+        if (n < 0 && errno != EINTR)
+            return KILN_RAISE(KILN_ERR_IO, "transport: %s: poll: %s", what, strerror(errno));
+    }
+}
+
+kiln_result tp_listen(const char *path, int *out)
+{
+    *out = -1;
+    struct sockaddr_un sa;
+    KILN_TRY(sun_of(path, &sa));
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode))
+            return KILN_RAISE(KILN_ERR_IO, "socket path '%s' is taken by something that is not a socket; "
+                              "not touching it", path);
+        /* A socket: live if someone accepts on it, else left by a server
+         * that died, and replaced. */
+        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {
+            close(probe);
+            return KILN_RAISE(KILN_ERR_BUSY, "socket path '%s': a server is already listening there", path);
+        }
+        if (probe >= 0)
+            close(probe);
+        if (unlink(path) && errno != ENOENT)
+            return KILN_RAISE(KILN_ERR_IO, "socket path '%s': removing the stale socket: %s", path, strerror(errno));
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return KILN_RAISE(KILN_ERR_IO, "socket: %s", strerror(errno));
+    mode_t old = umask(0177);   /* the socket is born 0600 */
+    int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    umask(old);
+    if (rc || chmod(path, 0600) || listen(fd, 64)) {
+        kiln_result r = KILN_RAISE(KILN_ERR_IO, "socket path '%s': %s", path, strerror(errno));
+        close(fd);
+        return r;
+    }
+    *out = fd;
+    return KILN_OK;
+}
+
+kiln_result tp_connect(const char *path, uint64_t timeout_ns, struct tp **out)
+{
+    *out = NULL;
+    struct sockaddr_un sa;
+    KILN_TRY(sun_of(path, &sa));
+    int st = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (st < 0)
+        return KILN_RAISE(KILN_ERR_IO, "socket: %s", strerror(errno));
+    if (connect(st, (struct sockaddr *)&sa, sizeof sa)) {
+        kiln_result r = KILN_RAISE(KILN_ERR_IO, "no kiln server at '%s': %s", path, strerror(errno));
+        close(st);
+        return r;
+    }
+    int dg[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, dg)) {
+        kiln_result r = KILN_RAISE(KILN_ERR_IO, "socketpair: %s", strerror(errno));
+        close(st);
+        return r;
+    }
+    uint32_t hello[2] = {HELLO_MAGIC, TP_HELLO_VERSION};
+    struct iovec iov = {hello, sizeof hello};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &dg[1], sizeof(int));
+    kiln_result r = wait_fd(st, POLLOUT, time_now_ns() + timeout_ns, "sending the hello");
+    if (r == KILN_OK && sendmsg(st, &m, MSG_NOSIGNAL) != (ssize_t)sizeof hello)
+        r = KILN_RAISE(KILN_ERR_IO, "kiln server at '%s': sending the hello: %s", path, strerror(errno));
+    close(dg[1]);
+    if (r < 0) {
+        close(st);
+        close(dg[0]);
+        return r;
+    }
+    return tp_socket_create(st, dg[0], out);
+}
+
+kiln_result tp_accept_hello(int conn, uint64_t timeout_ns, struct tp **out, struct ucred *peer)
+{
+    *out = NULL;
+    socklen_t cl = sizeof *peer;
+    if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, peer, &cl)) {
+        kiln_result r = KILN_RAISE(KILN_ERR_IO, "SO_PEERCRED: %s", strerror(errno));
+        close(conn);
+        return r;
+    }
+    kiln_result r = wait_fd(conn, POLLIN, time_now_ns() + timeout_ns, "waiting for the client's hello");
+    uint32_t hello[2] = {0, 0};
+    int dg = -1;
+    if (r == KILN_OK) {
+        struct iovec iov = {hello, sizeof hello};
+        union {
+            char buf[CMSG_SPACE(sizeof(int) * 4)];
+            struct cmsghdr align;
+        } u;
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+        ssize_t n = recvmsg(conn, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        uint32_t fds = 0;
+        for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; cm; cm = CMSG_NXTHDR(&m, cm)) {
+            if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+                continue;
+            size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < k; i++) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+                if (fds++ == 0)
+                    dg = fd;
+                else
+                    close(fd);
+            }
+        }
+        int type = 0;
+        socklen_t tl = sizeof type;
+        if (n < 0)
+            r = KILN_RAISE(KILN_ERR_IO, "hello: %s", strerror(errno));
+        else if (n != (ssize_t)sizeof hello || hello[0] != HELLO_MAGIC)
+            r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (%zd bytes, magic 0x%08x; a kiln client sends "
+                           "\"KLNH\")", n, hello[0]);
+        else if (hello[1] != TP_HELLO_VERSION)
+            r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (transport version %u; this server speaks %u)",
+                           hello[1], TP_HELLO_VERSION);
+        else if (fds != 1 || (m.msg_flags & MSG_CTRUNC))
+            r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (%u descriptors; one datagram socket expected)",
+                           fds);
+        else if (getsockopt(dg, SOL_SOCKET, SO_TYPE, &type, &tl) || type != SOCK_DGRAM)
+            r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (the descriptor is no datagram socket)");
+    }
+    if (r < 0) {
+        close(conn);
+        if (dg >= 0)
+            close(dg);
+        return r;
+    }
+    return tp_socket_create(conn, dg, out);
+}
