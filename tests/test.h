@@ -94,6 +94,20 @@ static const char *test_name_;
 #define TEST_SUMMARY()                                                                             \
     (printf("%d passed, %d failed\n", test_passed_, test_failed_), test_failed_ ? 1 : 0)
 
+/* For a test file whose tests reach behind the public API (test hooks,
+ * fault injection, the local runtime's own settings): in a remote
+ * configuration (KILN_REMOTE set) it says so and runs locally. Call it at
+ * the top of main. */
+int unsetenv(const char *name);
+#define TEST_LOCAL_ONLY(why)                                                                       \
+    do {                                                                                           \
+        const char *remote_ = getenv("KILN_REMOTE");                                               \
+        if (remote_ && *remote_) {                                                                 \
+            printf("runs locally only, not at KILN_REMOTE=%s: %s\n", remote_, (why));             \
+            unsetenv("KILN_REMOTE");                                                               \
+        }                                                                                          \
+    } while (0)
+
 /* A context on the default Vulkan device, validation as KILN_VALIDATION says. */
 static inline kiln_result test_context(kiln_context *ctx)
 {

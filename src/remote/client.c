@@ -328,14 +328,28 @@ static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *des
     kiln_program_desc d = kiln_program_desc_defaults(desc);
     if (!d.source)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: source is NULL");
-    if ((d.define_count && !d.defines) || (d.include_dir_count && !d.include_dirs) ||
-        (d.constant_count && !d.constants))
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: a count is set and its array is NULL");
-    if (d.define_count > KILN_MAX_DEFINES || d.include_dir_count > KILN_MAX_INCLUDE_DIRS ||
-        d.constant_count > KILN_MAX_SPEC_CONSTANTS)
-        return KILN_RAISE(KILN_ERR_LIMIT, "program desc: %u defines (at most %d), %u include folders (at most %d), "
-                          "%u constants (at most %d)", d.define_count, KILN_MAX_DEFINES, d.include_dir_count,
-                          KILN_MAX_INCLUDE_DIRS, d.constant_count, KILN_MAX_SPEC_CONSTANTS);
+    /* What cannot be encoded (arrays past kiln's limits, NULL arrays) is
+     * refused here, as the runtime words it. */
+    if (d.define_count > KILN_MAX_DEFINES)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u defines, at most %d", d.define_count,
+                          KILN_MAX_DEFINES);
+    if (d.define_count && !d.defines)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: define_count is %u but defines is NULL", d.define_count);
+    if (d.include_dir_count > KILN_MAX_INCLUDE_DIRS)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u include folders, at most %d", d.include_dir_count,
+                          KILN_MAX_INCLUDE_DIRS);
+    if (d.include_dir_count && !d.include_dirs)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: include_dir_count is %u but include_dirs is NULL",
+                          d.include_dir_count);
+    for (uint32_t i = 0; i < d.include_dir_count; i++)
+        if (!d.include_dirs[i])
+            return KILN_RAISE(KILN_ERR_INVALID, "program desc: include folder %u is NULL", i);
+    if (d.constant_count > KILN_MAX_SPEC_CONSTANTS)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u specialization constants, at most %d",
+                          d.constant_count, KILN_MAX_SPEC_CONSTANTS);
+    if (d.constant_count && !d.constants)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: constant_count is %u but constants is NULL",
+                          d.constant_count);
     struct pipe_rec_program rec = {.define_count = d.define_count, .include_dir_count = d.include_dir_count,
                                    .constant_count = d.constant_count, .optimize = d.optimize};
     pipe_put_str(&rc->tail, d.source, d.source_len);
@@ -459,11 +473,16 @@ static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_n
 {
     struct rclient *rc = rc_of(c);
     kiln_node_desc d = kiln_node_desc_defaults(desc);
-    if ((d.binding_count && !d.bindings) || (d.param_count && !d.params))
-        return KILN_RAISE(KILN_ERR_INVALID, "node desc: a count is set and its array is NULL");
-    if (d.binding_count > KILN_MAX_DESCRIPTORS || d.param_count > KILN_MAX_PARAM_WORDS)
-        return KILN_RAISE(KILN_ERR_LIMIT, "node desc: %u bindings (at most %d), %u params (at most %d)",
-                          d.binding_count, KILN_MAX_DESCRIPTORS, d.param_count, KILN_MAX_PARAM_WORDS);
+    if (d.binding_count > KILN_MAX_DESCRIPTORS)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u bindings, at most %d (KILN_MAX_DESCRIPTORS)",
+                          d.binding_count, KILN_MAX_DESCRIPTORS);
+    if (d.binding_count && !d.bindings)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: binding_count is %u but bindings is NULL", d.binding_count);
+    if (d.param_count && !d.params)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: param_count %u with params NULL", d.param_count);
+    if (d.param_count > KILN_MAX_PARAM_WORDS)
+        return KILN_RAISE(KILN_ERR_LIMIT, "node desc: %u param words; a program has at most %d", d.param_count,
+                          KILN_MAX_PARAM_WORDS);
     struct pipe_rec_node rec = {.scheme = s.id, .program = d.program.id, .binding_count = d.binding_count,
                                 .param_count = d.param_count};
     memcpy(rec.groups, d.groups, sizeof rec.groups);

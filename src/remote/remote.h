@@ -46,8 +46,14 @@ void srv_stop(struct srv *s);   /* async-signal-safe */
 /* Drops every connection (each one's objects freed), then the host. */
 void srv_destroy(struct srv *s);
 const char *srv_socket_path(const struct srv *s);
-/* Connections being served now, and served in all. */
-void srv_counts(struct srv *s, uint32_t *live, uint64_t *served);
+/* Connections being served now, served in all, and the objects (buffers,
+ * images, programs, schemes, nodes) their contexts hold now; any may be
+ * NULL. */
+void srv_counts(struct srv *s, uint32_t *live, uint64_t *served, uint64_t *objects);
+#ifdef KILN_TEST_HOOKS
+/* The server behind a public handle (test builds only). */
+struct srv *srv_of(kiln_server *ks);
+#endif
 
 /* ---- the applier ----------------------------------------------------------------------- */
 

@@ -8,7 +8,8 @@
  * worker takes it per request, and a call that may wait long (ticket and
  * program waits, wait_idle) waits in slices, letting it go between them,
  * so one client's wait never stalls the others. mu guards the connection
- * list and counts; it is never held while host_lock is taken.
+ * list and counts. Order: mu, then host_lock (srv_counts); nothing takes
+ * mu while holding host_lock.
  */
 #ifndef KILN_REMOTE_PRIVATE_H
 #define KILN_REMOTE_PRIVATE_H

@@ -28,6 +28,7 @@ struct srv_conn {
     struct srv *srv;
     int accepted;                /* the socket accept() gave, until the hello is read; -1 in process */
     struct tp *tp;
+    struct srv_client *cl;       /* while serving (under mu) */
     int peer_fd;                 /* the stream socket, for srv_destroy to shut; -1: none (under mu) */
     pthread_t thread;
     bool done;                   /* under mu */
@@ -107,6 +108,9 @@ static void serve(struct srv_conn *cn)
     struct srv_client *cl;
     if (srv_client_open(s, conn_segment, cn, &cl) < 0)
         return;
+    pthread_mutex_lock(&s->mu);
+    cn->cl = cl;
+    pthread_mutex_unlock(&s->mu);
     size_t cap = 64 << 10, len = 0;
     uint8_t *buf = malloc(cap);
     struct bytes rep = {0};
@@ -132,6 +136,9 @@ static void serve(struct srv_conn *cn)
     }
     free(buf);
     free(rep.p);
+    pthread_mutex_lock(&s->mu);
+    cn->cl = NULL;
+    pthread_mutex_unlock(&s->mu);
     srv_client_close(cl);
 }
 
@@ -384,13 +391,24 @@ void srv_destroy(struct srv *s)
 
 const char *srv_socket_path(const struct srv *s) { return s->path; }
 
-void srv_counts(struct srv *s, uint32_t *live, uint64_t *served)
+void srv_counts(struct srv *s, uint32_t *live, uint64_t *served, uint64_t *objects)
 {
     pthread_mutex_lock(&s->mu);
     if (live)
         *live = s->live;
     if (served)
         *served = s->served;
+    if (objects) {
+        *objects = 0;
+        pthread_mutex_lock(&s->host_lock);
+        for (struct srv_conn *cn = s->conns; cn; cn = cn->next) {
+            struct kctx *c = cn->cl ? cn->cl->ctx : NULL;
+            if (c)
+                *objects += (uint64_t)c->buffers.live + c->images.live + c->programs.live + c->schemes.live +
+                            c->nodes.live;
+        }
+        pthread_mutex_unlock(&s->host_lock);
+    }
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -444,6 +462,10 @@ void kiln_server_destroy(kiln_server *ks)
 }
 
 const char *kiln_server_socket_path(const kiln_server *ks) { return ks ? srv_socket_path(ks->srv) : ""; }
+
+#ifdef KILN_TEST_HOOKS
+struct srv *srv_of(kiln_server *ks) { return ks->srv; }
+#endif
 
 /* ---- the in-process server -------------------------------------------------------------------- */
 

@@ -282,6 +282,7 @@ TEST(a_trace_of_a_context_is_written_at_destroy)
 
 int main(void)
 {
+    TEST_LOCAL_ONLY("it checks the local rules for a context's own device, archive, trace and log settings; a remote context's are the server's");
     RUN(a_log_callback_takes_the_lines_at_the_level_set);
     RUN(compile_settings_from_the_desc_win_over_the_environment);
     RUN(archive_settings_from_the_desc_win_over_the_environment);

@@ -311,6 +311,7 @@ TEST(vulkan_with_archive)
 /* An argument (mock or vulkan) runs those tests alone. */
 int main(int argc, char **argv)
 {
+    TEST_LOCAL_ONLY("it injects allocation failures into this process's runtime");
     const char *only = argc > 1 ? argv[1] : "";
     snprintf(inc_dir, sizeof inc_dir, "/tmp/kiln-memfault-inc-XXXXXX");
     char header[128];

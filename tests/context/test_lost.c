@@ -372,6 +372,7 @@ TEST(vk_a_long_dispatch_outlives_a_short_timeout_or_finishes)
 
 int main(void)
 {
+    TEST_LOCAL_ONLY("it injects device faults and loss through the local backend's test hooks");
     /* First, forked before this process has made any context or thread. */
     RUN(vk_a_submit_that_never_finishes_is_abandoned_and_others_carry_on);
     RUN(vk_a_wait_the_driver_reports_lost_fails_every_call);

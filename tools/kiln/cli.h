@@ -20,6 +20,7 @@ int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* kiln run --spec ID=VALUE (spec_args.c): the arguments as given, read
  * by the constants' declared types once the shader's interface is known. */

@@ -182,13 +182,14 @@ struct demo_opts {
     const char *out;
     bool precompile;
     const char *trace;   /* --trace FILE.json, NULL: none */
+    const char *remote;  /* --remote PATH, NULL: KILN_REMOTE decides */
     FILE *json;          /* --json: the stream of stdout its object goes to; NULL: none */
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: kiln demo [--frames N] [--size WxH] [--tonemap MODE] [--out FILE.png] [--precompile]\n"
-               "                 [--trace FILE.json] [--json]\n"
+               "                 [--trace FILE.json] [--remote PATH] [--json]\n"
                "\n"
                "Runs kiln's built-in image-processing scheme (generate, blur x, blur y,\n"
                "grade, tonemap) for N frames on the default device, prints a summary of\n"
@@ -203,6 +204,8 @@ static void usage(FILE *f)
                "  --precompile     first make every program the archive holds (kiln_context_precompile)\n"
                "  --trace FILE.json  write a Chrome trace of the run (compiles, submits, device time,\n"
                "                   specialization, archive): open it in Perfetto or chrome://tracing\n"
+               "  --remote PATH    run in the kiln server listening at PATH (kiln serve), as\n"
+               "                   KILN_REMOTE=unix:PATH does\n"
                "  --json           the summary as one JSON object on stdout: {\"ok\": true, \"device\",\n"
                "                   \"width\", \"height\", \"tonemap\", \"nodes\", \"frames\", \"compile_ms\",\n"
                "                   \"run_ms\", \"min_ms\", \"median_ms\", \"mean_ms\", \"max_ms\", \"precompile\"\n"
@@ -285,7 +288,7 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
         }
         if (!strcmp(a, "--json"))
             continue;   /* seen by cmd_demo */
-        static const char *const with_value[] = {"--frames", "--size", "--tonemap", "--out", "--trace"};
+        static const char *const with_value[] = {"--frames", "--size", "--tonemap", "--out", "--trace", "--remote"};
         const char *name = NULL, *val = NULL;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0] && !name; k++) {
             size_t n = strlen(with_value[k]);
@@ -319,6 +322,10 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
             if (!*val)
                 return bad_usage("bad --trace '': want a file name");
             o->trace = val;
+        } else if (!strcmp(name, "--remote")) {
+            if (!*val)
+                return bad_usage("bad --remote '': want a socket path");
+            o->remote = val;
         } else {
             if (!*val)
                 return bad_usage("bad --out '': want a file name");
@@ -675,7 +682,7 @@ static int demo_run(struct demo *d, const struct demo_opts *o)
         fprintf(stderr, "kiln demo: out of host memory\n");
         return 1;
     }
-    kiln_result r = kiln_context_create(&(kiln_context_desc){.trace_path = o->trace}, &d->ctx);
+    kiln_result r = kiln_context_create(&(kiln_context_desc){.trace_path = o->trace, .remote = o->remote}, &d->ctx);
     if (r < 0)
         return cli_fail("create context", r);
     kiln_caps caps;

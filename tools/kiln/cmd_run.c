@@ -120,6 +120,7 @@ struct run_args {
     uint64_t frames;
     double timeout_s;      /* --timeout: 0 = none */
     const char *trace;     /* --trace FILE.json; NULL: none */
+    const char *remote;    /* --remote PATH: a kiln server's socket; NULL: KILN_REMOTE decides */
     bool quiet;
     bool json;             /* --json: the summary as one JSON object on stdout */
 };
@@ -184,6 +185,8 @@ static void usage(FILE *f)
             "  --json                print the summary as one JSON object on stdout (see JSON)\n"
             "  --trace FILE.json     write a Chrome trace of the run (compiles, submits, device time,\n"
             "                        specialization, archive): open it in Perfetto or chrome://tracing\n"
+            "  --remote PATH         run in the kiln server listening at PATH (kiln serve), as\n"
+            "                        KILN_REMOTE=unix:PATH does\n"
             "  --timeout S           a submit still running S seconds (fractions allowed) after it\n"
             "                        could start ends the run with KILN_ERR_DEVICE_LOST (exit 1)\n"
             "  -h, --help            this text\n"
@@ -522,7 +525,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         /* Options with a value: --name VALUE or --name=VALUE. */
         static const char *const with_value[] = {"--entry", "--define", "--groups", "--param", "--push", "--push-file",
                                                  "--buffer", "--out", "--texel-format", "--frames", "--timeout",
-                                                 "--spec", "--image", "--out-image", "--sampler", "--trace"};
+                                                 "--spec", "--image", "--out-image", "--sampler", "--trace",
+                                                 "--remote"};
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         const char *name = NULL;
@@ -609,6 +613,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             if (!*v)
                 return bad("--trace: expected a file name");
             a->trace = v;
+        } else if (!strcmp(name, "--remote")) {
+            if (!*v)
+                return bad("--remote: expected a socket path");
+            a->remote = v;
         } else if (!strcmp(name, "--timeout")) {
             char why[PARSE_WHY_LEN];
             if (!parse_seconds(v, &a->timeout_s, why))
@@ -1048,7 +1056,9 @@ static int run(struct run_args *a, struct run_summary *sum)
     double tms = a->timeout_s * 1e3 + 0.5;
     uint32_t timeout_ms = a->timeout_s == 0 ? 0 : tms < 1 ? 1 : tms >= UINT32_MAX ? UINT32_MAX : (uint32_t)tms;
     kiln_result r =
-        kiln_context_create(&(kiln_context_desc){.device_timeout_ms = timeout_ms, .trace_path = a->trace}, &ctx);
+        kiln_context_create(&(kiln_context_desc){.device_timeout_ms = timeout_ms, .trace_path = a->trace,
+                                                 .remote = a->remote},
+                            &ctx);
     if (r < 0)
         return cli_fail("creating a context", r);
     int rc = 1;

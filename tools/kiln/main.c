@@ -23,6 +23,7 @@ static void usage(FILE *f)
                "  demo [options]       run kiln's built-in image-processing scheme\n"
                "  archive path|ls|verify|compact|gc  the pipeline archive of the chosen device\n"
                "  wave info|run CODE.o guest AMD GCN code objects: list, disassemble, interpret\n"
+               "  serve [options]      serve kiln contexts to other processes over a unix socket\n"
                "  version              print kiln's version (also --version)\n"
                "  help [COMMAND]       this text, or a command's\n"
                "\n"
@@ -40,6 +41,7 @@ static const struct {
     {"demo", cmd_demo},
     {"archive", cmd_archive},
     {"wave", cmd_wave},   /* tools/kiln/cmd_wave.c */
+    {"serve", cmd_serve},
 };
 
 int main(int argc, char **argv)
