@@ -89,6 +89,7 @@ typedef struct kiln_context_desc {
     int skip_log;
     int force_staging;
     const char *trace_path;
+    const char *remote;
 } kiln_context_desc;
  kiln_context_desc kiln_context_desc_defaults(const kiln_context_desc *desc);
 typedef enum kiln_subgroup_ops {
@@ -487,4 +488,19 @@ typedef struct kiln_precompile_result {
 } kiln_precompile_result;
  kiln_result kiln_context_precompile(kiln_context ctx, const kiln_precompile_desc *desc,
                                                             kiln_precompile_result *out);
+typedef struct kiln_server kiln_server;
+typedef struct kiln_server_desc {
+    const char *socket_path;
+    const kiln_context_desc *context;
+    const uint32_t *allow_uids;
+    uint32_t allow_uid_count;
+    uint32_t max_objects;
+    uint64_t max_bytes;
+    uint32_t max_compiles;
+} kiln_server_desc;
+ kiln_result kiln_server_create(const kiln_server_desc *desc, kiln_server **out);
+ kiln_result kiln_server_run(kiln_server *server);
+ void kiln_server_stop(kiln_server *server);
+ void kiln_server_destroy(kiln_server *server);
+ const char *kiln_server_socket_path(const kiln_server *server);
 """
