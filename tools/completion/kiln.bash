@@ -16,13 +16,13 @@ _kiln()
     [ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}
     COMPREPLY=()
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "info run demo archive wave version help --version --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "info run demo archive wave serve version help --version --help" -- "$cur"))
         return 0
     fi
     cmd=${COMP_WORDS[1]}
     case $cmd in
     help)
-        [ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "info run demo archive wave version help" -- "$cur"))
+        [ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "info run demo archive wave serve version help" -- "$cur"))
         return 0 ;;
     info | version)
         COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
@@ -36,11 +36,11 @@ _kiln()
         return 0 ;;
     demo)
         case $prev in
-        --out | --trace) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --out | --trace | --remote) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --tonemap) COMPREPLY=($(compgen -W "clamp reinhard aces" -- "$cur")); return 0 ;;
         --frames | --size) return 0 ;;
         esac
-        COMPREPLY=($(compgen -W "--frames --size --tonemap --out --precompile --trace --json --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--frames --size --tonemap --out --precompile --trace --remote --json --help" -- "$cur"))
         return 0 ;;
     wave)
         if [ "$COMP_CWORD" -eq 2 ]; then
@@ -58,9 +58,16 @@ _kiln()
             COMPREPLY=($(compgen -f -- "$cur"))
         fi
         return 0 ;;
+    serve)
+        case $prev in
+        --socket) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --allow-uid | --device | --max-objects | --max-bytes | --max-compiles) return 0 ;;
+        esac
+        COMPREPLY=($(compgen -W "--socket --allow-uid --device --mock --max-objects --max-bytes --max-compiles --help" -- "$cur"))
+        return 0 ;;
     run)
         case $prev in
-        --push-file | --trace) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --push-file | --trace | --remote) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --texel-format)
             if [[ $cur == *=* ]]; then
                 COMPREPLY=($(compgen -P "${cur%%=*}=" -W "$_kiln_formats" -- "${cur#*=}"))
@@ -86,7 +93,7 @@ _kiln()
         --entry | --define | --groups | --param | --push | --spec | --frames | --timeout) return 0 ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--entry --define --groups --param --push --push-file --spec --buffer --out --image --out-image --sampler --texel-format --frames -q --quiet --trace --timeout --json --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--entry --define --groups --param --push --push-file --spec --buffer --out --image --out-image --sampler --texel-format --frames -q --quiet --trace --timeout --remote --json --help" -- "$cur"))
         else
             COMPREPLY=($(compgen -f -X '!*.comp' -- "$cur") $(compgen -d -- "$cur"))
         fi

@@ -26,7 +26,10 @@ expect() {
     if [ $ok -eq 1 ]; then pass=$((pass + 1)); else
         fail=$((fail + 1)); echo "FAIL: '$1' $mode $* (got: ${COMPREPLY[*]})"; fi
 }
-expect "kiln " has info run demo archive wave version help
+expect "kiln " has info run demo archive wave serve version help
+expect "kiln serve --" has --socket --allow-uid --max-objects --max-bytes --max-compiles --mock
+expect "kiln run blur.comp --remote d" has data.bin
+expect "kiln demo --" has --remote
 expect "kiln ar" has archive
 expect "kiln run --te" has --texel-format
 expect "kiln run --" has --buffer --image --out-image --push-file --json --trace --timeout
