@@ -3,3 +3,4 @@
 include(${CMAKE_CURRENT_LIST_DIR}/remote.cmake OPTIONAL)
 include(${CMAKE_CURRENT_LIST_DIR}/kill.cmake OPTIONAL)
 include(${CMAKE_CURRENT_LIST_DIR}/pipe.cmake OPTIONAL)
+include(${CMAKE_CURRENT_LIST_DIR}/threads.cmake OPTIONAL)
