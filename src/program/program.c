@@ -961,7 +961,10 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
     for (;;) {
         prog_includer_init(&inc, src);
         shaderc_compile_options_set_include_callbacks(opts, include_resolve, include_release, &inc);
-        res = shaderc_compile_into_spv(compiler, text, len, shaderc_compute_shader, src->name, "main", opts);
+        /* shaderc asserts that a message names its file: an empty name
+         * (a caller's "") would abort the process on the first error. */
+        res = shaderc_compile_into_spv(compiler, text, len, shaderc_compute_shader,
+                                       *src->name ? src->name : "program.comp", "main", opts);
         free(text);
         text = NULL;
         inc_oom = inc.oom;
