@@ -19,6 +19,8 @@ uint8_t *bytes_put(struct bytes *b, const void *src, size_t n)
 {
     if (b->oom)
         return NULL;
+    if (!n)   /* nothing to add, and an empty b has no storage to point into yet */
+        return b->p ? b->p + b->len : NULL;
     if (n > SIZE_MAX / 4 || b->len > SIZE_MAX / 4) {
         b->oom = true;
         return NULL;
