@@ -233,9 +233,10 @@ typedef struct kiln_context_desc {
      * kiln server listening there (kiln serve; docs/server.md), with the
      * same calls and results; "inproc": in a server on a thread of this
      * process (for tests of the wire). A remote context's device, compile
-     * service and archive are the server's: desc fields choosing others are
-     * refused by name. KILN_REMOTE never sends a mock-backend context away.
-     * Copied. */
+     * service and archive are the server's: a backend, device or trace_path
+     * other than the server's is refused by name; the other fields shaping
+     * them are named in the log (level info) and the server's apply.
+     * KILN_REMOTE never sends a mock-backend context away. Copied. */
     const char *remote;
 } kiln_context_desc;
 

@@ -830,43 +830,49 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
     return KILN_OK;
 }
 
-/* A field of a client's desc that shapes what the host owns: refused
- * unless it asks for what the host has (or is left to the host: 0). */
-#define HOST_OWNS(cond, field, why)                                                                \
-    do {                                                                                           \
-        if (cond)                                                                                  \
-            return KILN_RAISE(KILN_ERR_INVALID, "context desc: %s: %s", field, why);               \
-    } while (0)
-
+/* A client's desc against its host. Choosing another backend or device is
+ * refused by name, as is a trace (a file the client asked for would never
+ * appear: the server writes its own). Fields that shape the host's device,
+ * compile service or archive are the host's: a client's other values do
+ * not change any result, so they are named once in the log and the host's
+ * apply. */
 static kiln_result check_client_desc(const struct kctx *host, const kiln_context_desc *d)
 {
-    const char *dev = "the server owns one device; a client cannot choose another";
-    const char *svc = "the compile service is the server's, shared by its clients";
-    const char *arc = "the pipeline archive is the server's, shared by its clients";
     const kiln_context_desc *h = &host->made_with;
     kiln_backend_kind kind = host->dev->caps.backend;
-    HOST_OWNS(d->backend != kind, "backend", kind == KILN_BACKEND_MOCK ? "the server runs the mock backend"
-                                                                        : "the server runs Vulkan");
-    HOST_OWNS(d->device && *d->device && !strstr(host->dev->caps.device_name, d->device) &&
-                  strcmp(d->device, "0") != 0,
-              "device", dev);
-    HOST_OWNS(d->validation && (d->validation > 0) != (host->dev->caps.validation != 0), "validation",
-              "the validation layer is on or off for the server's whole device");
-    HOST_OWNS(d->force_staging && d->force_staging != h->force_staging, "force_staging", dev);
-    HOST_OWNS((d->compile_threads && d->compile_threads != h->compile_threads) ||
-                  (d->giant_words && d->giant_words != h->giant_words) ||
-                  (d->giant_compiles && d->giant_compiles != h->giant_compiles) ||
-                  (d->alone_tries && d->alone_tries != h->alone_tries) ||
-                  (d->slow_compile_s > 0 && d->slow_compile_s != h->slow_compile_s) ||
-                  (d->worker_caches && d->worker_caches != h->worker_caches),
-              "compile_threads, giant_words, giant_compiles, alone_tries, slow_compile_s, worker_caches", svc);
-    HOST_OWNS(d->archive && (d->archive > 0) != host->archive->enabled, "archive", arc);
-    HOST_OWNS((d->archive_dir && *d->archive_dir && strncmp(host->archive->dir, d->archive_dir,
-                                                             strlen(d->archive_dir))) ||
-                  (d->archive_max_size && d->archive_max_size != h->archive_max_size) ||
-                  (d->archive_qa && d->archive_qa != h->archive_qa),
-              "archive_dir, archive_max_size, archive_qa", arc);
-    HOST_OWNS(d->trace_path && *d->trace_path, "trace_path", "a server's trace is its own (kiln serve --trace)");
+    if (d->backend != kind)
+        return KILN_RAISE(KILN_ERR_INVALID, "context desc: backend: the server runs %s; a client cannot choose "
+                          "another", kind == KILN_BACKEND_MOCK ? "the mock backend" : "Vulkan");
+    if (d->device && *d->device && !strstr(host->dev->caps.device_name, d->device) && strcmp(d->device, "0"))
+        return KILN_RAISE(KILN_ERR_INVALID, "context desc: device '%s': the server owns one device (%s); a client "
+                          "cannot choose another", d->device, host->dev->caps.device_name);
+    if (d->trace_path && *d->trace_path)
+        return KILN_RAISE(KILN_ERR_INVALID, "context desc: trace_path: a remote context's trace is the server's "
+                          "own (its KILN_TRACE); none would be written at '%s'", d->trace_path);
+    char names[256] = "";
+#define HOSTS(cond, field)                                                                         \
+    do {                                                                                           \
+        if (cond)                                                                                  \
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", field); \
+    } while (0)
+    HOSTS(d->validation && (d->validation > 0) != (host->dev->caps.validation != 0), "validation");
+    HOSTS(d->force_staging && d->force_staging != h->force_staging, "force_staging");
+    HOSTS(d->compile_threads && d->compile_threads != h->compile_threads, "compile_threads");
+    HOSTS(d->giant_words && d->giant_words != h->giant_words, "giant_words");
+    HOSTS(d->giant_compiles && d->giant_compiles != h->giant_compiles, "giant_compiles");
+    HOSTS(d->alone_tries && d->alone_tries != h->alone_tries, "alone_tries");
+    HOSTS(d->slow_compile_s > 0 && d->slow_compile_s != h->slow_compile_s, "slow_compile_s");
+    HOSTS(d->worker_caches && d->worker_caches != h->worker_caches, "worker_caches");
+    HOSTS(d->archive && (d->archive > 0) != host->archive->enabled, "archive");
+    HOSTS(d->archive_dir && *d->archive_dir && strncmp(host->archive->dir, d->archive_dir, strlen(d->archive_dir)),
+          "archive_dir");
+    HOSTS(d->archive_readonly, "archive_readonly");
+    HOSTS(d->archive_max_size && d->archive_max_size != h->archive_max_size, "archive_max_size");
+    HOSTS(d->archive_qa && d->archive_qa != h->archive_qa, "archive_qa");
+#undef HOSTS
+    if (names[0])
+        log_info("context desc: %s: the server's device, compile service and archive are shared by its clients; "
+                 "its settings apply", names);
     return KILN_OK;
 }
 

@@ -113,10 +113,11 @@ KILN_NODISCARD kiln_result ctx_create(const kiln_context_desc *desc, uint32_t se
 /* Makes a context on host's device, sharing its compile service (so
  * programs two such contexts create alike compile once) and its archive;
  * its objects, handles (tagged with serial) and schemes are its own, and
- * destroying it frees them and nothing of the host's. desc may be NULL;
- * fields that choose or shape the device, the compile service or the
- * archive are the host's and, set to anything else, are refused by name
- * (KILN_ERR_INVALID). Callers serialize every call on host's device. */
+ * destroying it frees them and nothing of the host's. desc may be NULL; a
+ * backend, device or trace_path other than the host's is refused by name
+ * (KILN_ERR_INVALID); other fields shaping the device, the compile service
+ * or the archive are the host's (named in the log when they differ).
+ * Callers serialize every call on host's device. */
 KILN_NODISCARD kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint32_t serial,
                                          struct kctx **out);
 
