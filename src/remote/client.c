@@ -138,6 +138,7 @@ static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *
             return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a reply of %zu bytes", len);
         rc->rep = p;
         rc->rep_cap = len;
+        err_clear();   /* the frame did not fit: no error of the call's */
     }
     struct pipe_rep rep;
     if (len < sizeof rep) {
