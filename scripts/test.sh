@@ -34,8 +34,9 @@ run_suite release build-test "" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_WERROR=
 # (label spin), which check the doorbell's protocol and run no kiln code.
 # Left out of the socket run, whose one server owns its device, validation,
 # archive and compile service for every test process at once: the
-# benchmarks (label bench: they turn validation off, a setting of the
-# server's device), and the tests whose assertions need a server of their
+# benchmarks (label bench: they refuse to time a device with the validation
+# layer on, as the server's is, and bench_compile counts a compile service
+# of its own), and the tests whose assertions need a server of their
 # own: example_precompile and test_archive_vk (the archive, which the
 # server's is not), test_vk (device choice and forced staging), test_cli
 # (the close lines and the archive of `kiln run`'s own context), and
