@@ -107,7 +107,7 @@ struct tp_layout tp_layout_of(uint64_t cmd_ring_size, uint64_t stage_ring_size)
 kiln_result tp_control_layout(const struct tp_control *c, uint64_t segment_size, struct tp_layout *out)
 {
     memset(out, 0, sizeof *out);
-    uint64_t cmd, stage;
+    uint64_t cmd = 0, stage = 0;
     KILN_TRY(tp_control_check(c, &cmd, &stage));
     struct tp_layout l = tp_layout_of(cmd, stage);
     if (l.total > segment_size)

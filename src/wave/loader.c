@@ -719,7 +719,7 @@ static kiln_result symbol(struct ld *l, size_t i, GElf_Sym *s, const char **name
 static kiln_result find_symbol(struct ld *l, const char *want, GElf_Sym *s, uint64_t *addr)
 {
     for (size_t i = 1; i < l->sym_count; i++) {
-        const char *name;
+        const char *name = NULL;
         KILN_TRY(symbol(l, i, s, &name, addr));
         if (name && !strcmp(name, want) && *addr != UINT64_MAX)
             return KILN_OK;
@@ -765,8 +765,8 @@ static kiln_result relocate(struct ld *l)
                 continue;
             if (symi) {
                 GElf_Sym s;
-                const char *name;
-                uint64_t a;
+                const char *name = NULL;
+                uint64_t a = UINT64_MAX;
                 KILN_TRY(symbol(l, symi, &s, &name, &a));
                 if (a == UINT64_MAX)
                     return bad("relocation %zu of section %zu refers to '%s', which the object does not define", r,
@@ -904,8 +904,8 @@ static kiln_result code_extent(struct ld *l, struct wave_kernel *k)
     uint64_t end = c->text_addr + c->text_size;
     for (size_t i = 1; i < l->sym_count; i++) {
         GElf_Sym s;
-        const char *name;
-        uint64_t a;
+        const char *name = NULL;
+        uint64_t a = UINT64_MAX;
         KILN_TRY(symbol(l, i, &s, &name, &a));
         if (a == k->code_addr && GELF_ST_TYPE(s.st_info) == STT_FUNC && s.st_size) {
             if (s.st_size > end - a)
