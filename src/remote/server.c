@@ -92,7 +92,10 @@ static void serve(struct srv_conn *cn)
         int fd = cn->accepted;
         cn->accepted = -1;
         if (tp_accept_hello(fd, HELLO_TIMEOUT_NS, &cn->tp, &cred) < 0) {
-            log_warn("kiln serve: a connection refused: %s", err_last());
+            /* A client that died as it connected is no news; anything else
+             * at the socket that is not a kiln client is. */
+            log_msg(strstr(err_last(), "closed before") ? LOG_INFO : LOG_WARN, "kiln serve: a connection refused: %s",
+                    err_last());
             return;
         }
         if (!uid_allowed(s, cred.uid)) {

@@ -169,6 +169,8 @@ kiln_result tp_accept_hello(int conn, uint64_t timeout_ns, struct tp **out, stru
         socklen_t tl = sizeof type;
         if (n < 0)
             r = KILN_RAISE(KILN_ERR_IO, "hello: %s", strerror(errno));
+        else if (n == 0)
+            r = KILN_RAISE(KILN_ERR_IO, "hello: the client closed before its hello");
         else if (n != (ssize_t)sizeof hello || hello[0] != HELLO_MAGIC)
             r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (%zd bytes, magic 0x%08x; a kiln client sends "
                            "\"KLNH\")", n, hello[0]);
