@@ -53,11 +53,8 @@ static int cmp_constant(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *desc)
+kiln_result prog_desc_check(const kiln_program_desc *desc)
 {
-    *src = (struct prog_source){0};
-    if (!desc)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc is NULL");
     kiln_program_desc d = kiln_program_desc_defaults(desc);
     if (!d.source)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: source is NULL");
@@ -94,7 +91,16 @@ kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d
                 return KILN_RAISE(KILN_ERR_INVALID, "program desc: specialization constant id %u is set twice "
                                   "(constants %u and %u: 0x%x and 0x%x)", d.constants[i].id, k, i,
                                   d.constants[k].word, d.constants[i].word);
+    return KILN_OK;
+}
 
+kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *desc)
+{
+    *src = (struct prog_source){0};
+    if (!desc)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc is NULL");
+    KILN_TRY(prog_desc_check(desc));
+    kiln_program_desc d = kiln_program_desc_defaults(desc);
     if (memchr(d.source, 0, d.source_len))
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: source holds a NUL byte within source_len");
     src->source = str_ndup(d.source, d.source_len);

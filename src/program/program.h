@@ -82,6 +82,12 @@ struct prog_output {
 /* Validates a desc and deep-copies it, its defaults applied
  * (kiln_program_desc_defaults, and kiln_define_defaults for each define). */
 KILN_NODISCARD kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *desc);
+/* The checks of a desc that need no compile (desc not NULL; its defaults
+ * applied here): source given, the entry an identifier, each array within
+ * its limit and not NULL where its count is set, no constant id twice.
+ * KILN_ERR_INVALID naming the field. A remote client runs them before
+ * encoding a desc, so a NULL array never needs a wire form. */
+KILN_NODISCARD kiln_result prog_desc_check(const kiln_program_desc *desc);
 /* Deep-copies a provenance (not its include snapshot). */
 KILN_NODISCARD kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *src);
 /* Deep-copies a provenance with its include snapshot (the variant reads the

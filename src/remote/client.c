@@ -23,6 +23,7 @@
 
 #include "kiln.h"
 #include "pipe/pipe.h"
+#include "program/program.h"
 #include "remote.h"
 #include "remote_private.h"
 #include "transport/transport.h"
@@ -326,31 +327,12 @@ static kiln_result r_image_readback(struct kctx *c, kiln_image i, void *data, ui
 static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *desc, kiln_program *out)
 {
     struct rclient *rc = rc_of(c);
+    if (!desc)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc is NULL");
     kiln_program_desc d = kiln_program_desc_defaults(desc);
-    if (!d.source)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: source is NULL");
     /* What cannot be encoded (arrays past kiln's limits, NULL arrays) is
-     * refused here, as the runtime words it. */
-    if (d.define_count > KILN_MAX_DEFINES)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u defines, at most %d", d.define_count,
-                          KILN_MAX_DEFINES);
-    if (d.define_count && !d.defines)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: define_count is %u but defines is NULL", d.define_count);
-    if (d.include_dir_count > KILN_MAX_INCLUDE_DIRS)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u include folders, at most %d", d.include_dir_count,
-                          KILN_MAX_INCLUDE_DIRS);
-    if (d.include_dir_count && !d.include_dirs)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: include_dir_count is %u but include_dirs is NULL",
-                          d.include_dir_count);
-    for (uint32_t i = 0; i < d.include_dir_count; i++)
-        if (!d.include_dirs[i])
-            return KILN_RAISE(KILN_ERR_INVALID, "program desc: include folder %u is NULL", i);
-    if (d.constant_count > KILN_MAX_SPEC_CONSTANTS)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u specialization constants, at most %d",
-                          d.constant_count, KILN_MAX_SPEC_CONSTANTS);
-    if (d.constant_count && !d.constants)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: constant_count is %u but constants is NULL",
-                          d.constant_count);
+     * refused here, by the runtime's own checks. */
+    KILN_TRY(prog_desc_check(&d));
     struct pipe_rec_program rec = {.define_count = d.define_count, .include_dir_count = d.include_dir_count,
                                    .constant_count = d.constant_count, .optimize = d.optimize};
     pipe_put_str(&rc->tail, d.source, d.source_len);
