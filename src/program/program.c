@@ -929,6 +929,58 @@ kiln_result prog_bake_variant(const struct prog_output *universal, const char *n
     return r;
 }
 
+/* Asked for a desktop #version below 150, or one with no number, glslang
+ * fails to parse its own built-ins and prints them, a quarter megabyte,
+ * to standard output (not to the compile's log): into `kiln run --json`'s
+ * output, or a server's. A compute shader needs 420, or 310 es, anyway, so
+ * kiln refuses a #version below those with glslang's own words before
+ * glslang sees it. True (why filled in, a log line) when refused. */
+static bool version_refused(const struct prog_source *src, char *why, size_t cap)
+{
+    unsigned lines;
+    bool has_version, in_comment = false;
+    size_t head = header_len(src->source, src->source_len, &lines, &has_version);
+    unsigned line = 1;
+    for (size_t pos = 0; has_version && pos < head; line++) {
+        const char *s = src->source + pos, *nl = memchr(s, '\n', head - pos);
+        size_t n = nl ? (size_t)(nl - s) : head - pos;
+        const char *p = s, *e = s + n;
+        pos += n + 1;
+        while (p < e && (*p == ' ' || *p == '\t'))
+            p++;
+        bool opens = !in_comment && e - p >= 2 && p[0] == '/' && p[1] == '*';
+        if (in_comment || opens) {   /* the header's comments: only whether one is still open matters */
+            in_comment = true;
+            for (const char *c = opens ? p + 2 : p; c + 1 < e; c++)
+                if (c[0] == '*' && c[1] == '/')
+                    in_comment = false;
+            continue;
+        }
+        if (p == e || *p != '#')
+            continue;
+        for (p++; p < e && (*p == ' ' || *p == '\t'); p++) {
+        }
+        if (e - p < 7 || strncmp(p, "version", 7))
+            continue;
+        unsigned long v = 0;
+        bool digits = false;
+        for (p += 7; p < e && (*p == ' ' || *p == '\t'); p++) {
+        }
+        for (; p < e && *p >= '0' && *p <= '9' && v < 100000; p++, digits = true)
+            v = v * 10 + (unsigned long)(*p - '0');
+        for (; p < e && (*p == ' ' || *p == '\t'); p++) {
+        }
+        bool es = e - p >= 2 && !strncmp(p, "es", 2);
+        if (digits && v >= (es ? 310u : 420u))
+            return false;
+        snprintf(why, cap, "%s:%u: error: '#version' : compute shaders require es profile with version 310 or above, "
+                 "or non-es profile with version 420 or above (the line is '%.*s')\n", src->name, line,
+                 (int)KILN_MIN(n, 80), s);
+        return true;
+    }
+    return false;
+}
+
 kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
 {
     *out = (struct prog_output){0};
@@ -941,6 +993,13 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
         if (!out->log)
             return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile log of %s", src->name);
         return KILN_RAISE(KILN_ERR_COMPILE, "%s", buf);
+    }
+    char why[320];
+    if (version_refused(src, why, sizeof why)) {
+        out->log = str_dup(why);
+        if (!out->log)
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile log of %s", src->name);
+        return KILN_RAISE(KILN_ERR_COMPILE, "%s failed to compile: %.*s", src->name, (int)strcspn(why, "\n"), why);
     }
     size_t len;
     bool own_push = prog_declares_push_block(src);

@@ -1392,6 +1392,20 @@ TEST(run_fill_odd_size)
 
 /* ---- errors --------------------------------------------------------------------------------- */
 
+/* A #version too old for compute fails naming its line, and nothing but
+ * kiln's own output reaches stdout (the compiler would print its whole
+ * built-in table there for some of them). */
+TEST(run_old_version_fails_with_stdout_clean)
+{
+    write_text("old.comp", "#version 110\nvoid main() {}\n");
+    struct run r;
+    KILN(&r, NULL, "run", P("old.comp"), "--buffer", "0=size:4");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "old.comp:1: error: '#version'");
+    CHECK(r.out && r.out[0] == 0);
+    run_free(&r);
+}
+
 TEST(run_compile_error_names_line)
 {
     /* line 6: an undeclared name; line 8: a syntax error in a second shader */
@@ -2825,6 +2839,7 @@ int main(int argc, char **argv)
     RUN_IF(run_images);
     RUN_IF(run_and_demo_trace);
     RUN_IF(run_compile_error_names_line);
+    RUN_IF(run_old_version_fails_with_stdout_clean);
     RUN_IF(run_bad_arguments);
     RUN_IF(run_binding_errors);
     RUN_IF(run_bindings_as_declared);
