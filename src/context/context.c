@@ -606,6 +606,23 @@ static bool saver_gate(void *ud)
     return csvc_giants_in_flight(c->svc) > 0;
 }
 
+/* The compile service and the archive a context owns, with their closing
+ * lines: the archive's saver is stopped reading the service first. */
+static void close_service_and_archive(struct kctx *c)
+{
+    arc_store_set_gate(c->archive, NULL, NULL);
+    if (c->svc) {
+        char line[1024];
+        csvc_summary(c->svc, line, sizeof line);
+        log_info("%s", line);
+        csvc_destroy(c->svc);
+    }
+    char arc_line[4096 + 256];
+    arc_store_close(c->archive, arc_line, sizeof arc_line);
+    if (arc_line[0])
+        log_info("%s", arc_line);
+}
+
 static void l_destroy(struct kctx *c)
 {
     if (c->dev) {
@@ -624,20 +641,8 @@ static void l_destroy(struct kctx *c)
             prog_destroy(p);
         }
         spec_cache_finish(&c->spec);   /* the schemes are gone; its variants go before the service */
-        if (!c->host)
-            arc_store_set_gate(c->archive, NULL, NULL);   /* before the service it reads goes */
-        if (c->svc && !c->host) {
-            char line[1024];
-            csvc_summary(c->svc, line, sizeof line);
-            log_info("%s", line);
-            csvc_destroy(c->svc);
-        }
-        if (!c->host) {
-            char arc_line[4096 + 256];
-            arc_store_close(c->archive, arc_line, sizeof arc_line);
-            if (arc_line[0])
-                log_info("%s", arc_line);
-        }
+        if (!c->host)   /* a server's client context borrows them: they close with its host */
+            close_service_and_archive(c);
         cur = 0;
         struct kb_buffer *b;
         while ((b = pool_next(&c->buffers, &cur, &id))) {
@@ -669,16 +674,16 @@ static void l_destroy(struct kctx *c)
             log_info("fold guard (this process so far): %llu signed divisions guarded before the optimizer, "
                      "%llu modules left unoptimized (a division it could not guard)",
                      (unsigned long long)guarded, (unsigned long long)unguarded);
-        if (c->host)
-            goto borrowed;   /* the device is the host's: it closes with the host */
-        if (kb_is_lost(c->dev))
-            log_warn("context closed on a lost device (%s): %s", abandoned ? "its running work keeps the device, "
-                     "which is abandoned, not freed" : "nothing was running; all freed", c->dev->lost_why);
-        kb_trace_done(c->dev, &c->traced);
-        c->dev->trace = NULL;   /* an abandoned device outlives the trace */
-        kb_destroy(c->dev);
+        if (!c->host) {   /* likewise the device */
+            if (kb_is_lost(c->dev))
+                log_warn("context closed on a lost device (%s): %s", abandoned ? "its running work keeps the "
+                         "device, which is abandoned, not freed" : "nothing was running; all freed",
+                         c->dev->lost_why);
+            kb_trace_done(c->dev, &c->traced);
+            c->dev->trace = NULL;   /* an abandoned device outlives the trace */
+            kb_destroy(c->dev);
+        }
     }
-borrowed:
     trace_close(c->trace);
     pool_finish(&c->buffers);
     pool_finish(&c->images);
@@ -743,6 +748,14 @@ static struct kctx *ctx_alloc(uint32_t serial)
     pool_init(&c->nodes, POOL_NODE, serial);
     pool_init(&c->images, POOL_IMAGE, serial);
     return c;
+}
+
+/* The settings each context has of its own, a server's clients too. */
+static void per_context_settings(struct kctx *c, const kiln_context_desc *d)
+{
+    c->pending = d->pending;
+    c->skip_log = d->skip_log ? d->skip_log > 0 : env_flag("KILN_SKIP_LOG", 0);
+    c->spec_verify = d->spec_verify;
 }
 
 kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
@@ -817,9 +830,7 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
         l_destroy(c);
         return r;
     }
-    c->pending = d.pending;
-    c->skip_log = d.skip_log ? d.skip_log > 0 : env_flag("KILN_SKIP_LOG", 0);
-    c->spec_verify = d.spec_verify;
+    per_context_settings(c, &d);
     c->made_with = d;
     c->made_with.device = c->made_with.archive_dir = c->made_with.archive_readonly = NULL;
     c->made_with.trace_path = c->made_with.remote = NULL;
@@ -888,9 +899,7 @@ kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint
     c->svc = host->svc;
     c->archive = host->archive;
     spec_cache_init(&c->spec, c->svc, c->dev->ops->layout_follows_signature, d.specialization);
-    c->pending = d.pending;
-    c->skip_log = d.skip_log ? d.skip_log > 0 : env_flag("KILN_SKIP_LOG", 0);
-    c->spec_verify = d.spec_verify;
+    per_context_settings(c, &d);
     *out = c;
     return KILN_OK;
 }
