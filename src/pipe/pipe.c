@@ -45,14 +45,11 @@ void pipe_put_str(struct bytes *b, const char *s, size_t n)
     bytes_put(b, s, n);
 }
 
-kiln_result pipe_arena_init(struct pipe_arena *a, size_t tail_size)
+void pipe_arena_init(struct pipe_arena *a, size_t tail_size)
 {
     /* Each string takes at least its 4 length bytes of the tail and one
      * NUL more here: twice the tail always holds them. */
-    a->cap = 2 * tail_size + 16;
-    a->used = 0;
-    a->p = mem_alloc(a->cap);
-    return a->p ? KILN_OK : KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a request's strings");
+    *a = (struct pipe_arena){.cap = 2 * tail_size + 16};
 }
 
 void pipe_arena_finish(struct pipe_arena *a)
@@ -77,6 +74,8 @@ kiln_result pipe_read_str(struct bytes_reader *r, struct pipe_arena *a, const ch
         return KILN_RAISE(KILN_ERR_INVALID, "request: %s claims %u bytes; the tail holds fewer", what, n);
     if (!may_hold_nul && memchr(s, 0, n))
         return KILN_RAISE(KILN_ERR_INVALID, "request: %s holds a NUL byte", what);
+    if (!a->p && !(a->p = mem_alloc(a->cap)))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a request's strings");
     if (a->cap - a->used < (size_t)n + 1)   /* cannot happen for a tail the arena was sized for */
         return KILN_RAISE(KILN_ERR_INVALID, "request: %s does not fit its arena", what);
     char *d = a->p + a->used;

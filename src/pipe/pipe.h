@@ -153,17 +153,20 @@ const char *pipe_class_name(uint32_t cls);
  * (strlen when s is a C string: pass SIZE_MAX). */
 void pipe_put_str(struct bytes *b, const char *s, size_t n);
 
-/* Where decoded strings live: one allocation per request, big enough for
- * every string its tail can hold with a NUL each. */
+/* Where decoded strings live: at most one allocation per request, made by
+ * its first string (a request without strings, a submit, allocates
+ * nothing), big enough for every string its tail can hold with a NUL
+ * each. */
 struct pipe_arena {
     char *p;
     size_t used, cap;
 };
-kiln_result pipe_arena_init(struct pipe_arena *a, size_t tail_size);
+void pipe_arena_init(struct pipe_arena *a, size_t tail_size);
 void pipe_arena_finish(struct pipe_arena *a);
 /* Reads a string written by pipe_put_str: *out is a NUL-terminated copy in
  * the arena (or NULL), *len its length. KILN_ERR_INVALID naming `what` when
- * the tail ends early or the string holds a NUL and may_hold_nul is false. */
+ * the tail ends early or the string holds a NUL and may_hold_nul is false;
+ * KILN_ERR_NO_MEMORY when the arena cannot be made. */
 kiln_result pipe_read_str(struct bytes_reader *r, struct pipe_arena *a, const char *what, bool may_hold_nul,
                           const char **out, size_t *len);
 

@@ -690,7 +690,9 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
     err_clear();
     struct pipe_req head = {0};
     uint64_t recbuf[16];   /* the largest record, aligned */
-    struct bytes out = {0};
+    struct bytes out = cl->out;   /* kept from the last request: no allocation per call */
+    out.len = 0;
+    out.oom = false;
     kiln_result r;
     bool go_on = true;
     if (len < sizeof head) {
@@ -715,9 +717,8 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
             memcpy(recbuf, req + sizeof head, rec_size);
             struct req q = {.cl = cl, .c = cl->ctx, .rec = recbuf, .out = &out};
             bytes_reader_init(&q.tail, req + sizeof head + rec_size, head.tail_size);
-            r = pipe_arena_init(&q.arena, head.tail_size);
-            if (r == KILN_OK)
-                r = appliers[head.op](&q);
+            pipe_arena_init(&q.arena, head.tail_size);
+            r = appliers[head.op](&q);
             pipe_arena_finish(&q.arena);
             if (out.oom && r >= 0)
                 r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for %s's reply", pipe_op_name(head.op));
@@ -730,7 +731,11 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
     cl->calls++;
     cl->refused += r < 0;
     reply(rep, head.op, head.seq, r, &out);
-    free(out.p);
+    if (out.cap > PIPE_OUT_MAX) {   /* an inline readback's: not kept */
+        free(out.p);
+        out = (struct bytes){0};
+    }
+    cl->out = out;
     return go_on;
 }
 
@@ -763,5 +768,6 @@ void srv_client_close(struct srv_client *cl)
     }
     log_info("%s: gone after %llu calls (%llu refused)", cl->who, (unsigned long long)cl->calls,
              (unsigned long long)cl->refused);
+    free(cl->out.p);
     free(cl);
 }

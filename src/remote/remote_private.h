@@ -47,6 +47,7 @@ struct srv_client {
     void *segment_ud;
     uint64_t bytes;              /* of its buffers and images */
     uint64_t calls, refused;
+    struct bytes out;            /* a reply's out bytes, reused from request to request */
     char who[64];                /* "client 3 (pid 1234)" */
 };
 
