@@ -43,6 +43,9 @@ struct srv_conn {
 static kiln_result conn_segment(void *ud, uint64_t serial, uint64_t need, uint8_t **map)
 {
     struct srv_conn *cn = ud;
+    if (!serial)   /* the client found no segment could hold it */
+        return KILN_RAISE(KILN_ERR_LIMIT, "request: %llu bytes of data in one call; a remote call moves at most "
+                          "%llu", (unsigned long long)need, (unsigned long long)TP_SEGMENT_MAX);
     while (cn->seg.fd < 0 || cn->seg_serial != serial) {
         uint8_t msg[TP_SIDEBAND_PAYLOAD];
         int fds[TP_FDS_MAX];
@@ -169,14 +172,20 @@ static void *conn_main(void *arg)
     return NULL;
 }
 
+/* A connection that never got a worker: its socket or transport closed. */
+static void drop(int accepted, struct tp *t)
+{
+    if (accepted >= 0)
+        close(accepted);
+    if (t)
+        tp_destroy(t);
+}
+
 static kiln_result start(struct srv *s, int accepted, struct tp *t)
 {
     struct srv_conn *cn = mem_calloc(1, sizeof *cn);
     if (!cn) {
-        if (accepted >= 0)
-            close(accepted);
-        if (t)
-            tp_destroy(t);
+        drop(accepted, t);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a connection");
     }
     cn->srv = s;
@@ -190,10 +199,7 @@ static kiln_result start(struct srv *s, int accepted, struct tp *t)
     if (rc) {
         s->live--;
         pthread_mutex_unlock(&s->mu);
-        if (accepted >= 0)
-            close(accepted);
-        if (t)
-            tp_destroy(t);
+        drop(accepted, t);
         free(cn);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "no thread for a connection: %s", strerror(rc));
     }
