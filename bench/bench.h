@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench.h: what kiln's benchmarks share: fatal errors with the program's
- * name, result checks for kiln and Vulkan calls, and a monotonic clock.
+ * name, result checks for kiln and Vulkan calls, a monotonic clock and
+ * medians of samples.
  * Each benchmark defines BENCH_NAME before including it.
  */
 #ifndef KILN_BENCH_H
@@ -55,6 +56,20 @@ static inline uint64_t bench_parse_num(const char *opt, const char *s, uint64_t 
         die("%s wants a number from %llu to %llu, got '%s'", opt, (unsigned long long)lo, (unsigned long long)hi,
             s ? s : "");
     return v;
+}
+
+/* qsort's order for uint64_t samples. */
+static inline int bench_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of n samples, in their unit; sorts them. */
+static inline double bench_median(uint64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, bench_cmp_u64);
+    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
 }
 
 static inline uint64_t now_ns(void)

@@ -169,19 +169,6 @@ static uint8_t input_byte(uint32_t x, uint32_t y, uint32_t c)
 
 /* ---- small helpers ------------------------------------------------------------------ */
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median of n samples; sorts them. */
-static double median(uint64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_u64);
-    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
-}
-
 static void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size);
@@ -404,7 +391,7 @@ int main(int argc, char **argv)
         uint64_t three[3];
         for (int i = 0; i < 3; i++)
             three[i] = submit_wait(ctx, r->scheme);
-        double one = median(three, 3);
+        double one = bench_median(three, 3);
         double m = block_s * 1e9 / (one > 1 ? one : 1);
         r->block = m < 3 ? 3 : m > MAX_BLOCK ? MAX_BLOCK : (uint32_t)m;
         r->round_ns = xcalloc(rounds, sizeof(uint64_t));
@@ -488,7 +475,7 @@ int main(int argc, char **argv)
 
     double ms[W_COUNT];
     for (int w = 0; w < W_COUNT; w++)
-        ms[w] = median(run[w].round_ns, rounds) / 1e6;
+        ms[w] = bench_median(run[w].round_ns, rounds) / 1e6;
     printf("median time per frame (two passes; submit + wait):\n");
     for (int w = 0; w < W_COUNT; w++)
         printf("  %-8s %-54s %9.3f ms %8.1f Mtexel/s\n", way_name[w], way_what[w], ms[w],

@@ -46,18 +46,6 @@ struct side {
     uint64_t stride;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_us(uint64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_u64);
-    return (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0) / 1000.0;
-}
-
 static void side_init(struct side *s, const char *name, const char *remote, uint32_t nodes)
 {
     s->name = name;
@@ -118,7 +106,7 @@ static double compare(struct side *local, struct side *remote, bool set_param, u
         for (uint32_t k = i; k < i + BLOCK && k < iters; k++)
             b[k] = once(remote, set_param, k);
     }
-    double l = median_us(a, iters), r = median_us(b, iters);
+    double l = bench_median(a, iters) / 1e3, r = bench_median(b, iters) / 1e3;
     printf("%-34s in process %9.1f us   remote %9.1f us   remote/in-process %.3fx\n", what, l, r, r / l);
     free(a);
     free(b);
@@ -168,7 +156,7 @@ static double upload_vs_memcpy(struct side *remote, uint64_t mib, uint32_t round
     KCHECK(kiln_buffer_readback(remote->ctx, big, 0, dst, bytes));
     if (memcmp(src, dst, bytes))
         die("the uploaded bytes read back differently");
-    double u = median_us(up, rounds), c = median_us(cp, rounds);
+    double u = bench_median(up, rounds) / 1e3, c = bench_median(cp, rounds) / 1e3;
     printf("upload %4llu MiB through the segment  memcpy %9.1f us   upload %9.1f us   upload/memcpy %.2fx "
            "(%.2f GB/s)\n", (unsigned long long)mib, c, u, u / c, bytes / (u * 1e3));
     KCHECK(kiln_buffer_destroy(remote->ctx, big));

@@ -210,23 +210,10 @@ static uint32_t input_word(uint32_t i) { return (i * 2654435769u) ^ (i >> 7) ^ 0
 
 static bool verbose;
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
-}
-
-/* Median of n samples; sorts them. */
-static double median(uint64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_u64);
-    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
 }
 
 static void *xcalloc(size_t n, size_t size)
@@ -585,7 +572,7 @@ static void part1(uint32_t elements, uint32_t rounds, double block_s, struct par
 
     for (int k = 0; k < K_COUNT; k++) {
         for (int v = 0; v < W_COUNT; v++)
-            res->ms[k][v] = median(w[v].k[k].round_ns, rounds) / 1e6;
+            res->ms[k][v] = bench_median(w[v].k[k].round_ns, rounds) / 1e6;
         res->auto_hand[k] = res->ms[k][W_AUTO] / res->ms[k][W_HAND];
         res->universal_auto[k] = res->ms[k][W_UNIVERSAL] / res->ms[k][W_AUTO];
     }
@@ -665,10 +652,10 @@ static void bootstrap_ratio(const uint64_t *on, const uint64_t *off, size_t n, d
     for (int b = 0; b < BOOTSTRAP; b++) {
         for (size_t i = 0; i < n; i++)
             tmp[i] = on[rng_next(&seed) % n];
-        double m_on = median(tmp, n);
+        double m_on = bench_median(tmp, n);
         for (size_t i = 0; i < n; i++)
             tmp[i] = off[rng_next(&seed) % n];
-        double m_off = median(tmp, n);
+        double m_off = bench_median(tmp, n);
         ratio[b] = m_on / (m_off > 0 ? m_off : 1);
     }
     qsort(ratio, BOOTSTRAP, sizeof *ratio, cmp_double);
@@ -769,12 +756,12 @@ static void part2(uint32_t nodes, uint32_t rounds, double part_s, struct part2_r
         for (uint32_t r = 0; r < rounds; r++) {
             /* Sorting a round's slice leaves the overall median as it is. */
             size_t at = (size_t)r * block;
-            printf(" %.3f", median(m[S_ON].submit_ns + at, block) / median(m[S_OFF].submit_ns + at, block));
+            printf(" %.3f", bench_median(m[S_ON].submit_ns + at, block) / bench_median(m[S_OFF].submit_ns + at, block));
         }
         printf("\n");
         for (int s = 0; s < S_COUNT; s++) {
             uint64_t *v = m[s].submit_ns;
-            qsort(v, total, sizeof *v, cmp_u64);
+            qsort(v, total, sizeof *v, bench_cmp_u64);
             printf("  %s, submit call: min %.1f us, p10 %.1f, p25 %.1f, p50 %.1f, p75 %.1f, p90 %.1f, max %.1f\n",
                    side_name[s], v[0] / 1e3, v[total / 10] / 1e3, v[total / 4] / 1e3, v[total / 2] / 1e3,
                    v[total * 3 / 4] / 1e3, v[total * 9 / 10] / 1e3, v[total - 1] / 1e3);
@@ -787,8 +774,8 @@ static void part2(uint32_t nodes, uint32_t rounds, double part_s, struct part2_r
 
     bootstrap_ratio(m[S_ON].submit_ns, m[S_OFF].submit_ns, total, &res->lo, &res->hi);
     for (int s = 0; s < S_COUNT; s++) {
-        res->submit_us[s] = median(m[s].submit_ns, total) / 1e3;
-        res->total_us[s] = median(m[s].total_ns, total) / 1e3;
+        res->submit_us[s] = bench_median(m[s].submit_ns, total) / 1e3;
+        res->total_us[s] = bench_median(m[s].total_ns, total) / 1e3;
         free(m[s].submit_ns);
         free(m[s].total_ns);
         (void)kiln_context_destroy(m[s].ctx);

@@ -65,20 +65,6 @@
 
 /* ---- errors and time ---------------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median of n samples in microseconds; sorts them. */
-static double median_us(uint64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_u64);
-    double m = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
-    return m / 1000.0;
-}
-
 /* ---- the shader ------------------------------------------------------------------ */
 
 /* kiln's side: kiln injects the push-constant block and kiln_param(). */
@@ -559,19 +545,19 @@ int main(int argc, char **argv)
     printf("per-round clean/hand:");
     for (uint32_t round = 0; round < rounds; round++) {
         size_t at = (size_t)round * iters;
-        printf(" %.2f", median_us(end_to_end[V_CLEAN] + at, iters) / median_us(end_to_end[V_HAND] + at, iters));
+        printf(" %.2f", bench_median(end_to_end[V_CLEAN] + at, iters) / bench_median(end_to_end[V_HAND] + at, iters));
     }
     printf("\nper-round param/clean:");
     for (uint32_t round = 0; round < rounds; round++) {
         size_t at = (size_t)round * iters;
-        printf(" %.2f", median_us(end_to_end[V_PARAM] + at, iters) / median_us(end_to_end[V_CLEAN] + at, iters));
+        printf(" %.2f", bench_median(end_to_end[V_PARAM] + at, iters) / bench_median(end_to_end[V_CLEAN] + at, iters));
     }
     printf("\n\n");
 
     double e2e[V_COUNT], sub[V_COUNT];
     for (int v = 0; v < V_COUNT; v++) {
-        e2e[v] = median_us(end_to_end[v], total);
-        sub[v] = median_us(submit_only[v], total);
+        e2e[v] = bench_median(end_to_end[v], total) / 1e3;
+        sub[v] = bench_median(submit_only[v], total) / 1e3;
     }
     printf("median per iteration     submit+wait    submit call    (per node)\n");
     for (int v = 0; v < V_COUNT; v++)

@@ -160,12 +160,6 @@ static void *lat_producer(void *arg)
     return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void wake_latency(bool spin, int n, double *p50, double *p99)
 {
     struct tp_control *c = aligned_alloc(4096, TP_CONTROL_SIZE);
@@ -191,7 +185,7 @@ static void wake_latency(bool spin, int n, double *p50, double *p99)
         lat[i] = woke - stamp;
     }
     pthread_join(th, NULL);
-    qsort(lat, (size_t)n, sizeof *lat, cmp_u64);
+    qsort(lat, (size_t)n, sizeof *lat, bench_cmp_u64);
     *p50 = (double)lat[n / 2] / 1000.0;
     *p99 = (double)lat[n * 99 / 100] / 1000.0;
     if (!spin && cons.parks < (uint64_t)n / 2)
