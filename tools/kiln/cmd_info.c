@@ -91,6 +91,21 @@ static void driver_version_str(uint32_t vendor, uint32_t v, char *buf, size_t ca
         snprintf(buf, cap, "%u.%u.%u (0x%08" PRIx32 ")", (v >> 22) & 0x7Fu, (v >> 12) & 0x3FFu, v & 0xFFFu, v);
 }
 
+/* The caps' numbers that print as text, for the table and the JSON alike. */
+struct caps_text {
+    char api[32], drv[48], uuid[33];
+};
+
+static struct caps_text caps_text(const kiln_caps *c)
+{
+    struct caps_text t;
+    api_version_str(c->api_version, t.api, sizeof t.api);
+    driver_version_str(c->vendor_id, c->driver_version, t.drv, sizeof t.drv);
+    for (int i = 0; i < 16; i++)
+        snprintf(t.uuid + 2 * i, 3, "%02x", c->pipeline_cache_uuid[i]);
+    return t;
+}
+
 /* Prints every device kiln_devices() reports (j: as the "devices" array);
  * false when it failed. */
 static bool print_devices(struct cli_json *j)
@@ -158,11 +173,7 @@ static void field(const char *label, const char *fmt, ...)
 
 static void print_caps(const kiln_caps *c)
 {
-    char api[32], drv[48], uuid[33];
-    api_version_str(c->api_version, api, sizeof api);
-    driver_version_str(c->vendor_id, c->driver_version, drv, sizeof drv);
-    for (int i = 0; i < 16; i++)
-        snprintf(uuid + 2 * i, 3, "%02x", c->pipeline_cache_uuid[i]);
+    struct caps_text t = caps_text(c);
     const char *sel = getenv("KILN_DEVICE");
     printf("\ncontext device (%s%s):\n", sel && *sel ? "KILN_DEVICE=" : "default choice", sel && *sel ? sel : "");
     field("device name:", "%s", c->device_name);
@@ -170,8 +181,8 @@ static void print_caps(const kiln_caps *c)
           c->vendor_id, c->device_id);
     field("driver name:", "%s", c->driver_name);
     field("driver info:", "%s", c->driver_info);
-    field("api version:", "%s", api);
-    field("driver version:", "%s", drv);
+    field("api version:", "%s", t.api);
+    field("driver version:", "%s", t.drv);
     field("subgroup size:", "%u", c->subgroup_size);
     {
         static const char *const names[] = {"basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative",
@@ -203,7 +214,7 @@ static void print_caps(const kiln_caps *c)
                                                  : c->storage_image_read_without_format  ? "read only"
                                                                                          : "no");
     field("max shared memory:", "%u bytes", c->max_shared_memory_size);
-    field("pipeline cache uuid:", "%s", uuid);
+    field("pipeline cache uuid:", "%s", t.uuid);
     field("unified memory:", "%s", c->unified_memory ? "yes" : "no");
     field("pipeline caches keep code:", "%s", c->pipeline_cache_keeps_code ? "yes (the archive keeps pipelines)"
                                                                           : "no (the archive keeps front ends only)");
@@ -224,11 +235,7 @@ static void json_caps(struct cli_json *j, const kiln_caps *c)
 {
     static const char *const op_names[] = {"basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative",
                                            "clustered", "quad"};
-    char api[32], drv[48], uuid[33];
-    api_version_str(c->api_version, api, sizeof api);
-    driver_version_str(c->vendor_id, c->driver_version, drv, sizeof drv);
-    for (int i = 0; i < 16; i++)
-        snprintf(uuid + 2 * i, 3, "%02x", c->pipeline_cache_uuid[i]);
+    struct caps_text t = caps_text(c);
     const char *sel = getenv("KILN_DEVICE");
     cli_json_open(j, "device", '{');
     cli_json_str(j, "selected_by", sel && *sel ? sel : NULL);
@@ -239,9 +246,9 @@ static void json_caps(struct cli_json *j, const kiln_caps *c)
     cli_json_uint(j, "vendor_id", c->vendor_id);
     cli_json_uint(j, "device_id", c->device_id);
     cli_json_uint(j, "api_version", c->api_version);
-    cli_json_str(j, "api_version_text", api);
+    cli_json_str(j, "api_version_text", t.api);
     cli_json_uint(j, "driver_version", c->driver_version);
-    cli_json_str(j, "driver_version_text", drv);
+    cli_json_str(j, "driver_version_text", t.drv);
     cli_json_uint(j, "subgroup_size", c->subgroup_size);
     cli_json_open(j, "subgroup_ops", '[');
     for (unsigned b = 0; b < 8; b++)
@@ -256,7 +263,7 @@ static void json_caps(struct cli_json *j, const kiln_caps *c)
     cli_json_uint(j, "max_push_constants_size", c->max_push_constants_size);
     cli_json_uint(j, "min_storage_buffer_offset_alignment", c->min_storage_buffer_offset_alignment);
     cli_json_uint(j, "min_uniform_buffer_offset_alignment", c->min_uniform_buffer_offset_alignment);
-    cli_json_str(j, "pipeline_cache_uuid", uuid);
+    cli_json_str(j, "pipeline_cache_uuid", t.uuid);
     cli_json_bool(j, "unified_memory", c->unified_memory);
     cli_json_bool(j, "validation", c->validation);
     cli_json_str(j, "backend", backend_name(c->backend));
