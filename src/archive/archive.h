@@ -106,8 +106,10 @@ void arc_writer_finish(struct arc_writer *w);
 /* ---- reading ------------------------------------------------------------------ */
 
 struct arc_file {
-    const uint8_t *data;      /* borrowed: the caller keeps it alive and unchanged */
-    size_t size;
+    const uint8_t *data;      /* held in memory: borrowed, the caller keeps it alive and unchanged */
+    int fd;                   /* on disk: the file's descriptor, owned (-1 in memory) */
+    bool on_disk;             /* read with pread on fd, never mapped */
+    size_t size;              /* its size when opened */
     enum arc_cause whole;     /* ARC_HIT when the header is good, else why the file serves nothing */
     bool indexed;             /* the footer and index checked out */
     bool salvaged;            /* scanned: the tail was cut or the index bad */
@@ -116,11 +118,25 @@ struct arc_file {
     uint32_t ref_count;
 };
 
-/* Opens an archive held in memory (a mapped file). Never fails on content:
- * a bad file opens with file->whole saying why it serves nothing. Fails
- * only when out of memory for its entry list. */
+/* Opens an archive held in memory. Never fails on content: a bad file
+ * opens with file->whole saying why it serves nothing. Fails only when out
+ * of memory for its entry list. */
 KILN_NODISCARD kiln_result arc_file_open(struct arc_file *f, const void *data, size_t size,
                                          const struct arc_device *dev);
+
+/* Opens the archive file at path to read it where it lies, through a
+ * descriptor the file keeps (closed by arc_file_close), with pread: never
+ * mapped, so a file cut, rewritten or replaced under a running process
+ * (`cp` over it truncates it first) makes lookups miss, counted as
+ * ARC_CORRUPT, and never raises SIGBUS. Only the header, footer and index
+ * are read here (a file with no good index is scanned once). The file is
+ * opened without blocking (O_NONBLOCK: a FIFO or device planted under an
+ * archive name never hangs the opener) and checked before a byte is read:
+ * anything but a regular file fails with KILN_ERR_IO ("not a regular
+ * file"), a file past ARC_MAX_FILE with KILN_ERR_LIMIT; each message names
+ * the path. A symbolic link is followed (shipped archives may be links).
+ * Content never fails the call, as for arc_file_open. */
+KILN_NODISCARD kiln_result arc_file_open_path(struct arc_file *f, const char *path, const struct arc_device *dev);
 void arc_file_close(struct arc_file *f);
 
 /* Checks an archive's header alone (its first ARC_HEADER_SIZE bytes of
@@ -131,24 +147,30 @@ void arc_file_close(struct arc_file *f);
 enum arc_cause arc_header_check(const void *data, size_t size, const struct arc_device *dev);
 
 /* Looks an entry up by kind and key (hash found, then full key compared).
- * On ARC_HIT, *value and *value_len point into the file's bytes. */
+ * On ARC_HIT, *value and *value_len point into the file's bytes (held in
+ * memory) or into buf, which an on-disk file's entry is read into: buf is
+ * the caller's (zero-initialized, grown here, free() its p when done), and
+ * the value lasts until buf is used again (NULL will do for a file held
+ * in memory). Lookups of one file from several threads each pass a buffer
+ * of their own. */
 enum arc_cause arc_file_find(const struct arc_file *f, enum arc_kind kind, const void *key, size_t key_len,
-                             const uint8_t **value, size_t *value_len);
+                             struct bytes *buf, const uint8_t **value, size_t *value_len);
 
 /* The same, with the key's hash128 already at hand. */
 enum arc_cause arc_file_find_hashed(const struct arc_file *f, enum arc_kind kind, const uint8_t hash[16],
-                                    const void *key, size_t key_len, const uint8_t **value, size_t *value_len);
+                                    const void *key, size_t key_len, struct bytes *buf, const uint8_t **value,
+                                    size_t *value_len);
 
 /* Checks every entry; counts by cause (counts[ARC_HIT] = good entries). */
 void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT]);
 
 /* The i-th entry of the file (its index, or what salvage kept), checked as
  * lookups check it (bounds, head, checksum): ARC_HIT with *kind, *key and
- * *value pointing into the file's bytes (borrowed, as f->data is);
+ * *value pointing into the file's bytes or buf, as arc_file_find says;
  * ARC_CORRUPT when the entry fails a check; ARC_ABSENT when i >= ref_count;
  * f->whole when the file serves nothing. Outputs are set only on ARC_HIT. */
-enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, uint32_t *kind, const uint8_t **key,
-                              size_t *key_len, const uint8_t **value, size_t *value_len);
+enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, struct bytes *buf, uint32_t *kind,
+                              const uint8_t **key, size_t *key_len, const uint8_t **value, size_t *value_len);
 
 /* ---- entry kinds: one codec each (entry.c) ------------------------------------------ */
 
@@ -287,19 +309,17 @@ KILN_NODISCARD kiln_result arc_save(const char *dir, const char *name, const voi
  * many. */
 uint32_t arc_clean_tmp(const char *dir);
 
-/* A file mapped read-only. */
-struct arc_map {
-    void *data;
-    size_t size;
+/* A whole file read into memory (compaction's sources, which are small). */
+struct arc_loaded {
+    uint8_t *data;               /* owned; NULL for an empty file */
+    size_t size;                 /* the bytes read: fewer than its size at open when it was cut meanwhile */
 };
-/* Maps path read-only. The file is opened without blocking (O_NONBLOCK: a
- * FIFO or device planted under an archive name never hangs the opener) and
- * checked before a byte is read: anything but a regular file fails with
- * KILN_ERR_IO ("not a regular file"), a file past ARC_MAX_FILE with
- * KILN_ERR_LIMIT; each message names the path. A symbolic link is followed
- * (shipped archives may be links); what it names is checked the same way. */
-KILN_NODISCARD kiln_result arc_map_open(struct arc_map *m, const char *path);
-void arc_map_close(struct arc_map *m);
+/* Reads the file at path whole, opened and checked as arc_file_open_path
+ * opens and checks it (same errors), and refused with KILN_ERR_LIMIT past
+ * max_bytes. A file cut while it is read loads what was there; a read
+ * error fails with KILN_ERR_IO naming the path. */
+KILN_NODISCARD kiln_result arc_load(struct arc_loaded *l, const char *path, uint64_t max_bytes);
+void arc_loaded_free(struct arc_loaded *l);
 
 /* ---- tidying a folder ------------------------------------------------------------- */
 
@@ -310,8 +330,8 @@ void arc_map_close(struct arc_map *m);
  * exclusive, non-blocking flock on "<dir>/.tidy.lock" (created if missing),
  * so one process tidies a folder at a time and others skip it. Neither
  * reads nor removes ".tmp" files (saves in progress; arc_clean_tmp removes
- * dead ones). Files other processes have mapped may be removed: their
- * mappings stay valid. A file that vanishes meanwhile (another process
+ * dead ones). Files other processes have open may be removed: their
+ * descriptors stay valid. A file that vanishes meanwhile (another process
  * removed it) is not an error.
  */
 struct arc_tidy_result {
@@ -359,8 +379,7 @@ void arc_touch(const char *dir, const char *name);
 
 struct arc_store_file {
     char name[256];
-    struct arc_map map;
-    struct arc_file file;
+    struct arc_file file;        /* on disk: read with pread on the descriptor it keeps */
     bool readonly;               /* from a KILN_ARCHIVE_READONLY folder */
     _Atomic bool used;           /* served a hit in this process (the saver marks it used on disk) */
     bool touched;                /* the saver marked it (saver thread only) */
@@ -430,7 +449,7 @@ struct arc_store {
     char dir[4096];              /* the device pair's folder */
     struct arc_device device;
     struct arc_store_config cfg;
-    struct arc_store_file *files;   /* mapped at open; never change after; read-only folders' first */
+    struct arc_store_file *files;   /* opened at open; the list never changes after; read-only folders' first */
     uint32_t file_count, file_cap;
     uint32_t readonly_files;     /* how many of files come from KILN_ARCHIVE_READONLY folders */
     bool qa;                     /* KILN_ARCHIVE_QA: every compile the archive lacked is named and fails the run */
@@ -479,17 +498,20 @@ KILN_NODISCARD kiln_result arc_store_open(struct arc_store *s, const kiln_caps *
 void arc_store_set_gate(struct arc_store *s, arc_gate_fn gate, void *ud);
 /* An entry across the folder's files, by its key and the key's hash128
  * (computed once by the caller, not once per file); on ARC_HIT *value
- * points into a mapped file valid until arc_store_close. Thread-safe. */
+ * points into buf (the caller's, zero-initialized; free() its p when
+ * done), valid until buf is used again. A file cut or rewritten since open
+ * makes its entries miss (ARC_CORRUPT), never a signal. Thread-safe (each
+ * thread with a buffer of its own). */
 enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const uint8_t hash[16], const void *key,
-                              size_t key_len, const uint8_t **value, size_t *value_len);
+                              size_t key_len, struct bytes *buf, const uint8_t **value, size_t *value_len);
 /* Adds an entry (copied) to a run archive no other thread holds meanwhile.
  * Past a bound the entry is not kept: returns false and counts it.
  * Thread-safe. */
 bool arc_store_add(struct arc_store *s, enum arc_kind kind, const void *key, size_t key_len, const void *value,
                    size_t value_len);
 /* Calls fn for every entry of `kind` that passes its checks, in every file
- * found at open (read-only folders' first); key and value point into mapped
- * files valid until arc_store_close. fn returns false to stop. */
+ * found at open (read-only folders' first); key and value are valid only
+ * during the call (fn copies what it keeps). fn returns false to stop. */
 void arc_store_each(struct arc_store *s, enum arc_kind kind,
                     bool (*fn)(void *ud, const uint8_t *key, size_t key_len, const uint8_t *value, size_t value_len),
                     void *ud);

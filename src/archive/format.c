@@ -11,7 +11,13 @@
  * an entry's key and value mean is its kind's codec's (entry.c); here they
  * are bytes checked whole by their hashes.
  */
+#define _GNU_SOURCE
 #include "archive.h"
+#include "base/file.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <unistd.h>
 
 #include <assert.h>
 #include <stdlib.h>
@@ -23,7 +29,7 @@ static const uint8_t HEAD_MAGIC[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'C', 0};
 static const uint8_t FOOT_MAGIC[8] = {'K', 'I', 'L', 'N', 'I', 'D', 'X', 0};
 #define ENTRY_MAGIC 0x544e454bu   /* "KENT" */
 
-_Static_assert(ARC_MAX_FILE <= SIZE_MAX, "the archive reader maps whole files: it needs a 64-bit size_t");
+_Static_assert(ARC_MAX_FILE <= SIZE_MAX, "an archive file's offsets and sizes are size_t: it needs a 64-bit size_t");
 
 const char *arc_cause_name(enum arc_cause c)
 {
@@ -252,7 +258,59 @@ void arc_writer_finish(struct arc_writer *w)
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-/* An entry as entry_at found it: pointers into the file. */
+/* Reads len bytes at off: copied from a file held in memory, or read with
+ * pread on the file's descriptor. False when they are not all there: past
+ * the size the file had when opened, or in a file cut shorter since (as a
+ * `cp` over it does): a read that comes up short is a miss, never a
+ * signal, which a mapping could not promise. */
+static bool read_at(const struct arc_file *f, uint64_t off, void *dst, size_t len)
+{
+    if (off > f->size || len > f->size - off)
+        return false;
+    if (!f->on_disk) {
+        if (len)
+            memcpy(dst, f->data + off, len);
+        return true;
+    }
+    uint8_t *p = dst;
+    while (len) {
+        ssize_t n = pread(f->fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;   /* an error, or the end of a file cut since it was opened */
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* The bytes [off, off + len) of the file: a pointer into a file held in
+ * memory, or those bytes read into buf (grown as needed; its old contents
+ * are lost). NULL when they are not all there or buf cannot grow. */
+static const uint8_t *span_at(const struct arc_file *f, uint64_t off, size_t len, struct bytes *buf)
+{
+    if (off > f->size || len > f->size - off)
+        return NULL;
+    if (!f->on_disk)
+        return f->data + off;
+    if (!buf)
+        return NULL;   /* a caller's slip: an on-disk file's entry has nowhere to go */
+    if (buf->cap < len || !buf->p) {
+        size_t cap = KILN_MAX(len, (size_t)4096);
+        uint8_t *p = mem_realloc(buf->p, cap);
+        if (!p)
+            return NULL;
+        buf->p = p;
+        buf->cap = cap;
+    }
+    buf->len = len;
+    return read_at(f, off, buf->p, len) ? buf->p : NULL;
+}
+
+/* An entry as entry_at found it: pointers into the file's bytes (held in
+ * memory) or into the buffer it was read into. */
 struct entry_view {
     uint32_t kind;
     const uint8_t *key, *value;
@@ -261,29 +319,30 @@ struct entry_view {
     uint64_t next;               /* where the next entry would start (at most the file's size) */
 };
 
-/* The entry at offset, checked: its head, bounds and checksums. */
-static bool entry_at(const struct arc_file *f, uint64_t offset, struct entry_view *e)
+/* The entry at offset, checked: its head, bounds and checksums. Its key
+ * and value are read into buf when the file is on disk. */
+static bool entry_at(const struct arc_file *f, uint64_t offset, struct entry_view *e, struct bytes *buf)
 {
-    if (offset < ARC_HEADER_SIZE || offset > f->size)
+    uint8_t head[ARC_ENTRY_HEAD_SIZE];
+    if (offset < ARC_HEADER_SIZE || !read_at(f, offset, head, sizeof head))
         return false;
     struct bytes_reader r;
-    bytes_reader_init(&r, f->data + offset, f->size - offset);
+    bytes_reader_init(&r, head, sizeof head);
     struct head h;
     if (!head_read(&r, &h) || h.magic != ENTRY_MAGIC || h.kind < ARC_FRONT || h.kind > ARC_NOTE ||
         h.key_len > ARC_MAX_KEY || h.value_len > ARC_MAX_VALUE)
         return false;
-    const uint8_t *key = bytes_read_span(&r, (size_t)h.key_len);
-    const uint8_t *value = bytes_read_span(&r, (size_t)h.value_len);
-    if (r.overrun)
+    size_t klen = (size_t)h.key_len, vlen = (size_t)h.value_len;
+    const uint8_t *body = span_at(f, offset + ARC_ENTRY_HEAD_SIZE, klen + vlen, buf);
+    if (!body)
         return false;
     uint8_t hash[16];
-    hash128(key, (size_t)h.key_len, hash);
-    if (memcmp(hash, h.key_hash, 16) || entry_sum(key, (size_t)h.key_len, value, (size_t)h.value_len) != h.sum)
+    hash128(body, klen, hash);
+    if (memcmp(hash, h.key_hash, 16) || entry_sum(body, klen, body + klen, vlen) != h.sum)
         return false;
-    *e = (struct entry_view){.kind = h.kind, .key = key, .key_len = (size_t)h.key_len, .value = value,
-                             .value_len = (size_t)h.value_len};
+    *e = (struct entry_view){.kind = h.kind, .key = body, .key_len = klen, .value = body + klen, .value_len = vlen};
     memcpy(e->key_hash, h.key_hash, 16);
-    uint64_t span = ARC_ENTRY_HEAD_SIZE + pad8((size_t)(h.key_len + h.value_len));
+    uint64_t span = ARC_ENTRY_HEAD_SIZE + pad8(klen + vlen);
     e->next = span <= f->size - offset ? offset + span : f->size;
     return true;
 }
@@ -302,12 +361,13 @@ static bool add_ref(struct arc_file *f, uint32_t *cap, uint32_t kind, uint64_t o
 }
 
 /* Reads the index when the footer and index check out. */
-static bool read_index(struct arc_file *f, uint32_t *cap)
+static bool read_index(struct arc_file *f, uint32_t *cap, struct bytes *buf)
 {
-    if (f->size < ARC_HEADER_SIZE + ARC_FOOTER_SIZE)
+    uint8_t tail[ARC_FOOTER_SIZE];
+    if (f->size < ARC_HEADER_SIZE + ARC_FOOTER_SIZE || !read_at(f, f->size - ARC_FOOTER_SIZE, tail, sizeof tail))
         return false;
     struct bytes_reader r;
-    bytes_reader_init(&r, f->data + f->size - ARC_FOOTER_SIZE, ARC_FOOTER_SIZE);
+    bytes_reader_init(&r, tail, sizeof tail);
     struct footer foot;
     if (!footer_read(&r, &foot) || memcmp(foot.magic, FOOT_MAGIC, sizeof FOOT_MAGIC))
         return false;
@@ -315,9 +375,10 @@ static bool read_index(struct arc_file *f, uint32_t *cap)
     if (at < ARC_HEADER_SIZE || at > room || count > (room - at) / ARC_INDEX_ROW_SIZE ||
         count * ARC_INDEX_ROW_SIZE != room - at)
         return false;
-    if (XXH3_64bits(f->data + at, (size_t)(count * ARC_INDEX_ROW_SIZE)) != foot.sum)
+    const uint8_t *rows = span_at(f, at, (size_t)(count * ARC_INDEX_ROW_SIZE), buf);
+    if (!rows || XXH3_64bits(rows, (size_t)(count * ARC_INDEX_ROW_SIZE)) != foot.sum)
         return false;
-    bytes_reader_init(&r, f->data + at, (size_t)(count * ARC_INDEX_ROW_SIZE));
+    bytes_reader_init(&r, rows, (size_t)(count * ARC_INDEX_ROW_SIZE));
     for (uint64_t i = 0; i < count; i++) {
         struct arc_row row;
         if (!row_read(&r, &row) || row.offset < ARC_HEADER_SIZE || row.offset >= at)
@@ -329,12 +390,12 @@ static bool read_index(struct arc_file *f, uint32_t *cap)
 }
 
 /* Keeps every whole, valid entry from the start (a cut or damaged file). */
-static void salvage(struct arc_file *f, uint32_t *cap)
+static void salvage(struct arc_file *f, uint32_t *cap, struct bytes *buf)
 {
     f->ref_count = 0;
     uint64_t off = ARC_HEADER_SIZE;
     struct entry_view e;
-    while (entry_at(f, off, &e)) {
+    while (entry_at(f, off, &e, buf)) {
         if (!add_ref(f, cap, e.kind, off, e.key_hash))
             break;
         if (e.next <= off)
@@ -366,41 +427,80 @@ enum arc_cause arc_header_check(const void *data, size_t size, const struct arc_
     return same ? ARC_HIT : ARC_DEVICE_MISMATCH;
 }
 
-kiln_result arc_file_open(struct arc_file *f, const void *data, size_t size, const struct arc_device *dev)
+/* Lists the entries of a file whose header was judged (f->whole). */
+static kiln_result list_entries(struct arc_file *f)
 {
-    *f = (struct arc_file){.data = data, .size = size, .whole = arc_header_check(data, size, dev)};
     if (f->whole != ARC_HIT)
         return KILN_OK;
     uint32_t cap = 0;
-    f->indexed = read_index(f, &cap);
+    struct bytes buf = {0};
+    f->indexed = read_index(f, &cap, &buf);
     if (!f->indexed && !f->oom)
-        salvage(f, &cap);
+        salvage(f, &cap, &buf);
+    free(buf.p);
     if (f->oom) {
         /* A partial list would pass for the whole file (compaction would
          * drop the rest): fail instead. */
         free(f->refs);
-        *f = (struct arc_file){0};
+        f->refs = NULL;
+        f->ref_count = 0;
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory listing an archive's entries");
     }
     return KILN_OK;
 }
 
+kiln_result arc_file_open(struct arc_file *f, const void *data, size_t size, const struct arc_device *dev)
+{
+    *f = (struct arc_file){.data = data, .size = size, .fd = -1, .whole = arc_header_check(data, size, dev)};
+    kiln_result r = list_entries(f);
+    if (r < 0)
+        *f = (struct arc_file){.fd = -1};
+    return r;
+}
+
+kiln_result arc_file_open_path(struct arc_file *f, const char *path, const struct arc_device *dev)
+{
+    *f = (struct arc_file){.fd = -1};
+    int fd;
+    uint64_t size;
+    char why[PATH_MAX + 160];
+    switch (file_open_bounded(path, ARC_MAX_FILE, "the largest archive file kiln reads", &fd, &size, why,
+                              sizeof why)) {
+    case FILE_OPENED:
+        break;
+    case FILE_TOO_LARGE:
+        return KILN_RAISE(KILN_ERR_LIMIT, "%s", why);
+    default:
+        return KILN_RAISE(KILN_ERR_IO, "%s", why);
+    }
+    *f = (struct arc_file){.fd = fd, .on_disk = true, .size = (size_t)size};
+    uint8_t head[ARC_HEADER_SIZE];
+    size_t n = (size_t)KILN_MIN(size, (uint64_t)sizeof head);
+    f->whole = read_at(f, 0, head, n) ? arc_header_check(head, n, dev) : ARC_CORRUPT;
+    kiln_result r = list_entries(f);
+    if (r < 0)
+        arc_file_close(f);
+    return r;
+}
+
 void arc_file_close(struct arc_file *f)
 {
+    if (f->on_disk && f->fd >= 0)
+        close(f->fd);
     free(f->refs);
-    *f = (struct arc_file){0};
+    *f = (struct arc_file){.fd = -1};
 }
 
 enum arc_cause arc_file_find(const struct arc_file *f, enum arc_kind kind, const void *key, size_t key_len,
-                             const uint8_t **value, size_t *value_len)
+                             struct bytes *buf, const uint8_t **value, size_t *value_len)
 {
     uint8_t h[16];
     hash128(key, key_len, h);
-    return arc_file_find_hashed(f, kind, h, key, key_len, value, value_len);
+    return arc_file_find_hashed(f, kind, h, key, key_len, buf, value, value_len);
 }
 
 enum arc_cause arc_file_find_hashed(const struct arc_file *f, enum arc_kind kind, const uint8_t h[16], const void *key,
-                                    size_t key_len, const uint8_t **value, size_t *value_len)
+                                    size_t key_len, struct bytes *buf, const uint8_t **value, size_t *value_len)
 {
     if (f->whole != ARC_HIT)
         return f->whole;
@@ -410,7 +510,7 @@ enum arc_cause arc_file_find_hashed(const struct arc_file *f, enum arc_kind kind
         if (r->kind != (uint32_t)kind || memcmp(r->key_hash, h, 16))
             continue;
         struct entry_view e;
-        if (!entry_at(f, r->offset, &e) || e.kind != (uint32_t)kind) {
+        if (!entry_at(f, r->offset, &e, buf) || e.kind != (uint32_t)kind) {
             cause = ARC_CORRUPT;
             continue;
         }
@@ -425,9 +525,9 @@ enum arc_cause arc_file_find_hashed(const struct arc_file *f, enum arc_kind kind
 
 /* The entry a listed ref points at, checked as entry_at does and against
  * the ref (kind and key hash). */
-static bool ref_entry(const struct arc_file *f, const struct arc_entry_ref *r, struct entry_view *e)
+static bool ref_entry(const struct arc_file *f, const struct arc_entry_ref *r, struct entry_view *e, struct bytes *buf)
 {
-    return entry_at(f, r->offset, e) && e->kind == r->kind && !memcmp(e->key_hash, r->key_hash, 16);
+    return entry_at(f, r->offset, e, buf) && e->kind == r->kind && !memcmp(e->key_hash, r->key_hash, 16);
 }
 
 void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT])
@@ -437,21 +537,23 @@ void arc_file_verify(const struct arc_file *f, uint64_t counts[ARC_CAUSE_COUNT])
         counts[f->whole]++;
         return;
     }
+    struct bytes buf = {0};
     for (uint32_t i = 0; i < f->ref_count; i++) {
         struct entry_view e;
-        counts[ref_entry(f, &f->refs[i], &e) ? ARC_HIT : ARC_CORRUPT]++;
+        counts[ref_entry(f, &f->refs[i], &e, &buf) ? ARC_HIT : ARC_CORRUPT]++;
     }
+    free(buf.p);
 }
 
-enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, uint32_t *kind, const uint8_t **key,
-                              size_t *key_len, const uint8_t **value, size_t *value_len)
+enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, struct bytes *buf, uint32_t *kind,
+                              const uint8_t **key, size_t *key_len, const uint8_t **value, size_t *value_len)
 {
     if (f->whole != ARC_HIT)
         return f->whole;
     if (i >= f->ref_count)
         return ARC_ABSENT;
     struct entry_view e;
-    if (!ref_entry(f, &f->refs[i], &e))
+    if (!ref_entry(f, &f->refs[i], &e, buf))
         return ARC_CORRUPT;
     *kind = e.kind;
     *key = e.key;

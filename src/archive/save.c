@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * save.c: writing archive files so that no crash corrupts them (see
- * archive.h), cleaning up after dead processes, and mapping files to read.
+ * archive.h), cleaning up after dead processes, and loading small files
+ * whole.
  *
  * Every step of a save passes through step(), which is where a test's
  * fault (kill, ENOSPC, EIO at the Nth step) strikes.
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -169,14 +169,14 @@ uint32_t arc_clean_tmp(const char *dir)
     return removed;
 }
 
-kiln_result arc_map_open(struct arc_map *m, const char *path)
+kiln_result arc_load(struct arc_loaded *l, const char *path, uint64_t max_bytes)
 {
-    *m = (struct arc_map){0};
+    *l = (struct arc_loaded){0};
     int fd;
     uint64_t size;
     char why[PATH_MAX + 160];
-    switch (file_open_bounded(path, ARC_MAX_FILE, "the largest archive file kiln reads", &fd, &size, why,
-                              sizeof why)) {
+    switch (file_open_bounded(path, KILN_MIN(max_bytes, ARC_MAX_FILE), "the largest archive file kiln loads", &fd,
+                              &size, why, sizeof why)) {
     case FILE_OPENED:
         break;
     case FILE_TOO_LARGE:
@@ -184,23 +184,35 @@ kiln_result arc_map_open(struct arc_map *m, const char *path)
     default:
         return KILN_RAISE(KILN_ERR_IO, "%s", why);
     }
-    if (size > 0) {
-        void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
+    uint8_t *p = size ? mem_alloc((size_t)size) : NULL;
+    if (size && !p) {
+        close(fd);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory reading %s (%llu bytes)", path,
+                          (unsigned long long)size);
+    }
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = pread(fd, p + done, (size_t)size - done, (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
             int e = errno;
+            free(p);
             close(fd);
-            return KILN_RAISE(KILN_ERR_IO, "cannot map %s: %s", path, strerror(e));
+            return KILN_RAISE(KILN_ERR_IO, "cannot read %s: %s", path, strerror(e));
         }
-        m->data = p;
-        m->size = (size_t)size;
+        if (n == 0)
+            break;   /* cut since it was opened: what was there */
+        done += (size_t)n;
     }
     close(fd);
+    l->data = p;
+    l->size = done;
     return KILN_OK;
 }
 
-void arc_map_close(struct arc_map *m)
+void arc_loaded_free(struct arc_loaded *l)
 {
-    if (m->data)
-        munmap(m->data, m->size);
-    *m = (struct arc_map){0};
+    free(l->data);
+    *l = (struct arc_loaded){0};
 }

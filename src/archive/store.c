@@ -32,13 +32,17 @@
  * be used at all is one "NOT applied" line and kiln goes on without an
  * archive.
  *
- * Loading: every ".arc" file is mapped through arc_map_open, which never
+ * Loading: every ".arc" file is opened through arc_file_open_path, which
+ * keeps its descriptor and reads entries with pread (a file cut or
+ * replaced under the process is a counted miss, never SIGBUS), never
  * blocks (a FIFO planted under the name is not waited on) and refuses
  * anything but a regular file of at most ARC_MAX_FILE bytes. A file refused
  * or unreadable is skipped with a warning naming it and counted
  * (files_skipped, in the close line); the good files are used as ever.
  *
- * Thread-safety: lookups read mapped files that never change after open;
+ * Thread-safety: lookups read the files' lists, which never change after
+ * open, and each lookup reads into a buffer of its own (pread keeps no
+ * shared offset);
  * everything else is under the store's lock. Lock order: gate_lock, then
  * whatever the gate takes (the compile service's lock); the store's lock is
  * never held while the gate runs.
@@ -94,7 +98,7 @@ static void pair_folder(char *out, size_t cap, const char *root, const kiln_caps
     snprintf(out, cap, "%s/%s-%08x-%s", root, name, caps->driver_version, uuid);
 }
 
-/* Maps every .arc file of folder; a file that cannot be used is skipped,
+/* Opens every .arc file of folder; a file that cannot be used is skipped,
  * warned about by path and counted. */
 static void load_files(struct arc_store *s, const char *folder)
 {
@@ -115,17 +119,14 @@ static void load_files(struct arc_store *s, const char *folder)
         struct arc_store_file *f = &s->files[s->file_count];
         *f = (struct arc_store_file){0};
         snprintf(f->name, sizeof f->name, "%s", e->d_name);
-        if (arc_map_open(&f->map, path) != KILN_OK) {
+        kiln_result r = arc_file_open_path(&f->file, path, &s->device);
+        if (r != KILN_OK) {
             s->stats.files_skipped++;
-            log_warn("archive: skipped: %s", kiln_last_error());
+            if (r == KILN_ERR_NO_MEMORY)
+                log_warn("archive: %s skipped: %s", path, kiln_last_error());
+            else
+                log_warn("archive: skipped: %s", kiln_last_error());
             err_clear();
-            continue;
-        }
-        if (arc_file_open(&f->file, f->map.data, f->map.size, &s->device) != KILN_OK) {
-            s->stats.files_skipped++;
-            log_warn("archive: %s skipped: %s", path, kiln_last_error());
-            err_clear();
-            arc_map_close(&f->map);
             continue;
         }
         if (f->file.whole != ARC_HIT)
@@ -262,14 +263,14 @@ void arc_store_set_gate(struct arc_store *s, arc_gate_fn gate, void *ud)
 }
 
 enum arc_cause arc_store_find(struct arc_store *s, enum arc_kind kind, const uint8_t hash[16], const void *key,
-                              size_t key_len, const uint8_t **value, size_t *value_len)
+                              size_t key_len, struct bytes *buf, const uint8_t **value, size_t *value_len)
 {
     if (!s->enabled)
         return ARC_ABSENT;
     uint64_t t0 = time_now_ns();
     enum arc_cause best = ARC_ABSENT;
     for (uint32_t i = 0; i < s->file_count; i++) {
-        enum arc_cause c = arc_file_find_hashed(&s->files[i].file, kind, hash, key, key_len, value, value_len);
+        enum arc_cause c = arc_file_find_hashed(&s->files[i].file, kind, hash, key, key_len, buf, value, value_len);
         if (c == ARC_HIT) {
             best = c;
             if (!s->files[i].readonly && !atomic_exchange(&s->files[i].used, true)) {
@@ -521,6 +522,7 @@ void arc_store_each(struct arc_store *s, enum arc_kind kind,
 {
     if (!s->enabled)
         return;
+    struct bytes buf = {0};
     for (uint32_t i = 0; i < s->file_count; i++) {
         const struct arc_file *f = &s->files[i].file;
         for (uint32_t e = 0; e < f->ref_count; e++) {
@@ -528,12 +530,14 @@ void arc_store_each(struct arc_store *s, enum arc_kind kind,
             const uint8_t *key, *value;
             size_t klen, vlen;
             if (f->refs[e].kind != (uint32_t)kind ||
-                arc_file_entry(f, e, &k, &key, &klen, &value, &vlen) != ARC_HIT || k != (uint32_t)kind)
+                arc_file_entry(f, e, &buf, &k, &key, &klen, &value, &vlen) != ARC_HIT || k != (uint32_t)kind)
                 continue;
             if (!fn(ud, key, klen, value, vlen))
-                return;
+                goto out;
         }
     }
+out:
+    free(buf.p);
 }
 
 struct arc_store_stats arc_store_stats_get(struct arc_store *s)
@@ -605,7 +609,6 @@ void arc_store_close(struct arc_store *s, char *summary, size_t cap)
                  (double)st.add_ns / 1e9, (double)st.save_ns / 1e9);
     for (uint32_t i = 0; i < s->file_count; i++) {
         arc_file_close(&s->files[i].file);
-        arc_map_close(&s->files[i].map);
     }
     free(s->files);
     pthread_cond_destroy(&s->wake);

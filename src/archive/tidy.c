@@ -12,7 +12,9 @@
  * Files of another format version are judged by age like the rest: a newer
  * kiln sharing the folder may be using them.
  *
- * Every file is opened through arc_map_open, gc's header check included:
+ * Every file is opened as arc_file_open_path opens it, gc's header check
+ * included (arc_load for compaction's sources, which are small and read
+ * whole, so a file cut meanwhile loads what was there, never SIGBUS):
  * without blocking, and checked to be a regular file of at most
  * ARC_MAX_FILE bytes before a byte is read. A FIFO or device planted under
  * an archive's name is skipped, never waited on; a file past the bound is
@@ -22,7 +24,7 @@
  * ".tidy.lock": a second tidier skips rather than waits, tidying being
  * never urgent. Lookups and saves take no lock: saves go through ".tmp"
  * files, which tidying never touches, and a removed file stays readable
- * through the mappings of processes that opened it.
+ * through the descriptors of processes that opened it.
  *
  * Compaction saves the pack before it removes a single source, so every
  * entry is in some whole file at every instant: a crash costs duplicates,
@@ -185,21 +187,22 @@ static void sort_listing(struct listing *l, int (*cmp)(const void *, const void 
 }
 
 /* Whether dir/name serves nothing to any kiln of this format: kiln cannot
- * read it (arc_map_open refuses it: unreadable, not a regular file, past
- * ARC_MAX_FILE), or its header is no kiln archive's. Only the header is
- * read. A file gone meanwhile is not useless (gc counts it gone anyway). */
+ * read it (arc_file_open_path refuses it: unreadable, not a regular file,
+ * past ARC_MAX_FILE), or its header is no kiln archive's. Only the header
+ * (and an index) is read. A file gone meanwhile is not useless (gc counts it gone anyway). */
 static bool useless_file(const char *dir, const char *name)
 {
     char path[PATH_CAP];
     join(path, dir, name);
-    struct arc_map m;
-    if (arc_map_open(&m, path) != KILN_OK) {
+    struct arc_file f;
+    kiln_result r = arc_file_open_path(&f, path, NULL);
+    if (r != KILN_OK) {
         bool gone = access(path, F_OK) < 0 && errno == ENOENT;
         err_clear();
-        return !gone;
+        return r != KILN_ERR_NO_MEMORY && !gone;
     }
-    bool useless = arc_header_check(m.data, m.size, NULL) == ARC_CORRUPT;
-    arc_map_close(&m);
+    bool useless = f.whole == ARC_CORRUPT;
+    arc_file_close(&f);
     return useless;
 }
 
@@ -267,14 +270,14 @@ kiln_result arc_gc(const char *dir, uint64_t max_bytes, struct arc_tidy_result *
 /* A small file considered for merging. */
 struct source {
     const struct listed *listed;
-    struct arc_map map;
-    struct arc_file file;
+    struct arc_loaded bytes;     /* the whole file, read once */
+    struct arc_file file;        /* over bytes */
     bool merge;   /* its entries go into the pack and it is removed after */
 };
 
 /* Entries already in the pack, by kind and key: open addressing over
  * slots holding 1 + an index into keys (0: empty). Keys point into the
- * sources' mappings, which outlive the table. */
+ * sources' bytes, which outlive the table. */
 struct seen {
     struct seen_key { uint32_t kind; const uint8_t *hash, *key; size_t key_len; } *keys;
     size_t count;
@@ -342,7 +345,7 @@ static uint32_t open_sources(const char *dir, const struct arc_device *dev, stru
         struct source *s = &src[i];
         char path[PATH_CAP];
         join(path, dir, s->listed->name);
-        if (arc_map_open(&s->map, path) != KILN_OK) {
+        if (arc_load(&s->bytes, path, ARC_MAX_FILE) != KILN_OK) {
             if (access(path, F_OK) < 0 && errno == ENOENT) {
                 err_clear();   /* another process removed it meanwhile */
                 out->files_after--;
@@ -352,9 +355,9 @@ static uint32_t open_sources(const char *dir, const struct arc_device *dev, stru
             }
             continue;
         }
-        if (arc_file_open(&s->file, s->map.data, s->map.size, dev) != KILN_OK) {
+        if (arc_file_open(&s->file, s->bytes.data, s->bytes.size, dev) != KILN_OK) {
             log_warn("archive: tidy: %s: %s (left alone)", path, kiln_last_error());
-            arc_map_close(&s->map);
+            arc_loaded_free(&s->bytes);
             continue;
         }
         if (s->file.whole == ARC_HIT || s->file.whole == ARC_CORRUPT) {
@@ -384,7 +387,7 @@ static void merge_entries(struct source *src, uint32_t n, struct seen *seen, str
             uint32_t kind;
             const uint8_t *key, *value;
             size_t key_len, value_len;
-            if (arc_file_entry(f, j, &kind, &key, &key_len, &value, &value_len) != ARC_HIT) {
+            if (arc_file_entry(f, j, NULL, &kind, &key, &key_len, &value, &value_len) != ARC_HIT) {
                 out->bad_dropped++;
                 continue;
             }
@@ -511,7 +514,7 @@ static kiln_result compact_listed(const char *dir, const struct arc_device *dev,
         r = merge(dir, dev, src, n, out);
     for (uint32_t i = 0; i < n; i++) {
         arc_file_close(&src[i].file);
-        arc_map_close(&src[i].map);
+        arc_loaded_free(&src[i].bytes);
     }
     free(src);
     return r;

@@ -884,8 +884,10 @@ static void note(struct csvc *s, uint32_t what, const uint8_t hash[16], const ch
         hash128(key.p, key.len, kh);
         const uint8_t *v;
         size_t vn;
-        if (arc_store_find(s->archive, ARC_NOTE, kh, key.p, key.len, &v, &vn) != ARC_HIT)
+        struct bytes buf = {0};
+        if (arc_store_find(s->archive, ARC_NOTE, kh, key.p, key.len, &buf, &v, &vn) != ARC_HIT)
             (void)arc_store_add(s->archive, ARC_NOTE, key.p, key.len, value.p, value.len);
+        free(buf.p);
     }
     free(key.p);
     free(value.p);
@@ -967,9 +969,11 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
     if (s->archive && s->archive->enabled) {
         const uint8_t *v;
         size_t n;
-        enum arc_cause c = arc_store_find(s->archive, ARC_FRONT, j->hash, j->key, j->key_len, &v, &n);
+        struct bytes buf = {0};
+        enum arc_cause c = arc_store_find(s->archive, ARC_FRONT, j->hash, j->key, j->key_len, &buf, &v, &n);
         if (c == ARC_HIT && !unarchive_front(j, v, n))
             c = ARC_CORRUPT;
+        free(buf.p);
         j->archive_cause = (int)c;
         if (c == ARC_HIT) {
             j->from_archive = true;
@@ -1068,15 +1072,18 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     if (arc) {
         const uint8_t *blob;
         size_t n;
-        enum arc_cause c = arc_store_find(arc, ARC_BACK, j->hash, j->key, j->key_len, &blob, &n);
+        struct bytes buf = {0};
+        enum arc_cause c = arc_store_find(arc, ARC_BACK, j->hash, j->key, j->key_len, &buf, &blob, &n);
         char why[ARC_WHY_LEN];
         if (c == ARC_HIT && !arc_back_decode(blob, n, why)) {
             log_warn("archive: %s: its pipeline entry is not used (compiled instead): %s", j->name, why);
             c = ARC_CORRUPT;
         }
         j->archive_cause = (int)c;
-        struct kb_cache *seeded;
-        if (c == ARC_HIT && kb_cache_create(s->dev, blob, n, &seeded) == KILN_OK) {
+        struct kb_cache *seeded = NULL;
+        bool seeded_ok = c == ARC_HIT && kb_cache_create(s->dev, blob, n, &seeded) == KILN_OK;
+        free(buf.p);   /* the cache holds a copy of the data (vkCreatePipelineCache) */
+        if (seeded_ok) {
             kiln_result r = kb_pipeline_create(s->dev, j->layout, j->spirv, j->words, spec, spec_count, seeded,
                                                s->dev->cache_control, &j->pipeline);
             kb_cache_destroy(s->dev, seeded);

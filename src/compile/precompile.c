@@ -17,7 +17,7 @@
 
 struct pre_item {
     uint8_t hash[16];            /* of the front key */
-    const uint8_t *key;          /* in a mapped archive file */
+    uint8_t *key;                /* a copy of the archive's key (owned) */
     size_t key_len;
     uint32_t words;
     bool noted, slow;
@@ -66,11 +66,26 @@ static bool scan_front(void *ud, const uint8_t *key, size_t klen, const uint8_t 
         p->oom = true;
         return false;
     }
+    uint8_t *copy = mem_alloc(klen ? klen : 1);
+    if (!copy) {
+        p->oom = true;
+        return false;
+    }
+    memcpy(copy, key, klen);
     struct pre_item *it = &p->items[p->count++];
-    *it = (struct pre_item){.key = key, .key_len = klen, .words = (uint32_t)f.words};
+    *it = (struct pre_item){.key = copy, .key_len = klen, .words = (uint32_t)f.words};
     hash128(key, klen, it->hash);
     snprintf(it->name, sizeof it->name, "archived program");
     return true;
+}
+
+static void items_free(struct pre_scan *p)
+{
+    for (uint32_t i = 0; i < p->count; i++)
+        free(p->items[i].key);
+    free(p->items);
+    p->items = NULL;
+    p->count = 0;
 }
 
 static int cmp_hash(const void *a, const void *b) { return memcmp(a, b, 16); }
@@ -139,7 +154,7 @@ kiln_result csvc_precompile(struct csvc *s, double stall_s, struct csvc_precompi
     arc_store_each(s->archive, ARC_NOTE, scan_note, &p);
     arc_store_each(s->archive, ARC_FRONT, scan_front, &p);
     if (p.oom) {
-        free(p.items);
+        items_free(&p);
         free(p.notes);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory reading the archive's notes");
     }
@@ -148,9 +163,13 @@ kiln_result csvc_precompile(struct csvc *s, double stall_s, struct csvc_precompi
     if (p.count)
         qsort(p.items, p.count, sizeof *p.items, cmp_hash);
     uint32_t n = 0;
-    for (uint32_t i = 0; i < p.count; i++)
+    for (uint32_t i = 0; i < p.count; i++) {
         if (!n || memcmp(p.items[n - 1].hash, p.items[i].hash, 16))
             p.items[n++] = p.items[i];
+        else
+            free(p.items[i].key);
+    }
+    p.count = n;
     for (uint32_t i = 0; i < p.note_count; i++) {
         struct pre_item *it = n ? bsearch(p.notes[i].hash, p.items, n, sizeof *p.items, cmp_hash) : NULL;
         if (!it)
@@ -184,7 +203,7 @@ kiln_result csvc_precompile(struct csvc *s, double stall_s, struct csvc_precompi
         out->noted += p.items[i].noted;
         out->slow += p.items[i].slow;
     }
-    free(p.items);
+    items_free(&p);
     if (r < 0) {
         pthread_mutex_unlock(&s->lock);
         return r;

@@ -532,7 +532,7 @@ static kiln_result l_archive_files(struct kctx *c, uint32_t first, kiln_archive_
     for (uint32_t i = first; i < c->archive->file_count && i - first < cap; i++) {
         const struct arc_store_file *f = &c->archive->files[i];
         kiln_archive_file *o = &out[i - first];
-        *o = (kiln_archive_file){.bytes = f->map.size, .salvaged = f->file.salvaged};
+        *o = (kiln_archive_file){.bytes = f->file.size, .salvaged = f->file.salvaged};
         snprintf(o->name, sizeof o->name, "%s", f->name);
         o->status = f->file.whole == ARC_HIT              ? KILN_ARCHIVE_FILE_OK
                     : f->file.whole == ARC_DEVICE_MISMATCH ? KILN_ARCHIVE_FILE_DEVICE_MISMATCH

@@ -26,15 +26,15 @@ static inline void test_each_arc(const char *dir, const struct arc_device *dev,
             continue;
         char path[4096 + 512];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct arc_map m;
+        struct arc_loaded m;
         struct arc_file f;
-        if (arc_map_open(&m, path) != KILN_OK)
+        if (arc_load(&m, path, ARC_MAX_FILE) != KILN_OK)
             continue;
         if (arc_file_open(&f, m.data, m.size, dev) == KILN_OK) {
             fn(ud, path, &f);
             arc_file_close(&f);
         }
-        arc_map_close(&m);
+        arc_loaded_free(&m);
     }
     if (d)
         closedir(d);

@@ -378,7 +378,7 @@ static void damage_file(void *ud, const char *path, const struct arc_file *f)
         uint32_t kind;
         const uint8_t *key, *value;
         size_t key_len, value_len;
-        if (arc_file_entry(f, i, &kind, &key, &key_len, &value, &value_len) != ARC_HIT)
+        if (arc_file_entry(f, i, NULL, &kind, &key, &key_len, &value, &value_len) != ARC_HIT)
             continue;
         /* Entries do not overlap: a byte flipped here is never read again. */
         const uint8_t *at = value_len ? value + value_len / 2 : key + key_len / 2;

@@ -80,7 +80,7 @@ static int lookups(const uint8_t *data, size_t len, int *wrong, enum arc_cause *
         for (int i = 0; i < N_ENTRIES; i++) {
             const uint8_t *v;
             size_t vl;
-            enum arc_cause c = arc_file_find(&f, entries[i].kind, entries[i].key, entries[i].key_len, &v, &vl);
+            enum arc_cause c = arc_file_find(&f, entries[i].kind, entries[i].key, entries[i].key_len, NULL, &v, &vl);
             if (c == ARC_HIT) {
                 hits++;
                 if (vl != entries[i].value_len || memcmp(v, entries[i].value, vl))
@@ -112,8 +112,8 @@ TEST(round_trip)
     CHECK(f.indexed);
     const uint8_t *v;
     size_t vl;
-    CHECK_EQ(arc_file_find(&f, ARC_FRONT, "nope", 4, &v, &vl), ARC_ABSENT);
-    CHECK_EQ(arc_file_find(&f, ARC_BACK, "key-0", 5, &v, &vl), ARC_ABSENT);   /* key-0 is a front entry */
+    CHECK_EQ(arc_file_find(&f, ARC_FRONT, "nope", 4, NULL, &v, &vl), ARC_ABSENT);
+    CHECK_EQ(arc_file_find(&f, ARC_BACK, "key-0", 5, NULL, &v, &vl), ARC_ABSENT);   /* key-0 is a front entry */
     uint64_t counts[ARC_CAUSE_COUNT];
     arc_file_verify(&f, counts);
     CHECK_EQ(counts[ARC_HIT], N_ENTRIES);

@@ -50,8 +50,8 @@ static int file_state(const char *dir, const char *name, const char *tag)
     snprintf(path, sizeof path, "%s/%s", dir, name);
     if (access(path, F_OK))
         return 0;
-    struct arc_map m;
-    if (arc_map_open(&m, path) != KILN_OK)
+    struct arc_loaded m;
+    if (arc_load(&m, path, ARC_MAX_FILE) != KILN_OK)
         return -1;
     struct arc_file f;
     int state = -1;
@@ -62,10 +62,10 @@ static int file_state(const char *dir, const char *name, const char *tag)
         const uint8_t *v;
         size_t vl;
         snprintf(key, sizeof key, "%s-small", tag);
-        bool small = arc_file_find(&f, ARC_FRONT, key, strlen(key), &v, &vl) == ARC_HIT && vl == strlen(tag) &&
+        bool small = arc_file_find(&f, ARC_FRONT, key, strlen(key), NULL, &v, &vl) == ARC_HIT && vl == strlen(tag) &&
                      !memcmp(v, tag, vl);
         snprintf(key, sizeof key, "%s-big", tag);
-        bool big = arc_file_find(&f, ARC_BACK, key, strlen(key), &v, &vl) == ARC_HIT && vl == BIG;
+        bool big = arc_file_find(&f, ARC_BACK, key, strlen(key), NULL, &v, &vl) == ARC_HIT && vl == BIG;
         if (big) {
             for (size_t i = 0; i < BIG && big; i++)
                 big = v[i] == (uint8_t)(i * 7 + tag[0]);
@@ -74,7 +74,7 @@ static int file_state(const char *dir, const char *name, const char *tag)
         free(want);
         arc_file_close(&f);
     }
-    arc_map_close(&m);
+    arc_loaded_free(&m);
     return state;
 }
 

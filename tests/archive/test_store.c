@@ -111,6 +111,7 @@ static uint32_t entries_found(uint32_t n, size_t len)
         return 0;
     uint32_t found = 0;
     uint8_t *want = malloc(len);
+    struct bytes buf = {0};
     for (uint32_t i = 0; i < n; i++) {
         char key[32];
         entry_of(i, key, want, len);
@@ -118,10 +119,11 @@ static uint32_t entries_found(uint32_t n, size_t len)
         hash128(key, strlen(key), h);
         const uint8_t *v;
         size_t vlen;
-        if (arc_store_find(&s, ARC_FRONT, h, key, strlen(key), &v, &vlen) == ARC_HIT && vlen == len &&
+        if (arc_store_find(&s, ARC_FRONT, h, key, strlen(key), &buf, &v, &vlen) == ARC_HIT && vlen == len &&
             !memcmp(v, want, len))
             found++;
     }
+    free(buf.p);
     free(want);
     arc_store_close(&s, NULL, 0);
     return found;
@@ -140,7 +142,7 @@ static void count_copies(void *ud, const char *path, const struct arc_file *f)
     struct copies *c = ud;
     const uint8_t *v;
     size_t vlen;
-    c->n += arc_file_find(f, ARC_FRONT, c->key, strlen(c->key), &v, &vlen) == ARC_HIT;
+    c->n += arc_file_find(f, ARC_FRONT, c->key, strlen(c->key), NULL, &v, &vlen) == ARC_HIT;
 }
 
 static uint32_t copies_of(const char *dir, const char *key)
@@ -441,7 +443,9 @@ TEST(saver_tidies_folder)
     hash128(key, strlen(key), h);
     const uint8_t *v;
     size_t vlen;
-    CHECK_EQ(arc_store_find(&s, ARC_FRONT, h, key, strlen(key), &v, &vlen), ARC_HIT);
+    struct bytes buf = {0};
+    CHECK_EQ(arc_store_find(&s, ARC_FRONT, h, key, strlen(key), &buf, &v, &vlen), ARC_HIT);
+    free(buf.p);
     for (int t = 0; t < 3000; t++) {   /* the saver marks it */
         struct stat stt;
         bool marked = false;
@@ -515,6 +519,7 @@ static uint32_t found_in(struct arc_store *s, uint32_t first, uint32_t n, size_t
 {
     uint32_t found = 0;
     uint8_t want[256];
+    struct bytes buf = {0};
     for (uint32_t i = 0; i < n; i++) {
         char key[32];
         entry_of(first + i, key, want, len);
@@ -522,9 +527,10 @@ static uint32_t found_in(struct arc_store *s, uint32_t first, uint32_t n, size_t
         hash128(key, strlen(key), h);
         const uint8_t *v;
         size_t vlen;
-        found += arc_store_find(s, ARC_FRONT, h, key, strlen(key), &v, &vlen) == ARC_HIT && vlen == len &&
+        found += arc_store_find(s, ARC_FRONT, h, key, strlen(key), &buf, &v, &vlen) == ARC_HIT && vlen == len &&
                  !memcmp(v, want, len);
     }
+    free(buf.p);
     return found;
 }
 
@@ -539,6 +545,64 @@ static bool pair_dir(char *out, size_t cap)
     snprintf(out, cap, "%s", s.dir);
     arc_store_close(&s, NULL, 0);
     return true;
+}
+
+/* Files changed under an open store: one cut to nothing (as `cp` over it
+ * does first), one cut in the middle of its entries, one rewritten in
+ * place with other bytes, one replaced by rename. Lookups of the changed
+ * files' entries miss and are counted corrupt, never raise SIGBUS (the
+ * archive kept them mapped once); the replaced file still serves the
+ * entries it had when opened (its descriptor keeps the old file); the
+ * store closes cleanly. */
+TEST(files_cut_or_rewritten_under_an_open_store_miss_never_crash)
+{
+    fresh_root();
+    char dir[4096], path[4200], tmp[4200];
+    REQUIRE(pair_dir(dir, sizeof dir));
+    REQUIRE(put_entries(dir, "run-1.arc", 0, 8, 200));
+    REQUIRE(put_entries(dir, "run-2.arc", 8, 8, 200));
+    REQUIRE(put_entries(dir, "run-3.arc", 16, 8, 200));
+    REQUIRE(put_entries(dir, "run-4.arc", 24, 8, 200));
+    struct arc_store s;
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    REQUIRE(s.enabled);
+    CHECK_EQ(found_in(&s, 0, 32, 200), 32);
+    snprintf(path, sizeof path, "%s/run-1.arc", dir);
+    CHECK_EQ(truncate(path, 0), 0);
+    snprintf(path, sizeof path, "%s/run-2.arc", dir);
+    CHECK_EQ(truncate(path, 64 + 3 * 256), 0);   /* the header and about three entries stay */
+    snprintf(path, sizeof path, "%s/run-3.arc", dir);
+    int fd = open(path, O_WRONLY);
+    CHECK(fd >= 0);
+    uint8_t junk[8192];
+    memset(junk, 0x5a, sizeof junk);
+    CHECK(pwrite(fd, junk, sizeof junk, 64) > 0);   /* every entry overwritten */
+    close(fd);
+    REQUIRE(put_entries(dir, "new.tmp", 100, 8, 200));
+    snprintf(tmp, sizeof tmp, "%s/new.tmp", dir);
+    snprintf(path, sizeof path, "%s/run-4.arc", dir);
+    CHECK_EQ(rename(tmp, path), 0);
+    CHECK_EQ(found_in(&s, 0, 8, 200), 0);
+    uint32_t cut = found_in(&s, 8, 8, 200);
+    CHECK(cut >= 1 && cut <= 3);
+    CHECK_EQ(found_in(&s, 16, 8, 200), 0);
+    CHECK_EQ(found_in(&s, 24, 8, 200), 8);
+    CHECK_EQ(found_in(&s, 100, 8, 200), 0);   /* the new file was not there at open */
+    /* A miss on a cut or rewritten file is corrupt, not absent. */
+    char key[32];
+    uint8_t want[200];
+    entry_of(20, key, want, sizeof want);
+    uint8_t h[16];
+    hash128(key, strlen(key), h);
+    struct bytes buf = {0};
+    const uint8_t *v;
+    size_t vlen;
+    CHECK_EQ(arc_store_find(&s, ARC_FRONT, h, key, strlen(key), &buf, &v, &vlen), ARC_CORRUPT);
+    free(buf.p);
+    arc_store_close(&s, NULL, 0);
+    remove_root();
 }
 
 /* A FIFO named x.arc in the folder and in a KILN_ARCHIVE_READONLY root:
@@ -737,6 +801,7 @@ int main(int argc, char **argv)
     RUN(adders_on_many_threads);
     RUN(saver_tidies_folder);
     RUN(max_size_from_env);
+    RUN(files_cut_or_rewritten_under_an_open_store_miss_never_crash);
     RUN(a_fifo_in_the_folder_or_a_readonly_root_is_skipped);
     RUN(a_context_is_made_at_once_past_a_fifo);
     RUN(a_read_only_folder_is_looked_up_not_written);

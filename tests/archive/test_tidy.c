@@ -143,7 +143,7 @@ static void census_file(void *ud, const char *path, const struct arc_file *f)
         uint32_t kind;
         const uint8_t *k, *v;
         size_t kl, vl;
-        if (arc_file_entry(f, j, &kind, &k, &kl, &v, &vl) != ARC_HIT) {
+        if (arc_file_entry(f, j, NULL, &kind, &k, &kl, &v, &vl) != ARC_HIT) {
             c->bad++;
             continue;
         }
@@ -559,20 +559,20 @@ TEST(entries_are_walked_as_lookups_check_them)
     const uint8_t *k, *v;
     size_t kl, vl;
     for (uint32_t i = 0; i < 5; i++) {
-        CHECK_EQ(arc_file_entry(&f, i, &kind, &k, &kl, &v, &vl), ARC_HIT);
+        CHECK_EQ(arc_file_entry(&f, i, NULL, &kind, &k, &kl, &v, &vl), ARC_HIT);
         char key[16];
         CHECK(kl == key_of(k_five[i], key) && !memcmp(k, key, kl));
         CHECK_EQ(kind, kind_of(k_five[i]));
     }
-    CHECK_EQ(arc_file_entry(&f, 5, &kind, &k, &kl, &v, &vl), ARC_ABSENT);
+    CHECK_EQ(arc_file_entry(&f, 5, NULL, &kind, &k, &kl, &v, &vl), ARC_ABSENT);
     uint8_t *at = memmem(data, len, "key-003", 7);
     REQUIRE(at);
     at[7] ^= 1;
-    CHECK_EQ(arc_file_entry(&f, 2, &kind, &k, &kl, &v, &vl), ARC_CORRUPT);
-    CHECK_EQ(arc_file_entry(&f, 3, &kind, &k, &kl, &v, &vl), ARC_HIT);
+    CHECK_EQ(arc_file_entry(&f, 2, NULL, &kind, &k, &kl, &v, &vl), ARC_CORRUPT);
+    CHECK_EQ(arc_file_entry(&f, 3, NULL, &kind, &k, &kl, &v, &vl), ARC_HIT);
     arc_file_close(&f);
     REQUIRE_OK(arc_file_open(&f, data, len, &k_other));
-    CHECK_EQ(arc_file_entry(&f, 0, &kind, &k, &kl, &v, &vl), ARC_DEVICE_MISMATCH);
+    CHECK_EQ(arc_file_entry(&f, 0, NULL, &kind, &k, &kl, &v, &vl), ARC_DEVICE_MISMATCH);
     arc_file_close(&f);
     free(data);
 }
@@ -696,13 +696,13 @@ TEST(a_fifo_named_like_an_archive_is_never_waited_on)
     snprintf(path, sizeof path, "%s/run-fifo.arc", dir);
     REQUIRE(mkfifo(path, 0644) == 0);
     alarm(60);
-    struct arc_map m;
-    CHECK_RESULT(arc_map_open(&m, path), KILN_ERR_IO);
+    struct arc_file m;
+    CHECK_RESULT(arc_file_open_path(&m, path, &k_dev), KILN_ERR_IO);
     CHECK_MSG("run-fifo.arc is not a regular file (a FIFO)");
     char sub[600];
     snprintf(sub, sizeof sub, "%s/run-dir.arc", dir);
     REQUIRE(mkdir(sub, 0755) == 0);
-    CHECK_RESULT(arc_map_open(&m, sub), KILN_ERR_IO);
+    CHECK_RESULT(arc_file_open_path(&m, sub, &k_dev), KILN_ERR_IO);
     CHECK_MSG("run-dir.arc is not a regular file (a folder)");
     REQUIRE(put_arc(dir, "run-1.arc", k_five, 3, 0));
     REQUIRE(put_arc(dir, "run-2.arc", k_five + 2, 3, 0));

@@ -133,7 +133,7 @@ static void add_front_ends(void *ud, const char *path, const struct arc_file *f)
         uint32_t kind;
         const uint8_t *key, *value;
         size_t klen, vlen;
-        if (arc_file_entry(f, i, &kind, &key, &klen, &value, &vlen) == ARC_HIT && kind == ARC_FRONT)
+        if (arc_file_entry(f, i, NULL, &kind, &key, &klen, &value, &vlen) == ARC_HIT && kind == ARC_FRONT)
             arc_writer_add(w, ARC_FRONT, key, klen, value, vlen);
     }
 }

@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             const uint8_t *v;
             size_t vl;
-            if (arc_file_find(&f, (enum arc_kind)kind, keys[i], strlen(keys[i]), &v, &vl) == ARC_HIT &&
+            if (arc_file_find(&f, (enum arc_kind)kind, keys[i], strlen(keys[i]), NULL, &v, &vl) == ARC_HIT &&
                 (v < data || vl > size || v - data > (ptrdiff_t)(size - vl)))
                 abort();   /* a hit must lie inside the input */
         }
@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint32_t kind;
         const uint8_t *key, *value;
         size_t key_len, value_len;
-        if (arc_file_entry(&f, i, &kind, &key, &key_len, &value, &value_len) == ARC_HIT)
+        if (arc_file_entry(&f, i, NULL, &kind, &key, &key_len, &value, &value_len) == ARC_HIT)
             decode(kind, key, key_len, value, value_len);
     }
     arc_file_close(&f);
