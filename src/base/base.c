@@ -99,10 +99,15 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 kiln_result err_raise(kiln_result code, const char *file, int line, const char *fmt, ...)
 {
+    /* Formatted apart first: a message may quote the error before it
+     * (KILN_RAISE(..., "(%s)", err_last())), which formatting into
+     * last_error itself would read while writing it. */
+    char text[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    memcpy(last_error, text, sizeof last_error);
     log_debug("%s:%d: %s: %s", file, line, kiln_result_name(code), last_error);
     return code;
 }

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "archive/archive.h"
 #include "base/base.h"
@@ -350,6 +351,23 @@ TEST(environment_switches)
     unsetenv("KILN_ARCHIVE_MAX_SIZE");
 }
 
+/* A message that quotes the error before it (a raise passed err_last() or
+ * kiln_last_error(), as the server's and the remote client's do) reads
+ * whole: the raise never formats from the buffer it writes. */
+TEST(an_error_may_quote_the_one_before)
+{
+    (void)KILN_RAISE(KILN_ERR_IO, "transport: waiting for a segment timed out");
+    (void)KILN_RAISE(KILN_ERR_INVALID, "request: data in segment %u, never announced (%s)", 104u, err_last());
+    CHECK(!strcmp(kiln_last_error(),
+                  "request: data in segment 104, never announced (transport: waiting for a segment timed out)"));
+    (void)KILN_RAISE(KILN_ERR_IO, "%s", kiln_last_error());
+    CHECK(!strcmp(kiln_last_error(),
+                  "request: data in segment 104, never announced (transport: waiting for a segment timed out)"));
+    (void)KILN_RAISE(KILN_ERR_IO, "%s; %s", err_last(), err_last());
+    CHECK(strstr(kiln_last_error(), "timed out); request: data in segment 104"));
+    err_clear();
+}
+
 int main(void)
 {
     RUN(sizes_taken);
@@ -360,5 +378,6 @@ int main(void)
     RUN(words_refused);
     RUN(durations);
     RUN(environment_switches);
+    RUN(an_error_may_quote_the_one_before);
     return TEST_SUMMARY();
 }
