@@ -1050,12 +1050,16 @@ typedef struct kiln_server kiln_server;
 
 typedef struct kiln_server_desc {
     /* NULL: $XDG_RUNTIME_DIR/kiln/kiln.sock (its folder made 0700). The
-     * socket is made 0600; a stale one is replaced, a live one refused. */
+     * socket is made 0600 (0666 with allow_uids, which need a socket_path
+     * of their own: the peer's credentials, SO_PEERCRED, admit only the
+     * server's uid and those listed); a stale one is replaced, a live one
+     * refused. */
     const char *socket_path;
     /* The server's own context: device, validation, archive, compile
      * service (NULL: defaults; remote must be unset). */
     const kiln_context_desc *context;
-    /* Peers of the server's own uid connect; these uids too. */
+    /* Peers of the server's own uid connect; these uids too (set
+     * socket_path, in a folder they can reach). */
     const uint32_t *allow_uids;
     uint32_t allow_uid_count;
     /* Per client, at once: objects (buffers, images, programs, schemes,
@@ -1064,7 +1068,21 @@ typedef struct kiln_server_desc {
     uint32_t max_objects;
     uint64_t max_bytes;
     uint32_t max_compiles;
+    /* Connections served at once (0: sized from the descriptor limit,
+     * RLIMIT_NOFILE: 4 descriptors a client after 64 for the server, at
+     * most 4096). One past it is refused at once, the client told why
+     * (KILN_ERR_LIMIT naming the cap). */
+    uint32_t max_clients;
+    /* How long a connection may take from connecting to a made context:
+     * its hello and its context_create (0 = 30000 ms). A client that holds
+     * a context may idle without bound. */
+    uint32_t hello_timeout_ms;
 } kiln_server_desc;
+
+/* The server desc as kiln_server_create sees it (desc NULL: a zero desc):
+ * max_objects 65536, max_bytes 16 GiB, max_compiles 256, hello_timeout_ms
+ * 30000, max_clients from the descriptor limit now. */
+KILN_API kiln_server_desc kiln_server_desc_defaults(const kiln_server_desc *desc);
 
 /* Makes the server: its context, then its listening socket. */
 KILN_API KILN_NODISCARD kiln_result kiln_server_create(const kiln_server_desc *desc, kiln_server **out);

@@ -21,6 +21,7 @@
  * strings supplied here.
  */
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base.h"
 
@@ -137,5 +138,29 @@ kiln_sampler_desc kiln_sampler_desc_defaults(const kiln_sampler_desc *desc)
         d.filter = KILN_FILTER_LINEAR;
     if (d.address == KILN_ADDRESS_DEFAULT)
         d.address = KILN_ADDRESS_CLAMP;
+    return d;
+}
+
+kiln_server_desc kiln_server_desc_defaults(const kiln_server_desc *desc)
+{
+    kiln_server_desc d = desc ? *desc : (kiln_server_desc){0};
+    if (!d.max_objects)
+        d.max_objects = 65536;
+    if (!d.max_bytes)
+        d.max_bytes = 16ull << 30;
+    if (!d.max_compiles)
+        d.max_compiles = 256;
+    if (!d.max_clients) {
+        /* From this process's descriptor limit, as it is now: each client
+         * holds a stream socket, a datagram socket and a segment, and a
+         * moment's descriptor for a new one (4); the server keeps 64 for
+         * its own (device, archive files, log, listener, reserve). */
+        struct rlimit rl;
+        uint64_t soft = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 1024;
+        uint64_t n = soft > 64 + 4 ? (soft - 64) / 4 : 1;
+        d.max_clients = (uint32_t)(n < 4096 ? n : 4096);
+    }
+    if (!d.hello_timeout_ms)
+        d.hello_timeout_ms = 30000;
     return d;
 }

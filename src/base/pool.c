@@ -11,9 +11,14 @@
 
 #include <stdlib.h>
 
-void pool_init(struct pool *p, enum pool_type type, uint32_t serial)
+void pool_init(struct pool *p, enum pool_type type, uint32_t serial) { pool_init_floor(p, type, serial, 0); }
+
+void pool_init_floor(struct pool *p, enum pool_type type, uint32_t serial, uint32_t floor)
 {
-    *p = (struct pool){.tag = ((uint32_t)type & 0xf) | ((serial & 0xff) << 4)};
+    if (floor > POOL_FLOOR_MAX)
+        floor = POOL_FLOOR_MAX;   /* defensive: callers keep below it */
+    *p = (struct pool){.tag = ((uint32_t)type & 0xf) | ((serial & 0xff) << 4), .gen_floor = floor,
+                       .gen_high = floor};
 }
 
 void pool_finish(struct pool *p)
@@ -45,12 +50,14 @@ uint64_t pool_add(struct pool *p, void *obj)
             p->cap = cap;
         }
         slot = p->len++;
-        p->e[slot] = (struct pool_entry){.gen = 1};
+        p->e[slot] = (struct pool_entry){.gen = p->gen_floor + 1};
     }
     struct pool_entry *e = &p->e[slot];
     e->live = true;
     e->obj = obj;
     p->live++;
+    if (e->gen > p->gen_high)
+        p->gen_high = e->gen;
     return make_id(p, slot, e->gen);
 }
 

@@ -37,9 +37,18 @@ struct pool {
     uint32_t free_head;    /* 1-based index of the first free slot, 0 = none */
     uint32_t live;         /* live objects */
     uint32_t retired;      /* slots retired at generation wrap */
+    uint32_t gen_floor;    /* every generation this pool issues is above it */
+    uint32_t gen_high;     /* the highest generation it issued (gen_floor when none) */
 };
 
 void pool_init(struct pool *p, enum pool_type type, uint32_t serial);
+/* pool_init for a pool whose tag an earlier pool had (a server reuses its
+ * 8-bit serials): every id it issues carries a generation above floor, so
+ * no id of the earlier pool (all at most floor) ever resolves in it. A
+ * floor so high that few generations remain (past POOL_FLOOR_MAX) is the
+ * caller's to avoid. */
+void pool_init_floor(struct pool *p, enum pool_type type, uint32_t serial, uint32_t floor);
+#define POOL_FLOOR_MAX (UINT32_MAX - (1u << 24))
 void pool_finish(struct pool *p);
 /* Stores obj and returns its id, or 0 when the pool is full or memory ran out. */
 uint64_t pool_add(struct pool *p, void *obj);

@@ -732,8 +732,9 @@ const struct rt_ops ctx_local_ops = {
     .destroy = l_destroy,
 };
 
-/* A context with empty pools tagged with serial, on no device yet. */
-static struct kctx *ctx_alloc(uint32_t serial)
+/* A context with empty pools tagged with serial, issuing generations above
+ * floor, on no device yet. */
+static struct kctx *ctx_alloc(uint32_t serial, uint32_t floor)
 {
     struct kctx *c = mem_calloc(1, sizeof *c);
     if (!c)
@@ -742,12 +743,21 @@ static struct kctx *ctx_alloc(uint32_t serial)
     c->serial = serial;
     c->archive = &c->own_archive;
     pthread_mutex_init(&c->lock, NULL);
-    pool_init(&c->buffers, POOL_BUFFER, serial);
-    pool_init(&c->programs, POOL_PROGRAM, serial);
-    pool_init(&c->schemes, POOL_SCHEME, serial);
-    pool_init(&c->nodes, POOL_NODE, serial);
-    pool_init(&c->images, POOL_IMAGE, serial);
+    pool_init_floor(&c->buffers, POOL_BUFFER, serial, floor);
+    pool_init_floor(&c->programs, POOL_PROGRAM, serial, floor);
+    pool_init_floor(&c->schemes, POOL_SCHEME, serial, floor);
+    pool_init_floor(&c->nodes, POOL_NODE, serial, floor);
+    pool_init_floor(&c->images, POOL_IMAGE, serial, floor);
     return c;
+}
+
+uint32_t ctx_gen_high(const struct kctx *c)
+{
+    const struct pool *p[] = {&c->buffers, &c->programs, &c->schemes, &c->nodes, &c->images};
+    uint32_t high = 0;
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
+        high = KILN_MAX(high, p[i]->gen_high);
+    return high;
 }
 
 /* The settings each context has of its own, a server's clients too. */
@@ -761,7 +771,7 @@ static void per_context_settings(struct kctx *c, const kiln_context_desc *d)
 kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
 {
     kiln_context_desc d = kiln_context_desc_defaults(desc);
-    struct kctx *c = ctx_alloc(serial);
+    struct kctx *c = ctx_alloc(serial, 0);
     if (!c)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the context");
     const char *trace_path = d.trace_path ? d.trace_path : getenv("KILN_TRACE");
@@ -887,11 +897,12 @@ static kiln_result check_client_desc(const struct kctx *host, const kiln_context
     return KILN_OK;
 }
 
-kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
+kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint32_t serial, uint32_t gen_floor,
+                          struct kctx **out)
 {
     kiln_context_desc d = kiln_context_desc_defaults(desc);
     KILN_TRY(check_client_desc(host, &d));
-    struct kctx *c = ctx_alloc(serial);
+    struct kctx *c = ctx_alloc(serial, gen_floor);
     if (!c)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the context");
     c->host = host;

@@ -112,14 +112,19 @@ KILN_NODISCARD kiln_result ctx_create(const kiln_context_desc *desc, uint32_t se
 
 /* Makes a context on host's device, sharing its compile service (so
  * programs two such contexts create alike compile once) and its archive;
- * its objects, handles (tagged with serial) and schemes are its own, and
+ * its objects, handles (tagged with serial, with generations above
+ * gen_floor) and schemes are its own, and
  * destroying it frees them and nothing of the host's. desc may be NULL; a
  * backend, device or trace_path other than the host's is refused by name
  * (KILN_ERR_INVALID); other fields shaping the device, the compile service
  * or the archive are the host's (named in the log when they differ).
  * Callers serialize every call on host's device. */
 KILN_NODISCARD kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint32_t serial,
-                                         struct kctx **out);
+                                         uint32_t gen_floor, struct kctx **out);
+/* The highest generation any of the context's handles carried: a later
+ * context given the same serial takes it as its gen_floor (ctx_create_on),
+ * so no handle of this one resolves there. */
+uint32_t ctx_gen_high(const struct kctx *c);
 
 struct csvc;
 

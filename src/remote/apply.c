@@ -108,6 +108,32 @@ static kiln_result quota_compiles(struct req *q)
 
 /* ---- the context ------------------------------------------------------------------------- */
 
+/* A handle serial for a new client context, and the generation floor its
+ * handles start above (mu held). Handles carry 8 bits of serial, so
+ * serials come round again after 256 contexts: a serial's floor is the
+ * highest generation any context that had it issued, so a handle of an
+ * earlier connection never resolves in a later one. A serial no live
+ * context has is taken first; when every one is live (more than 254
+ * clients at once) one is shared, which costs nothing but that guard (a
+ * connection reaches only its own context's objects whatever handle it
+ * sends). A serial whose floor leaves too few generations is retired. 0
+ * when none is left. */
+static uint32_t serial_take(struct srv *s, uint32_t *floor)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t serial = ++s->next_serial;
+            uint32_t k = serial & 0xff;
+            if (!serial || s->serial_floor[k] > POOL_FLOOR_MAX || (pass == 0 && s->serial_live[k]))
+                continue;
+            s->serial_live[k]++;
+            *floor = s->serial_floor[k];
+            return serial;
+        }
+    }
+    return 0;
+}
+
 static kiln_result a_context_create(struct req *q)
 {
     const struct pipe_rec_context *r = q->rec;
@@ -135,11 +161,20 @@ static kiln_result a_context_create(struct req *q)
         d.backend = q->cl->srv->host->dev->caps.backend;
     struct srv *s = q->cl->srv;
     pthread_mutex_lock(&s->mu);
-    uint32_t serial = ++s->next_serial;
+    uint32_t floor, serial = serial_take(s, &floor);
     pthread_mutex_unlock(&s->mu);
+    if (!serial)
+        return KILN_RAISE(KILN_ERR_LIMIT, "the server has served so many contexts that it has no handle serial "
+                          "left to give without a chance of an old handle resolving; restart it");
     lock(q->cl);
-    kiln_result res = ctx_create_on(s->host, &d, serial, &q->cl->ctx);
+    kiln_result res = ctx_create_on(s->host, &d, serial, floor, &q->cl->ctx);
     unlock(q->cl);
+    pthread_mutex_lock(&s->mu);
+    if (res == KILN_OK)
+        q->cl->serial = serial;
+    else
+        s->serial_live[serial & 0xff]--;
+    pthread_mutex_unlock(&s->mu);
     return res;
 }
 
@@ -762,9 +797,16 @@ void srv_client_close(struct srv_client *cl)
         /* Death by handle: everything the context holds goes, in the
          * context's own order (its work waited for, schemes before the
          * programs and buffers they use). */
+        uint32_t high = ctx_gen_high(cl->ctx);
         lock(cl);
         cl->ctx->ops->destroy(cl->ctx);
         unlock(cl);
+        struct srv *s = cl->srv;
+        pthread_mutex_lock(&s->mu);
+        uint32_t k = cl->serial & 0xff;
+        s->serial_floor[k] = KILN_MAX(s->serial_floor[k], high);
+        s->serial_live[k]--;
+        pthread_mutex_unlock(&s->mu);
     }
     log_info("%s: gone after %llu calls (%llu refused)", cl->who, (unsigned long long)cl->calls,
              (unsigned long long)cl->refused);

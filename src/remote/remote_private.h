@@ -23,6 +23,15 @@
 
 struct srv_conn;
 
+/* Warnings a client can cause, each rate-limited on its own. */
+enum srv_warn_kind { SRV_WARN_HELLO, SRV_WARN_GONE, SRV_WARN_UID, SRV_WARN_FULL, SRV_WARN_SLOW, SRV_WARN_START,
+                     SRV_WARN_COUNT };
+struct srv_warn_rate {
+    uint64_t last_ns;            /* the last one logged */
+    uint64_t quiet;              /* held back since */
+    bool said;
+};
+
 struct srv {
     struct kctx *host;           /* owns the device, compile service and archive */
     pthread_mutex_t host_lock;   /* see above */
@@ -37,12 +46,23 @@ struct srv {
     struct srv_conn *conns;      /* live connections (worker threads) */
     uint32_t live;
     uint64_t served;
-    uint32_t next_serial;        /* tags client contexts' handles */
+    uint32_t next_serial;        /* tags client contexts' handles (under mu) */
+    uint32_t serial_floor[256];  /* per 8-bit serial: the highest generation its contexts issued (under mu) */
+    uint32_t serial_live[256];   /* per 8-bit serial: live contexts that have it, the host's too (under mu) */
+    uint32_t max_clients;        /* connections served at once; more are refused at accept */
+    uint64_t hello_ns;           /* from accept to a made context */
+    int reserve_fd;              /* given up to accept a connection when descriptors run out (-1: none) */
+    bool fds_short;              /* in an out-of-descriptors episode (srv_run's thread only) */
+    uint64_t fds_refused;        /* connections refused in it */
+    pthread_mutex_t warn_lock;   /* guards warn */
+    struct srv_warn_rate warn[SRV_WARN_COUNT];
 };
+
 
 struct srv_client {
     struct srv *srv;
     struct kctx *ctx;            /* NULL until context_create */
+    uint32_t serial;             /* its handles' serial (set with ctx) */
     srv_segment_fn segment;
     void *segment_ud;
     uint64_t bytes;              /* of its buffers and images */

@@ -5,9 +5,21 @@
  * own with a context of its own on the host (ctx_create_on), fed one
  * request at a time to the applier (apply.c). A connection that ends, for
  * any reason, frees everything its context held; the others never notice.
+ *
+ * Admission: a connection past max_clients is answered at once by the
+ * accept loop with a refusal naming the cap (tp_hello_answer) and closed;
+ * one admitted has hello_ns from its accept to finish its hello and make
+ * its context (a client that holds a context may then idle as long as it
+ * likes). When descriptors run out, accept cannot take the connection
+ * waiting in the backlog, and poll would report it again at once: a
+ * descriptor kept in reserve is given up to accept it, answer it "out of
+ * descriptors" and close it, then taken back; without one, the listening
+ * socket rests for a moment. Each such episode is one warning, and every
+ * warning a client can cause is rate-limited (srv_warn).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -20,8 +32,10 @@
 #include "remote.h"
 #include "remote_private.h"
 
-#define HELLO_TIMEOUT_NS (5ull * 1000 * 1000 * 1000)
 #define SEGMENT_WAIT_NS (2ull * 1000 * 1000 * 1000)
+#define WARN_EVERY_NS (10ull * 1000 * 1000 * 1000)   /* one warning of a kind per this long */
+#define FDS_REST_MS 200                              /* the listener's rest when no descriptor is left */
+#define REQ_KEEP (256u << 10)                        /* a request buffer past this goes back after its frame */
 
 struct srv_conn {
     struct srv_conn *next;
@@ -34,7 +48,40 @@ struct srv_conn {
     bool done;                   /* under mu */
     struct tp_segment seg;       /* the bulk-data segment (fd -1: none) */
     uint64_t seg_serial;
+    uint64_t born_ns;            /* accepted at (time_now_ns) */
 };
+
+/* ---- warnings a client can cause ------------------------------------------------------------ */
+
+/* Logs at level unless a warning of this kind was logged in the last
+ * WARN_EVERY_NS; those held back are counted and said with the next. */
+static void srv_warn(struct srv *s, enum srv_warn_kind k, enum log_level level, const char *fmt, ...)
+    KILN_PRINTF(4, 5);
+static void srv_warn(struct srv *s, enum srv_warn_kind k, enum log_level level, const char *fmt, ...)
+{
+    uint64_t now = time_now_ns();
+    pthread_mutex_lock(&s->warn_lock);
+    struct srv_warn_rate *w = &s->warn[k];
+    if (w->said && now - w->last_ns < WARN_EVERY_NS) {
+        w->quiet++;
+        pthread_mutex_unlock(&s->warn_lock);
+        return;
+    }
+    uint64_t quiet = w->quiet;
+    w->quiet = 0;
+    w->last_ns = now;
+    w->said = true;
+    pthread_mutex_unlock(&s->warn_lock);
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (quiet)
+        log_msg(level, "%s (and %llu more like it held back)", text, (unsigned long long)quiet);
+    else
+        log_msg(level, "%s", text);
+}
 
 /* ---- a connection ------------------------------------------------------------------------- */
 
@@ -87,30 +134,55 @@ static bool uid_allowed(const struct srv *s, uid_t uid)
     return false;
 }
 
+/* The time left until deadline (at least 1 ns: a deadline passed waits not
+ * at all, never forever). */
+static uint64_t left_ns(uint64_t deadline)
+{
+    uint64_t now = time_now_ns();
+    return deadline > now ? deadline - now : 1;
+}
+
+/* Reads the hello, admits the peer by uid and answers it; false when the
+ * connection is to end. */
+static bool admit(struct srv_conn *cn, uint64_t deadline)
+{
+    struct srv *s = cn->srv;
+    struct ucred cred = {0};
+    int fd = cn->accepted;
+    cn->accepted = -1;
+    if (tp_accept_hello(fd, left_ns(deadline), &cn->tp, &cred) < 0) {
+        /* A client that died as it connected is no news; anything else
+         * at the socket that is not a kiln client is. */
+        bool gone = strstr(err_last(), "closed before") != NULL;
+        srv_warn(s, gone ? SRV_WARN_GONE : SRV_WARN_HELLO, gone ? LOG_INFO : LOG_WARN,
+                 "kiln serve: a connection refused: %s", err_last());
+        return false;
+    }
+    int peer = tp_peer_fd(cn->tp);
+    if (!uid_allowed(s, cred.uid)) {
+        char why[TP_REFUSAL_MAX];
+        snprintf(why, sizeof why, "uid %u may not use this server (it admits uid %u%s)", (unsigned)cred.uid,
+                 (unsigned)s->uid, s->allow_uid_count ? " and the uids --allow-uid names" : " only");
+        (void)tp_hello_answer(peer, KILN_ERR_IO, why);
+        srv_warn(s, SRV_WARN_UID, LOG_WARN, "kiln serve: a connection from pid %d refused: %s", (int)cred.pid, why);
+        return false;
+    }
+    if (tp_hello_answer(peer, KILN_OK, NULL) < 0) {
+        srv_warn(s, SRV_WARN_GONE, LOG_INFO, "kiln serve: a connection ended before its answer: %s", err_last());
+        return false;
+    }
+    pthread_mutex_lock(&s->mu);
+    cn->peer_fd = peer;
+    pthread_mutex_unlock(&s->mu);
+    return true;
+}
+
 static void serve(struct srv_conn *cn)
 {
     struct srv *s = cn->srv;
-    if (cn->accepted >= 0) {
-        struct ucred cred = {0};
-        int fd = cn->accepted;
-        cn->accepted = -1;
-        if (tp_accept_hello(fd, HELLO_TIMEOUT_NS, &cn->tp, &cred) < 0) {
-            /* A client that died as it connected is no news; anything else
-             * at the socket that is not a kiln client is. */
-            log_msg(strstr(err_last(), "closed before") ? LOG_INFO : LOG_WARN, "kiln serve: a connection refused: %s",
-                    err_last());
-            return;
-        }
-        if (!uid_allowed(s, cred.uid)) {
-            log_warn("kiln serve: a connection from uid %u (pid %d) refused: only uid %u%s may connect",
-                     (unsigned)cred.uid, (int)cred.pid, (unsigned)s->uid,
-                     s->allow_uid_count ? " and those --allow-uid names" : "");
-            return;
-        }
-        pthread_mutex_lock(&s->mu);
-        cn->peer_fd = tp_peer_fd(cn->tp);
-        pthread_mutex_unlock(&s->mu);
-    }
+    uint64_t deadline = cn->born_ns + s->hello_ns;
+    if (cn->accepted >= 0 && !admit(cn, deadline))
+        return;
     struct srv_client *cl;
     if (srv_client_open(s, conn_segment, cn, &cl) < 0)
         return;
@@ -121,7 +193,10 @@ static void serve(struct srv_conn *cn)
     uint8_t *buf = malloc(cap);
     struct bytes rep = {0};
     while (buf) {
-        kiln_result r = tp_recv(cn->tp, buf, cap, &len, UINT64_MAX);
+        /* Until it has a context, a connection has until its deadline; a
+         * client that holds one may idle. */
+        bool made = cl->ctx != NULL;
+        kiln_result r = tp_recv(cn->tp, buf, cap, &len, made ? UINT64_MAX : left_ns(deadline));
         if (r == KILN_ERR_LIMIT) {
             uint8_t *p = realloc(buf, len);
             if (!p)
@@ -129,6 +204,12 @@ static void serve(struct srv_conn *cn)
             buf = p;
             cap = len;
             continue;
+        }
+        if (r == KILN_ERR_TIMEOUT && !made) {
+            srv_warn(s, SRV_WARN_SLOW, LOG_INFO,
+                     "kiln serve: %s closed: it made no context within %.0f s of connecting", cl->who,
+                     (double)s->hello_ns / 1e9);
+            break;
         }
         if (r < 0)
             break;   /* the client went: closed, died, or broke the framing */
@@ -138,6 +219,13 @@ static void serve(struct srv_conn *cn)
         if (rep.cap > (1u << 22)) {   /* a big readback's buffer is not kept */
             free(rep.p);
             rep = (struct bytes){0};
+        }
+        if (cap > REQ_KEEP) {   /* nor a big request's */
+            uint8_t *p = realloc(buf, 64 << 10);
+            if (p) {
+                buf = p;
+                cap = 64 << 10;
+            }
         }
     }
     free(buf);
@@ -193,6 +281,7 @@ static kiln_result start(struct srv *s, int accepted, struct tp *t)
     cn->tp = t;
     cn->peer_fd = -1;
     cn->seg.fd = -1;
+    cn->born_ns = time_now_ns();
     pthread_mutex_lock(&s->mu);
     s->live++;
     int rc = pthread_create(&cn->thread, NULL, conn_main, cn);
@@ -275,9 +364,15 @@ static struct srv *srv_new(const kiln_server_desc *d)
     s->wake[0] = s->wake[1] = -1;
     s->uid = getuid();
     s->next_serial = 1;   /* the host's */
-    s->quota.objects = d->max_objects ? d->max_objects : 65536;
-    s->quota.bytes = d->max_bytes ? d->max_bytes : 16ull << 30;
-    s->quota.compiles = d->max_compiles ? d->max_compiles : 256;
+    s->serial_live[1] = 1;
+    kiln_server_desc f = kiln_server_desc_defaults(d);
+    s->quota.objects = f.max_objects;
+    s->quota.bytes = f.max_bytes;
+    s->quota.compiles = f.max_compiles;
+    s->max_clients = f.max_clients;
+    s->hello_ns = f.hello_timeout_ms * 1000000ull;
+    pthread_mutex_init(&s->warn_lock, NULL);
+    s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     return s;
 }
 
@@ -314,49 +409,144 @@ kiln_result srv_create(const kiln_server_desc *desc, struct srv **out)
     return KILN_OK;
 }
 
+/* Whether others than the owner can pass through folder (search, x). */
+static bool folder_reachable(const char *path)
+{
+    char dir[sizeof ((struct srv *)0)->path];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    struct stat st;
+    return stat(dir, &st) == 0 && (st.st_mode & 0011);
+}
+
 static kiln_result srv_listen(struct srv *s, const char *path)
 {
     if (path && *path) {
         if (strlen(path) >= sizeof s->path)
             return KILN_RAISE(KILN_ERR_INVALID, "socket path '%s': longer than a unix socket path may be", path);
         snprintf(s->path, sizeof s->path, "%s", path);
+    } else if (s->allow_uid_count) {
+        return KILN_RAISE(KILN_ERR_INVALID, "--allow-uid (allow_uids) needs --socket PATH (socket_path): the "
+                          "default socket sits in this user's private runtime folder, which other uids cannot "
+                          "reach");
     } else {
         KILN_TRY(default_path(s->path, sizeof s->path));
     }
-    kiln_result r = tp_listen(s->path, &s->listen_fd);
-    if (r < 0)
+    /* Admitting other uids, the socket is open to all and the peer's
+     * credentials (SO_PEERCRED) decide; else only this uid may connect. */
+    kiln_result r = tp_listen(s->path, s->allow_uid_count ? 0666 : 0600, &s->listen_fd);
+    if (r < 0) {
         s->path[0] = 0;   /* not ours: never removed */
-    return r;
+        return r;
+    }
+    if (s->allow_uid_count && !folder_reachable(s->path))
+        log_warn("kiln serve: the folder of %s is not searchable by other users: the uids --allow-uid names cannot "
+                 "reach the socket (chmod o+x or g+x the folder)", s->path);
+    return KILN_OK;
+}
+
+/* Answers a connection that is not served (the server is full, or out of
+ * descriptors) with why, and closes it. Its hello, if in, is read first,
+ * so the close does not reset the connection before the client reads the
+ * answer (the descriptor it carries is closed). */
+static void refuse(int fd, kiln_result code, const char *why)
+{
+    uint32_t hello[2];
+    struct iovec iov = {hello, sizeof hello};
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    if (recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) > 0)
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+            if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+                for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                    int got;
+                    memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof got);
+                    close(got);
+                }
+    (void)tp_hello_answer(fd, code, why);
+    shutdown(fd, SHUT_WR);
+    close(fd);
+}
+
+/* accept failed for want of descriptors: the connection waiting is taken
+ * with the reserve descriptor and refused; true when the listener should
+ * rest (no reserve to use). */
+static bool out_of_descriptors(struct srv *s, int err)
+{
+    if (!s->fds_short) {
+        s->fds_short = true;
+        log_warn("kiln serve: out of descriptors (%s): new clients are refused until some close (serving %u; "
+                 "raise the descriptor limit, ulimit -n, or lower --max-clients)", strerror(err), s->live);
+    }
+    s->fds_refused++;
+    if (s->reserve_fd < 0)
+        return true;
+    close(s->reserve_fd);
+    s->reserve_fd = -1;
+    int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd >= 0)
+        refuse(fd, KILN_ERR_LIMIT, "the server is out of descriptors; try again later");
+    s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return fd < 0 || s->reserve_fd < 0;
 }
 
 kiln_result srv_run(struct srv *s)
 {
     if (s->listen_fd < 0)
         return KILN_RAISE(KILN_ERR_INVALID, "the server has no socket to serve");
+    uint64_t rest_until = 0;
     for (;;) {
-        struct pollfd p[2] = {{s->listen_fd, POLLIN, 0}, {s->wake[0], POLLIN, 0}};
-        int n = poll(p, 2, 1000);
+        bool resting = time_now_ns() < rest_until;
+        struct pollfd p[2] = {{s->wake[0], POLLIN, 0}, {s->listen_fd, POLLIN, 0}};
+        int n = poll(p, resting ? 1 : 2, resting ? FDS_REST_MS : 1000);
         reap(s);
         if (n < 0 && errno != EINTR)
             return KILN_RAISE(KILN_ERR_IO, "kiln serve: poll: %s", strerror(errno));
         if (n <= 0)
             continue;
-        if (p[1].revents) {
+        if (p[0].revents) {
             char b[64];
             while (read(s->wake[0], b, sizeof b) > 0) {
             }
             return KILN_OK;
         }
-        if (p[0].revents & POLLIN) {
-            int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-            if (fd < 0) {
-                if (errno == EMFILE || errno == ENFILE)
-                    log_warn("kiln serve: out of descriptors; a connection waits (%s)", strerror(errno));
-                continue;
-            }
-            if (start(s, fd, NULL) < 0)
-                log_warn("kiln serve: %s", err_last());
+        if (resting || !(p[1].revents & POLLIN))
+            continue;
+        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            int e = errno;
+            if ((e == EMFILE || e == ENFILE) && out_of_descriptors(s, e))
+                rest_until = time_now_ns() + FDS_REST_MS * 1000000ull;
+            continue;
         }
+        if (s->fds_short) {
+            log_info("kiln serve: descriptors again: %llu connections were refused meanwhile",
+                     (unsigned long long)s->fds_refused);
+            s->fds_short = false;
+            s->fds_refused = 0;
+        }
+        pthread_mutex_lock(&s->mu);
+        uint32_t live = s->live;
+        pthread_mutex_unlock(&s->mu);
+        if (live >= s->max_clients) {
+            char why[TP_REFUSAL_MAX];
+            snprintf(why, sizeof why, "the server serves its most clients at once (%u, --max-clients); try again "
+                     "later", s->max_clients);
+            refuse(fd, KILN_ERR_LIMIT, why);
+            srv_warn(s, SRV_WARN_FULL, LOG_WARN, "kiln serve: a connection refused: %s", why);
+            continue;
+        }
+        if (start(s, fd, NULL) < 0)
+            srv_warn(s, SRV_WARN_START, LOG_WARN, "kiln serve: %s", err_last());
     }
 }
 
@@ -392,6 +582,9 @@ void srv_destroy(struct srv *s)
         if (s->wake[i] >= 0)
             close(s->wake[i]);
     free(s->allow_uids);
+    if (s->reserve_fd >= 0)
+        close(s->reserve_fd);
+    pthread_mutex_destroy(&s->warn_lock);
     pthread_mutex_destroy(&s->host_lock);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cond);

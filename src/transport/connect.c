@@ -5,12 +5,19 @@
  * bytes, sends the hello [u32 "KLNH"][u32 TP_HELLO_VERSION] with one end of
  * a new SOCK_DGRAM socketpair attached (SCM_RIGHTS): that pair carries the
  * descriptors from then on. The server reads exactly those 8 bytes with
- * their descriptor, checks both, and the two ends are a tp_socket pair.
+ * their descriptor, checks both, and answers [u32 "KLNA"][u32 its
+ * version][i32 0 or the kiln_result of a refusal][u32 n] and n bytes of
+ * text saying why (at most TP_REFUSAL_MAX); then the two ends are a
+ * tp_socket pair. The answer's layout is the same in every version, so a
+ * client and a server of different versions still tell each other which
+ * they speak; a refused client reads the server's reason, never a bare
+ * hang-up.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -19,7 +26,9 @@
 
 #include "transport.h"
 
-#define HELLO_MAGIC 0x484e4c4bu   /* "KLNH" */
+#define HELLO_MAGIC 0x484e4c4bu    /* "KLNH" */
+#define ANSWER_MAGIC 0x414e4c4bu   /* "KLNA" */
+#define ANSWER_HEAD 16
 
 static kiln_result sun_of(const char *path, struct sockaddr_un *sa)
 {
@@ -50,7 +59,7 @@ static kiln_result wait_fd(int fd, short events, uint64_t deadline, const char *
     }
 }
 
-kiln_result tp_listen(const char *path, int *out)
+kiln_result tp_listen(const char *path, mode_t mode, int *out)
 {
     *out = -1;
     struct sockaddr_un sa;
@@ -78,12 +87,92 @@ kiln_result tp_listen(const char *path, int *out)
     mode_t old = umask(0177);   /* the socket is born 0600 */
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
-    if (rc || chmod(path, 0600) || listen(fd, 64)) {
+    if (rc || chmod(path, mode) || listen(fd, 64)) {
         kiln_result r = KILN_RAISE(KILN_ERR_IO, "socket path '%s': %s", path, strerror(errno));
         close(fd);
         return r;
     }
     *out = fd;
+    return KILN_OK;
+}
+
+/* Reads n bytes of the stream by deadline; false on its end or an error
+ * (errno set; 0 at the end). */
+static bool read_full(int fd, void *dst, size_t n, uint64_t deadline, kiln_result *timeout)
+{
+    uint8_t *p = dst;
+    while (n) {
+        if ((*timeout = wait_fd(fd, POLLIN, deadline, "waiting for the server's answer")) < 0)
+            return false;
+        ssize_t k = recv(fd, p, n, MSG_DONTWAIT);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k <= 0) {
+            if (k == 0)
+                errno = 0;
+            return false;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+/* The server's answer to the hello: KILN_OK when admitted, else its
+ * refusal (its code and its words), a server of another version, or a
+ * server that hung up without an answer. */
+static kiln_result read_answer(int st, const char *path, uint64_t deadline)
+{
+    uint32_t head[4] = {0, 0, 0, 0};
+    kiln_result timeout = KILN_OK;
+    if (!read_full(st, head, sizeof head, deadline, &timeout)) {
+        if (timeout < 0)
+            return KILN_RAISE(KILN_ERR_TIMEOUT, "kiln server at '%s': no answer to the hello (the server may be "
+                              "stuck or overloaded)", path);
+        if (errno)
+            return KILN_RAISE(KILN_ERR_IO, "kiln server at '%s': reading its answer to the hello: %s", path,
+                              strerror(errno));
+        return KILN_RAISE(KILN_ERR_IO, "kiln server at '%s' closed the connection without answering the hello (a "
+                          "server older than transport version %u, which sends no answer, or one that ended)",
+                          path, TP_HELLO_VERSION);
+    }
+    if (head[0] != ANSWER_MAGIC)
+        return KILN_RAISE(KILN_ERR_IO, "kiln server at '%s': protocol mismatch (its answer to the hello starts "
+                          "0x%08x; a kiln server answers \"KLNA\")", path, head[0]);
+    char why[TP_REFUSAL_MAX + 1] = "";
+    size_t n = head[3] <= TP_REFUSAL_MAX ? head[3] : TP_REFUSAL_MAX;
+    if (n && !read_full(st, why, n, deadline, &timeout))
+        why[0] = 0;
+    else
+        why[n] = 0;
+    for (size_t i = 0; why[i]; i++)   /* a peer's words are printed: nothing that steers a terminal */
+        if ((unsigned char)why[i] < 0x20 || why[i] == 0x7f)
+            why[i] = '?';
+    int32_t code = (int32_t)head[2];
+    if (head[1] != TP_HELLO_VERSION)
+        return KILN_RAISE(KILN_ERR_IO, "kiln server at '%s' speaks transport version %u; this client speaks %u%s%s",
+                          path, head[1], TP_HELLO_VERSION, why[0] ? ": " : "", why);
+    if (code == 0)
+        return KILN_OK;
+    kiln_result r = code < 0 && code > -1000 ? (kiln_result)code : KILN_ERR_IO;
+    return KILN_RAISE(r, "kiln server at '%s' refused the connection: %s", path, why[0] ? why : "(no reason given)");
+}
+
+kiln_result tp_hello_answer(int conn, kiln_result refusal, const char *why)
+{
+    uint8_t msg[ANSWER_HEAD + TP_REFUSAL_MAX];
+    size_t n = why ? strlen(why) : 0;
+    if (n > TP_REFUSAL_MAX)
+        n = TP_REFUSAL_MAX;
+    uint32_t head[4] = {ANSWER_MAGIC, TP_HELLO_VERSION, (uint32_t)(int32_t)refusal, (uint32_t)n};
+    memcpy(msg, head, sizeof head);
+    if (n)
+        memcpy(msg + ANSWER_HEAD, why, n);
+    /* The client's first read; the socket's buffer is empty, so this never
+     * blocks, and one that would (a peer that never reads) is not waited for. */
+    ssize_t w = send(conn, msg, ANSWER_HEAD + n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w != (ssize_t)(ANSWER_HEAD + n))
+        return KILN_RAISE(KILN_ERR_IO, "hello: sending the answer: %s", w < 0 ? strerror(errno) : "cut short");
     return KILN_OK;
 }
 
@@ -123,6 +212,8 @@ kiln_result tp_connect(const char *path, uint64_t timeout_ns, struct tp **out)
     if (r == KILN_OK && sendmsg(st, &m, MSG_NOSIGNAL) != (ssize_t)sizeof hello)
         r = KILN_RAISE(KILN_ERR_IO, "kiln server at '%s': sending the hello: %s", path, strerror(errno));
     close(dg[1]);
+    if (r == KILN_OK)
+        r = read_answer(st, path, time_now_ns() + timeout_ns);
     if (r < 0) {
         close(st);
         close(dg[0]);
@@ -174,9 +265,13 @@ kiln_result tp_accept_hello(int conn, uint64_t timeout_ns, struct tp **out, stru
         else if (n != (ssize_t)sizeof hello || hello[0] != HELLO_MAGIC)
             r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (%zd bytes, magic 0x%08x; a kiln client sends "
                            "\"KLNH\")", n, hello[0]);
-        else if (hello[1] != TP_HELLO_VERSION)
-            r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (transport version %u; this server speaks %u)",
-                           hello[1], TP_HELLO_VERSION);
+        else if (hello[1] != TP_HELLO_VERSION) {
+            char why[160];
+            snprintf(why, sizeof why, "this client speaks transport version %u; the server speaks %u", hello[1],
+                     TP_HELLO_VERSION);
+            (void)tp_hello_answer(conn, KILN_ERR_IO, why);
+            r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (%s)", why);
+        }
         else if (fds != 1 || (m.msg_flags & MSG_CTRUNC))
             r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (%u descriptors; one datagram socket expected)",
                            fds);

@@ -139,7 +139,13 @@ kiln_result tp_frame_take(struct tp_frame_reader *r, void *dst, size_t cap, size
     *len = n;
     r->at += TP_FRAME_HEADER + n;
     r->offset += TP_FRAME_HEADER + n;
-    if (r->at == r->len)
+    if (r->at == r->len) {
         r->at = r->len = r->hdr = 0;
+        if (r->cap > TP_FRAME_KEEP) {   /* a big frame's buffer goes back once it is taken */
+            free(r->buf);
+            r->buf = NULL;
+            r->cap = 0;
+        }
+    }
     return KILN_OK;
 }

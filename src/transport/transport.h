@@ -40,6 +40,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "base/base.h"
 
@@ -57,6 +58,10 @@ kiln_result tp_frame_header(uint8_t hdr[TP_FRAME_HEADER], size_t len);
 /* A frame reader: bytes go in as they arrive (in pieces of any size), whole
  * frames come out. It holds at most one frame's bytes beyond what was fed
  * in one piece, since a header is checked as soon as its 8 bytes are in. */
+/* A reader whose buffer grew past this for a big frame gives it back once
+ * that frame is taken and nothing is left: an idle connection holds no
+ * memory for the largest frame it ever had. */
+#define TP_FRAME_KEEP (256u << 10)
 struct tp_frame_reader {
     uint8_t *buf;        /* owned; bytes fed and not yet taken, from `at` to `len` */
     size_t at, len, cap;
@@ -471,19 +476,31 @@ int tp_peer_fd(const struct tp *t);
 /* ---- meeting at a socket path (connect.c) ------------------------------------------- */
 
 /* The client's first bytes on the stream: [u32 "KLNH"][u32 version], with
- * one end of a datagram socketpair attached, which carries descriptors. */
-#define TP_HELLO_VERSION 1u
-/* A listening socket at path, made 0600. A socket left there by a server
- * that died is replaced; one a server listens on is KILN_ERR_BUSY;
- * anything else at path is KILN_ERR_IO and left alone. The folder is the
- * caller's to make. */
-kiln_result tp_listen(const char *path, int *fd);
-/* Connects to a server listening at path and sends the hello. */
+ * one end of a datagram socketpair attached, which carries descriptors;
+ * the server's first: its answer (connect.c). 2: the answer. */
+#define TP_HELLO_VERSION 2u
+#define TP_REFUSAL_MAX 240u   /* bytes of a refusal's reason */
+/* A listening socket at path, born 0600 and then made mode (0600, or
+ * 0666 for a server that admits other uids by their credentials). A
+ * socket left there by a server that died is replaced; one a server
+ * listens on is KILN_ERR_BUSY; anything else at path is KILN_ERR_IO and
+ * left alone. The folder is the caller's to make. */
+kiln_result tp_listen(const char *path, mode_t mode, int *fd);
+/* Connects to a server listening at path, sends the hello and waits for
+ * the answer (all within timeout_ns): a refusal comes back with the
+ * server's code and reason ("kiln server at 'PATH' refused the
+ * connection: ..."), a server of another version as KILN_ERR_IO naming
+ * both versions, no answer as KILN_ERR_TIMEOUT. */
 kiln_result tp_connect(const char *path, uint64_t timeout_ns, struct tp **out);
+/* The server's answer on a connection whose hello was read: refusal 0
+ * admits the client; a kiln_result refuses it, why (cut to
+ * TP_REFUSAL_MAX bytes) saying so. Never blocks. conn is borrowed. */
+kiln_result tp_hello_answer(int conn, kiln_result refusal, const char *why);
 /* Takes a connection accept() gave (consumed: closed on failure), reads
  * the peer's credentials (SO_PEERCRED) and its hello within timeout_ns.
  * KILN_ERR_IO "protocol mismatch" for anything but a hello with one
- * datagram socket. */
+ * datagram socket (a client of another version is answered so first).
+ * The server then answers with tp_hello_answer on tp_peer_fd(*out). */
 struct ucred;
 kiln_result tp_accept_hello(int conn, uint64_t timeout_ns, struct tp **out, struct ucred *peer);
 

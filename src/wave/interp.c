@@ -6,6 +6,13 @@
  * and its decode cache, and the scalar, control and memory instructions.
  * The vector ALU is interp_valu.c.
  *
+ * The budgets (interp.h) are checked before each instruction and as each
+ * group starts, before its memory is cleared: the work a group starts
+ * with is charged in full then, and every access is charged in mem_at and
+ * lds_at, the two places every load, store and atomic goes through. A
+ * group clears only the span of scratch the group before it wrote (a
+ * range kept by mem_at), which is all scratch can hold that is not zero.
+ *
  * Instructions are decoded when a wave first reaches them, once per
  * address (a cache indexed by the dword's place in the executable span),
  * so bytes no wave executes are never judged, and a branch into the
@@ -36,6 +43,8 @@ struct region {
     bool writable;
     uint8_t *written;   /* a bit per byte, or NULL */
     const char *what;
+    bool dirty_kept;    /* scratch: dirty_lo..dirty_hi spans the bytes written since it was cleared */
+    uint64_t dirty_lo, dirty_hi;
 };
 
 struct machine {
@@ -53,14 +62,22 @@ struct machine {
     uint8_t *scratch;
     uint64_t scratch_size;
     uint32_t lane_scratch;   /* scratch bytes per work-item */
+    struct region *scratch_region;
     /* the image as dwords, and the decode cache over the executable span */
     uint32_t *words;
     size_t nwords;
     int32_t *slot;           /* per dword of the span: instrs index + 1, 0 not decoded */
     struct wave_instr *instrs;
     uint32_t ninstrs, cap;
+    /* the budgets: instructions, work (instructions and bytes, in units)
+     * and wall-clock time */
     uint64_t executed, budget;
-    /* where a failure is */
+    uint64_t bytes, work_budget;
+    uint64_t start_ns, time_budget_ns;
+    double max_seconds;
+    /* where a failure is: a wave at an instruction, else a group as it
+     * starts (cur_group), else the dispatch */
+    const uint32_t *cur_group;
     const struct wave *cur;
     const struct wave_instr *cur_in;
     uint64_t cur_pc;
@@ -73,6 +90,9 @@ kiln_result interp_fail(struct machine *m, kiln_result code, const char *fmt, ..
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    if (!m->cur && m->cur_group)
+        return KILN_RAISE(code, "wave run: kernel '%s', group (%u,%u,%u), as it starts: %s", m->k->name,
+                          m->cur_group[0], m->cur_group[1], m->cur_group[2], what);
     if (!m->cur)
         return KILN_RAISE(code, "wave run: %s", what);
     if (m->cur_in)
@@ -185,6 +205,11 @@ static uint8_t *mem_at(struct machine *m, uint64_t a, uint32_t n, bool write, in
         if (write && r->written)
             for (uint32_t b = 0; b < n; b++)
                 r->written[(off + b) >> 3] |= (uint8_t)(1u << ((off + b) & 7));
+        if (write && r->dirty_kept) {
+            r->dirty_lo = KILN_MIN(r->dirty_lo, off);
+            r->dirty_hi = KILN_MAX(r->dirty_hi, off + n);
+        }
+        m->bytes += n;
         return r->data + off;
     }
     interp_fail(m, KILN_ERR_INVALID, "lane %d %s %u bytes at address 0x%llx, outside every mapped region", lane,
@@ -199,6 +224,7 @@ static uint8_t *lds_at(struct machine *m, uint64_t off, uint32_t n, int lane)
                     n, (unsigned long long)off, m->lds_size);
         return NULL;
     }
+    m->bytes += n;
     return m->lds + off;
 }
 
@@ -1152,6 +1178,32 @@ static kiln_result fetch(struct machine *m, uint64_t pc, const struct wave_instr
     return KILN_OK;
 }
 
+/* The work of instructions and bytes, in units. */
+static uint64_t work_units(uint64_t instructions, uint64_t bytes)
+{
+    return instructions + bytes / WAVE_WORK_UNIT_BYTES;
+}
+
+/* bytes: those counted, with what a group about to start would add. */
+static kiln_result work_fail(struct machine *m, uint64_t bytes)
+{
+    return interp_fail(m, KILN_ERR_LIMIT, "the run passed its work budget of %llu units (%llu instructions and %llu "
+                       "bytes of memory cleared or moved%s; a unit is an instruction or %u bytes)",
+                       (unsigned long long)m->work_budget, (unsigned long long)m->executed,
+                       (unsigned long long)bytes, bytes > m->bytes ? ", this group's included" : "",
+                       WAVE_WORK_UNIT_BYTES);
+}
+
+/* KILN_ERR_LIMIT when the run is past its wall-clock budget. */
+static kiln_result time_check(struct machine *m)
+{
+    uint64_t spent = time_now_ns() - m->start_ns;
+    if (spent <= m->time_budget_ns)
+        return KILN_OK;
+    return interp_fail(m, KILN_ERR_LIMIT, "the run passed its time budget of %g s (%.3f s spent, %llu instructions run)",
+                       m->max_seconds, (double)spent / 1e9, (unsigned long long)m->executed);
+}
+
 static kiln_result step(struct machine *m, struct wave *w)
 {
     const struct wave_instr *in = NULL;
@@ -1163,6 +1215,10 @@ static kiln_result step(struct machine *m, struct wave *w)
     if (++m->executed > m->budget)
         return interp_fail(m, KILN_ERR_LIMIT, "the run passed its budget of %llu instructions",
                            (unsigned long long)m->budget);
+    if (work_units(m->executed, m->bytes) > m->work_budget)
+        return work_fail(m, m->bytes);
+    if (m->executed % WAVE_CLOCK_EVERY == 0)
+        KILN_TRY(time_check(m));
     uint64_t next = w->pc + 4ull * in->words;
     w->pc = next;
     const struct wave_op_info *info = wave_op_info(in->op);
@@ -1243,17 +1299,36 @@ static void wave_start(struct machine *m, struct wave *w, const uint32_t g[3], u
     w->status = WS_RUN;
 }
 
-static kiln_result setup(struct machine *m, const struct wave_run_desc *d, uint32_t groups[3], uint32_t block[3])
+struct wave_run_desc wave_run_defaults(const struct wave_run_desc *desc)
 {
+    struct wave_run_desc d = *desc;
+    for (int a = 0; a < 3; a++) {
+        d.groups[a] = d.groups[a] ? d.groups[a] : 1;
+        d.block[a] = d.block[a] ? d.block[a] : 1;
+    }
+    if (!d.max_instructions)
+        d.max_instructions = WAVE_DEFAULT_MAX_INSTRUCTIONS;
+    if (!d.max_work)
+        d.max_work = WAVE_DEFAULT_MAX_WORK;
+    if (d.max_seconds == 0)
+        d.max_seconds = WAVE_DEFAULT_MAX_SECONDS;
+    return d;
+}
+
+static kiln_result setup(struct machine *m, const struct wave_run_desc *desc, uint32_t groups[3], uint32_t block[3])
+{
+    const struct wave_run_desc dd = wave_run_defaults(desc), *d = &dd;
     const struct wave_kernel *k = d->kernel;
     const struct wave_code *c = d->code;
     if (!c || !k)
         return KILN_RAISE(KILN_ERR_INVALID, "wave run: no code object or kernel");
     if (k < c->kernels || k >= c->kernels + c->kernel_count)
         return KILN_RAISE(KILN_ERR_INVALID, "wave run: the kernel is not one of the code object's");
+    if (!(d->max_seconds > 0) || !isfinite(d->max_seconds))
+        return KILN_RAISE(KILN_ERR_INVALID, "wave run: max_seconds %g is not a time above 0 s", d->max_seconds);
     for (int a = 0; a < 3; a++) {
-        groups[a] = d->groups[a] ? d->groups[a] : 1;
-        block[a] = d->block[a] ? d->block[a] : 1;
+        groups[a] = d->groups[a];
+        block[a] = d->block[a];
     }
     uint64_t items = (uint64_t)block[0] * block[1] * block[2];
     if (items > WAVE_MAX_GROUP)
@@ -1271,8 +1346,11 @@ static kiln_result setup(struct machine *m, const struct wave_run_desc *d, uint3
     if (d->arg_count != k->explicit_count)
         return KILN_RAISE(KILN_ERR_INVALID, "wave run: kernel '%s' takes %u arguments, %u given", k->name,
                           k->explicit_count, d->arg_count);
-    m->d = d, m->code = c, m->k = k;
-    m->budget = d->max_instructions ? d->max_instructions : WAVE_DEFAULT_MAX_INSTRUCTIONS;
+    m->d = desc, m->code = c, m->k = k;
+    m->budget = d->max_instructions;
+    m->work_budget = d->max_work;
+    m->max_seconds = d->max_seconds;
+    m->time_budget_ns = d->max_seconds >= 1e10 ? UINT64_MAX : (uint64_t)(d->max_seconds * 1e9);
     /* the image and the decode cache */
     m->nwords = (size_t)(c->image_size / 4);
     m->words = mem_alloc(m->nwords * 4 + 4);
@@ -1378,8 +1456,36 @@ static kiln_result setup(struct machine *m, const struct wave_run_desc *d, uint3
         if (!m->scratch)
             return KILN_RAISE(KILN_ERR_NO_MEMORY, "wave run: %llu bytes of scratch",
                               (unsigned long long)m->scratch_size);
-        region_add(m, WAVE_SCRATCH_BASE, m->scratch_size, m->scratch, true, "scratch");
+        struct region *r = region_add(m, WAVE_SCRATCH_BASE, m->scratch_size, m->scratch, true, "scratch");
+        r->dirty_kept = true;
+        r->dirty_lo = UINT64_MAX;
+        m->scratch_region = r;
     }
+    return KILN_OK;
+}
+
+/* Starts group g: charges the work of what it starts with zeroed (LDS, its
+ * waves' scratch and vector registers), checks the budgets, then clears
+ * and starts its waves. */
+static kiln_result group_start(struct machine *m, struct wave *waves, uint32_t nwaves, const uint32_t g[3],
+                               const uint32_t block[3])
+{
+    m->cur = NULL, m->cur_in = NULL, m->cur_group = g;
+    uint64_t registers = sizeof(uint32_t) * WAVE_LANES * WAVE_VGPRS;
+    uint64_t charge = m->lds_size + m->scratch_size + nwaves * registers;
+    if (work_units(m->executed, m->bytes + charge) > m->work_budget)
+        return work_fail(m, m->bytes + charge);
+    KILN_TRY(time_check(m));
+    m->cur_group = NULL;
+    m->bytes += charge;
+    memset(m->lds, 0, m->lds_size);
+    struct region *r = m->scratch_region;
+    if (r && r->dirty_hi > r->dirty_lo) {
+        memset(r->data + r->dirty_lo, 0, r->dirty_hi - r->dirty_lo);
+        r->dirty_lo = UINT64_MAX, r->dirty_hi = 0;
+    }
+    for (uint32_t i = 0; i < nwaves; i++)
+        wave_start(m, &waves[i], g, i, block);
     return KILN_OK;
 }
 
@@ -1403,6 +1509,7 @@ kiln_result wave_run(const struct wave_run_desc *d, struct wave_result *res)
     struct machine *m = mem_calloc(1, sizeof *m);
     if (!m)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "wave run: the machine");
+    m->start_ns = time_now_ns();
     pthread_once(&mem_once, mem_init);
     uint32_t groups[3], block[3];
     struct wave *waves = NULL;
@@ -1435,11 +1542,9 @@ kiln_result wave_run(const struct wave_run_desc *d, struct wave_result *res)
         for (uint32_t gy = 0; r == KILN_OK && gy < groups[1]; gy++)
             for (uint32_t gx = 0; r == KILN_OK && gx < groups[0]; gx++) {
                 uint32_t g[3] = {gx, gy, gz};
-                memset(m->lds, 0, m->lds_size);
-                if (m->scratch)
-                    memset(m->scratch, 0, m->scratch_size);
-                for (uint32_t i = 0; i < nwaves; i++)
-                    wave_start(m, &waves[i], g, i, block);
+                r = group_start(m, waves, nwaves, g, block);
+                if (r != KILN_OK)
+                    break;
                 res->waves += nwaves;
                 for (;;) {
                     bool any_run = false;
@@ -1464,6 +1569,7 @@ kiln_result wave_run(const struct wave_run_desc *d, struct wave_result *res)
                         keep_final(res, &waves[i], res->vgpr_count);
             }
     res->instructions = m->executed;
+    res->bytes = m->bytes;
     /* the written maps move to the result */
     if (d && d->kernel && d->arg_count) {
         res->written = mem_calloc(d->arg_count, sizeof *res->written);

@@ -34,9 +34,24 @@
  *   kept but not acted on); v_rcp, v_rsq, v_sqrt, v_exp, v_log, v_sin and
  *   v_cos are computed by the C library in the operand's precision, which
  *   is at least as accurate as the hardware's.
- * - Every run is bounded: max_instructions (default
- *   WAVE_DEFAULT_MAX_INSTRUCTIONS) counts instructions across all waves;
- *   passing it is KILN_ERR_LIMIT naming the budget, the wave and its pc.
+ * - Every run is bounded by three budgets, each KILN_ERR_LIMIT naming
+ *   itself, its value, the kernel, the group and (past a group's start)
+ *   the wave and its pc when passed:
+ *   - max_instructions (default WAVE_DEFAULT_MAX_INSTRUCTIONS, 200
+ *     million) counts instructions across all waves;
+ *   - max_work (default WAVE_DEFAULT_MAX_WORK, 500 million units) counts
+ *     work: a unit per instruction and one per WAVE_WORK_UNIT_BYTES
+ *     (1 KiB) of memory cleared or moved. A group is charged as it starts
+ *     for what it starts with zeroed: its LDS, its waves' scratch (the
+ *     kernel's declared size) and their register files; every access
+ *     (global, scratch, LDS, scalar loads) for the bytes it moves. The
+ *     count follows the model, not what kiln does (scratch only written
+ *     is cleared again), so where a run stops is the same on every
+ *     machine. The default stops a run that clears memory for most of its
+ *     time within a minute or two of a slow machine's time;
+ *   - max_seconds (default WAVE_DEFAULT_MAX_SECONDS, 60) is wall-clock
+ *     time, read as each group starts and every WAVE_CLOCK_EVERY
+ *     instructions; where it stops depends on the machine.
  * - An instruction the decoder accepts but the interpreter does not run is
  *   KILN_ERR_INVALID naming it (docs/wave.md lists them).
  */
@@ -53,6 +68,10 @@
 #define WAVE_LANES 64
 #define WAVE_VGPRS 256
 #define WAVE_DEFAULT_MAX_INSTRUCTIONS 200000000ull
+#define WAVE_DEFAULT_MAX_WORK 500000000ull
+#define WAVE_DEFAULT_MAX_SECONDS 60.0
+#define WAVE_WORK_UNIT_BYTES 1024u        /* memory cleared or moved that counts as one unit of work */
+#define WAVE_CLOCK_EVERY 4096u            /* instructions between readings of the clock */
 /* The apertures' high dwords (what src_shared_base and src_private_base
  * read, and hidden_shared_base/hidden_private_base hold). */
 #define WAVE_SHARED_HI 0x00010000u
@@ -88,6 +107,8 @@ struct wave_run_desc {
     const struct wave_value *args;     /* kernel->explicit_count of them; borrowed */
     uint32_t arg_count;
     uint64_t max_instructions;         /* 0: WAVE_DEFAULT_MAX_INSTRUCTIONS */
+    uint64_t max_work;                 /* units (an instruction, or WAVE_WORK_UNIT_BYTES bytes); 0: WAVE_DEFAULT_MAX_WORK */
+    double max_seconds;                /* wall-clock time, finite and above 0; 0: WAVE_DEFAULT_MAX_SECONDS */
     /* observe: keep each wave's final registers (see observe.h) */
     bool observe;
 };
@@ -105,6 +126,7 @@ struct wave_final {
 /* What a run leaves (wave_result_finish frees it). */
 struct wave_result {
     uint64_t instructions;             /* executed, every wave counted */
+    uint64_t bytes;                    /* memory cleared or moved, as the work budget counts it */
     uint32_t waves;                    /* waves run */
     uint32_t vgpr_count;               /* registers kept per wave: the kernel's allocation */
     struct wave_final *finals;         /* when observed: one per wave, dispatch order; owned */
@@ -115,10 +137,16 @@ struct wave_result {
     uint32_t written_count;            /* desc->arg_count */
 };
 
+/* desc with its defaults applied (groups and block of 0 as 1, the
+ * budgets of 0 as their defaults): what wave_run runs. desc is borrowed;
+ * the copy's pointers are desc's. */
+struct wave_run_desc wave_run_defaults(const struct wave_run_desc *desc);
+
 /* Runs the dispatch. On failure the buffers hold what was written before
  * it; the message names the instruction, its offset in the image, the wave
  * and what went wrong. result is caller storage, filled on success and on
- * failure (instructions counts what ran); free it with wave_result_finish. */
+ * failure (instructions and bytes count what ran); free it with
+ * wave_result_finish. */
 kiln_result wave_run(const struct wave_run_desc *desc, struct wave_result *result)
     __attribute__((warn_unused_result));
 void wave_result_finish(struct wave_result *r);

@@ -86,6 +86,34 @@ TEST(too_small_a_buffer_keeps_the_frame)
     tp_frame_reader_finish(&r);
 }
 
+/* A 4 MiB frame grows the reader's buffer; once it is taken and nothing
+ * is left the buffer goes back, so an idle connection keeps nothing of its
+ * largest frame; small frames after it still come out. */
+TEST(a_big_frame_s_buffer_is_given_back)
+{
+    size_t big = 4u << 20;
+    uint8_t *stream = malloc(big + 64), *out = malloc(big);
+    REQUIRE(stream && out);
+    size_t n = put_frame(stream, (uint32_t)big, 3);
+    struct tp_frame_reader r;
+    tp_frame_reader_init(&r);
+    for (size_t at = 0; at < n; at += 65536)
+        REQUIRE_OK(tp_frame_feed(&r, stream + at, KILN_MIN((size_t)65536, n - at)));
+    CHECK(r.cap >= big);
+    size_t len = 0;
+    CHECK_OK(tp_frame_take(&r, out, big, &len));
+    CHECK_EQ(len, big);
+    CHECK(r.cap <= TP_FRAME_KEEP);
+    n = put_frame(stream, 7, 1);
+    REQUIRE_OK(tp_frame_feed(&r, stream, n));
+    CHECK_OK(tp_frame_take(&r, out, big, &len));
+    CHECK_EQ(len, 7);
+    CHECK(r.cap <= TP_FRAME_KEEP);
+    tp_frame_reader_finish(&r);
+    free(stream);
+    free(out);
+}
+
 TEST(bad_magic_latches_dead)
 {
     uint8_t stream[64];
@@ -146,6 +174,7 @@ int main(void)
 {
     RUN(frames_in_pieces_of_every_size);
     RUN(too_small_a_buffer_keeps_the_frame);
+    RUN(a_big_frame_s_buffer_is_given_back);
     RUN(bad_magic_latches_dead);
     RUN(oversize_length_latches_dead);
     return TEST_SUMMARY();

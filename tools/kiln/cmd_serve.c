@@ -25,6 +25,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: kiln serve [--socket PATH] [--allow-uid UID]... [--device SEL] [--mock]\n"
                "                  [--max-objects N] [--max-bytes SIZE] [--max-compiles N]\n"
+               "                  [--max-clients N] [--hello-timeout SECONDS]\n"
                "\n"
                "Serves kiln contexts to other processes over a unix socket: one device, one compile\n"
                "service and one pipeline archive shared by every client, each client's objects its own\n"
@@ -32,12 +33,22 @@ static void usage(FILE *f)
                "--remote PATH). Ends on SIGINT or SIGTERM.\n"
                "\n"
                "  --socket PATH      where to listen (default $XDG_RUNTIME_DIR/kiln/kiln.sock; made 0600)\n"
-               "  --allow-uid UID    let this uid connect too (default: this process's uid only)\n"
+               "  --allow-uid UID    let this uid connect too (default: this process's uid only); needs\n"
+               "                     --socket in a folder that uid can reach: the socket is then made 0666\n"
+               "                     and the peer's credentials (SO_PEERCRED) admit only the uids named\n"
                "  --device SEL       the device, as KILN_DEVICE (an index or part of its name)\n"
                "  --mock             serve the mock backend (for tests of kiln itself)\n"
                "  --max-objects N    objects one client may hold at once (default 65536)\n"
                "  --max-bytes SIZE   bytes of buffers and images one client may hold (default 16G)\n"
-               "  --max-compiles N   programs one client may have compiling at once (default 256)\n");
+               "  --max-compiles N   programs one client may have compiling at once (default 256)\n"
+               "  --max-clients N    clients served at once (default: from the descriptor limit, 4 a\n"
+               "                     client after 64, at most 4096; %u here); one more is refused, told why\n"
+               "  --hello-timeout S  seconds a connection may take to say hello and make its context\n"
+               "                     (default 30); a client holding a context may idle\n"
+               "\n"
+               "Every limit is per client and refused before anything is allocated; a client past one gets\n"
+               "KILN_ERR_LIMIT naming it, and the others never notice. docs/server.md has the threat model.\n",
+            kiln_server_desc_defaults(NULL).max_clients);
 }
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -79,10 +90,17 @@ int cmd_serve(int argc, char **argv)
                 return bad("--allow-uid: at most 16%s%s", "", "");
             uids[d.allow_uid_count++] = (uint32_t)n;
             d.allow_uids = uids;
-        } else if (!strcmp(a, "--max-objects") || !strcmp(a, "--max-compiles")) {
+        } else if (!strcmp(a, "--max-objects") || !strcmp(a, "--max-compiles") || !strcmp(a, "--max-clients")) {
             if (!parse_u64(v, &n, why) || !n || n > UINT32_MAX)
                 return bad("%s '%s': want a count from 1", a, v);
-            *(!strcmp(a, "--max-objects") ? &d.max_objects : &d.max_compiles) = (uint32_t)n;
+            *(!strcmp(a, "--max-objects")    ? &d.max_objects
+              : !strcmp(a, "--max-compiles") ? &d.max_compiles
+                                             : &d.max_clients) = (uint32_t)n;
+        } else if (!strcmp(a, "--hello-timeout")) {
+            double sec;
+            if (!parse_seconds(v, &sec, why) || sec <= 0 || sec > 86400)
+                return bad("--hello-timeout '%s': want seconds from 0.001 to 86400%s", v, "");
+            d.hello_timeout_ms = (uint32_t)(sec * 1000 + 0.5) ? (uint32_t)(sec * 1000 + 0.5) : 1;
         } else if (!strcmp(a, "--max-bytes")) {
             if (!parse_size(v, &n, why) || !n)
                 return bad("--max-bytes '%s': want a size such as 4G%s", v, "");

@@ -6,6 +6,7 @@
  *   kiln wave run CODE.o --kernel NAME --groups X[,Y,Z] [--block X[,Y,Z]]
  *                 --arg ... [--out N=FILE] [--level reference]
  *                 [--observe FILE] [--observe-json FILE] [--max-instructions N]
+ *                 [--max-work N] [--max-seconds S]
  *
  * `info` lists each kernel's descriptor, arguments and instruction counts
  * (by encoding family), and with --disasm every decoded instruction. `run`
@@ -14,13 +15,14 @@
  * local:BYTES for a __local pointer, u32:N, i32:N, u64:N, i64:N, f32:X,
  * f64:X), hidden arguments are kiln's; --out N=FILE writes the buffer of
  * explicit argument N after the run; --observe writes the observation
- * (src/wave/observe.h's layout), --observe-json its JSON form.
+ * (src/wave/observe.h's layout), --observe-json its JSON form. The
+ * --max-* options set the run's three budgets (src/wave/interp.h).
  *
  * The tool is built against the shipped library, which exports kiln_*
  * only, so the wave sources it needs are compiled into it
  * (tools/kiln/wave.cmake), with base/bytes.c; the few base helpers they
- * call (errors, allocation, logging) are defined below for them, and their
- * errors are read with err_last(), this copy's.
+ * call (errors, allocation, logging, the clock) are defined below for
+ * them, and their errors are read with err_last(), this copy's.
  *
  * Exit status: 0 done, 1 the run or a file failed, 2 the command line was
  * refused (every refusal names the option and why).
@@ -33,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/base.h"
 #include "cli.h"
@@ -62,6 +65,12 @@ void err_clear(void) { wave_error[0] = 0; }
 void *mem_alloc(size_t n) { return malloc(n ? n : 1); }
 void *mem_calloc(size_t count, size_t size) { return calloc(count ? count : 1, size ? size : 1); }
 void *mem_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
+uint64_t time_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 void log_msg(enum log_level level, const char *fmt, ...)
 {
     if (level > LOG_WARN)
@@ -78,10 +87,12 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 static void usage(FILE *f)
 {
+    const struct wave_run_desc dflt = wave_run_defaults(&(struct wave_run_desc){0});
     fprintf(f, "usage: kiln wave info CODE.o [--disasm]\n"
                "       kiln wave run CODE.o --kernel NAME --groups X[,Y,Z] [--block X[,Y,Z]]\n"
                "                     --arg VALUE ... [--out N=FILE] [--level reference]\n"
                "                     [--observe FILE] [--observe-json FILE] [--max-instructions N]\n"
+               "                     [--max-work N] [--max-seconds S]\n"
                "\n"
                "Guest AMD GCN (gfx9) code objects, as clang -target amdgcn-amd-amdhsa -mcpu=gfx900\n"
                "writes them (relocatable -c objects or ld.lld -shared ones).\n"
@@ -104,8 +115,16 @@ static void usage(FILE *f)
                "  --observe FILE     write the observation: every wave's registers, every lane,\n"
                "                     and each buffer's written ranges and content (docs/wave.md)\n"
                "  --observe-json FILE  the same as JSON\n"
-               "  --max-instructions N  the run's budget (default %llu)\n",
-            (unsigned long long)WAVE_DEFAULT_MAX_INSTRUCTIONS);
+               "  --max-instructions N  the run's budget of instructions (default %llu)\n"
+               "  --max-work N       the run's budget of work (default %llu units): a unit\n"
+               "                     per instruction and one per %u bytes of memory cleared\n"
+               "                     or moved (each group's LDS, scratch and registers as it\n"
+               "                     starts, the bytes of every access)\n"
+               "  --max-seconds S    the run's budget of wall-clock time (default %g s)\n"
+               "A run past a budget fails naming it, its value, the group, and the wave and\n"
+               "its pc where one was running.\n",
+            (unsigned long long)dflt.max_instructions, (unsigned long long)dflt.max_work, WAVE_WORK_UNIT_BYTES,
+            dflt.max_seconds);
 }
 
 static int refuse(const char *fmt, ...) KILN_PRINTF(1, 2);
@@ -440,7 +459,8 @@ struct out_spec {
 static int cmd_run_wave(int argc, char **argv)
 {
     const char *path = NULL, *kname = NULL, *groups_s = NULL, *block_s = NULL, *observe = NULL, *observe_json = NULL;
-    uint64_t max_instructions = 0;
+    uint64_t max_instructions = 0, max_work = 0;
+    double max_seconds = 0;
     struct run_arg *args = calloc((size_t)argc, sizeof *args);
     struct out_spec *outs = calloc((size_t)argc, sizeof *outs);
     uint32_t nargs = 0, nouts = 0;
@@ -470,7 +490,8 @@ static int cmd_run_wave(int argc, char **argv)
             continue;
         }
         static const char *const valued[] = {"--kernel", "--groups", "--block", "--arg", "--out", "--level",
-                                             "--observe", "--observe-json", "--max-instructions"};
+                                             "--observe", "--observe-json", "--max-instructions", "--max-work",
+                                             "--max-seconds"};
         bool known = false;
         for (size_t k = 0; k < KILN_ARRAY_LEN(valued); k++)
             known |= !strcmp(a, valued[k]);
@@ -504,6 +525,20 @@ static int cmd_run_wave(int argc, char **argv)
             char pwhy[PARSE_WHY_LEN];
             if (!parse_u64(v, &max_instructions, pwhy) || max_instructions == 0) {
                 refuse("run: --max-instructions '%s' is not a count above 0", v);
+                goto done;
+            }
+        } else if (!strcmp(a, "--max-work")) {
+            char pwhy[PARSE_WHY_LEN];
+            if (!parse_u64(v, &max_work, pwhy) || max_work == 0) {
+                refuse("run: --max-work '%s' is not a count above 0", v);
+                goto done;
+            }
+        } else if (!strcmp(a, "--max-seconds")) {
+            char *end;
+            errno = 0;
+            max_seconds = strtod(v, &end);
+            if (!v[0] || *end || errno || !isfinite(max_seconds) || !(max_seconds > 0)) {
+                refuse("run: --max-seconds '%s' is not a time above 0 (seconds, as 60 or 0.5)", v);
                 goto done;
             }
         } else if (!strcmp(a, "--arg")) {
@@ -607,7 +642,8 @@ static int cmd_run_wave(int argc, char **argv)
         values[a] = args[a].v;
     struct wave_run_desc d = {.code = &code, .kernel = k, .groups = {groups[0], groups[1], groups[2]},
                               .block = {block[0], block[1], block[2]}, .args = values, .arg_count = nargs,
-                              .max_instructions = max_instructions, .observe = observe || observe_json};
+                              .max_instructions = max_instructions, .max_work = max_work,
+                              .max_seconds = max_seconds, .observe = observe || observe_json};
     struct wave_result res;
     kiln_result r = wave_run(&d, &res);
     status = 0;
