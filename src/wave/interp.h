@@ -43,12 +43,13 @@
  *     work: a unit per instruction and one per WAVE_WORK_UNIT_BYTES
  *     (1 KiB) of memory cleared or moved. A group is charged as it starts
  *     for what it starts with zeroed: its LDS, its waves' scratch (the
- *     kernel's declared size) and their register files; every access
- *     (global, scratch, LDS, scalar loads) for the bytes it moves. The
- *     count follows the model, not what kiln does (scratch only written
- *     is cleared again), so where a run stops is the same on every
- *     machine. The default stops a run that clears memory for most of its
- *     time within a minute or two of a slow machine's time;
+ *     kernel's declared size) and their vector registers (64 KiB a
+ *     wave); every access (global, scratch, LDS, scalar memory, atomics)
+ *     for the bytes it moves. The count follows the model, not what kiln
+ *     does (it clears again only the scratch a group wrote), so where a
+ *     run stops is the same on every machine. By default a run that does
+ *     little but clear memory stops after about 500 GB of it: 7 to 10 s
+ *     on a 2-core server, within the time budget on a slower machine;
  *   - max_seconds (default WAVE_DEFAULT_MAX_SECONDS, 60) is wall-clock
  *     time, read as each group starts and every WAVE_CLOCK_EVERY
  *     instructions; where it stops depends on the machine.

@@ -6,10 +6,13 @@
  * barriers across four waves, a __local argument, 64-bit addresses,
  * scratch arrays, a 2D grid, integer and float math, conversions) and
  * computes what the same kernels written in C compute, lane by lane. Also:
- * the linked (.so) form runs alike, a run past its budget stops with
- * KILN_ERR_LIMIT naming it, an access past a buffer is an error naming the
- * address, the arguments are checked, and the observation holds every
- * lane's registers in its documented layout.
+ * the linked (.so) form runs alike, a run past any of its budgets
+ * (instructions; work, counted from the memory a group starts with and
+ * every access, on a kernel with 128 KiB of scratch per work-item,
+ * scratch.s; wall-clock time) stops with KILN_ERR_LIMIT naming it, while
+ * runs within them are unaffected, an access past a buffer is an error
+ * naming the address, the arguments are checked, and the observation
+ * holds every lane's registers in its documented layout.
  *
  * Skipped (exit 77) where clang cannot compile for amdgcn.
  */
@@ -666,6 +669,137 @@ TEST(budget)
     wave_result_finish(&res);
 }
 
+/* scratch.s's big_scratch: what a group of 64 starts with zeroed (8 MiB of
+ * scratch, a 64 KiB register file) and what its wave moves (s_load_dwordx2,
+ * five scratch accesses and a global store of a dword per lane). */
+#define BIG_GROUP_BYTES (131072ull * 64 + 65536)
+#define BIG_WAVE_MOVED (8ull + 6 * 256)
+#define BIG_WAVE_INSTRUCTIONS 15
+
+static bool big_loaded;
+static struct wave_code big;
+
+static const struct wave_kernel *big_scratch(void)
+{
+    if (!big_loaded) {
+        char path[700];
+        size_t len;
+        uint8_t *bytes = kt_assemble("scratch", path, sizeof path) == 0 ? kt_read(path, &len) : NULL;
+        big_loaded = bytes && wave_code_load(bytes, len, &big) == KILN_OK;
+        free(bytes);
+    }
+    return big_loaded ? wave_code_kernel(&big, "big_scratch") : NULL;
+}
+
+TEST(work_budget)
+{
+    /* 100,000 groups of 128 KiB of scratch per work-item, 8256 units of
+     * work each as it starts: a budget of 40,000 lets four run and stops
+     * the fifth before its scratch is cleared */
+    const struct wave_kernel *k = big_scratch();
+    REQUIRE(k);
+    uint32_t out[64];
+    struct wave_value arg = buf(out, sizeof out);
+    struct wave_run_desc d = {.code = &big, .kernel = k, .groups = {100000, 1, 1}, .block = {64, 1, 1},
+                              .args = &arg, .arg_count = 1, .max_work = 40000};
+    struct wave_result res;
+    CHECK_RESULT(wave_run(&d, &res), KILN_ERR_LIMIT);
+    CHECK_MSG("work budget of 40000 units");
+    CHECK_MSG("kernel 'big_scratch', group (4,0,0), as it starts");
+    CHECK_EQ(res.waves, 4);
+    CHECK_EQ(res.instructions, 4 * BIG_WAVE_INSTRUCTIONS);
+    CHECK(res.bytes == 4 * (BIG_GROUP_BYTES + BIG_WAVE_MOVED));
+    wave_result_finish(&res);
+    /* within a wave: loop_sum's instructions and the bytes they move, the
+     * instruction budget far off; the message names the wave and its pc */
+    uint32_t sums[64];
+    struct wave_value args[] = {buf(sums, sizeof sums), u32v(0x7fffffff)};
+    d = (struct wave_run_desc){.code = &codes[0], .kernel = kernel(0, "loop_sum"), .groups = {1, 1, 1},
+                               .block = {64, 1, 1}, .args = args, .arg_count = 2, .max_work = 1000};
+    REQUIRE(d.kernel);
+    CHECK_RESULT(wave_run(&d, &res), KILN_ERR_LIMIT);
+    CHECK_MSG("work budget of 1000 units");
+    CHECK_MSG("kernel 'loop_sum', group (0,0,0) wave 0, at image offset");
+    CHECK(res.instructions < 1000 && res.instructions + res.bytes / WAVE_WORK_UNIT_BYTES > 1000);
+    wave_result_finish(&res);
+}
+
+TEST(budgets_leave_runs_within_them)
+{
+    /* the defaults, shown by wave_run_defaults */
+    struct wave_run_desc dflt = wave_run_defaults(&(struct wave_run_desc){.max_work = 7});
+    CHECK(dflt.max_instructions == WAVE_DEFAULT_MAX_INSTRUCTIONS);
+    CHECK(dflt.max_work == 7);
+    CHECK(dflt.max_seconds == WAVE_DEFAULT_MAX_SECONDS);
+    CHECK_EQ(dflt.groups[2], 1);
+    /* big_scratch under the default budgets: every group starts with its
+     * scratch zeroed (the last dword the group before wrote reads 0), and
+     * the bytes are counted exactly */
+    const struct wave_kernel *k = big_scratch();
+    REQUIRE(k);
+    uint32_t out[64];
+    struct wave_value arg = buf(out, sizeof out);
+    struct wave_run_desc d = {.code = &big, .kernel = k, .groups = {6, 1, 1}, .block = {64, 1, 1}, .args = &arg,
+                              .arg_count = 1};
+    struct wave_result res;
+    CHECK_OK(wave_run(&d, &res));
+    CHECK_EQ(res.instructions, 6 * BIG_WAVE_INSTRUCTIONS);
+    CHECK(res.bytes == 6 * (BIG_GROUP_BYTES + BIG_WAVE_MOVED));
+    wave_result_finish(&res);
+    int bad = 0;
+    for (uint32_t l = 0; l < 64; l++)
+        bad += out[l] != 1 + 5 + 0x1000 + l;
+    CHECK_EQ(bad, 0);
+    /* a work budget of exactly what the run does is enough, one unit less
+     * is not: the run's last instruction passes it */
+    d.max_work = 6 * BIG_WAVE_INSTRUCTIONS + 6 * (BIG_GROUP_BYTES + BIG_WAVE_MOVED) / WAVE_WORK_UNIT_BYTES;
+    CHECK_OK(wave_run(&d, &res));
+    wave_result_finish(&res);
+    d.max_work--;
+    CHECK_RESULT(wave_run(&d, &res), KILN_ERR_LIMIT);
+    CHECK_MSG("group (5,0,0) wave 0, at image offset 0x64 ('s_endpgm'): the run passed its work budget");
+    wave_result_finish(&res);
+}
+
+TEST(time_budget)
+{
+    /* 64 groups of 256 loop_sum work-items of up to 100,000 trips each run
+     * for many seconds; 5 ms of wall-clock time stops them (when depends on
+     * the machine; that it stops, and the message, do not) */
+    const struct wave_kernel *k = kernel(0, "loop_sum");
+    REQUIRE(k);
+    uint32_t *out = calloc(64 * 256, 4);
+    REQUIRE(out);
+    struct wave_value args[] = {buf(out, 64 * 256 * 4), u32v(0x7fffffff)};
+    struct wave_run_desc d = {.code = &codes[0], .kernel = k, .groups = {64, 1, 1}, .block = {256, 1, 1},
+                              .args = args, .arg_count = 2, .max_seconds = 0.005};
+    struct wave_result res;
+    CHECK_RESULT(wave_run(&d, &res), KILN_ERR_LIMIT);
+    CHECK_MSG("time budget of 0.005 s");
+    CHECK_MSG("kernel 'loop_sum', group (");
+    CHECK(res.instructions < WAVE_DEFAULT_MAX_INSTRUCTIONS);
+    wave_result_finish(&res);
+    /* and between groups: big_scratch's groups, a million of them */
+    const struct wave_kernel *b = big_scratch();
+    REQUIRE(b);
+    struct wave_value arg = buf(out, 256);
+    d = (struct wave_run_desc){.code = &big, .kernel = b, .groups = {1000000, 1, 1}, .block = {64, 1, 1},
+                               .args = &arg, .arg_count = 1, .max_seconds = 0.005};
+    CHECK_RESULT(wave_run(&d, &res), KILN_ERR_LIMIT);
+    CHECK_MSG("time budget of 0.005 s");
+    CHECK(res.waves < 1000000);
+    wave_result_finish(&res);
+    /* a time that is none is refused */
+    d.max_seconds = -1;
+    CHECK_RESULT(wave_run(&d, &res), KILN_ERR_INVALID);
+    CHECK_MSG("max_seconds -1 is not a time above 0 s");
+    wave_result_finish(&res);
+    d.max_seconds = NAN;
+    CHECK_RESULT(wave_run(&d, &res), KILN_ERR_INVALID);
+    wave_result_finish(&res);
+    free(out);
+}
+
 TEST(arguments_checked)
 {
     uint32_t out[64];
@@ -778,9 +912,14 @@ int main(void)
     RUN(dpp_sdwa_gpr_idx);
     RUN(linked_object_runs_alike);
     RUN(budget);
+    RUN(work_budget);
+    RUN(budgets_leave_runs_within_them);
+    RUN(time_budget);
     RUN(arguments_checked);
     RUN(observation);
     for (int i = 0; i < SOURCES; i++)
         wave_code_finish(&codes[i]);
+    if (big_loaded)
+        wave_code_finish(&big);
     return TEST_SUMMARY();
 }

@@ -4,8 +4,11 @@
 # kernels clang compiles here (exit 77, skipped, where clang lacks amdgcn):
 # a 2D grid written to a zeroed buffer and read back with --out, a buffer
 # given from a file reversed through a __local argument, the observation's
-# magic, and the refusals (exit 2) of a level not built, an unknown kernel
-# and a value of the wrong type.
+# magic, the refusals (exit 2) of a level not built, an unknown kernel
+# and a value of the wrong type, and the budgets: --max-work and
+# --max-seconds stop a kernel with 128 KiB of scratch per work-item
+# (scratch.s) over many groups, naming the budget (exit 1), and are refused
+# when not above 0.
 set -u
 kiln=$1 clang=$2 dir=$3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kiln-wave-cli-XXXXXX") || exit 1
@@ -50,4 +53,18 @@ od -An -v -t u4 -w4 "$tmp/rev.bin" | awk '
 # a run that writes past its buffer fails (exit 1) naming the address
 "$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 1 --block 16,4 --arg buf:size:64 --arg u32:48 2>"$tmp/e"
 [ $? -eq 1 ] && grep -q "outside every mapped region" "$tmp/e" || fail "a write past the buffer"
+# the budgets: big_scratch clears 8 MiB of scratch per group (8256 units of
+# work as each starts); 20,000 units run two groups and stop the third
+"$clang" -x assembler -target amdgcn-amd-amdhsa -mcpu=gfx900 -c "$dir/scratch.s" -o "$tmp/scratch.o" 2>"$tmp/e" \
+  || { cat "$tmp/e"; fail "assembling scratch.s"; }
+"$kiln" wave run "$tmp/scratch.o" --kernel big_scratch --groups 100000 --arg buf:size:256 --max-work 20000 2>"$tmp/e"
+[ $? -eq 1 ] && grep -q "group (2,0,0), as it starts: the run passed its work budget of 20000 units" "$tmp/e" \
+  || { cat "$tmp/e"; fail "--max-work"; }
+"$kiln" wave run "$tmp/scratch.o" --kernel big_scratch --groups 1000000 --arg buf:size:256 --max-seconds 0.01 2>"$tmp/e"
+[ $? -eq 1 ] && grep -q "the run passed its time budget of 0.01 s" "$tmp/e" || { cat "$tmp/e"; fail "--max-seconds"; }
+"$kiln" wave run "$tmp/scratch.o" --kernel big_scratch --groups 1 --arg buf:size:256 --max-seconds 0 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "max-seconds '0' is not a time above 0" "$tmp/e" || fail "--max-seconds 0"
+"$kiln" wave run "$tmp/scratch.o" --kernel big_scratch --groups 1 --arg buf:size:256 --max-work 0 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "max-work '0' is not a count above 0" "$tmp/e" || fail "--max-work 0"
+"$kiln" wave --help | grep -q -- "--max-seconds S" || fail "--help without --max-seconds"
 echo "ok"
