@@ -334,23 +334,27 @@ static kiln_result a_image_create(struct req *q)
                          .format = (kiln_format)r->format, .usage = r->usage};
     KILN_TRY(pipe_read_str(&q->tail, &q->arena, "label", false, &d.label, NULL));
     KILN_TRY(tail_done(q, "the image desc"));
+    /* Its bytes as the image will hold them (texels times the format's
+     * size; a product past 64 bits saturates), judged before anything is
+     * made: a client past its quota never has an image allocated and
+     * cleared for it. */
+    kiln_image_desc f = kiln_image_desc_defaults(&d);
+    uint64_t bytes = kiln_format_size(f.format);
+    uint32_t sides[3] = {f.width, f.height, f.dims == 3 ? f.depth : 1};
+    for (int i = 0; i < 3; i++)
+        bytes = sides[i] && bytes > UINT64_MAX / sides[i] ? UINT64_MAX : bytes * sides[i];
     lock(q->cl);
     kiln_result res = quota_objects(q, 1);
+    if (res == KILN_OK)
+        res = quota_bytes(q, bytes);
     unlock(q->cl);
     KILN_TRY(res);
     kiln_image img;
     KILN_TRY(OP(q, image_create, &d, &img));
     lock(q->cl);
     struct kb_image *ki = pool_get(&q->c->images, img.id);
-    uint64_t bytes = ki ? ki->bytes : 0;
-    res = quota_bytes(q, bytes);
+    bytes = ki ? ki->bytes : bytes;   /* the same, as the runtime counted it */
     unlock(q->cl);
-    if (res < 0) {
-        char why[512];
-        snprintf(why, sizeof why, "%s", err_last());
-        (void)OP(q, image_destroy, img);
-        return KILN_RAISE(KILN_ERR_LIMIT, "%s", why);
-    }
     q->cl->bytes += bytes;
     put_out(q, &img.id, sizeof img.id);
     return KILN_OK;
@@ -644,14 +648,14 @@ static kiln_result a_archive_files(struct req *q)
     return list_out(q, sizeof(kiln_archive_file), (PIPE_OUT_MAX - 8) / sizeof(kiln_archive_file), fetch_files);
 }
 
+/* The archive is the server's, shared by every client: its life (gc,
+ * compaction) is the server's to decide, never a client's. */
 static kiln_result a_archive_tidy(struct req *q)
 {
-    const struct pipe_rec_tidy *r = q->rec;
-    kiln_archive_tidy_result res;
     KILN_TRY(no_tail(q));
-    KILN_TRY(OP(q, archive_tidy, &r->desc, &res));
-    put_out(q, &res, sizeof res);
-    return KILN_OK;
+    return KILN_RAISE(KILN_ERR_INVALID, "archive tidy: refused to %s: the server's archive is shared by all its "
+                      "clients and tidied by the server alone (run kiln archive gc or compact where the server "
+                      "runs)", q->cl->who);
 }
 
 static kiln_result a_context_precompile(struct req *q)

@@ -209,11 +209,18 @@ kiln_result tp_connect(const char *path, uint64_t timeout_ns, struct tp **out)
     cm->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(cm), &dg[1], sizeof(int));
     kiln_result r = wait_fd(st, POLLOUT, time_now_ns() + timeout_ns, "sending the hello");
-    if (r == KILN_OK && sendmsg(st, &m, MSG_NOSIGNAL) != (ssize_t)sizeof hello)
-        r = KILN_RAISE(KILN_ERR_IO, "kiln server at '%s': sending the hello: %s", path, strerror(errno));
-    close(dg[1]);
-    if (r == KILN_OK)
+    if (r == KILN_OK && sendmsg(st, &m, MSG_NOSIGNAL) != (ssize_t)sizeof hello) {
+        int e = errno;
+        /* A server that refuses at once (full, out of descriptors) may
+         * have answered and closed before the hello went: its answer is
+         * still there to read, and says more than the broken pipe. */
+        r = e == EPIPE || e == ECONNRESET ? read_answer(st, path, time_now_ns() + timeout_ns) : KILN_OK;
+        if (r == KILN_OK)
+            r = KILN_RAISE(KILN_ERR_IO, "kiln server at '%s': sending the hello: %s", path, strerror(e));
+    } else if (r == KILN_OK) {
         r = read_answer(st, path, time_now_ns() + timeout_ns);
+    }
+    close(dg[1]);
     if (r < 0) {
         close(st);
         close(dg[0]);

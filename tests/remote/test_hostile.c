@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_hostile.c: a kiln server against clients that do not play fair.
+ * Each test starts a real server (on a thread of this process, or as a
+ * child process where the server's own limits are the point) and attacks
+ * it over its socket with raw bytes or with kiln's own client, then checks
+ * what a user would see: the attacker refused with a reason it can read,
+ * the server alive, and an honest client served right afterwards.
+ *
+ * Covered: a hello of another transport version (answered, naming both
+ * versions); bytes that are no hello; a server full at max_clients (the
+ * refusal names the cap); connections that never make a context (closed
+ * at their deadline, while an idle client holding a context stays); a
+ * server out of descriptors (every refused client told so, the accept loop
+ * not spinning, its warning said once); handles of an earlier connection
+ * after the 8-bit serial comes round (never resolve); a client's archive
+ * tidy (refused, the files kept); an image past the byte quota (refused
+ * before it is allocated: the server's resident memory does not grow).
+ *
+ * These tests make their own servers: KILN_REMOTE, if set, is cleared.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "transport/transport.h"
+
+#define MIB (1024u * 1024u)
+
+static void nap_ms(unsigned ms) { nanosleep(&(struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L}, NULL); }
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- a server on a thread ------------------------------------------------------------------ */
+
+struct server {
+    char dir[32];
+    char path[48];
+    char remote[64];
+    kiln_server *ks;
+    pthread_t thread;
+    bool running;
+    kiln_result run_result;
+};
+
+static bool folder_make(struct server *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->dir, sizeof s->dir, "/tmp/kiln-hostile-XXXXXX");
+    if (!mkdtemp(s->dir))
+        return false;
+    snprintf(s->path, sizeof s->path, "%s/kiln.sock", s->dir);
+    snprintf(s->remote, sizeof s->remote, "unix:%s", s->path);
+    return true;
+}
+
+static void *serve_main(void *arg)
+{
+    struct server *s = arg;
+    s->run_result = kiln_server_run(s->ks);
+    return NULL;
+}
+
+static kiln_result server_start(struct server *s, const kiln_server_desc *desc)
+{
+    kiln_server_desc d = desc ? *desc : (kiln_server_desc){0};
+    d.socket_path = s->path;
+    kiln_result r = kiln_server_create(&d, &s->ks);
+    if (r < 0)
+        return r;
+    if (pthread_create(&s->thread, NULL, serve_main, s)) {
+        kiln_server_destroy(s->ks);
+        s->ks = NULL;
+        return KILN_ERR_NO_MEMORY;
+    }
+    s->running = true;
+    return KILN_OK;
+}
+
+static void server_end(struct server *s)
+{
+    if (s->running) {
+        kiln_server_stop(s->ks);
+        pthread_join(s->thread, NULL);
+        s->running = false;
+        CHECK_RESULT(s->run_result, KILN_OK);
+    }
+    if (s->ks)
+        kiln_server_destroy(s->ks);
+    s->ks = NULL;
+    unlink(s->path);
+    rmdir(s->dir);
+}
+
+static kiln_result client(const struct server *s, kiln_context *out)
+{
+    return kiln_context_create(&(kiln_context_desc){.remote = s->remote}, out);
+}
+
+/* An honest client's whole round: a buffer up and back. */
+static bool honest_round(const struct server *s)
+{
+    kiln_context c;
+    if (client(s, &c) != KILN_OK) {
+        fprintf(stderr, "honest client: %s\n", kiln_last_error());
+        return false;
+    }
+    uint32_t v[64], got[64];
+    for (uint32_t i = 0; i < 64; i++)
+        v[i] = i * 2654435761u;
+    kiln_buffer b;
+    bool ok = kiln_buffer_create(c, &(kiln_buffer_desc){.size = sizeof v}, &b) == KILN_OK &&
+              kiln_buffer_upload(c, b, 0, v, sizeof v) == KILN_OK &&
+              kiln_buffer_readback(c, b, 0, got, sizeof got) == KILN_OK && !memcmp(v, got, sizeof v);
+    if (!ok)
+        fprintf(stderr, "honest client: %s\n", kiln_last_error());
+    kiln_context_destroy(c);
+    return ok;
+}
+
+/* ---- raw connections ------------------------------------------------------------------------- */
+
+/* A stream socket connected to path; -1 on failure. */
+static int raw_connect(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/* Sends a hello of the given version with a datagram socket attached. */
+static bool raw_hello(int fd, uint32_t version)
+{
+    int dg[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, dg))
+        return false;
+    uint32_t hello[2] = {0x484e4c4bu, version};
+    struct iovec iov = {hello, sizeof hello};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &dg[1], sizeof(int));
+    bool ok = sendmsg(fd, &m, MSG_NOSIGNAL) == (ssize_t)sizeof hello;
+    close(dg[0]);
+    close(dg[1]);
+    return ok;
+}
+
+/* The server's answer to a hello, read within ms: its version, code and
+ * reason. False when none came (closed or timed out). */
+static bool raw_answer(int fd, unsigned ms, uint32_t *version, int32_t *code, char *why, size_t cap)
+{
+    uint8_t buf[16 + 256];
+    size_t have = 0;
+    uint64_t end = now_ms() + ms;
+    while (now_ms() < end) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        ssize_t n = recv(fd, buf + have, sizeof buf - have, MSG_DONTWAIT);
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+        uint32_t head[4];
+        if (have >= 16) {
+            memcpy(head, buf, 16);
+            if (head[0] != 0x414e4c4bu || (have >= 16 + head[3] && head[3] <= 240))
+                break;
+        }
+    }
+    if (have < 16)
+        return false;
+    uint32_t head[4];
+    memcpy(head, buf, 16);
+    if (head[0] != 0x414e4c4bu)
+        return false;
+    *version = head[1];
+    *code = (int32_t)head[2];
+    size_t n = KILN_MIN((size_t)head[3], have - 16);
+    n = KILN_MIN(n, cap - 1);
+    memcpy(why, buf + 16, n);
+    why[n] = 0;
+    return true;
+}
+
+/* Whether the peer closed fd within ms (what is still to read is read). */
+static bool closed_within(int fd, unsigned ms)
+{
+    uint64_t end = now_ms() + ms;
+    char b[256];
+    while (now_ms() < end) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        ssize_t n = recv(fd, b, sizeof b, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return true;
+    }
+    return false;
+}
+
+/* ---- the hello --------------------------------------------------------------------------------- */
+
+/* A client of another transport version is answered, naming both
+ * versions, before the server closes; bytes that are no hello are
+ * dropped; an honest client is served after both. */
+TEST(a_hello_of_another_version_is_answered_naming_both_versions)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    REQUIRE_OK(server_start(&s, NULL));
+    int fd = raw_connect(s.path);
+    REQUIRE(fd >= 0);
+    CHECK(raw_hello(fd, 1));
+    uint32_t version = 0;
+    int32_t code = 0;
+    char why[256] = "";
+    CHECK(raw_answer(fd, 10000, &version, &code, why, sizeof why));
+    CHECK_EQ(version, TP_HELLO_VERSION);
+    CHECK_EQ(code, KILN_ERR_IO);
+    CHECK(strstr(why, "this client speaks transport version 1; the server speaks 2") != NULL);
+    CHECK(closed_within(fd, 10000));
+    close(fd);
+    /* Not a hello at all: the connection is dropped. */
+    fd = raw_connect(s.path);
+    REQUIRE(fd >= 0);
+    CHECK(send(fd, "GET / HTTP/1.0\r\n\r\n", 18, MSG_NOSIGNAL) == 18);
+    CHECK(closed_within(fd, 10000));
+    close(fd);
+    CHECK(honest_round(&s));
+    server_end(&s);
+}
+
+/* ---- connections bounded ------------------------------------------------------------------------ */
+
+/* With max_clients 2, a third client is refused at once with KILN_ERR_LIMIT
+ * naming the cap; once one of the two goes, a new one is served. */
+TEST(past_max_clients_a_client_is_refused_naming_the_cap)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.max_clients = 2}));
+    kiln_context a, b, c = {0};
+    REQUIRE_OK(client(&s, &a));
+    REQUIRE_OK(client(&s, &b));
+    CHECK_RESULT(client(&s, &c), KILN_ERR_LIMIT);
+    CHECK_MSG("refused the connection: the server serves its most clients at once (2, --max-clients)");
+    CHECK_EQ(c.id, 0);
+    kiln_context_destroy(b);
+    /* The connection's end is noticed by its worker; give it a moment. */
+    kiln_result r = KILN_ERR_LIMIT;
+    for (int i = 0; i < 200 && r == KILN_ERR_LIMIT; i++) {
+        r = client(&s, &c);
+        if (r == KILN_ERR_LIMIT)
+            nap_ms(25);
+    }
+    CHECK_OK(r);
+    if (r == KILN_OK)
+        kiln_context_destroy(c);
+    kiln_context_destroy(a);
+    server_end(&s);
+}
+
+/* A connection has hello_timeout_ms to say hello and make its context:
+ * one that says nothing and one that says hello and then nothing are both
+ * closed by then; a client that made its context may idle past it. */
+TEST(a_connection_that_makes_no_context_is_closed_at_its_deadline)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.hello_timeout_ms = 300}));
+    kiln_context idle;
+    REQUIRE_OK(client(&s, &idle));
+    int mute = raw_connect(s.path), half = raw_connect(s.path);
+    REQUIRE(mute >= 0 && half >= 0);
+    CHECK(raw_hello(half, TP_HELLO_VERSION));
+    uint32_t version;
+    int32_t code = -1;
+    char why[256];
+    CHECK(raw_answer(half, 10000, &version, &code, why, sizeof why));
+    CHECK_EQ(code, 0);   /* admitted: it then sends nothing */
+    CHECK(closed_within(mute, 20000));
+    CHECK(closed_within(half, 20000));
+    close(mute);
+    close(half);
+    nap_ms(400);   /* past the deadline: a client with a context stays */
+    kiln_buffer b;
+    CHECK_OK(kiln_buffer_create(idle, &(kiln_buffer_desc){.size = 256}, &b));
+    kiln_context_destroy(idle);
+    CHECK(honest_round(&s));
+    server_end(&s);
+}
+
+/* ---- out of descriptors ---------------------------------------------------------------------------- */
+
+/* The child: a server at argv's path with RLIMIT_NOFILE lowered. */
+static int serve_child(const char *path, unsigned nofile)
+{
+    struct rlimit rl = {nofile, nofile};
+    if (setrlimit(RLIMIT_NOFILE, &rl))
+        return 3;
+    kiln_server *ks;
+    kiln_server_desc d = {.socket_path = path, .max_clients = 4000,
+                          .context = &(kiln_context_desc){.backend = KILN_BACKEND_MOCK}};
+    if (kiln_server_create(&d, &ks) != KILN_OK) {
+        fprintf(stderr, "child server: %s\n", kiln_last_error());
+        return 4;
+    }
+    signal(SIGTERM, SIG_DFL);
+    kiln_result r = kiln_server_run(ks);
+    kiln_server_destroy(ks);
+    return r == KILN_OK ? 0 : 5;
+}
+
+/* CPU time (user + system, in clock ticks) of pid. */
+static long cpu_ticks(pid_t pid)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *c = strrchr(buf, ')');
+    long ut = 0, st = 0;
+    if (!c || sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &ut, &st) != 2)
+        return -1;
+    return ut + st;
+}
+
+static unsigned lines_with(const char *file, const char *needle)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return 0;
+    char line[2048];
+    unsigned n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* A server whose descriptors run out (a child with RLIMIT_NOFILE 64 and no
+ * client cap, held by connections that said hello) refuses each client
+ * past them with "out of descriptors", in protocol; its accept loop does
+ * not spin (a second of CPU at most in three of pressure) and its warning
+ * is said once; when the holders go, honest clients are served again. */
+TEST(out_of_descriptors_the_server_refuses_without_spinning)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    char log[64];
+    snprintf(log, sizeof log, "%s/serve.log", s.dir);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 2);
+            close(fd);
+        }
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n > 0) {
+            self[n] = 0;
+            execl(self, self, "--serve-low-fds", s.path, "64", (char *)NULL);
+        }
+        _exit(6);
+    }
+    for (int i = 0; i < 600 && access(s.path, F_OK); i++)
+        nap_ms(50);
+    REQUIRE(access(s.path, F_OK) == 0);
+    int held[200];
+    unsigned nheld = 0, refused_fds = 0, answered = 0;
+    for (int i = 0; i < 200; i++) {
+        int fd = raw_connect(s.path);
+        if (fd < 0)
+            break;
+        (void)raw_hello(fd, TP_HELLO_VERSION);   /* a refused one may be answered and closed before it */
+        uint32_t version;
+        int32_t code = 0;
+        char why[256] = "";
+        if (raw_answer(fd, 10000, &version, &code, why, sizeof why)) {
+            answered++;
+            if (code == 0) {
+                held[nheld++] = fd;   /* admitted: it holds the server's descriptors */
+                continue;
+            }
+            refused_fds += code == KILN_ERR_LIMIT && strstr(why, "out of descriptors") != NULL;
+        }
+        close(fd);
+        if (refused_fds >= 20)
+            break;
+    }
+    CHECK(nheld > 0);
+    CHECK(refused_fds >= 20);
+    CHECK_EQ(answered, nheld + refused_fds);   /* every one was answered, none just dropped */
+    /* Pressure on a full server: the loop must rest, not spin. */
+    long t0 = cpu_ticks(pid);
+    uint64_t end = now_ms() + 3000;
+    while (now_ms() < end) {
+        int fd = raw_connect(s.path);
+        if (fd >= 0) {
+            raw_hello(fd, TP_HELLO_VERSION);
+            nap_ms(20);
+            close(fd);
+        }
+    }
+    long t1 = cpu_ticks(pid);
+    CHECK(t0 >= 0 && t1 >= 0);
+    CHECK(t1 - t0 < sysconf(_SC_CLK_TCK));
+    CHECK_EQ(lines_with(log, "out of descriptors"), 1);
+    for (unsigned i = 0; i < nheld; i++)
+        close(held[i]);
+    /* Served again: a client of the mock device round-trips a buffer. */
+    bool served = false;
+    for (int i = 0; i < 100 && !served; i++) {
+        kiln_context c;
+        if (kiln_context_create(&(kiln_context_desc){.remote = s.remote}, &c) == KILN_OK) {
+            kiln_buffer b;
+            served = kiln_buffer_create(c, &(kiln_buffer_desc){.size = 64}, &b) == KILN_OK;
+            kiln_context_destroy(c);
+        } else {
+            nap_ms(50);
+        }
+    }
+    CHECK(served);
+    kill(pid, SIGTERM);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) || WTERMSIG(st) == SIGTERM);
+    unlink(log);
+    server_end(&s);
+}
+
+/* ---- handles across connections ---------------------------------------------------------------- */
+
+/* Handles carry 8 bits of the server's serial for their context, which
+ * comes round after 255 connections: a buffer handle of the first
+ * connection never resolves in a later one that has its serial, and the
+ * later one's handles differ from it. */
+TEST(a_handle_of_an_earlier_connection_never_resolves_in_a_later_one)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.context = &(kiln_context_desc){.backend = KILN_BACKEND_MOCK}}));
+    kiln_context c;
+    REQUIRE_OK(client(&s, &c));
+    kiln_buffer first;
+    REQUIRE_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 64}, &first));
+    kiln_context_destroy(c);
+    uint32_t same_serial = 0;
+    for (int i = 0; i < 600; i++) {
+        REQUIRE_OK(client(&s, &c));
+        kiln_buffer b;
+        REQUIRE_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 64}, &b));
+        if (((b.id >> 20) & 0xfff) == ((first.id >> 20) & 0xfff) && (b.id & 0xfffff) == (first.id & 0xfffff)) {
+            same_serial++;
+            CHECK(b.id != first.id);
+            uint32_t w = 7;
+            CHECK_RESULT(kiln_buffer_upload(c, first, 0, &w, sizeof w), KILN_ERR_HANDLE);
+        }
+        kiln_context_destroy(c);
+    }
+    CHECK(same_serial >= 2);
+    server_end(&s);
+}
+
+/* ---- the server's own state ---------------------------------------------------------------------- */
+
+static uint32_t count_arc(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "find '%s' -name '*.arc' | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    unsigned n = 0;
+    if (p) {
+        if (fscanf(p, "%u", &n) != 1)
+            n = 0;
+        pclose(p);
+    }
+    return n;
+}
+
+/* A client's archive tidy (gc down to one byte) is refused, and the
+ * server's archive files stay where they are. */
+TEST(a_client_cannot_tidy_the_servers_archive)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    char arc[64];
+    snprintf(arc, sizeof arc, "%s/archive", s.dir);
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){
+                                    .context = &(kiln_context_desc){.archive = 1, .archive_dir = arc}}));
+    kiln_context c;
+    REQUIRE_OK(client(&s, &c));
+    kiln_program p;
+    CHECK_OK(kiln_program_create(c,
+                                 &(kiln_program_desc){.source = "#version 450\nlayout(local_size_x = 1) in;\n"
+                                                               "layout(std430, binding = 0) buffer O { uint o[]; };\n"
+                                                               "void main() { o[0] = 5u; }\n"},
+                                 &p));
+    CHECK_OK(kiln_program_wait(c, p));
+    kiln_context_destroy(c);
+    server_end(&s);   /* the server's close saves its run archive */
+    uint32_t before = count_arc(arc);
+    CHECK(before >= 1);
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){
+                                    .context = &(kiln_context_desc){.archive = 1, .archive_dir = arc}}));
+    REQUIRE_OK(client(&s, &c));
+    kiln_archive_tidy_result r;
+    CHECK_RESULT(kiln_archive_tidy(c, &(kiln_archive_tidy_desc){.gc = 1, .max_size = 1}, &r), KILN_ERR_INVALID);
+    CHECK_MSG("tidied by the server alone");
+    CHECK_EQ(count_arc(arc), before);
+    kiln_context_destroy(c);
+    server_end(&s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", arc);
+    CHECK_EQ(system(cmd), 0);
+}
+
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
+}
+
+/* With max_bytes 1 MiB, an 8192x8192 rgba32f image (1 GiB) is refused
+ * with KILN_ERR_LIMIT naming the quota before it is allocated: the
+ * server's (this process's) resident memory does not grow by it. */
+TEST(an_image_past_the_byte_quota_is_refused_before_it_is_allocated)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.max_bytes = 1 * MIB}));
+    kiln_context c;
+    REQUIRE_OK(client(&s, &c));
+    long before = rss_kib();
+    kiln_image img;
+    CHECK_RESULT(kiln_image_create(c, &(kiln_image_desc){.width = 8192, .height = 8192, .format = KILN_FORMAT_RGBA32F},
+                                   &img),
+                 KILN_ERR_LIMIT);
+    CHECK_MSG("asks for 1073741824 more");
+    long after = rss_kib();
+    CHECK(before > 0 && after - before < 64 * 1024);
+    /* A small one within the quota is made. */
+    CHECK_OK(kiln_image_create(c, &(kiln_image_desc){.width = 64, .height = 64, .format = KILN_FORMAT_RGBA8}, &img));
+    kiln_context_destroy(c);
+    server_end(&s);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && !strcmp(argv[1], "--serve-low-fds"))
+        return serve_child(argv[2], (unsigned)atoi(argv[3]));
+    if (getenv("KILN_REMOTE"))
+        unsetenv("KILN_REMOTE");
+    signal(SIGPIPE, SIG_IGN);
+    RUN(a_hello_of_another_version_is_answered_naming_both_versions);
+    RUN(past_max_clients_a_client_is_refused_naming_the_cap);
+    RUN(a_connection_that_makes_no_context_is_closed_at_its_deadline);
+    RUN(out_of_descriptors_the_server_refuses_without_spinning);
+    RUN(a_handle_of_an_earlier_connection_never_resolves_in_a_later_one);
+    RUN(a_client_cannot_tidy_the_servers_archive);
+    RUN(an_image_past_the_byte_quota_is_refused_before_it_is_allocated);
+    return TEST_SUMMARY();
+}
