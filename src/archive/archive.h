@@ -134,9 +134,12 @@ KILN_NODISCARD kiln_result arc_file_open(struct arc_file *f, const void *data, s
  * archive name never hangs the opener) and checked before a byte is read:
  * anything but a regular file fails with KILN_ERR_IO ("not a regular
  * file"), a file past ARC_MAX_FILE with KILN_ERR_LIMIT; each message names
- * the path. A symbolic link is followed (shipped archives may be links).
- * Content never fails the call, as for arc_file_open. */
-KILN_NODISCARD kiln_result arc_file_open_path(struct arc_file *f, const char *path, const struct arc_device *dev);
+ * the path. A symbolic link is followed when follow says so (read-only
+ * folders: shipped archives may be links), else refused by name
+ * (KILN_ERR_IO, "is a symbolic link": the folder kiln writes). Content
+ * never fails the call, as for arc_file_open. */
+KILN_NODISCARD kiln_result arc_file_open_path(struct arc_file *f, const char *path, const struct arc_device *dev,
+                                              bool follow);
 void arc_file_close(struct arc_file *f);
 
 /* Checks an archive's header alone (its first ARC_HEADER_SIZE bytes of
@@ -302,11 +305,15 @@ uint32_t arc_fault_steps(void);
 #endif
 
 /* Saves data as dir/name. On failure the message names the step and the
- * system's reason, and no .tmp is left behind (when the process lives). */
+ * system's reason, and no .tmp is left behind (when the process lives).
+ * dir is opened once without following a link (a folder that is a
+ * symbolic link is refused by name), and the .tmp, the rename and the
+ * folder's fsync all go through that descriptor, so nothing is written
+ * through a link. */
 KILN_NODISCARD kiln_result arc_save(const char *dir, const char *name, const void *data, size_t len);
 
 /* Removes .tmp files left in dir by processes no longer running; returns how
- * many. */
+ * many. A dir that is a symbolic link is left alone (nothing removed). */
 uint32_t arc_clean_tmp(const char *dir);
 
 /* A whole file read into memory (compaction's sources, which are small). */
@@ -315,7 +322,8 @@ struct arc_loaded {
     size_t size;                 /* the bytes read: fewer than its size at open when it was cut meanwhile */
 };
 /* Reads the file at path whole, opened and checked as arc_file_open_path
- * opens and checks it (same errors), and refused with KILN_ERR_LIMIT past
+ * opens and checks it (same errors; a symbolic link is refused: only
+ * folders kiln writes load files), and refused with KILN_ERR_LIMIT past
  * max_bytes. A file cut while it is read loads what was there; a read
  * error fails with KILN_ERR_IO naming the path. */
 KILN_NODISCARD kiln_result arc_load(struct arc_loaded *l, const char *path, uint64_t max_bytes);
@@ -371,8 +379,9 @@ KILN_NODISCARD kiln_result arc_gc(const char *dir, uint64_t max_bytes, struct ar
 KILN_NODISCARD kiln_result arc_compact(const char *dir, const struct arc_device *dev, uint64_t small_bytes,
                                        uint32_t min_files, struct arc_tidy_result *out);
 
-/* Marks dir/name used now (sets its mtime), so gc removes it last. Errors
- * (a read-only folder, a file gone) are ignored. */
+/* Marks dir/name used now (sets its mtime), so gc removes it last. A link
+ * there is not followed (its own time is set). Errors (a read-only folder,
+ * a file gone) are ignored. */
 void arc_touch(const char *dir, const char *name);
 
 /* ---- a context's archive folder ---------------------------------------------------- */

@@ -458,13 +458,13 @@ kiln_result arc_file_open(struct arc_file *f, const void *data, size_t size, con
     return r;
 }
 
-kiln_result arc_file_open_path(struct arc_file *f, const char *path, const struct arc_device *dev)
+kiln_result arc_file_open_path(struct arc_file *f, const char *path, const struct arc_device *dev, bool follow)
 {
     *f = (struct arc_file){.fd = -1};
     int fd;
     uint64_t size;
     char why[PATH_MAX + 160];
-    switch (file_open_bounded(path, ARC_MAX_FILE, "the largest archive file kiln reads", &fd, &size, why,
+    switch (file_open_bounded(path, ARC_MAX_FILE, "the largest archive file kiln reads", follow, &fd, &size, why,
                               sizeof why)) {
     case FILE_OPENED:
         break;

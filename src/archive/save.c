@@ -64,10 +64,10 @@ static int fail_with(int e)
     errno = e;
     return -1;
 }
-static int s_open(const char *path, int flags, mode_t mode)
+static int s_openat(int dfd, const char *name, int flags, mode_t mode)
 {
     int e = step();
-    return e ? fail_with(e) : open(path, flags, mode);
+    return e ? fail_with(e) : openat(dfd, name, flags, mode);
 }
 static ssize_t s_write(int fd, const void *p, size_t n)
 {
@@ -79,21 +79,38 @@ static int s_fsync(int fd)
     int e = step();
     return e ? fail_with(e) : fsync(fd);
 }
-static int s_rename(const char *from, const char *to)
+static int s_renameat(int dfd, const char *from, const char *to)
 {
     int e = step();
-    return e ? fail_with(e) : rename(from, to);
+    return e ? fail_with(e) : renameat(dfd, from, dfd, to);
+}
+static int s_dup(int fd)
+{
+    int e = step();
+    return e ? fail_with(e) : fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
 kiln_result arc_save(const char *dir, const char *name, const void *data, size_t len)
 {
-    char path[4096], tmp[4096];
+    char path[4096], tmp[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s/%s.%ld.tmp", dir, name, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", name, (long)getpid());
+    int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir_fd < 0) {
+        int e = errno;
+        struct stat st;
+        if ((e == ELOOP || e == ENOTDIR) && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+            return KILN_RAISE(KILN_ERR_IO, "archive save of %s: the folder %s is a symbolic link: not written "
+                              "through (kiln follows no links in a folder it writes)", path, dir);
+        return KILN_RAISE(KILN_ERR_IO, "archive save of %s: cannot open the folder %s: %s", path, dir, strerror(e));
+    }
     const char *what = "create";
-    int fd = s_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return KILN_RAISE(KILN_ERR_IO, "archive save of %s: %s %s: %s", path, what, tmp, strerror(errno));
+    int fd = s_openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        int e = errno;
+        close(dir_fd);
+        return KILN_RAISE(KILN_ERR_IO, "archive save of %s: %s %s/%s: %s", path, what, dir, tmp, strerror(e));
+    }
     const uint8_t *p = data;
     size_t done = 0;
     int err = 0;
@@ -119,16 +136,18 @@ kiln_result arc_save(const char *dir, const char *name, const void *data, size_t
     }
     if (!err) {
         what = "rename";
-        if (s_rename(tmp, path) < 0)
+        if (s_renameat(dir_fd, tmp, name) < 0)
             err = errno;
     }
     if (err) {
-        unlink(tmp);
+        unlinkat(dir_fd, tmp, 0);
+        close(dir_fd);
         return KILN_RAISE(KILN_ERR_IO, "archive save of %s: %s: %s", path, what, strerror(err));
     }
     /* The rename is durable once the folder is. */
     what = "folder fsync";
-    int dfd = s_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    int dfd = s_dup(dir_fd);
+    close(dir_fd);
     if (dfd < 0 || s_fsync(dfd) < 0) {
         err = errno;
         if (dfd >= 0)
@@ -142,7 +161,7 @@ kiln_result arc_save(const char *dir, const char *name, const void *data, size_t
 
 uint32_t arc_clean_tmp(const char *dir)
 {
-    DIR *d = opendir(dir);
+    DIR *d = file_opendir_nofollow(dir);
     if (!d)
         return 0;
     uint32_t removed = 0;
@@ -161,9 +180,7 @@ uint32_t arc_clean_tmp(const char *dir)
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
             continue;   /* its writer still runs */
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        removed += unlink(path) == 0;
+        removed += unlinkat(dirfd(d), e->d_name, 0) == 0;
     }
     closedir(d);
     return removed;
@@ -175,8 +192,8 @@ kiln_result arc_load(struct arc_loaded *l, const char *path, uint64_t max_bytes)
     int fd;
     uint64_t size;
     char why[PATH_MAX + 160];
-    switch (file_open_bounded(path, KILN_MIN(max_bytes, ARC_MAX_FILE), "the largest archive file kiln loads", &fd,
-                              &size, why, sizeof why)) {
+    switch (file_open_bounded(path, KILN_MIN(max_bytes, ARC_MAX_FILE), "the largest archive file kiln loads", false,
+                              &fd, &size, why, sizeof why)) {
     case FILE_OPENED:
         break;
     case FILE_TOO_LARGE:

@@ -49,11 +49,13 @@
  */
 #define _GNU_SOURCE
 #include "archive.h"
+#include "base/file.h"
 #include "base/trace.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,10 +101,12 @@ static void pair_folder(char *out, size_t cap, const char *root, const kiln_caps
 }
 
 /* Opens every .arc file of folder; a file that cannot be used is skipped,
- * warned about by path and counted. */
-static void load_files(struct arc_store *s, const char *folder)
+ * warned about by path and counted. follow: symbolic links are followed
+ * (read-only roots); else a link is skipped by name (the folder kiln
+ * writes, which is itself opened without following a link). */
+static void load_files(struct arc_store *s, const char *folder, bool follow)
 {
-    DIR *d = opendir(folder);
+    DIR *d = follow ? opendir(folder) : file_opendir_nofollow(folder);
     struct dirent *e;
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
@@ -119,7 +123,7 @@ static void load_files(struct arc_store *s, const char *folder)
         struct arc_store_file *f = &s->files[s->file_count];
         *f = (struct arc_store_file){0};
         snprintf(f->name, sizeof f->name, "%s", e->d_name);
-        kiln_result r = arc_file_open_path(&f->file, path, &s->device);
+        kiln_result r = arc_file_open_path(&f->file, path, &s->device, follow);
         if (r != KILN_OK) {
             s->stats.files_skipped++;
             if (r == KILN_ERR_NO_MEMORY)
@@ -186,7 +190,21 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const str
         log_warn("archive: NOT applied: no KILN_ARCHIVE_DIR, XDG_CACHE_HOME or HOME to put it in");
         return KILN_OK;
     }
+    /* The root is resolved once: a user's ~/.cache is often a link, and
+     * that is theirs to make. Below it kiln follows no link where it
+     * writes or removes: a device pair's folder that is a link is refused
+     * by name. */
+    char real[PATH_MAX];
+    if (mkdirs(root) == KILN_OK && realpath(root, real) && strlen(real) < sizeof root)
+        snprintf(root, sizeof root, "%s", real);
+    err_clear();
     pair_folder(s->dir, sizeof s->dir, root, caps);
+    struct stat lst;
+    if (lstat(s->dir, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        log_warn("archive: NOT applied: %s is a symbolic link; kiln neither reads nor writes through a link below "
+                 "its archive root (make it a folder, or point KILN_ARCHIVE_DIR at the link's target)", s->dir);
+        return KILN_OK;
+    }
     if (mkdirs(s->dir) < 0) {
         struct stat st;
         if (stat(s->dir, &st) < 0 || !S_ISDIR(st.st_mode) || access(s->dir, R_OK | X_OK) < 0) {
@@ -216,14 +234,14 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const str
             snprintf(ro_root, sizeof ro_root, "%.*s", (int)KILN_MIN(n, sizeof ro_root - 1), p);
             pair_folder(folder, sizeof folder, ro_root, caps);
             uint32_t before = s->file_count;
-            load_files(s, folder);
+            load_files(s, folder, true);
             for (uint32_t i = before; i < s->file_count; i++)
                 s->files[i].readonly = true;
             s->readonly_files += s->file_count - before;
         }
         p = colon ? colon + 1 : p + n;
     }
-    load_files(s, s->dir);
+    load_files(s, s->dir, false);
     if (cfg->trace) {
         char detail[4200];
         snprintf(detail, sizeof detail, "%u files from %s (%u from read-only folders)", s->file_count, s->dir,

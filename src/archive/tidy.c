@@ -33,6 +33,7 @@
  */
 #define _GNU_SOURCE
 #include "archive.h"
+#include "base/file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -122,9 +123,12 @@ static void unlock_folder(int fd)
 static kiln_result list_folder(const char *dir, struct listing *l)
 {
     *l = (struct listing){0};
-    DIR *d = opendir(dir);
+    DIR *d = file_opendir_nofollow(dir);
     if (!d)
-        return KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: cannot open the folder: %s", dir, strerror(errno));
+        return KILN_RAISE(KILN_ERR_IO, "archive tidy of %s: cannot open the folder: %s", dir,
+                          errno == ELOOP || errno == ENOTDIR ? "it is a symbolic link (kiln follows no links in a "
+                                                               "folder it writes)"
+                                                             : strerror(errno));
     kiln_result r = KILN_OK;
     struct dirent *e;
     for (;;) {
@@ -189,13 +193,14 @@ static void sort_listing(struct listing *l, int (*cmp)(const void *, const void 
 /* Whether dir/name serves nothing to any kiln of this format: kiln cannot
  * read it (arc_file_open_path refuses it: unreadable, not a regular file,
  * past ARC_MAX_FILE), or its header is no kiln archive's. Only the header
- * (and an index) is read. A file gone meanwhile is not useless (gc counts it gone anyway). */
+ * (and an index) is read. A file gone meanwhile is not useless (gc counts
+ * it gone anyway). */
 static bool useless_file(const char *dir, const char *name)
 {
     char path[PATH_CAP];
     join(path, dir, name);
     struct arc_file f;
-    kiln_result r = arc_file_open_path(&f, path, NULL);
+    kiln_result r = arc_file_open_path(&f, path, NULL, false);
     if (r != KILN_OK) {
         bool gone = access(path, F_OK) < 0 && errno == ENOENT;
         err_clear();
@@ -225,7 +230,7 @@ void arc_touch(const char *dir, const char *name)
         return;
     char path[PATH_CAP];
     join(path, dir, name);
-    (void)utimensat(AT_FDCWD, path, NULL, 0);   /* a read-only folder just keeps its order */
+    (void)utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW);   /* a read-only folder just keeps its order */
 }
 
 /* ---- gc ------------------------------------------------------------------------------ */
@@ -424,7 +429,7 @@ static kiln_result save_pack(const char *dir, struct arc_writer *w, const struct
     join(path, dir, name);
     /* The pack's entries were last used when its newest source was; a
      * failure here only makes gc keep it longer. */
-    (void)utimensat(AT_FDCWD, path, (struct timespec[2]){{.tv_nsec = UTIME_OMIT}, newest}, 0);
+    (void)utimensat(AT_FDCWD, path, (struct timespec[2]){{.tv_nsec = UTIME_OMIT}, newest}, AT_SYMLINK_NOFOLLOW);
     return KILN_OK;
 }
 

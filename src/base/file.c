@@ -26,14 +26,21 @@ const char *file_kind(mode_t mode)
     return "not a regular file";
 }
 
-enum file_open_status file_open_bounded(const char *path, uint64_t max_bytes, const char *bound, int *fd,
+enum file_open_status file_open_bounded(const char *path, uint64_t max_bytes, const char *bound, bool follow, int *fd,
                                         uint64_t *size, char *why, size_t why_cap)
 {
     *fd = -1;
     *size = 0;
-    int f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    int f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
     if (f < 0) {
         int e = errno;
+        struct stat lst;
+        if (!follow && e == ELOOP && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+            snprintf(why, why_cap, "%s is a symbolic link: not followed (kiln follows no links in a folder it "
+                     "writes)", path);
+            errno = e;
+            return FILE_REFUSED;
+        }
         snprintf(why, why_cap, "cannot open %s: %s", path, strerror(e));
         errno = e;
         return FILE_ABSENT;
@@ -58,4 +65,18 @@ enum file_open_status file_open_bounded(const char *path, uint64_t max_bytes, co
     *fd = f;
     *size = (uint64_t)st.st_size;
     return FILE_OPENED;
+}
+
+DIR *file_opendir_nofollow(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return d;
 }

@@ -418,7 +418,7 @@ static kiln_result read_file(const char *path, char **out, size_t *len, char *wh
     int fd;
     uint64_t size;
     enum file_open_status st = file_open_bounded(path, PROG_MAX_INCLUDE_BYTES, "the largest included file kiln reads",
-                                                 &fd, &size, why, why_cap);
+                                                 true, &fd, &size, why, why_cap);
     if (st == FILE_ABSENT) {
         why[0] = 0;   /* not here: the search goes on */
         return KILN_OK;

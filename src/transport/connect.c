@@ -279,7 +279,13 @@ kiln_result tp_accept_hello(int conn, uint64_t timeout_ns, struct tp **out, stru
             (void)tp_hello_answer(conn, KILN_ERR_IO, why);
             r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (%s)", why);
         }
-        else if (fds != 1 || (m.msg_flags & MSG_CTRUNC))
+        else if (fds == 0 && (m.msg_flags & MSG_CTRUNC)) {
+            /* A descriptor came and could not be taken: this process has
+             * none left (EMFILE), not a client speaking another protocol. */
+            (void)tp_hello_answer(conn, KILN_ERR_LIMIT, "the server is out of descriptors; try again later");
+            r = KILN_RAISE(KILN_ERR_LIMIT, "hello: the server is out of descriptors (the client's datagram socket "
+                           "could not be taken)");
+        } else if (fds != 1 || (m.msg_flags & MSG_CTRUNC))
             r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (%u descriptors; one datagram socket expected)",
                            fds);
         else if (getsockopt(dg, SOL_SOCKET, SO_TYPE, &type, &tl) || type != SOCK_DGRAM)

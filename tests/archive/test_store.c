@@ -605,6 +605,85 @@ TEST(files_cut_or_rewritten_under_an_open_store_miss_never_crash)
     remove_root();
 }
 
+static bool exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* Links below the archive root are never followed where kiln writes or
+ * removes: a device pair's folder that is a link to another folder (with
+ * a dead process's .tmp and a file kiln would save beside) leaves the
+ * archive off, naming the link, and nothing in the target is removed or
+ * written; a .arc link in the real folder is skipped and its target's
+ * time is never touched; a save into a folder that is a link is refused
+ * by name. A root that is itself a link is resolved once and used. */
+TEST(links_below_the_archive_root_are_never_followed)
+{
+    fresh_root();
+    char dir[4096], target[] = "/tmp/kiln-store-target-XXXXXX", path[4300], tmp[4300];
+    REQUIRE(pair_dir(dir, sizeof dir));
+    REQUIRE(mkdtemp(target));
+    /* The pair folder replaced by a link to target. */
+    snprintf(tmp, sizeof tmp, "rm -rf '%s'", dir);
+    REQUIRE(system(tmp) == 0);
+    REQUIRE(symlink(target, dir) == 0);
+    snprintf(tmp, sizeof tmp, "%s/run-9.arc.999999999.tmp", target);
+    FILE *f = fopen(tmp, "w");
+    REQUIRE(f);
+    fputs("a dead writer's", f);
+    fclose(f);
+    struct arc_store s;
+    kiln_caps caps = test_caps();
+    struct arc_store_config cfg = small_cfg();
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    CHECK(!s.enabled);
+    CHECK(!arc_store_add(&s, ARC_FRONT, "k", 1, "v", 1));
+    arc_store_close(&s, NULL, 0);
+    CHECK(exists(tmp));   /* not cleaned through the link */
+    CHECK_EQ(count_files(target, ".arc"), 0);
+    CHECK_RESULT(arc_save(dir, "run-x.arc", "data", 4), KILN_ERR_IO);
+    CHECK_MSG("is a symbolic link");
+    CHECK_EQ(count_files(target, ".arc"), 0);
+    CHECK_EQ(arc_clean_tmp(dir), 0);
+    CHECK(exists(tmp));
+    struct arc_tidy_result tr;
+    CHECK_RESULT(arc_gc(dir, 0, &tr), KILN_ERR_IO);
+    CHECK_MSG("symbolic link");
+    /* A real folder again, holding a good file and a .arc link to a good
+     * file elsewhere (old time): the link is skipped, its target untouched. */
+    REQUIRE(unlink(dir) == 0);
+    REQUIRE(mkdir(dir, 0755) == 0);
+    REQUIRE(put_entries(dir, "run-1.arc", 0, 4, 64));
+    REQUIRE(put_entries(target, "elsewhere.arc", 4, 4, 64));
+    snprintf(path, sizeof path, "%s/elsewhere.arc", target);
+    struct timespec old[2] = {{1000000, 0}, {1000000, 0}};
+    REQUIRE(utimensat(AT_FDCWD, path, old, 0) == 0);
+    snprintf(tmp, sizeof tmp, "%s/linked.arc", dir);
+    REQUIRE(symlink(path, tmp) == 0);
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    REQUIRE(s.enabled);
+    CHECK_EQ(s.file_count, 1);
+    CHECK_EQ(arc_store_stats_get(&s).files_skipped, 1);
+    CHECK_EQ(found_in(&s, 0, 4, 64), 4);
+    CHECK_EQ(found_in(&s, 4, 4, 64), 0);
+    arc_store_close(&s, NULL, 0);
+    arc_touch(dir, "linked.arc");
+    struct stat st;
+    REQUIRE(stat(path, &st) == 0);
+    CHECK_EQ(st.st_mtim.tv_sec, 1000000);
+    /* The root given as a link: resolved, and the store works there. */
+    char link_root[300];
+    snprintf(link_root, sizeof link_root, "%s-link", g_root);
+    REQUIRE(symlink(g_root, link_root) == 0);
+    setenv("KILN_ARCHIVE_DIR", link_root, 1);
+    REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
+    CHECK(s.enabled);
+    CHECK(strncmp(s.dir, g_root, strlen(g_root)) == 0);
+    CHECK_EQ(found_in(&s, 0, 4, 64), 4);
+    arc_store_close(&s, NULL, 0);
+    unlink(link_root);
+    snprintf(tmp, sizeof tmp, "rm -rf '%s'", target);
+    CHECK_EQ(system(tmp), 0);
+    remove_root();
+}
+
 /* A FIFO named x.arc in the folder and in a KILN_ARCHIVE_READONLY root:
  * opening the store returns at once (an alarm turns a hang into a
  * failure), both are skipped and counted, and the good files serve. */
@@ -802,6 +881,7 @@ int main(int argc, char **argv)
     RUN(saver_tidies_folder);
     RUN(max_size_from_env);
     RUN(files_cut_or_rewritten_under_an_open_store_miss_never_crash);
+    RUN(links_below_the_archive_root_are_never_followed);
     RUN(a_fifo_in_the_folder_or_a_readonly_root_is_skipped);
     RUN(a_context_is_made_at_once_past_a_fifo);
     RUN(a_read_only_folder_is_looked_up_not_written);

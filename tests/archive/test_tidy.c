@@ -697,12 +697,12 @@ TEST(a_fifo_named_like_an_archive_is_never_waited_on)
     REQUIRE(mkfifo(path, 0644) == 0);
     alarm(60);
     struct arc_file m;
-    CHECK_RESULT(arc_file_open_path(&m, path, &k_dev), KILN_ERR_IO);
+    CHECK_RESULT(arc_file_open_path(&m, path, &k_dev, true), KILN_ERR_IO);
     CHECK_MSG("run-fifo.arc is not a regular file (a FIFO)");
     char sub[600];
     snprintf(sub, sizeof sub, "%s/run-dir.arc", dir);
     REQUIRE(mkdir(sub, 0755) == 0);
-    CHECK_RESULT(arc_file_open_path(&m, sub, &k_dev), KILN_ERR_IO);
+    CHECK_RESULT(arc_file_open_path(&m, sub, &k_dev, true), KILN_ERR_IO);
     CHECK_MSG("run-dir.arc is not a regular file (a folder)");
     REQUIRE(put_arc(dir, "run-1.arc", k_five, 3, 0));
     REQUIRE(put_arc(dir, "run-2.arc", k_five + 2, 3, 0));

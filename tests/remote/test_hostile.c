@@ -410,8 +410,10 @@ TEST(out_of_descriptors_the_server_refuses_without_spinning)
     unsigned nheld = 0, refused_fds = 0, answered = 0;
     for (int i = 0; i < 200; i++) {
         int fd = raw_connect(s.path);
-        if (fd < 0)
+        if (fd < 0) {
+            fprintf(stderr, "connection %d: connect: %s\n", i + 1, strerror(errno));
             break;
+        }
         (void)raw_hello(fd, TP_HELLO_VERSION);   /* a refused one may be answered and closed before it */
         uint32_t version;
         int32_t code = 0;
@@ -427,6 +429,14 @@ TEST(out_of_descriptors_the_server_refuses_without_spinning)
         close(fd);
         if (refused_fds >= 20)
             break;
+    }
+    if (refused_fds < 20) {
+        fprintf(stderr, "%u held, %u refused for descriptors, %u answered; the server's log:\n", nheld, refused_fds,
+                answered);
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "tail -20 '%s' >&2", log);
+        if (system(cmd)) {
+        }
     }
     CHECK(nheld > 0);
     CHECK(refused_fds >= 20);
@@ -445,7 +455,10 @@ TEST(out_of_descriptors_the_server_refuses_without_spinning)
     long t1 = cpu_ticks(pid);
     CHECK(t0 >= 0 && t1 >= 0);
     CHECK(t1 - t0 < sysconf(_SC_CLK_TCK));
-    CHECK_EQ(lines_with(log, "out of descriptors"), 1);
+    /* Said once an episode (and a rate-limited line where a worker met the
+     * shortage first), never once a spin. */
+    unsigned said = lines_with(log, "out of descriptors");
+    CHECK(said >= 1 && said <= 3);
     for (unsigned i = 0; i < nheld; i++)
         close(held[i]);
     /* Served again: a client of the mock device round-trips a buffer. */

@@ -43,7 +43,9 @@ static void usage(FILE *f)
                "           \"readonly\", \"files\": [{\"name\", \"bytes\", \"status\": ok|corrupt|\n"
                "           device_mismatch|version, \"entries\", \"corrupt\", \"salvaged\"}], \"totals\":\n"
                "           {\"files\", \"bytes\", \"entries\", \"corrupt\", \"unusable_files\"}}; \"ok\" is\n"
-               "           false when the exit status is not 0 (then \"error\" says why)\n");
+               "           false when the exit status is not 0 (then \"error\" says why)\n"
+               "It acts on this machine's archive folder, locally, whatever KILN_REMOTE says: a kiln\n"
+               "server's archive is the server's, and a client's tidy is refused there.\n");
 }
 
 enum {
@@ -170,8 +172,11 @@ static int archive(int argc, char **argv, struct cli_json *j)
             return 2;
         }
     }
+    /* The archive is this machine's folder, acted on here: a local context
+     * whatever KILN_REMOTE says (a server tidies its own; a client's tidy
+     * is refused there). */
     kiln_context ctx;
-    kiln_result r = kiln_context_create(&(kiln_context_desc){0}, &ctx);
+    kiln_result r = kiln_context_create(&(kiln_context_desc){.remote = "local"}, &ctx);
     if (r < 0) {
         cli_fail("cannot make a context", r);
         return EXIT_FAILED;
