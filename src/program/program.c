@@ -529,6 +529,8 @@ kiln_result prog_include_read(const struct prog_source *src, const char *req, bo
     return r;
 }
 
+static void refusal_forget(struct prog_includer *in);
+
 void prog_includer_init(struct prog_includer *in, const struct prog_source *src)
 {
     *in = (struct prog_includer){.src = src};
@@ -541,6 +543,7 @@ void prog_includer_finish(struct prog_includer *in)
     for (uint32_t i = 0; i < in->once_count; i++)
         free(in->once[i]);
     free(in->once);
+    refusal_forget(in);
     *in = (struct prog_includer){0};
 }
 
@@ -612,9 +615,12 @@ static void chain_text(const struct prog_includer *in, uint32_t first, uint32_t 
         snprintf(out + n, cap - n, "%s", last);
 }
 
-kiln_result prog_include_resolve(struct prog_includer *in, const char *from, const char *req, bool relative,
-                                 size_t depth, char **content, size_t *len, char *path, size_t path_cap)
+/* prog_include_resolve's work; *refusal set when an error is a refusal (a
+ * cycle, too deep, a file refused), not a file not found. */
+static kiln_result resolve_once(struct prog_includer *in, const char *from, const char *req, bool relative,
+                                size_t depth, char **content, size_t *len, char *path, size_t path_cap, bool *refusal)
 {
+    *refusal = true;
     *content = NULL;
     *len = 0;
     if (path_cap)
@@ -643,6 +649,7 @@ kiln_result prog_include_resolve(struct prog_includer *in, const char *from, con
     if (found < 0)   /* refused (KILN_ERR_IO) or out of memory */
         return KILN_RAISE(found, "#include \"%s\" in %s: %s", req, from, why);
     if (!c) {
+        *refusal = false;
         return KILN_RAISE(KILN_ERR_IO, "cannot open include '%s' (searched %s%u include folder%s)", req,
                           relative ? "the including file's folder and " : "", in->src->include_dir_count,
                           in->src->include_dir_count == 1 ? "" : "s");
@@ -682,6 +689,41 @@ kiln_result prog_include_resolve(struct prog_includer *in, const char *from, con
     *content = c;
     *len = n;
     return KILN_OK;
+}
+
+static void refusal_forget(struct prog_includer *in)
+{
+    free(in->refused_req);
+    free(in->refused_from);
+    in->refused_req = in->refused_from = NULL;
+}
+
+kiln_result prog_include_resolve(struct prog_includer *in, const char *from, const char *req, bool relative,
+                                 size_t depth, char **content, size_t *len, char *path, size_t path_cap)
+{
+    /* glslang asks again for an "x" it was refused, as <x>, and reports
+     * the second answer: a refusal of "x" (a cycle above all) stands for
+     * <x> too, or it would read as a file not found. */
+    if (!relative && in->refused_req && !strcmp(in->refused_req, req) && !strcmp(in->refused_from, from)) {
+        *content = NULL;
+        *len = 0;
+        if (path_cap)
+            path[0] = 0;
+        refusal_forget(in);
+        return KILN_RAISE(in->refused_code, "%s", in->refused_msg);
+    }
+    refusal_forget(in);
+    bool refusal = false;
+    kiln_result r = resolve_once(in, from, req, relative, depth, content, len, path, path_cap, &refusal);
+    if (r < 0 && r != KILN_ERR_NO_MEMORY && refusal && relative) {
+        in->refused_req = str_dup(req);
+        in->refused_from = str_dup(from);
+        if (!in->refused_req || !in->refused_from)
+            refusal_forget(in);   /* then <x> reads as not found: the compile fails all the same */
+        in->refused_code = r;
+        snprintf(in->refused_msg, sizeof in->refused_msg, "%s", err_last());
+    }
+    return r;
 }
 
 void prog_includes_free(struct prog_include *inc, uint32_t n)

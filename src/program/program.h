@@ -161,6 +161,11 @@ struct prog_includer {
      * compile then fails with KILN_ERR_NO_MEMORY, oom_msg saying what. */
     bool oom;
     char oom_msg[256];
+    /* The last "x" refused (not merely not found), which the compiler then
+     * asks for as <x>: the same refusal answers that. */
+    char *refused_req, *refused_from;
+    kiln_result refused_code;
+    char refused_msg[1024];
 };
 void prog_includer_init(struct prog_includer *in, const struct prog_source *src);
 void prog_includer_finish(struct prog_includer *in);
