@@ -285,6 +285,13 @@ struct prog {
 /* Starts a program's compile; returns at once. */
 KILN_NODISCARD kiln_result prog_create(struct csvc *svc, const kiln_program_desc *desc, enum cprio prio,
                                        struct prog **out);
+/* The same for a program whose included files came with it (a server's
+ * client's): files (n of them, consumed whatever the result) are all its
+ * #include lines can reach; nothing is read from disk, and its name is a
+ * label. */
+KILN_NODISCARD kiln_result prog_create_sealed(struct csvc *svc, const kiln_program_desc *desc,
+                                              struct prog_include *files, uint32_t n, enum cprio prio,
+                                              struct prog **out);
 void prog_destroy(struct prog *p);
 /* Brings the program's state up to date with its compile. */
 kiln_program_state prog_refresh(struct prog *p);

@@ -33,7 +33,6 @@
 #include "compile_private.h"
 
 #define KEY_FORMAT "kiln-key-3"   /* 3: binding lengths in the push block; params_read, lens_read, groups_read */
-#define MAX_INCLUDES 256
 
 static void put(struct bytes *b, const void *data, size_t n) { bytes_put(b, data, n); }
 static void put_u64(struct bytes *b, uint64_t v) { put(b, &v, sizeof v); }
@@ -50,74 +49,10 @@ static int cmp_define(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-struct incs {
-    struct prog_include *v;
-    uint32_t n, cap;
-    bool oom;
-};
-
-static void note_include(struct incs *incs, const char *req, const char *from, bool relative, const char *path,
-                         const char *content, size_t len, const char *refused)
-{
-    if (incs->oom || !vec_reserve((void **)&incs->v, &incs->cap, incs->n + 1, sizeof *incs->v)) {
-        incs->oom = true;
-        return;
-    }
-    struct prog_include *e = &incs->v[incs->n++];
-    *e = (struct prog_include){.req = str_dup(req), .from = str_dup(from), .relative = relative,
-                               .path = path ? str_dup(path) : NULL,
-                               .content = content ? str_ndup(content, len) : NULL, .len = len,
-                               .refused = refused ? str_dup(refused) : NULL};
-    incs->oom |= !e->req || !e->from || (path && !e->path) || (content && !e->content) || (refused && !e->refused);
-}
-
-/* Appends (request, path, bytes) of each file `text` includes, recursively,
- * and keeps each read in incs. */
-static void scan_includes(const struct prog_source *src, const char *text, size_t len, const char *from,
-                          unsigned depth, unsigned *count, struct bytes *b, struct incs *incs)
-{
-    if (depth > PROG_MAX_INCLUDE_DEPTH)   /* deeper, the compile refuses the include */
-        return;
-    size_t pos = 0, n, blanks;
-    const char *rest;
-    while ((rest = prog_next_directive(text, len, &pos, "include", &n, &blanks))) {
-        if (!n || (rest[0] != '"' && rest[0] != '<'))
-            continue;
-        char close = rest[0] == '"' ? '"' : '>';
-        const char *end = memchr(rest + 1, close, n - 1);
-        if (!end || *count >= MAX_INCLUDES)
-            continue;
-        char req[PATH_MAX];
-        snprintf(req, sizeof req, "%.*s", (int)(end - rest - 1), rest + 1);
-        char path[PATH_MAX] = "", why[PATH_MAX + 160];
-        size_t clen = 0;
-        char *content = NULL;
-        kiln_result r = prog_include_read(src, req, close == '"', from, path, sizeof path, &content, &clen, why,
-                                          sizeof why);
-        incs->oom |= r == KILN_ERR_NO_MEMORY;   /* not "not found": the key would describe another program */
-        (*count)++;
-        put_str(b, req);
-        put_str(b, from);
-        /* A refused file keeps its reason: the compile, served from this
-         * snapshot, says why it was refused, not "not found". */
-        note_include(incs, req, from, close == '"', content ? path : NULL, content, clen,
-                     r == KILN_ERR_IO ? why : NULL);
-        if (!content) {
-            put_str(b, "");       /* not found or refused: the compile fails alike */
-            continue;
-        }
-        put_str(b, path);
-        put_field(b, content, clen);
-        scan_includes(src, content, clen, path, depth + 1, count, b, incs);
-        free(content);
-    }
-}
-
 kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len, struct prog_include **includes,
                        uint32_t *include_count)
 {
     struct bytes b = {0};
-    struct incs incs = {0};
     put_str(&b, KEY_FORMAT "-front");
     char ver[64];
     unsigned spv_ver = 0, spv_rev = 0;
@@ -142,18 +77,37 @@ kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len
     }
     free(defs);
     put_field(&b, src->source, src->source_len);
-    unsigned count = 0;
-    scan_includes(src, src->source, src->source_len, src->name, 0, &count, &b, &incs);
-    put_u64(&b, count);
-    if (b.oom || incs.oom) {
+    struct prog_include *incs = NULL;
+    uint32_t count = 0;
+    uint64_t bytes = 0;
+    kiln_result r = prog_include_gather(src, &incs, &count, &bytes);
+    if (r < 0) {
         free(b.p);
-        prog_includes_free(incs.v, incs.n);
+        return r;
+    }
+    /* Each file the scan met, in its order: (request, includer, path and
+     * bytes), or an empty path when it was not found or was refused (the
+     * compile fails alike). */
+    for (uint32_t i = 0; i < count; i++) {
+        put_str(&b, incs[i].req);
+        put_str(&b, incs[i].from);
+        if (!incs[i].content) {
+            put_str(&b, "");
+            continue;
+        }
+        put_str(&b, incs[i].path);
+        put_field(&b, incs[i].content, incs[i].len);
+    }
+    put_u64(&b, count);
+    if (b.oom) {
+        free(b.p);
+        prog_includes_free(incs, count);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile key of %s", src->name);
     }
     *key = b.p;
     *len = b.len;
-    *includes = incs.v;
-    *include_count = incs.n;
+    *includes = incs;
+    *include_count = count;
     return KILN_OK;
 }
 

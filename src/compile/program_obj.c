@@ -11,10 +11,34 @@
 
 #include "compile.h"
 
+static kiln_result create(struct csvc *svc, struct prog_source *src, enum cprio prio, struct prog **out);
+
 kiln_result prog_create(struct csvc *svc, const kiln_program_desc *desc, enum cprio prio, struct prog **out)
 {
     struct prog_source src;
     KILN_TRY(prog_source_init(&src, desc));
+    return create(svc, &src, prio, out);
+}
+
+kiln_result prog_create_sealed(struct csvc *svc, const kiln_program_desc *desc, struct prog_include *files,
+                               uint32_t n, enum cprio prio, struct prog **out)
+{
+    struct prog_source src;
+    kiln_result r = prog_source_init(&src, desc);
+    if (r < 0) {
+        prog_includes_free(files, n);
+        return r;
+    }
+    src.includes = files;
+    src.include_count = n;
+    src.includes_sealed = true;
+    return create(svc, &src, prio, out);
+}
+
+/* Makes the object over src (consumed). */
+static kiln_result create(struct csvc *svc, struct prog_source *srcp, enum cprio prio, struct prog **out)
+{
+    struct prog_source src = *srcp;
     struct prog *p = mem_calloc(1, sizeof *p);
     if (!p || !(p->name = str_dup(src.name))) {
         free(p);

@@ -273,6 +273,20 @@ static kiln_result l_program_create(struct kctx *c, const kiln_program_desc *d, 
     return KILN_OK;
 }
 
+kiln_result ctx_program_create_sealed(struct kctx *c, const kiln_program_desc *d, struct prog_include *files,
+                                      uint32_t n, kiln_program *out)
+{
+    struct prog *p;
+    KILN_TRY(prog_create_sealed(c->svc, d, files, n, CPRIO_NORMAL, &p));
+    kiln_result r = pool_insert(&c->programs, p, "program", &p->id);
+    if (r < 0) {
+        prog_destroy(p);
+        return r;
+    }
+    out->id = p->id;
+    return KILN_OK;
+}
+
 static kiln_result l_program_destroy(struct kctx *c, kiln_program h)
 {
     struct prog *p;

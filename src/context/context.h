@@ -121,6 +121,13 @@ KILN_NODISCARD kiln_result ctx_create(const kiln_context_desc *desc, uint32_t se
  * Callers serialize every call on host's device. */
 KILN_NODISCARD kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint32_t serial,
                                          uint32_t gen_floor, struct kctx **out);
+struct prog_include;
+/* program_create for a server's client: the program's included files came
+ * with it (files, n of them, consumed), and nothing is read from the
+ * server's disk. Callers serialize as for every call on the context. */
+KILN_NODISCARD kiln_result ctx_program_create_sealed(struct kctx *c, const kiln_program_desc *d,
+                                                     struct prog_include *files, uint32_t n, kiln_program *out);
+
 /* The highest generation any of the context's handles carried: a later
  * context given the same serial takes it as its gen_floor (ctx_create_on),
  * so no handle of this one resolves there. */

@@ -28,7 +28,7 @@
 
 /* The protocol's version: a client and a server of other versions do not
  * talk (the server refuses context_create, naming both). */
-#define PIPE_VERSION 1u
+#define PIPE_VERSION 2u   /* 2: a program's included files travel with it */
 
 enum pipe_class { PIPE_CLASS_OBJECT, PIPE_CLASS_DATA, PIPE_CLASS_QUERY, PIPE_CLASS_STATE, PIPE_CLASS_SUBMIT,
                   PIPE_CLASS_WAIT, PIPE_CLASS_ARCHIVE, PIPE_CLASSES };

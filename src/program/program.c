@@ -147,7 +147,9 @@ kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *
         .include_dirs = (const char *const *)src->include_dirs, .include_dir_count = src->include_dir_count,
         .constants = src->constants, .constant_count = src->constant_count,
     };
-    return prog_source_init(dst, &d);
+    KILN_TRY(prog_source_init(dst, &d));
+    dst->includes_sealed = src->includes_sealed;   /* a copy never reads a disk its source could not */
+    return KILN_OK;
 }
 
 kiln_result prog_source_variant(struct prog_source *dst, const struct prog_source *src, const struct prog_define *add,
@@ -470,7 +472,7 @@ static kiln_result include_find(const struct prog_source *src, const char *req, 
 {
     why[0] = 0;
     *out = NULL;
-    if (src->includes) {
+    if (src->includes || src->includes_sealed) {
         /* A snapshot: the files exactly as its first request read them.
          * glslang asks for an "x" it could not open again as <x>; the scan
          * keyed the "x" lookup alone, so a refusal there answers both. */
@@ -530,6 +532,81 @@ kiln_result prog_include_read(const struct prog_source *src, const char *req, bo
 }
 
 static void refusal_forget(struct prog_includer *in);
+
+/* ---- gathering a program's includes ------------------------------------------ */
+
+struct gather {
+    struct prog_include *v;
+    uint32_t n, cap;
+    uint64_t bytes;              /* of the files' contents */
+    bool oom;
+};
+
+static void gather_note(struct gather *g, const char *req, const char *from, bool relative, const char *path,
+                        const char *content, size_t len, const char *refused)
+{
+    if (g->oom || !vec_reserve((void **)&g->v, &g->cap, g->n + 1, sizeof *g->v)) {
+        g->oom = true;
+        return;
+    }
+    struct prog_include *e = &g->v[g->n++];
+    *e = (struct prog_include){.req = str_dup(req), .from = str_dup(from), .relative = relative,
+                               .path = path ? str_dup(path) : NULL,
+                               .content = content ? str_ndup(content, len) : NULL, .len = len,
+                               .refused = refused ? str_dup(refused) : NULL};
+    g->bytes += content ? len : 0;
+    g->oom |= !e->req || !e->from || (path && !e->path) || (content && !e->content) || (refused && !e->refused);
+}
+
+/* Notes each file `text` includes, recursively, as read. */
+static void gather_from(const struct prog_source *src, const char *text, size_t len, const char *from,
+                        unsigned depth, struct gather *g)
+{
+    if (depth > PROG_MAX_INCLUDE_DEPTH)   /* deeper, the compile refuses the include */
+        return;
+    size_t pos = 0, n, blanks;
+    const char *rest;
+    while (!g->oom && (rest = prog_next_directive(text, len, &pos, "include", &n, &blanks))) {
+        if (!n || (rest[0] != '"' && rest[0] != '<'))
+            continue;
+        char close = rest[0] == '"' ? '"' : '>';
+        const char *end = memchr(rest + 1, close, n - 1);
+        if (!end || g->n >= PROG_MAX_INCLUDE_FILES)
+            continue;
+        char req[PATH_MAX];
+        snprintf(req, sizeof req, "%.*s", (int)(end - rest - 1), rest + 1);
+        char path[PATH_MAX] = "", why[PATH_MAX + 160];
+        size_t clen = 0;
+        char *content = NULL;
+        kiln_result r = prog_include_read(src, req, close == '"', from, path, sizeof path, &content, &clen, why,
+                                          sizeof why);
+        g->oom |= r == KILN_ERR_NO_MEMORY;   /* not "not found": the files would describe another program */
+        /* A refused file keeps its reason: a compile served from these
+         * files says why it was refused, not "not found". */
+        gather_note(g, req, from, close == '"', content ? path : NULL, content, clen, r == KILN_ERR_IO ? why : NULL);
+        if (content)
+            gather_from(src, content, clen, path, depth + 1, g);
+        free(content);
+    }
+}
+
+kiln_result prog_include_gather(const struct prog_source *src, struct prog_include **out, uint32_t *count,
+                                uint64_t *bytes)
+{
+    struct gather g = {0};
+    gather_from(src, src->source, src->source_len, src->name, 0, &g);
+    if (g.oom) {
+        prog_includes_free(g.v, g.n);
+        *out = NULL;
+        *count = 0;
+        *bytes = 0;
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory reading the files %s includes", src->name);
+    }
+    *out = g.v;
+    *count = g.n;
+    *bytes = g.bytes;
+    return KILN_OK;
+}
 
 void prog_includer_init(struct prog_includer *in, const struct prog_source *src)
 {

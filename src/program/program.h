@@ -57,6 +57,10 @@ struct prog_source {
      * from exactly the bytes its key holds. NULL: read from disk. */
     struct prog_include *includes;
     uint32_t include_count;
+    /* The snapshot is all there is, even empty: nothing is read from disk
+     * (a server's client's program, whose files are the client's and came
+     * with it; its name is a label, never a path on the server). */
+    bool includes_sealed;
 };
 
 struct prog_include {
@@ -88,7 +92,8 @@ KILN_NODISCARD kiln_result prog_source_init(struct prog_source *src, const kiln_
  * KILN_ERR_INVALID naming the field. A remote client runs them before
  * encoding a desc, so a NULL array never needs a wire form. */
 KILN_NODISCARD kiln_result prog_desc_check(const kiln_program_desc *desc);
-/* Deep-copies a provenance (not its include snapshot). */
+/* Deep-copies a provenance (not its include snapshot; whether it is
+ * sealed, yes). */
 KILN_NODISCARD kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *src);
 /* Deep-copies a provenance with its include snapshot (the variant reads the
  * universal's files as they were) and the given defines added (copied). */
@@ -138,6 +143,23 @@ const char *prog_next_directive(const char *text, size_t len, size_t *pos, const
 
 /* Includes nest at most this deep (the program's own source is depth 0). */
 #define PROG_MAX_INCLUDE_DEPTH 32
+/* At most this many #include lines are followed per program. */
+#define PROG_MAX_INCLUDE_FILES 256
+/* The most bytes of included files a program may bring to a server (the
+ * files a client's program includes travel with it). */
+#define PROG_MAX_BUNDLE_BYTES (32u << 20)
+/* The files a program includes, read once: for each #include line its
+ * source and those files reach (found by a textual scan, resolved the way
+ * the compiler resolves them, following lines under #if branches the
+ * compiler may skip, at most PROG_MAX_INCLUDE_FILES, at most
+ * PROG_MAX_INCLUDE_DEPTH deep), the request, the includer, where it was
+ * found and its bytes, or why it was refused (a file not found has
+ * neither). From src's snapshot when it has one (or is sealed), else from
+ * disk. *out (free with prog_includes_free) in the order met; *bytes the
+ * contents' total. KILN_ERR_NO_MEMORY is the only failure. */
+KILN_NODISCARD kiln_result prog_include_gather(const struct prog_source *src, struct prog_include **out,
+                                               uint32_t *count, uint64_t *bytes);
+
 /* The largest included file read (16 MiB); a larger one is refused unread. */
 #define PROG_MAX_INCLUDE_BYTES (16u << 20)
 

@@ -16,6 +16,7 @@
 
 #include "compile/compile.h"
 #include "pipe/pipe.h"
+#include "program/program.h"
 #include "remote.h"
 #include "remote_private.h"
 
@@ -399,6 +400,65 @@ static kiln_result a_image_readback(struct req *q)
 
 /* ---- programs ------------------------------------------------------------------------------ */
 
+/* A program's included files, as put_includes (client.c) sends them:
+ * at most PROG_MAX_INCLUDE_FILES, their bytes at most
+ * PROG_MAX_BUNDLE_BYTES. On KILN_OK *out (owned: prog_includes_free) holds
+ * *n copies. */
+static kiln_result read_includes(struct req *q, struct prog_include **out, uint32_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    uint32_t count = bytes_read_u32(&q->tail);
+    if (q->tail.overrun)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: its included files' count is missing");
+    if (count > PROG_MAX_INCLUDE_FILES)
+        return KILN_RAISE(KILN_ERR_LIMIT, "program desc: %u included files; at most %u travel with a program",
+                          count, PROG_MAX_INCLUDE_FILES);
+    struct prog_include *v = mem_calloc(count ? count : 1, sizeof *v);
+    if (!v)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a program's %u included files", count);
+    kiln_result r = KILN_OK;
+    uint64_t bytes = 0;
+    uint32_t i = 0;
+    for (; r == KILN_OK && i < count; i++) {
+        const char *req, *from, *path, *content, *refused;
+        size_t len = 0;
+        r = pipe_read_str(&q->tail, &q->arena, "an included file's request", false, &req, NULL);
+        if (r == KILN_OK)
+            r = pipe_read_str(&q->tail, &q->arena, "an included file's includer", false, &from, NULL);
+        uint32_t relative = r == KILN_OK ? bytes_read_u32(&q->tail) : 0;
+        if (r == KILN_OK && (q->tail.overrun || relative > 1))
+            r = KILN_RAISE(KILN_ERR_INVALID, "program desc: included file %u: a bad relative flag", i);
+        if (r == KILN_OK)
+            r = pipe_read_str(&q->tail, &q->arena, "an included file's path", false, &path, NULL);
+        if (r == KILN_OK)
+            r = pipe_read_str(&q->tail, &q->arena, "an included file's bytes", true, &content, &len);
+        if (r == KILN_OK)
+            r = pipe_read_str(&q->tail, &q->arena, "an included file's refusal", false, &refused, NULL);
+        if (r == KILN_OK && (!req || !from))
+            r = KILN_RAISE(KILN_ERR_INVALID, "program desc: included file %u has no request or includer", i);
+        if (r == KILN_OK && content && (bytes += len) > PROG_MAX_BUNDLE_BYTES)
+            r = KILN_RAISE(KILN_ERR_LIMIT, "program desc: its included files hold more than %u bytes, the most "
+                           "that travel with a program", PROG_MAX_BUNDLE_BYTES);
+        if (r < 0)
+            break;
+        struct prog_include *f = &v[i];
+        *f = (struct prog_include){.req = str_dup(req), .from = str_dup(from), .relative = relative,
+                                   .path = path ? str_dup(path) : NULL,
+                                   .content = content ? str_ndup(content, len) : NULL, .len = content ? len : 0,
+                                   .refused = refused ? str_dup(refused) : NULL};
+        if (!f->req || !f->from || (path && !f->path) || (content && !f->content) || (refused && !f->refused))
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a program's included files");
+    }
+    if (r < 0) {
+        prog_includes_free(v, count);   /* calloc'd: the entries not reached are empty */
+        return r;
+    }
+    *out = v;
+    *n = count;
+    return KILN_OK;
+}
+
 static kiln_result a_program_create(struct req *q)
 {
     const struct pipe_rec_program *r = q->rec;
@@ -423,18 +483,31 @@ static kiln_result a_program_create(struct req *q)
     for (uint32_t i = 0; i < d.include_dir_count; i++)
         KILN_TRY(pipe_read_str(&q->tail, &q->arena, "an include folder", false, &dirs[i], NULL));
     bytes_read_copy(&q->tail, constants, (size_t)d.constant_count * sizeof constants[0]);
-    KILN_TRY(tail_done(q, "the program desc"));
+    struct prog_include *files = NULL;
+    uint32_t nfiles = 0;
+    KILN_TRY(read_includes(q, &files, &nfiles));
+    kiln_result res = tail_done(q, "the program desc");
     d.defines = defines;
     d.include_dirs = dirs;
     d.constants = constants;
     lock(q->cl);
-    kiln_result res = quota_objects(q, 1);
+    if (res == KILN_OK)
+        res = quota_objects(q, 1);
     if (res == KILN_OK)
         res = quota_compiles(q);
     unlock(q->cl);
-    KILN_TRY(res);
+    if (res < 0) {
+        prog_includes_free(files, nfiles);
+        return res;
+    }
+    /* Its name is a label and its includes come from its files alone:
+     * nothing of the server's disk is read for it. */
     kiln_program p;
-    KILN_TRY(OP(q, program_create, &d, &p));
+    if (enter(q) == KILN_OK)
+        res = ctx_program_create_sealed(q->c, &d, files, nfiles, &p);
+    else
+        prog_includes_free(files, nfiles);
+    KILN_TRY(leave(q, res));
     put_out(q, &p.id, sizeof p.id);
     return KILN_OK;
 }

@@ -324,6 +324,40 @@ static kiln_result r_image_readback(struct kctx *c, kiln_image i, void *data, ui
     return data_out(rc_of(c), PIPE_OP_image_readback, &rec, data);
 }
 
+/* The files the program includes, read here, on the client's side, as a
+ * local compile would read them, and sent with it: the server reads no
+ * file of its own for a client's program. [u32 count] then per file its
+ * request, includer, [u32 relative], path, bytes and refusal (strings; NULL
+ * where none). */
+static kiln_result put_includes(struct rclient *rc, const kiln_program_desc *d)
+{
+    struct prog_source src;
+    KILN_TRY(prog_source_init(&src, d));
+    struct prog_include *files;
+    uint32_t n;
+    uint64_t bytes;
+    kiln_result r = prog_include_gather(&src, &files, &n, &bytes);
+    prog_source_finish(&src);
+    KILN_TRY(r);
+    if (bytes > PROG_MAX_BUNDLE_BYTES) {
+        prog_includes_free(files, n);
+        return KILN_RAISE(KILN_ERR_LIMIT, "program %s: its included files hold %llu bytes; a kiln server takes at "
+                          "most %u with a program", d->name, (unsigned long long)bytes, PROG_MAX_BUNDLE_BYTES);
+    }
+    bytes_put_u32(&rc->tail, n);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct prog_include *f = &files[i];
+        pipe_put_str(&rc->tail, f->req, SIZE_MAX);
+        pipe_put_str(&rc->tail, f->from, SIZE_MAX);
+        bytes_put_u32(&rc->tail, f->relative);
+        pipe_put_str(&rc->tail, f->path, SIZE_MAX);
+        pipe_put_str(&rc->tail, f->content, f->len);
+        pipe_put_str(&rc->tail, f->refused, SIZE_MAX);
+    }
+    prog_includes_free(files, n);
+    return KILN_OK;
+}
+
 static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *desc, kiln_program *out)
 {
     struct rclient *rc = rc_of(c);
@@ -345,6 +379,7 @@ static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *des
     for (uint32_t i = 0; i < d.include_dir_count; i++)
         pipe_put_str(&rc->tail, d.include_dirs[i], SIZE_MAX);
     bytes_put(&rc->tail, d.constants, (size_t)d.constant_count * sizeof d.constants[0]);
+    KILN_TRY(put_includes(rc, &d));
     rec.source_len = d.source_len > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)d.source_len;
     return ASK(program_create, rec, &out->id);
 }

@@ -515,6 +515,67 @@ TEST(a_handle_of_an_earlier_connection_never_resolves_in_a_later_one)
     server_end(&s);
 }
 
+/* ---- a client's files ---------------------------------------------------------------------- */
+
+static bool put_file(const char *dir, const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    bool ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* A client's program includes files of the client's (beside its name and
+ * through an include folder): they are read on the client's side and
+ * travel with the program, and the result is what a local run computes;
+ * a file changed after the create does not change the program. */
+TEST(a_clients_included_files_travel_with_its_program)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    char dir[64], sub[96], name[128];
+    snprintf(dir, sizeof dir, "%s/src", s.dir);
+    snprintf(sub, sizeof sub, "%s/lib", dir);
+    REQUIRE(mkdir(dir, 0755) == 0 && mkdir(sub, 0755) == 0);
+    REQUIRE(put_file(dir, "near.h", "uint near_value() { return 40u; }\n"));
+    REQUIRE(put_file(sub, "far.h", "#include \"far2.h\"\nuint far_value() { return far2() + 1u; }\n"));
+    REQUIRE(put_file(sub, "far2.h", "uint far2() { return 1u; }\n"));
+    snprintf(name, sizeof name, "%s/main.comp", dir);
+    REQUIRE_OK(server_start(&s, NULL));
+    kiln_context c;
+    REQUIRE_OK(client(&s, &c));
+    const char *src = "#version 450\n#include \"near.h\"\n#include <far.h>\nlayout(local_size_x = 1) in;\n"
+                      "layout(std430, binding = 0) buffer O { uint o[]; };\n"
+                      "void main() { o[0] = near_value() + far_value(); }\n";
+    const char *dirs[] = {sub};
+    kiln_program p;
+    REQUIRE_OK(kiln_program_create(c, &(kiln_program_desc){.source = src, .name = name, .include_dirs = dirs,
+                                                          .include_dir_count = 1},
+                                   &p));
+    REQUIRE(put_file(dir, "near.h", "uint near_value() { return 1000u; }\n"));   /* too late */
+    CHECK_OK(kiln_program_wait(c, p));
+    kiln_buffer b;
+    REQUIRE_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 4}, &b));
+    kiln_scheme sch;
+    kiln_node n;
+    REQUIRE_OK(kiln_scheme_create(c, NULL, &sch));
+    kiln_binding bind = {.binding = 0, .buffer = b};
+    REQUIRE_OK(kiln_scheme_add_node(
+        c, sch, &(kiln_node_desc){.program = p, .bindings = &bind, .binding_count = 1, .groups = {1, 1, 1}}, &n));
+    CHECK_OK(kiln_scheme_submit(c, sch, NULL));
+    uint32_t got = 0;
+    CHECK_OK(kiln_buffer_readback(c, b, 0, &got, sizeof got));
+    CHECK_EQ(got, 42);
+    kiln_context_destroy(c);
+    server_end(&s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_EQ(system(cmd), 0);
+}
+
 /* ---- the server's own state ---------------------------------------------------------------------- */
 
 static uint32_t count_arc(const char *dir)
@@ -618,6 +679,7 @@ int main(int argc, char **argv)
     RUN(a_connection_that_makes_no_context_is_closed_at_its_deadline);
     RUN(out_of_descriptors_the_server_refuses_without_spinning);
     RUN(a_handle_of_an_earlier_connection_never_resolves_in_a_later_one);
+    RUN(a_clients_included_files_travel_with_its_program);
     RUN(a_client_cannot_tidy_the_servers_archive);
     RUN(an_image_past_the_byte_quota_is_refused_before_it_is_allocated);
     return TEST_SUMMARY();

@@ -11,7 +11,10 @@
  * "protocol mismatch". Also pins the catalogue's order (a row's position
  * is its opcode) and the counters' JSON names.
  */
+#define _GNU_SOURCE
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "pipe/pipe.h"
 #include "remote/remote.h"
@@ -187,6 +190,7 @@ static kiln_result program_and_scheme(struct conn *c, uint64_t *prog, uint64_t *
     pipe_put_str(&t, k_src, SIZE_MAX);
     pipe_put_str(&t, "add.comp", SIZE_MAX);
     pipe_put_str(&t, NULL, 0);
+    bytes_put_u32(&t, 0);   /* no included files */
     struct pipe_rec_program pr = {.source_len = (uint32_t)strlen(k_src), .name_len = 8};
     kiln_result r = CALL(c, program_create, pr, &t);
     *prog = out_id(c);
@@ -457,6 +461,91 @@ TEST(stats_json_names)
     CHECK(!strncmp(small, want, sizeof small - 1));
 }
 
+/* A program's includes are the client's: the server answers them from
+ * the files that came with it, and reads none of its own. A client that
+ * sends no files (as a hostile one would) and names a server file by its
+ * absolute path, by a ../ path, through an include folder, and as the
+ * program's own name (where relative includes start) gets "cannot open
+ * include" for each, and no byte of the file reaches its log; the same
+ * program with the file sent along compiles. */
+TEST(a_program_reads_no_file_of_the_servers)
+{
+    char dir[] = "/tmp/kiln-pipe-secret-XXXXXX", secret[128];
+    REQUIRE(mkdtemp(dir));
+    snprintf(secret, sizeof secret, "%s/secret.h", dir);
+    FILE *f = fopen(secret, "w");
+    REQUIRE(f);
+    fputs("uint SERVER_SECRET_TOKEN_9f3 = 1u; garbage(\n", f);
+    fclose(f);
+    struct srv *s;
+    REQUIRE_OK(server(&s));
+    struct conn c;
+    REQUIRE_OK(open_conn(s, &c));
+    REQUIRE_OK(context_create(&c));
+    char inc_abs[256], inc_up[256];
+    snprintf(inc_abs, sizeof inc_abs, "#include \"%s\"\n", secret);
+    snprintf(inc_up, sizeof inc_up, "#include \"../%s/secret.h\"\n", strrchr(dir, '/') + 1);
+    const char *lines[] = {inc_abs, inc_up, "#include <secret.h>\n", "#include \"secret.h\"\n"};
+    for (int k = 0; k < 4; k++) {
+        char src[512];
+        snprintf(src, sizeof src, "#version 450\n%slayout(local_size_x = 1) in;\nvoid main() {}\n", lines[k]);
+        struct bytes t = {0};
+        pipe_put_str(&t, src, SIZE_MAX);
+        pipe_put_str(&t, secret, SIZE_MAX);   /* the name: relative includes start beside it */
+        pipe_put_str(&t, NULL, 0);
+        pipe_put_str(&t, dir, SIZE_MAX);      /* an include folder */
+        bytes_put_u32(&t, 0);                 /* and no files */
+        struct pipe_rec_program pr = {.source_len = (uint32_t)strlen(src), .name_len = (uint32_t)strlen(secret),
+                                      .include_dir_count = 1};
+        CHECK_OK(CALL(&c, program_create, pr, &t));
+        struct pipe_rec_handle w = {out_id(&c)};
+        CHECK_EQ(CALL(&c, program_wait, w, NULL), KILN_ERR_COMPILE);
+        struct pipe_rec_list l = {.id = w.id, .cap = 4000};
+        (void)CALL(&c, program_log, l, NULL);
+        char log[4200] = "";
+        if (c.out && c.out_len > 8)   /* the log's full length (u64), then its bytes */
+            memcpy(log, c.out + 8, KILN_MIN(c.out_len - 8, sizeof log - 1));
+        CHECK(strstr(log, "cannot open include") != NULL);
+        CHECK(strstr(log, "SERVER_SECRET_TOKEN") == NULL && strstr(c.msg, "SERVER_SECRET_TOKEN") == NULL);
+        if (!strstr(log, "cannot open include"))
+            fprintf(stderr, "include %d: log: %s / %s\n", k, log, c.msg);
+        free(t.p);
+    }
+    /* Sent along, the file serves. */
+    const char *src = "#version 450\n#include \"lib.h\"\nlayout(local_size_x = 1) in;\n"
+                      "layout(std430, binding = 0) buffer O { uint o[]; };\nvoid main() { o[0] = lib(); }\n";
+    struct bytes t = {0};
+    pipe_put_str(&t, src, SIZE_MAX);
+    pipe_put_str(&t, "m.comp", SIZE_MAX);
+    pipe_put_str(&t, NULL, 0);
+    bytes_put_u32(&t, 1);
+    pipe_put_str(&t, "lib.h", SIZE_MAX);
+    pipe_put_str(&t, "m.comp", SIZE_MAX);
+    bytes_put_u32(&t, 1);
+    pipe_put_str(&t, "lib.h", SIZE_MAX);
+    pipe_put_str(&t, "uint lib() { return 7u; }\n", SIZE_MAX);
+    pipe_put_str(&t, NULL, 0);
+    struct pipe_rec_program pr = {.source_len = (uint32_t)strlen(src), .name_len = 6};
+    CHECK_OK(CALL(&c, program_create, pr, &t));
+    struct pipe_rec_handle w = {out_id(&c)};
+    CHECK_OK(CALL(&c, program_wait, w, NULL));
+    free(t.p);
+    /* A count past the bound is refused before anything is read. */
+    t = (struct bytes){0};
+    pipe_put_str(&t, src, SIZE_MAX);
+    pipe_put_str(&t, "m.comp", SIZE_MAX);
+    pipe_put_str(&t, NULL, 0);
+    bytes_put_u32(&t, 100000);
+    CHECK_EQ(CALL(&c, program_create, pr, &t), KILN_ERR_LIMIT);
+    CHECK_REPLY(&c, "at most 256 travel with a program");
+    free(t.p);
+    close_conn(&c);
+    srv_destroy(s);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_EQ(system(cmd), 0);
+}
+
 int main(void)
 {
     RUN(foreign_handles_refused);
@@ -464,5 +553,6 @@ int main(void)
     RUN(broken_heads_end_the_connection);
     RUN(catalogue_order);
     RUN(stats_json_names);
+    RUN(a_program_reads_no_file_of_the_servers);
     return TEST_SUMMARY();
 }
