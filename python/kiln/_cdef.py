@@ -497,7 +497,10 @@ typedef struct kiln_server_desc {
     uint32_t max_objects;
     uint64_t max_bytes;
     uint32_t max_compiles;
+    uint32_t max_clients;
+    uint32_t hello_timeout_ms;
 } kiln_server_desc;
+ kiln_server_desc kiln_server_desc_defaults(const kiln_server_desc *desc);
  kiln_result kiln_server_create(const kiln_server_desc *desc, kiln_server **out);
  kiln_result kiln_server_run(kiln_server *server);
  void kiln_server_stop(kiln_server *server);

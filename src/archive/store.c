@@ -195,8 +195,9 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const str
      * writes or removes: a device pair's folder that is a link is refused
      * by name. */
     char real[PATH_MAX];
-    if (mkdirs(root) == KILN_OK && realpath(root, real) && strlen(real) < sizeof root)
-        snprintf(root, sizeof root, "%s", real);
+    size_t real_len;
+    if (mkdirs(root) == KILN_OK && realpath(root, real) && (real_len = strlen(real)) < sizeof root)
+        memcpy(root, real, real_len + 1);
     err_clear();
     pair_folder(s->dir, sizeof s->dir, root, caps);
     struct stat lst;

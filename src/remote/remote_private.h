@@ -25,7 +25,7 @@ struct srv_conn;
 
 /* Warnings a client can cause, each rate-limited on its own. */
 enum srv_warn_kind { SRV_WARN_HELLO, SRV_WARN_GONE, SRV_WARN_UID, SRV_WARN_FULL, SRV_WARN_SLOW, SRV_WARN_START,
-                     SRV_WARN_COUNT };
+                     SRV_WARN_FDS, SRV_WARN_FDS_BACK, SRV_WARN_COUNT };
 struct srv_warn_rate {
     uint64_t last_ns;            /* the last one logged */
     uint64_t quiet;              /* held back since */

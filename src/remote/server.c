@@ -150,12 +150,15 @@ static bool admit(struct srv_conn *cn, uint64_t deadline)
     struct ucred cred = {0};
     int fd = cn->accepted;
     cn->accepted = -1;
-    if (tp_accept_hello(fd, left_ns(deadline), &cn->tp, &cred) < 0) {
+    kiln_result r = tp_accept_hello(fd, left_ns(deadline), &cn->tp, &cred);
+    if (r < 0) {
         /* A client that died as it connected is no news; anything else
-         * at the socket that is not a kiln client is. */
+         * at the socket that is not a kiln client is, and so is a server
+         * out of descriptors (said with the accept loop's, at the same
+         * rate). */
         bool gone = strstr(err_last(), "closed before") != NULL;
-        srv_warn(s, gone ? SRV_WARN_GONE : SRV_WARN_HELLO, gone ? LOG_INFO : LOG_WARN,
-                 "kiln serve: a connection refused: %s", err_last());
+        srv_warn(s, r == KILN_ERR_LIMIT ? SRV_WARN_FDS : gone ? SRV_WARN_GONE : SRV_WARN_HELLO,
+                 gone ? LOG_INFO : LOG_WARN, "kiln serve: a connection refused: %s", err_last());
         return false;
     }
     int peer = tp_peer_fd(cn->tp);
@@ -483,9 +486,12 @@ static void refuse(int fd, kiln_result code, const char *why)
 static bool out_of_descriptors(struct srv *s, int err)
 {
     if (!s->fds_short) {
+        /* An episode can flap (a refused client's close frees a
+         * descriptor for one accept): its warning is rate-limited too. */
         s->fds_short = true;
-        log_warn("kiln serve: out of descriptors (%s): new clients are refused until some close (serving %u; "
-                 "raise the descriptor limit, ulimit -n, or lower --max-clients)", strerror(err), s->live);
+        srv_warn(s, SRV_WARN_FDS, LOG_WARN, "kiln serve: out of descriptors (%s): new clients are refused until "
+                 "some close (serving %u; raise the descriptor limit, ulimit -n, or lower --max-clients)",
+                 strerror(err), s->live);
     }
     s->fds_refused++;
     if (s->reserve_fd < 0)
@@ -529,8 +535,8 @@ kiln_result srv_run(struct srv *s)
             continue;
         }
         if (s->fds_short) {
-            log_info("kiln serve: descriptors again: %llu connections were refused meanwhile",
-                     (unsigned long long)s->fds_refused);
+            srv_warn(s, SRV_WARN_FDS_BACK, LOG_INFO, "kiln serve: descriptors again: %llu connections were refused "
+                     "for want of them", (unsigned long long)s->fds_refused);
             s->fds_short = false;
             s->fds_refused = 0;
         }

@@ -301,7 +301,9 @@ TEST(a_connection_that_makes_no_context_is_closed_at_its_deadline)
 {
     struct server s;
     REQUIRE(folder_make(&s));
-    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.hello_timeout_ms = 300}));
+    /* Long enough for an honest client to make its context on a loaded
+     * machine under a sanitizer; the test waits the deadline out once. */
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.hello_timeout_ms = 2000}));
     kiln_context idle;
     REQUIRE_OK(client(&s, &idle));
     int mute = raw_connect(s.path), half = raw_connect(s.path);
@@ -316,7 +318,7 @@ TEST(a_connection_that_makes_no_context_is_closed_at_its_deadline)
     CHECK(closed_within(half, 20000));
     close(mute);
     close(half);
-    nap_ms(400);   /* past the deadline: a client with a context stays */
+    nap_ms(2500);   /* past the deadline: a client with a context stays */
     kiln_buffer b;
     CHECK_OK(kiln_buffer_create(idle, &(kiln_buffer_desc){.size = 256}, &b));
     kiln_context_destroy(idle);
@@ -459,6 +461,12 @@ TEST(out_of_descriptors_the_server_refuses_without_spinning)
      * shortage first), never once a spin. */
     unsigned said = lines_with(log, "out of descriptors");
     CHECK(said >= 1 && said <= 3);
+    if (said < 1 || said > 3) {
+        char cmd[160];
+        snprintf(cmd, sizeof cmd, "grep 'out of descriptors' '%s' | head -20 >&2", log);
+        if (system(cmd)) {
+        }
+    }
     for (unsigned i = 0; i < nheld; i++)
         close(held[i]);
     /* Served again: a client of the mock device round-trips a buffer. */
