@@ -28,6 +28,9 @@ void kb_note_submit(struct kb_device *d, uint64_t ticket, const char *what)
     struct kb_submit_note *n = &d->notes[ticket % KB_NOTES];
     n->ticket = ticket;
     n->at_ns = time_now_ns();
+    n->owner = d->owner;
+    n->timeout_ns = d->owner ? d->owner_timeout_ns : d->timeout_ns;
+    n->faulted = false;
     snprintf(n->what, sizeof n->what, "%s", what ? what : "a submit");
     if (d->trace) {   /* every submit passes here: nothing more without a trace */
         char name[32];
@@ -54,9 +57,9 @@ void kb_trace_done(struct kb_device *d, uint64_t *traced)
 }
 
 /* The note of ticket, or NULL when it has been written over. */
-static const struct kb_submit_note *note(const struct kb_device *d, uint64_t ticket)
+static struct kb_submit_note *note(struct kb_device *d, uint64_t ticket)
 {
-    const struct kb_submit_note *n = &d->notes[ticket % KB_NOTES];
+    struct kb_submit_note *n = &d->notes[ticket % KB_NOTES];
     return n->ticket == ticket ? n : NULL;
 }
 
@@ -128,25 +131,41 @@ kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeou
             d->progress_ns = now;
         }
         uint64_t wait_for = ticket, wait_until = until;
-        if (d->timeout_ns) {
-            /* The oldest unfinished submit, and when its clock started. */
-            uint64_t next = done + 1;
-            const struct kb_submit_note *n = note(d, next);
+        /* The oldest unfinished submit, judged by its own bound (its
+         * owner's), and when its clock started. */
+        uint64_t next = done + 1;
+        struct kb_submit_note *n = note(d, next);
+        uint64_t bound = n ? n->timeout_ns : d->timeout_ns;
+        if (bound && !(n && n->faulted)) {
             uint64_t began = KILN_MAX(n ? n->at_ns : 0, d->progress_ns);
             if (!began)   /* its submit no longer noted, and no progress seen yet: from now */
                 began = d->progress_ns = now;
-            uint64_t deadline = began > UINT64_MAX - d->timeout_ns ? UINT64_MAX : began + d->timeout_ns;
+            uint64_t deadline = began > UINT64_MAX - bound ? UINT64_MAX : began + bound;
             if (now >= deadline) {
                 char what[240];
                 if (n)
                     snprintf(what, sizeof what, "%s", n->what);
                 else
                     snprintf(what, sizeof what, "submit %llu", (unsigned long long)next);
-                return kb_lose(d, KB_LOST_TIMEOUT,
-                               "device lost: %s did not finish within %.3f s of its start (the context's device "
-                               "timeout: device_timeout_ms or KILN_DEVICE_TIMEOUT_S); every call on this context now "
-                               "fails with KILN_ERR_DEVICE_LOST: destroy it",
-                               what, (double)(now - began) / 1e9);
+                if (!n || !n->owner || !d->fault)
+                    return kb_lose(d, KB_LOST_TIMEOUT,
+                                   "device lost: %s did not finish within %.3f s of its start (the context's device "
+                                   "timeout: device_timeout_ms or KILN_DEVICE_TIMEOUT_S); every call on this context "
+                                   "now fails with KILN_ERR_DEVICE_LOST: destroy it",
+                                   what, (double)(now - began) / 1e9);
+                /* One owner's runaway work: that owner is at fault, the
+                 * device and the others go on (their work waits behind
+                 * it, uncharged). */
+                char why[768];
+                snprintf(why, sizeof why, "device lost for this context: %s did not finish within %.3f s of its "
+                         "start (its device timeout: device_timeout_ms, or the server's KILN_DEVICE_TIMEOUT_S); the "
+                         "device serves the server's other clients on, and every call on this context now fails "
+                         "with KILN_ERR_DEVICE_LOST: destroy it", what, (double)(now - began) / 1e9);
+                n->faulted = true;
+                d->fault(d->fault_ud, n->owner, why);
+                if (n->owner == d->owner)
+                    return err_raise(KILN_ERR_DEVICE_LOST, __FILE__, __LINE__, "%s", why);
+                continue;
             }
             wait_for = next;
             wait_until = KILN_MIN(wait_until, deadline);

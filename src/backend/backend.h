@@ -22,7 +22,9 @@
  * nothing for that long: the clock of the oldest unfinished submit starts at
  * the later of its submit and the moment kiln last saw the device finish a
  * submit, so work queued behind other work is not charged for its wait.
- * Every wait is bounded by it (a wait "for ever" means "while the device
+ * Each submit is judged by its owner's bound (kb_device.owner): a server's
+ * client's runaway work faults that client, not the device. Every wait is
+ * bounded by it (a wait "for ever" means "while the device
  * lives"). Once lost, kb_live, kb_submit and kb_ticket_wait refuse with
  * KILN_ERR_DEVICE_LOST and the first reason. A lost device whose work has
  * not finished is abandoned at destroy (kb_abandon): a CPU driver cannot
@@ -69,8 +71,23 @@ struct kb_device {
     uint64_t seen_done, progress_ns;       /* the done counter as last seen, and when it last moved */
     struct kb_submit_note {
         uint64_t ticket, at_ns;
+        const void *owner;                 /* who submitted it (kb_device.owner then); NULL: the device's own */
+        uint64_t timeout_ns;               /* its runaway bound: its owner's, or the device's; 0 = none */
+        bool faulted;                      /* past its bound and its owner told (kb_device.fault) */
         char what[200];
     } notes[KB_NOTES];                     /* by ticket % KB_NOTES */
+    /* Work of many owners on one device (a server's clients): the owner
+     * whose call runs now and its runaway bound, set by the caller while
+     * it holds the device (NULL: the device's own context, with
+     * timeout_ns). A submit past its owner's bound is that owner's fault
+     * alone: fault is called with the owner and the reason (once a
+     * submit), the device is not lost, and only that owner's waits end
+     * with KILN_ERR_DEVICE_LOST; other owners' work queued behind it is
+     * not charged for the time it takes. */
+    const void *owner;
+    uint64_t owner_timeout_ns;
+    void (*fault)(void *ud, const void *owner, const char *why);
+    void *fault_ud;
     /* The context's trace (base/trace.h), NULL when it writes none: the
      * device's modules (backend, compile service, schemes, predictor) add
      * their events to it. Set once, before any work. */

@@ -35,9 +35,56 @@
 struct kb_device *ctx_device(struct kctx *c) { return c->dev; }
 #endif
 
-kiln_result ctx_live(struct kctx *c) { return c->dev ? kb_live(c->dev) : KILN_OK; }
+kiln_result ctx_live(struct kctx *c)
+{
+    if (atomic_load(&c->fault))
+        return KILN_RAISE(KILN_ERR_DEVICE_LOST, "%s", c->fault_why);
+    return c->dev ? kb_live(c->dev) : KILN_OK;
+}
 
-kiln_result ctx_seen(struct kctx *c, kiln_result r) { return c->dev ? kb_seen(c->dev, r) : r; }
+void ctx_device_enter(struct kctx *c)
+{
+    if (c->dev && c->host) {
+        c->dev->owner = c;
+        c->dev->owner_timeout_ns = c->timeout_ns;
+    }
+}
+
+void ctx_device_leave(struct kctx *c)
+{
+    if (c->dev && c->host) {
+        c->dev->owner = NULL;
+        c->dev->owner_timeout_ns = 0;
+    }
+}
+
+void ctx_client_fault(void *ud, const void *owner, const char *why)
+{
+    (void)ud;
+    struct kctx *c = (struct kctx *)owner;
+    if (atomic_load(&c->fault))
+        return;
+    snprintf(c->fault_why, sizeof c->fault_why, "%s", why);
+    atomic_store(&c->fault, true);
+    log_warn("%s", why);
+}
+
+kiln_result ctx_drain(struct kctx *c, uint64_t slice_ns)
+{
+    if (!c->dev || !c->last_ticket || kb_ticket_done(c->dev) >= c->last_ticket)
+        return KILN_OK;
+    ctx_device_enter(c);
+    kiln_result r = kb_ticket_wait(c->dev, c->last_ticket, slice_ns);
+    ctx_device_leave(c);
+    return r;
+}
+
+kiln_result ctx_seen(struct kctx *c, kiln_result r)
+{
+    if (r == KILN_ERR_DEVICE_LOST && atomic_load(&c->fault))
+        return r;   /* this client's own fault: the device is not lost for it */
+    return c->dev ? kb_seen(c->dev, r) : r;
+}
 
 /* ---- context ------------------------------------------------------------------------ */
 
@@ -923,6 +970,9 @@ kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint
     c->dev = host->dev;
     c->svc = host->svc;
     c->archive = host->archive;
+    /* Its own runaway bound: a job that ends in DEVICE_LOST after 1 s
+     * locally does so served too, and it faults this client alone. */
+    c->timeout_ns = d.device_timeout_ms ? d.device_timeout_ms * 1000000ull : host->dev->timeout_ns;
     spec_cache_init(&c->spec, c->svc, c->dev->ops->layout_follows_signature, d.specialization);
     per_context_settings(c, &d);
     *out = c;

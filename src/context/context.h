@@ -84,6 +84,14 @@ struct kctx {
      * owner serializes every call on the device (remote/server.c). NULL: a
      * context that owns them. */
     struct kctx *host;
+    /* A client context's own runaway bound (its desc's device_timeout_ms,
+     * else its host's), and its fault: its work ran past it. The device
+     * is not lost for that (kb_device.owner): this context alone fails
+     * every later call with KILN_ERR_DEVICE_LOST and fault_why. fault is
+     * set once, under the host's device lock; fault_why before it. */
+    uint64_t timeout_ns;
+    _Atomic bool fault;
+    char fault_why[768];
     kiln_context_desc made_with;   /* a host's desc, filled in; its strings NULL (for ctx_create_on) */
     struct pool buffers, programs, schemes, nodes, images;
     uint64_t last_ticket;       /* the newest ticket issued */
@@ -143,6 +151,20 @@ struct kb_device *ctx_device(struct kctx *c);
 /* KILN_ERR_DEVICE_LOST naming what was running when c's device was lost,
  * else KILN_OK: api/ asks before every call (lock held). */
 KILN_NODISCARD kiln_result ctx_live(struct kctx *c);
+/* A server's calls on a client context run between these (the host's
+ * device lock held): the device then knows whose work it is given
+ * (kb_device.owner), and judges it by that client's bound. */
+void ctx_device_enter(struct kctx *c);
+void ctx_device_leave(struct kctx *c);
+/* The host device's fault callback (kb_device.fault): owner, a client
+ * context of it, is latched at fault with why. */
+void ctx_client_fault(void *ud, const void *owner, const char *why);
+/* Waits up to slice_ns for every submit of the context to finish, its
+ * fault notwithstanding (the host's device lock held): KILN_OK when they
+ * have, KILN_ERR_TIMEOUT when not yet, KILN_ERR_DEVICE_LOST when the
+ * device is. A faulted client's work may still run: its objects are freed
+ * only once it ends. */
+kiln_result ctx_drain(struct kctx *c, uint64_t slice_ns);
 /* r, after latching c's device lost if r is KILN_ERR_DEVICE_LOST (any op
  * may report it): api/ passes every call's result through (lock held). */
 kiln_result ctx_seen(struct kctx *c, kiln_result r);

@@ -44,6 +44,7 @@ static void unlock(struct srv_client *cl) { pthread_mutex_unlock(&cl->srv->host_
 static kiln_result enter(struct req *q)
 {
     lock(q->cl);
+    ctx_device_enter(q->c);
     q->live = ctx_live(q->c);
     return q->live;
 }
@@ -51,6 +52,7 @@ static kiln_result enter(struct req *q)
 static kiln_result leave(struct req *q, kiln_result r)
 {
     r = q->live == KILN_OK ? ctx_seen(q->c, r) : q->live;
+    ctx_device_leave(q->c);
     unlock(q->cl);
     return r;
 }
@@ -875,6 +877,15 @@ void srv_client_close(struct srv_client *cl)
          * context's own order (its work waited for, schemes before the
          * programs and buffers they use). */
         uint32_t high = ctx_gen_high(cl->ctx);
+        /* Its work ends first, waited for in slices with the device let
+         * go between them: a client whose work ran past its bound (still
+         * running) delays only itself, and nothing of its is freed under
+         * that work. */
+        for (kiln_result r = KILN_ERR_TIMEOUT; r == KILN_ERR_TIMEOUT;) {
+            lock(cl);
+            r = ctx_drain(cl->ctx, SLICE_NS);
+            unlock(cl);
+        }
         lock(cl);
         cl->ctx->ops->destroy(cl->ctx);
         unlock(cl);

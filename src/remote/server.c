@@ -402,6 +402,11 @@ kiln_result srv_create(const kiln_server_desc *desc, struct srv **out)
     }
     if (r == KILN_OK)
         r = ctx_create(d.context, s->next_serial, &s->host);
+    if (r == KILN_OK && s->host->dev) {
+        /* A client's runaway work is that client's fault, not the device's. */
+        s->host->dev->fault = ctx_client_fault;
+        s->host->dev->fault_ud = NULL;
+    }
     if (r == KILN_OK && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK))
         r = KILN_RAISE(KILN_ERR_IO, "pipe: %s", strerror(errno));
     if (r < 0) {

@@ -38,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/mock/mock.h"
+#include "remote/remote_private.h"
 #include "test.h"
 #include "transport/transport.h"
 
@@ -523,6 +525,86 @@ TEST(a_handle_of_an_earlier_connection_never_resolves_in_a_later_one)
     server_end(&s);
 }
 
+/* ---- device faults are per client ------------------------------------------------------------ */
+
+struct job {
+    kiln_buffer buf;
+    kiln_program prog;
+    kiln_scheme sch;
+};
+
+static kiln_result job_make(kiln_context c, struct job *j)
+{
+    static const char *src = "#version 450\nlayout(local_size_x = 1) in;\n"
+                             "layout(std430, binding = 0) buffer O { uint o[]; };\nvoid main() { o[0] += 1u; }\n";
+    KILN_TRY(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 16}, &j->buf));
+    KILN_TRY(kiln_program_create(c, &(kiln_program_desc){.source = src, .name = "inc.comp"}, &j->prog));
+    KILN_TRY(kiln_program_wait(c, j->prog));
+    KILN_TRY(kiln_scheme_create(c, NULL, &j->sch));
+    kiln_binding b = {.binding = 0, .buffer = j->buf};
+    kiln_node n;
+    return kiln_scheme_add_node(
+        c, j->sch, &(kiln_node_desc){.program = j->prog, .bindings = &b, .binding_count = 1, .groups = {1, 1, 1}},
+        &n);
+}
+
+/* The mock device's hang switch, thrown with the device held as the
+ * server holds it. */
+static void hang(struct server *s, bool on)
+{
+    struct srv *srv = srv_of(s->ks);
+    pthread_mutex_lock(&srv->host_lock);
+    mockb_hang(srv->host->dev, on);
+    pthread_mutex_unlock(&srv->host_lock);
+}
+
+/* A client's work that outlives its own device_timeout_ms faults that
+ * client alone: its wait and every later call fail with
+ * KILN_ERR_DEVICE_LOST naming its work, the device is not lost, another
+ * client's work goes on, and a new client is served. Time the device
+ * spends on another client's work is not charged: a client whose submit
+ * waits behind another's hung one sees its wait time out, not a loss. */
+TEST(a_clients_runaway_work_faults_that_client_alone)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.context = &(kiln_context_desc){.backend = KILN_BACKEND_MOCK}}));
+    kiln_context a, b;
+    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.remote = s.remote, .device_timeout_ms = 300}, &a));
+    REQUIRE_OK(client(&s, &b));
+    struct job ja, jb;
+    REQUIRE_OK(job_make(a, &ja));
+    REQUIRE_OK(job_make(b, &jb));
+    /* b's submit hangs first; a's waits behind it, uncharged. */
+    hang(&s, true);
+    kiln_ticket tb, ta;
+    REQUIRE_OK(kiln_scheme_submit(b, jb.sch, &tb));
+    REQUIRE_OK(kiln_scheme_submit(a, ja.sch, &ta));
+    CHECK_RESULT(kiln_ticket_wait(a, ta, 900ull * 1000 * 1000), KILN_ERR_TIMEOUT);
+    hang(&s, false);
+    CHECK_OK(kiln_ticket_wait(a, ta, UINT64_MAX));
+    CHECK_OK(kiln_ticket_wait(b, tb, UINT64_MAX));
+    /* Now a's own work hangs past its 300 ms. */
+    hang(&s, true);
+    REQUIRE_OK(kiln_scheme_submit(a, ja.sch, &ta));
+    CHECK_RESULT(kiln_ticket_wait(a, ta, UINT64_MAX), KILN_ERR_DEVICE_LOST);
+    CHECK_MSG("device lost for this context");
+    CHECK_MSG("did not finish within");
+    CHECK(!kb_is_lost(srv_of(s.ks)->host->dev));
+    hang(&s, false);
+    kiln_buffer x;
+    CHECK_RESULT(kiln_buffer_create(a, &(kiln_buffer_desc){.size = 16}, &x), KILN_ERR_DEVICE_LOST);
+    /* b goes on, and reads what its three submits made. */
+    REQUIRE_OK(kiln_scheme_submit(b, jb.sch, &tb));
+    REQUIRE_OK(kiln_scheme_submit(b, jb.sch, &tb));
+    CHECK_OK(kiln_ticket_wait(b, tb, UINT64_MAX));
+    CHECK_OK(kiln_buffer_create(b, &(kiln_buffer_desc){.size = 16}, &x));
+    kiln_context_destroy(a);
+    kiln_context_destroy(b);
+    CHECK(honest_round(&s));
+    server_end(&s);
+}
+
 /* ---- a client's files ---------------------------------------------------------------------- */
 
 static bool put_file(const char *dir, const char *name, const char *text)
@@ -687,6 +769,7 @@ int main(int argc, char **argv)
     RUN(a_connection_that_makes_no_context_is_closed_at_its_deadline);
     RUN(out_of_descriptors_the_server_refuses_without_spinning);
     RUN(a_handle_of_an_earlier_connection_never_resolves_in_a_later_one);
+    RUN(a_clients_runaway_work_faults_that_client_alone);
     RUN(a_clients_included_files_travel_with_its_program);
     RUN(a_client_cannot_tidy_the_servers_archive);
     RUN(an_image_past_the_byte_quota_is_refused_before_it_is_allocated);
