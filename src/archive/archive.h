@@ -59,6 +59,8 @@
  * this many bytes of sources into one pack). A larger file is refused
  * unread. */
 #define ARC_MAX_FILE (16ull << 30)
+/* Archive files this small are read whole at open (arc_file_open_path). */
+#define ARC_READ_WHOLE (8u << 20)
 
 enum arc_kind { ARC_FRONT = 1, ARC_BACK = 2, ARC_NOTE = 3 };
 
@@ -106,7 +108,8 @@ void arc_writer_finish(struct arc_writer *w);
 /* ---- reading ------------------------------------------------------------------ */
 
 struct arc_file {
-    const uint8_t *data;      /* held in memory: borrowed, the caller keeps it alive and unchanged */
+    const uint8_t *data;      /* held in memory: borrowed (the caller keeps it alive and unchanged), or owned */
+    uint8_t *owned;           /* data when the file read it whole (arc_file_open_path), freed at close */
     int fd;                   /* on disk: the file's descriptor, owned (-1 in memory) */
     bool on_disk;             /* read with pread on fd, never mapped */
     size_t size;              /* its size when opened */
@@ -129,7 +132,10 @@ KILN_NODISCARD kiln_result arc_file_open(struct arc_file *f, const void *data, s
  * mapped, so a file cut, rewritten or replaced under a running process
  * (`cp` over it truncates it first) makes lookups miss, counted as
  * ARC_CORRUPT, and never raises SIGBUS. Only the header, footer and index
- * are read here (a file with no good index is scanned once). The file is
+ * are read here (a file with no good index is scanned once). A file of at
+ * most ARC_READ_WHOLE bytes (most run archives) is read whole instead and
+ * served from memory: no system call per lookup, and nothing done to the
+ * file afterwards changes what it serves. The file is
  * opened without blocking (O_NONBLOCK: a FIFO or device planted under an
  * archive name never hangs the opener) and checked before a byte is read:
  * anything but a regular file fails with KILN_ERR_IO ("not a regular

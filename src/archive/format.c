@@ -474,6 +474,30 @@ kiln_result arc_file_open_path(struct arc_file *f, const char *path, const struc
         return KILN_RAISE(KILN_ERR_IO, "%s", why);
     }
     *f = (struct arc_file){.fd = fd, .on_disk = true, .size = (size_t)size};
+    if (size <= ARC_READ_WHOLE) {
+        /* A small file is read once, whole, and served from memory: no
+         * system call per lookup, and what was read cannot change. A
+         * file cut meanwhile holds what was there. */
+        uint8_t *p = mem_alloc(size ? (size_t)size : 1);
+        size_t got = 0;
+        while (p && got < size) {
+            ssize_t n = pread(fd, p + got, (size_t)size - got, (off_t)got);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+        }
+        if (p) {
+            close(fd);
+            *f = (struct arc_file){.data = p, .owned = p, .fd = -1, .size = got};
+            f->whole = arc_header_check(p, got, dev);
+            kiln_result r = list_entries(f);
+            if (r < 0)
+                arc_file_close(f);
+            return r;
+        }
+    }
     uint8_t head[ARC_HEADER_SIZE];
     size_t n = (size_t)KILN_MIN(size, (uint64_t)sizeof head);
     f->whole = read_at(f, 0, head, n) ? arc_header_check(head, n, dev) : ARC_CORRUPT;
@@ -487,6 +511,7 @@ void arc_file_close(struct arc_file *f)
 {
     if (f->on_disk && f->fd >= 0)
         close(f->fd);
+    free(f->owned);
     free(f->refs);
     *f = (struct arc_file){.fd = -1};
 }

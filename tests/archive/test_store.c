@@ -547,28 +547,58 @@ static bool pair_dir(char *out, size_t cap)
     return true;
 }
 
-/* Files changed under an open store: one cut to nothing (as `cp` over it
- * does first), one cut in the middle of its entries, one rewritten in
- * place with other bytes, one replaced by rename. Lookups of the changed
- * files' entries miss and are counted corrupt, never raise SIGBUS (the
- * archive kept them mapped once); the replaced file still serves the
- * entries it had when opened (its descriptor keeps the old file); the
- * store closes cleanly. */
+/* put_entries, then one entry of pad bytes: a file past ARC_READ_WHOLE,
+ * which the store reads where it lies rather than whole. */
+static bool put_entries_padded(const char *dir, const char *name, uint32_t first, uint32_t n, size_t len, size_t pad)
+{
+    kiln_caps caps = test_caps();
+    struct arc_device dev;
+    arc_device_from_caps(&dev, &caps);
+    struct arc_writer w;
+    arc_writer_init(&w, &dev);
+    uint8_t value[256];
+    for (uint32_t i = 0; i < n && len <= sizeof value; i++) {
+        char key[32];
+        entry_of(first + i, key, value, len);
+        arc_writer_add(&w, ARC_FRONT, key, strlen(key), value, len);
+    }
+    uint8_t *big = calloc(1, pad ? pad : 1);
+    if (big)
+        arc_writer_add(&w, ARC_BACK, "pad", 3, big, pad);
+    free(big);
+    const uint8_t *data;
+    size_t l;
+    bool ok = arc_writer_close(&w, &data, &l) == KILN_OK && arc_save(dir, name, data, l) == KILN_OK;
+    arc_writer_finish(&w);
+    return ok;
+}
+
+/* Files changed under an open store. Large ones (read where they lie):
+ * one cut to nothing (as `cp` over it does first), one cut in the middle
+ * of its entries, one rewritten in place with other bytes, one replaced by
+ * rename. Lookups of the changed files' entries miss and are counted
+ * corrupt, never raise SIGBUS (the archive kept them mapped once); the
+ * replaced file still serves the entries it had when opened (its
+ * descriptor keeps the old file). A small one (read whole at open) cut to
+ * nothing serves on. The store closes cleanly. */
 TEST(files_cut_or_rewritten_under_an_open_store_miss_never_crash)
 {
     fresh_root();
     char dir[4096], path[4200], tmp[4200];
+    size_t pad = ARC_READ_WHOLE + 4096;
     REQUIRE(pair_dir(dir, sizeof dir));
-    REQUIRE(put_entries(dir, "run-1.arc", 0, 8, 200));
-    REQUIRE(put_entries(dir, "run-2.arc", 8, 8, 200));
-    REQUIRE(put_entries(dir, "run-3.arc", 16, 8, 200));
-    REQUIRE(put_entries(dir, "run-4.arc", 24, 8, 200));
+    REQUIRE(put_entries_padded(dir, "run-1.arc", 0, 8, 200, pad));
+    REQUIRE(put_entries_padded(dir, "run-2.arc", 8, 8, 200, pad));
+    REQUIRE(put_entries_padded(dir, "run-3.arc", 16, 8, 200, pad));
+    REQUIRE(put_entries_padded(dir, "run-4.arc", 24, 8, 200, pad));
+    REQUIRE(put_entries(dir, "run-5.arc", 40, 8, 200));
     struct arc_store s;
     kiln_caps caps = test_caps();
     struct arc_store_config cfg = small_cfg();
     REQUIRE_OK(arc_store_open(&s, &caps, &cfg));
     REQUIRE(s.enabled);
     CHECK_EQ(found_in(&s, 0, 32, 200), 32);
+    CHECK_EQ(found_in(&s, 40, 8, 200), 8);
     snprintf(path, sizeof path, "%s/run-1.arc", dir);
     CHECK_EQ(truncate(path, 0), 0);
     snprintf(path, sizeof path, "%s/run-2.arc", dir);
@@ -580,6 +610,8 @@ TEST(files_cut_or_rewritten_under_an_open_store_miss_never_crash)
     memset(junk, 0x5a, sizeof junk);
     CHECK(pwrite(fd, junk, sizeof junk, 64) > 0);   /* every entry overwritten */
     close(fd);
+    snprintf(path, sizeof path, "%s/run-5.arc", dir);
+    CHECK_EQ(truncate(path, 0), 0);
     REQUIRE(put_entries(dir, "new.tmp", 100, 8, 200));
     snprintf(tmp, sizeof tmp, "%s/new.tmp", dir);
     snprintf(path, sizeof path, "%s/run-4.arc", dir);
@@ -590,6 +622,7 @@ TEST(files_cut_or_rewritten_under_an_open_store_miss_never_crash)
     CHECK_EQ(found_in(&s, 16, 8, 200), 0);
     CHECK_EQ(found_in(&s, 24, 8, 200), 8);
     CHECK_EQ(found_in(&s, 100, 8, 200), 0);   /* the new file was not there at open */
+    CHECK_EQ(found_in(&s, 40, 8, 200), 8);    /* the small one was read whole */
     /* A miss on a cut or rewritten file is corrupt, not absent. */
     char key[32];
     uint8_t want[200];
