@@ -70,6 +70,9 @@ void csvc_config_default(struct csvc_config *c, const struct kb_device *dev)
         .alone_tries = (uint32_t)env_u64("KILN_ALONE_TRIES", 2),
         .slow_s = env_seconds("KILN_SLOW_COMPILE_S", 10),
         .stack_bytes = 16u << 20,
+        .compile_timeout_s = env_seconds("KILN_COMPILE_TIMEOUT_S", 60),
+        .compile_max_bytes = env_size("KILN_COMPILE_MAX_BYTES", 2ull << 30),
+        .compile_in_process = !env_flag("KILN_COMPILE_HELPER", 1),
     };
     if (c->workers == 0)
         c->workers = 1;
@@ -760,8 +763,10 @@ kiln_program_state csvc_status_locked(struct csvc *s, struct cjob *f, struct csv
     if (f->state == CJOB_FAILED || f->state == CJOB_CANCELLED) {
         out->state = KILN_PROGRAM_FAILED;
         out->front = &f->out;
-        out->code = f->fail_code == KILN_ERR_NO_MEMORY || f->fail_code == KILN_ERR_INVALID ? f->fail_code
-                                                                                         : KILN_ERR_COMPILE;
+        out->code = f->fail_code == KILN_ERR_NO_MEMORY || f->fail_code == KILN_ERR_INVALID ||
+                            f->fail_code == KILN_ERR_LIMIT
+                        ? f->fail_code
+                        : KILN_ERR_COMPILE;
         out->error = !f->fail_code && f->out.log && f->out.log[0] ? f->out.log
                      : f->fail_msg[0]                            ? f->fail_msg
                                                                  : "the compile was cancelled";
@@ -956,7 +961,25 @@ static kiln_result count_shared(struct cjob *j)
 /* The compiles run without the lock and return how the job ended; the
  * worker publishes that state under the lock, so nobody sees a job FAILED
  * that is about to be retried. Outputs written here are read only after. */
-static enum cjob_state run_front(struct csvc *s, struct cjob *j)
+/* Whether a running front end is still wanted: its last adopter let go
+ * (a destroyed context's, a gone client's program). Polled by front.c
+ * while the helper runs; takes the service's lock. */
+struct unwanted_ud {
+    struct csvc *s;
+    struct cjob *j;
+};
+static int unwanted(void *ud)
+{
+    struct unwanted_ud *u = ud;
+    pthread_mutex_lock(&u->s->lock);
+    int w = u->s->stopping                                  ? FRONT_STOP
+            : u->j->cancel_requested && u->j->adopters == 0 ? FRONT_UNWANTED
+                                                            : FRONT_WANTED;
+    pthread_mutex_unlock(&u->s->lock);
+    return w;
+}
+
+static enum cjob_state run_front(struct csvc *s, struct cjob *j, struct csvc_worker *w)
 {
     if (s->hooks.front && s->hooks.front(s->hooks.ud, &j->src) < 0) {
         char buf[512];
@@ -1008,11 +1031,21 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j)
         snprintf(j->fail_msg, sizeof j->fail_msg, "%s", buf);
         return CJOB_FAILED;
     }
-    kiln_result r = prog_compile(&j->src, &j->out);
+    struct front_limits lim = {.timeout_ns = (uint64_t)(s->cfg.compile_timeout_s * 1e9),
+                               .max_bytes = s->cfg.compile_max_bytes,
+                               .in_process = s->cfg.compile_in_process,
+                               .wanted = unwanted,
+                               .ud = &(struct unwanted_ud){s, j}};
+    kiln_result r = front_compile(&j->src, &lim, &w->helper, &j->out);
     if (r == KILN_OK)
         r = count_shared(j);
     if (r == KILN_ERR_NO_MEMORY)
         fail_oom(j, kiln_last_error());
+    if (r == KILN_ERR_LIMIT) {
+        j->fail_code = KILN_ERR_LIMIT;
+        snprintf(j->fail_msg, sizeof j->fail_msg, "%s", kiln_last_error());
+        j->stopped_unwanted = strstr(kiln_last_error(), "no longer wanted") != NULL;
+    }
     if (r == KILN_OK && s->archive && s->archive->enabled) {
         j->archived = archive_front(s, j);
         j->qa_miss = s->archive->qa;
@@ -1190,8 +1223,21 @@ static void job_ended(struct csvc *s, struct cjob *j)
         enqueue(s, j);
         return;
     }
+    if (j->kind == CJOB_FRONT && j->stopped_unwanted && j->adopters > 0) {
+        /* Stopped as unwanted, then asked for again before it ended: it
+         * compiles again for its new adopter. */
+        j->stopped_unwanted = false;
+        j->cancel_requested = false;
+        j->fail_code = 0;
+        j->fail_msg[0] = 0;
+        prog_output_finish(&j->out);
+        enqueue(s, j);
+        return;
+    }
+    if (j->state == CJOB_FAILED && j->stopped_unwanted)
+        s->stats.cancelled++;
     if (j->state == CJOB_FAILED) {
-        s->stats.failed++;
+        s->stats.failed += !j->stopped_unwanted;
         if (j->kind == CJOB_FRONT && !j->src.source)
             table_remove(s, j);   /* a request with a source must not adopt a precompile's failure */
         if (j->kind == CJOB_BACK && j->alone)
@@ -1268,7 +1314,7 @@ static void *worker_main(void *arg)
 
         enum cjob_state outcome;
         if (j->kind == CJOB_FRONT) {
-            outcome = run_front(s, j);
+            outcome = run_front(s, j, w);
         } else {
             if (j->alone && kb_cache_create(s->dev, NULL, 0, &alone_cache) < 0)
                 alone_cache = NULL;   /* compile without a cache rather than not at all */
@@ -1298,6 +1344,7 @@ static void *worker_main(void *arg)
         job_ended(s, j);
     }
     pthread_mutex_unlock(&s->lock);
+    front_helper_finish(&w->helper);   /* its input closed: it exits */
     return NULL;
 }
 

@@ -76,6 +76,13 @@ struct csvc_config {
     double slow_s;             /* KILN_SLOW_COMPILE_S (10) */
     int worker_caches;         /* KILN_WORKER_CACHES: 1 on, 0 off; default per device */
     size_t stack_bytes;        /* 16 MiB: glslang recurses deeply */
+    /* One front end's bounds, in the helper process that compiles it
+     * (front.c): KILN_COMPILE_TIMEOUT_S (60 s), KILN_COMPILE_MAX_BYTES
+     * (2 GiB resident); KILN_COMPILE_HELPER=0 compiles in this process,
+     * unbounded. */
+    double compile_timeout_s;
+    uint64_t compile_max_bytes;
+    bool compile_in_process;
 };
 
 /* The defaults, then the environment's overrides. */

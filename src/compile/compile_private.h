@@ -15,6 +15,7 @@
 #define KILN_COMPILE_PRIVATE_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "base/list.h"
 #include "compile.h"
@@ -41,6 +42,7 @@ struct cjob {
     enum cprio prio;
     uint32_t adopters;
     bool cancel_requested;       /* request: the last adopter let go (outcome: its state, CANCELLED if it never ran) */
+    bool stopped_unwanted;       /* its compile helper was killed as no longer wanted (worker, then under lock) */
     struct cont *conts;          /* fired once, when it ends, with the lock held */
     uint32_t cont_count, cont_cap;
     bool conts_fired;
@@ -105,9 +107,17 @@ struct cjob {
     struct list lru_link;        /* in the cache of released results, or unlinked */
 };
 
+/* A worker's compile helper process (front.c). */
+struct front_helper {
+    pid_t pid;                   /* 0: not running */
+    int to, from;                /* pipes to its input and from its output */
+    int status;                  /* its wait status once it ended */
+};
+
 struct csvc_worker {
     struct csvc *svc;
     pthread_t thread;
+    struct front_helper helper;  /* the process its front ends compile in (worker thread only) */
     struct kb_cache *cache;      /* its own pipeline cache, merged into shared at a phase end */
     struct cjob *job;            /* running now, or NULL */
 };
@@ -173,6 +183,38 @@ void csvc_post(struct csvc *svc, struct cjob *job);
 /* Moves a queued job to queue q. */
 void csvc_requeue(struct csvc *svc, struct cjob *job, int q);
 kiln_program_state csvc_status_locked(struct csvc *svc, struct cjob *front, struct csvc_result *out);
+
+/* ---- front.c: front ends in a watched helper process ------------------------------------ */
+
+/* One compile's bounds (0: none), and the question "still wanted?". */
+enum { FRONT_WANTED, FRONT_UNWANTED, FRONT_STOP };
+struct front_limits {
+    uint64_t timeout_ns;         /* KILN_COMPILE_TIMEOUT_S (60 s) */
+    uint64_t max_bytes;          /* KILN_COMPILE_MAX_BYTES (2 GiB), resident */
+    bool in_process;             /* KILN_COMPILE_HELPER=0: prog_compile here, unbounded */
+    /* Polled: FRONT_WANTED, FRONT_UNWANTED (the helper is killed once the
+     * compile has run its grace, 2 s) or FRONT_STOP (killed now: the
+     * service is closing). */
+    int (*wanted)(void *ud);
+    void *ud;
+};
+/* prog_compile in kiln-front (see front.c), the worker's helper h (started
+ * when not running), bounded by lim: past a limit the helper is killed and
+ * the compile fails with KILN_ERR_LIMIT naming the limit (out->log saying
+ * so too); a helper that dies fails it with KILN_ERR_COMPILE. Without a
+ * helper to be found (front_helper_path ""), with h NULL or with
+ * lim->in_process, prog_compile runs here, unbounded. */
+kiln_result front_compile(const struct prog_source *src, const struct front_limits *lim, struct front_helper *h,
+                          struct prog_output *out);
+/* Ends a worker's helper (its input closed; it exits). */
+void front_helper_finish(struct front_helper *h);
+/* The helper the compile service starts, or "" when none was found (looked
+ * for once a process). */
+const char *front_helper_path(void);
+/* The wire between the service and kiln-front (front_main.c). */
+void front_request_encode(struct bytes *b, const struct prog_source *src);
+bool front_request_decode(const uint8_t *p, size_t n, struct prog_source *src);
+void front_reply_encode(struct bytes *b, kiln_result r, const char *error, const struct prog_output *out);
 
 /* ---- key.c: canonical requests ------------------------------------------------------- */
 

@@ -140,8 +140,8 @@ kiln_result prog_raise_failed(const struct prog *p, const char *where)
     prog_log_first_error(p->log, first, sizeof first);
     if (p->fail_code == KILN_ERR_NO_MEMORY)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "%sprogram %s could not be compiled: %s", where, p->name, first);
-    if (p->fail_code == KILN_ERR_LIMIT)
-        return KILN_RAISE(KILN_ERR_LIMIT, "%sprogram %s cannot run on this device: %s", where, p->name, first);
+    if (p->fail_code == KILN_ERR_LIMIT)   /* a device's limit, or one of its compile's (time, memory) */
+        return KILN_RAISE(KILN_ERR_LIMIT, "%sprogram %s is past a limit: %s", where, p->name, first);
     if (p->fail_code == KILN_ERR_INVALID)
         return KILN_RAISE(KILN_ERR_INVALID, "%sprogram %s cannot be made as its desc says: %s", where, p->name, first);
     return KILN_RAISE(KILN_ERR_COMPILE, "%sprogram %s failed to compile: %s", where, p->name, first);

@@ -432,6 +432,7 @@ struct rig_opts {
     uint32_t workers, giant_compiles, alone_tries;
     double slow_s;
     int worker_caches;
+    bool in_process;   /* front ends compiled in this process (fault injection reaches them) */
 };
 
 static kiln_result rig_init(struct rig *r, struct rig_opts o)
@@ -447,6 +448,7 @@ static kiln_result rig_init(struct rig *r, struct rig_opts o)
         .slow_s = o.slow_s > 0 ? o.slow_s : 60,
         .worker_caches = o.worker_caches,
         .stack_bytes = 16u << 20,
+        .compile_in_process = o.in_process,
     };
     return csvc_create(r->dev, &cfg, &(struct csvc_hooks){hook_front, hook_back, &r->g}, &r->svc);
 }
@@ -1651,7 +1653,7 @@ done:
 TEST(out_of_memory_guarding_divisions_fails_the_program)
 {
     struct rig r;
-    NEED_OK(rig_init(&r, (struct rig_opts){.workers = 1}));
+    NEED_OK(rig_init(&r, (struct rig_opts){.workers = 1, .in_process = true}));
     bool guard_failed = false, clean = false;
     for (uint64_t n = 1; n <= 2000 && !clean && !r.gave_up; n++) {
         char name[32], src[256];

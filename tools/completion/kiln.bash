@@ -61,9 +61,9 @@ _kiln()
     serve)
         case $prev in
         --socket) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-        --allow-uid | --device | --max-objects | --max-bytes | --max-compiles) return 0 ;;
+        --allow-uid | --device | --max-objects | --max-bytes | --max-compiles | --max-clients | --hello-timeout | --compile-timeout | --compile-max-bytes) return 0 ;;
         esac
-        COMPREPLY=($(compgen -W "--socket --allow-uid --device --mock --max-objects --max-bytes --max-compiles --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--socket --allow-uid --device --mock --max-objects --max-bytes --max-compiles --max-clients --hello-timeout --compile-timeout --compile-max-bytes --help" -- "$cur"))
         return 0 ;;
     run)
         case $prev in

@@ -27,7 +27,7 @@ expect() {
         fail=$((fail + 1)); echo "FAIL: '$1' $mode $* (got: ${COMPREPLY[*]})"; fi
 }
 expect "kiln " has info run demo archive wave serve version help
-expect "kiln serve --" has --socket --allow-uid --max-objects --max-bytes --max-compiles --mock
+expect "kiln serve --" has --socket --allow-uid --max-objects --max-bytes --max-compiles --max-clients --hello-timeout --compile-timeout --compile-max-bytes --mock
 expect "kiln run blur.comp --remote d" has data.bin
 expect "kiln demo --" has --remote
 expect "kiln ar" has archive

@@ -26,6 +26,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: kiln serve [--socket PATH] [--allow-uid UID]... [--device SEL] [--mock]\n"
                "                  [--max-objects N] [--max-bytes SIZE] [--max-compiles N]\n"
                "                  [--max-clients N] [--hello-timeout SECONDS]\n"
+               "                  [--compile-timeout SECONDS] [--compile-max-bytes SIZE]\n"
                "\n"
                "Serves kiln contexts to other processes over a unix socket: one device, one compile\n"
                "service and one pipeline archive shared by every client, each client's objects its own\n"
@@ -45,6 +46,10 @@ static void usage(FILE *f)
                "                     client after 64, at most 4096; %u here); one more is refused, told why\n"
                "  --hello-timeout S  seconds a connection may take to say hello and make its context\n"
                "                     (default 30); a client holding a context may idle\n"
+               "  --compile-timeout S       one compile's time, for every client (KILN_COMPILE_TIMEOUT_S,\n"
+               "                            default 60); past it the program fails with KILN_ERR_LIMIT\n"
+               "  --compile-max-bytes SIZE  one compile's resident memory (KILN_COMPILE_MAX_BYTES,\n"
+               "                            default 2G); a client's compiles stop when it goes\n"
                "\n"
                "Every limit is per client and refused before anything is allocated; a client past one gets\n"
                "KILN_ERR_LIMIT naming it, and the others never notice. docs/server.md has the threat model.\n",
@@ -96,6 +101,15 @@ int cmd_serve(int argc, char **argv)
             *(!strcmp(a, "--max-objects")    ? &d.max_objects
               : !strcmp(a, "--max-compiles") ? &d.max_compiles
                                              : &d.max_clients) = (uint32_t)n;
+        } else if (!strcmp(a, "--compile-timeout")) {
+            double sec;
+            if (!parse_seconds(v, &sec, why) || sec <= 0)
+                return bad("--compile-timeout '%s': want seconds above 0%s", v, "");
+            setenv("KILN_COMPILE_TIMEOUT_S", v, 1);   /* read where the server's compile service is made */
+        } else if (!strcmp(a, "--compile-max-bytes")) {
+            if (!parse_size(v, &n, why) || !n)
+                return bad("--compile-max-bytes '%s': want a size such as 2G%s", v, "");
+            setenv("KILN_COMPILE_MAX_BYTES", v, 1);
         } else if (!strcmp(a, "--hello-timeout")) {
             double sec;
             if (!parse_seconds(v, &sec, why) || sec <= 0 || sec > 86400)
