@@ -322,6 +322,14 @@ KILN_NODISCARD kiln_result arc_save(const char *dir, const char *name, const voi
  * many. A dir that is a symbolic link is left alone (nothing removed). */
 uint32_t arc_clean_tmp(const char *dir);
 
+/* Opens path to read an archive file (base's bounded open: without
+ * blocking, a regular file only, at most max_bytes, capped at
+ * ARC_MAX_FILE; a link followed only when follow): KILN_OK with *fd (the
+ * caller closes it) and *size; KILN_ERR_LIMIT past the bound, KILN_ERR_IO
+ * otherwise, each naming the path. */
+KILN_NODISCARD kiln_result arc_open_bounded(const char *path, uint64_t max_bytes, bool follow, int *fd,
+                                            uint64_t *size);
+
 /* A whole file read into memory (compaction's sources, which are small). */
 struct arc_loaded {
     uint8_t *data;               /* owned; NULL for an empty file */

@@ -13,7 +13,6 @@
  */
 #define _GNU_SOURCE
 #include "archive.h"
-#include "base/file.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -463,16 +462,7 @@ kiln_result arc_file_open_path(struct arc_file *f, const char *path, const struc
     *f = (struct arc_file){.fd = -1};
     int fd;
     uint64_t size;
-    char why[PATH_MAX + 160];
-    switch (file_open_bounded(path, ARC_MAX_FILE, "the largest archive file kiln reads", follow, &fd, &size, why,
-                              sizeof why)) {
-    case FILE_OPENED:
-        break;
-    case FILE_TOO_LARGE:
-        return KILN_RAISE(KILN_ERR_LIMIT, "%s", why);
-    default:
-        return KILN_RAISE(KILN_ERR_IO, "%s", why);
-    }
+    KILN_TRY(arc_open_bounded(path, ARC_MAX_FILE, follow, &fd, &size));
     *f = (struct arc_file){.fd = fd, .on_disk = true, .size = (size_t)size};
     if (size <= ARC_READ_WHOLE) {
         /* A small file is read once, whole, and served from memory: no

@@ -186,21 +186,26 @@ uint32_t arc_clean_tmp(const char *dir)
     return removed;
 }
 
-kiln_result arc_load(struct arc_loaded *l, const char *path, uint64_t max_bytes)
+kiln_result arc_open_bounded(const char *path, uint64_t max_bytes, bool follow, int *fd, uint64_t *size)
 {
-    *l = (struct arc_loaded){0};
-    int fd;
-    uint64_t size;
     char why[PATH_MAX + 160];
-    switch (file_open_bounded(path, KILN_MIN(max_bytes, ARC_MAX_FILE), "the largest archive file kiln loads", false,
-                              &fd, &size, why, sizeof why)) {
+    switch (file_open_bounded(path, KILN_MIN(max_bytes, ARC_MAX_FILE), "the largest archive file kiln reads", follow,
+                              fd, size, why, sizeof why)) {
     case FILE_OPENED:
-        break;
+        return KILN_OK;
     case FILE_TOO_LARGE:
         return KILN_RAISE(KILN_ERR_LIMIT, "%s", why);
     default:
         return KILN_RAISE(KILN_ERR_IO, "%s", why);
     }
+}
+
+kiln_result arc_load(struct arc_loaded *l, const char *path, uint64_t max_bytes)
+{
+    *l = (struct arc_loaded){0};
+    int fd;
+    uint64_t size;
+    KILN_TRY(arc_open_bounded(path, max_bytes, false, &fd, &size));
     uint8_t *p = size ? mem_alloc((size_t)size) : NULL;
     if (size && !p) {
         close(fd);

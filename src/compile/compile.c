@@ -25,6 +25,7 @@
 #include "compile_private.h"
 #include "base/trace.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1278,6 +1279,12 @@ static void *worker_main(void *arg)
 {
     struct csvc_worker *w = arg;
     struct csvc *s = w->svc;
+    /* A compile helper that dies while its request is written makes the
+     * write fail with EPIPE here, never SIGPIPE the application. */
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
     pthread_mutex_lock(&s->lock);
     for (;;) {
         struct cjob *j = s->stopping || s->held ? NULL : pick(s);

@@ -307,10 +307,9 @@ static kiln_result l_buffer_readback(struct kctx *c, kiln_buffer h, uint64_t off
 
 /* ---- programs ----------------------------------------------------------------------- */
 
-static kiln_result l_program_create(struct kctx *c, const kiln_program_desc *d, kiln_program *out)
+/* Gives a made program its handle in c. */
+static kiln_result program_insert(struct kctx *c, struct prog *p, kiln_program *out)
 {
-    struct prog *p;
-    KILN_TRY(prog_create(c->svc, d, CPRIO_NORMAL, &p));
     kiln_result r = pool_insert(&c->programs, p, "program", &p->id);
     if (r < 0) {
         prog_destroy(p);
@@ -320,18 +319,19 @@ static kiln_result l_program_create(struct kctx *c, const kiln_program_desc *d, 
     return KILN_OK;
 }
 
+static kiln_result l_program_create(struct kctx *c, const kiln_program_desc *d, kiln_program *out)
+{
+    struct prog *p;
+    KILN_TRY(prog_create(c->svc, d, CPRIO_NORMAL, &p));
+    return program_insert(c, p, out);
+}
+
 kiln_result ctx_program_create_sealed(struct kctx *c, const kiln_program_desc *d, struct prog_include *files,
                                       uint32_t n, kiln_program *out)
 {
     struct prog *p;
     KILN_TRY(prog_create_sealed(c->svc, d, files, n, CPRIO_NORMAL, &p));
-    kiln_result r = pool_insert(&c->programs, p, "program", &p->id);
-    if (r < 0) {
-        prog_destroy(p);
-        return r;
-    }
-    out->id = p->id;
-    return KILN_OK;
+    return program_insert(c, p, out);
 }
 
 static kiln_result l_program_destroy(struct kctx *c, kiln_program h)

@@ -459,32 +459,6 @@ static kiln_result srv_listen(struct srv *s, const char *path)
     return KILN_OK;
 }
 
-/* Answers a connection that is not served (the server is full, or out of
- * descriptors) with why, and closes it. Its hello, if in, is read first,
- * so the close does not reset the connection before the client reads the
- * answer (the descriptor it carries is closed). */
-static void refuse(int fd, kiln_result code, const char *why)
-{
-    uint32_t hello[2];
-    struct iovec iov = {hello, sizeof hello};
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * 4)];
-        struct cmsghdr align;
-    } u;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-    if (recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) > 0)
-        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-            if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-                for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-                    int got;
-                    memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof got);
-                    close(got);
-                }
-    (void)tp_hello_answer(fd, code, why);
-    shutdown(fd, SHUT_WR);
-    close(fd);
-}
-
 /* accept failed for want of descriptors: the connection waiting is taken
  * with the reserve descriptor and refused; true when the listener should
  * rest (no reserve to use). */
@@ -505,7 +479,7 @@ static bool out_of_descriptors(struct srv *s, int err)
     s->reserve_fd = -1;
     int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd >= 0)
-        refuse(fd, KILN_ERR_LIMIT, "the server is out of descriptors; try again later");
+        tp_hello_refuse(fd, KILN_ERR_LIMIT, "the server is out of descriptors; try again later");
     s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     return fd < 0 || s->reserve_fd < 0;
 }
@@ -552,7 +526,7 @@ kiln_result srv_run(struct srv *s)
             char why[TP_REFUSAL_MAX];
             snprintf(why, sizeof why, "the server serves its most clients at once (%u, --max-clients); try again "
                      "later", s->max_clients);
-            refuse(fd, KILN_ERR_LIMIT, why);
+            tp_hello_refuse(fd, KILN_ERR_LIMIT, why);
             srv_warn(s, SRV_WARN_FULL, LOG_WARN, "kiln serve: a connection refused: %s", why);
             continue;
         }

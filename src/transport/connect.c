@@ -229,6 +229,51 @@ kiln_result tp_connect(const char *path, uint64_t timeout_ns, struct tp **out)
     return tp_socket_create(st, dg[0], out);
 }
 
+/* Reads the hello's 8 bytes without waiting, with what descriptors came:
+ * the first in *dg (-1: none), the others closed, *fds counting them all;
+ * *flags the message's (MSG_CTRUNC: a descriptor could not be taken).
+ * recvmsg's result. */
+static ssize_t recv_hello(int conn, uint32_t hello[2], int *dg, uint32_t *fds, int *flags)
+{
+    struct iovec iov = {hello, 2 * sizeof hello[0]};
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    ssize_t n = recvmsg(conn, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    *dg = -1;
+    *fds = 0;
+    *flags = n >= 0 ? m.msg_flags : 0;
+    for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; cm; cm = CMSG_NXTHDR(&m, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+            if ((*fds)++ == 0)
+                *dg = fd;
+            else
+                close(fd);
+        }
+    }
+    return n;
+}
+
+void tp_hello_refuse(int conn, kiln_result code, const char *why)
+{
+    uint32_t hello[2];
+    int dg, flags;
+    uint32_t fds;
+    (void)recv_hello(conn, hello, &dg, &fds, &flags);
+    if (dg >= 0)
+        close(dg);
+    (void)tp_hello_answer(conn, code, why);
+    shutdown(conn, SHUT_WR);
+    close(conn);
+}
+
 kiln_result tp_accept_hello(int conn, uint64_t timeout_ns, struct tp **out, struct ucred *peer)
 {
     *out = NULL;
@@ -242,27 +287,9 @@ kiln_result tp_accept_hello(int conn, uint64_t timeout_ns, struct tp **out, stru
     uint32_t hello[2] = {0, 0};
     int dg = -1;
     if (r == KILN_OK) {
-        struct iovec iov = {hello, sizeof hello};
-        union {
-            char buf[CMSG_SPACE(sizeof(int) * 4)];
-            struct cmsghdr align;
-        } u;
-        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-        ssize_t n = recvmsg(conn, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         uint32_t fds = 0;
-        for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; cm; cm = CMSG_NXTHDR(&m, cm)) {
-            if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-                continue;
-            size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t i = 0; i < k; i++) {
-                int fd;
-                memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-                if (fds++ == 0)
-                    dg = fd;
-                else
-                    close(fd);
-            }
-        }
+        int flags = 0;
+        ssize_t n = recv_hello(conn, hello, &dg, &fds, &flags);
         int type = 0;
         socklen_t tl = sizeof type;
         if (n < 0)
@@ -279,13 +306,13 @@ kiln_result tp_accept_hello(int conn, uint64_t timeout_ns, struct tp **out, stru
             (void)tp_hello_answer(conn, KILN_ERR_IO, why);
             r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (%s)", why);
         }
-        else if (fds == 0 && (m.msg_flags & MSG_CTRUNC)) {
+        else if (fds == 0 && (flags & MSG_CTRUNC)) {
             /* A descriptor came and could not be taken: this process has
              * none left (EMFILE), not a client speaking another protocol. */
             (void)tp_hello_answer(conn, KILN_ERR_LIMIT, "the server is out of descriptors; try again later");
             r = KILN_RAISE(KILN_ERR_LIMIT, "hello: the server is out of descriptors (the client's datagram socket "
                            "could not be taken)");
-        } else if (fds != 1 || (m.msg_flags & MSG_CTRUNC))
+        } else if (fds != 1 || (flags & MSG_CTRUNC))
             r = KILN_RAISE(KILN_ERR_IO, "hello: protocol mismatch (%u descriptors; one datagram socket expected)",
                            fds);
         else if (getsockopt(dg, SOL_SOCKET, SO_TYPE, &type, &tl) || type != SOCK_DGRAM)

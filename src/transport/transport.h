@@ -496,6 +496,12 @@ kiln_result tp_connect(const char *path, uint64_t timeout_ns, struct tp **out);
  * admits the client; a kiln_result refuses it, why (cut to
  * TP_REFUSAL_MAX bytes) saying so. Never blocks. conn is borrowed. */
 kiln_result tp_hello_answer(int conn, kiln_result refusal, const char *why);
+/* Refuses a connection accept() gave without serving it (the server is
+ * full, or out of descriptors): its hello, if in, is read first (so the
+ * close does not reset the connection before the client reads the
+ * answer; the descriptor it carries is closed), then the answer goes and
+ * conn is closed. Never blocks. */
+void tp_hello_refuse(int conn, kiln_result code, const char *why);
 /* Takes a connection accept() gave (consumed: closed on failure), reads
  * the peer's credentials (SO_PEERCRED) and its hello within timeout_ns.
  * KILN_ERR_IO "protocol mismatch" for anything but a hello with one

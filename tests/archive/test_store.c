@@ -494,7 +494,10 @@ TEST(max_size_from_env)
 /* ---- files and folders the store must not trust -------------------------------------- */
 
 /* Writes entries first..first+n-1 (values of len bytes) as dir/name. */
-static bool put_entries(const char *dir, const char *name, uint32_t first, uint32_t n, size_t len)
+/* A file of front-end entries first..first+n-1 (values of len bytes),
+ * then, when pad, one entry of pad zero bytes: past ARC_READ_WHOLE, a
+ * file the store reads where it lies rather than whole. */
+static bool put_entries_padded(const char *dir, const char *name, uint32_t first, uint32_t n, size_t len, size_t pad)
 {
     kiln_caps caps = test_caps();
     struct arc_device dev;
@@ -507,11 +510,20 @@ static bool put_entries(const char *dir, const char *name, uint32_t first, uint3
         entry_of(first + i, key, value, len);
         arc_writer_add(&w, ARC_FRONT, key, strlen(key), value, len);
     }
+    uint8_t *big = pad ? calloc(1, pad) : NULL;
+    if (big)
+        arc_writer_add(&w, ARC_BACK, "pad", 3, big, pad);
+    free(big);
     const uint8_t *data;
     size_t l;
     bool ok = arc_writer_close(&w, &data, &l) == KILN_OK && arc_save(dir, name, data, l) == KILN_OK;
     arc_writer_finish(&w);
     return ok;
+}
+
+static bool put_entries(const char *dir, const char *name, uint32_t first, uint32_t n, size_t len)
+{
+    return put_entries_padded(dir, name, first, n, len, 0);
 }
 
 /* How many of entries first..first+n-1 the open store finds, right. */
@@ -545,32 +557,6 @@ static bool pair_dir(char *out, size_t cap)
     snprintf(out, cap, "%s", s.dir);
     arc_store_close(&s, NULL, 0);
     return true;
-}
-
-/* put_entries, then one entry of pad bytes: a file past ARC_READ_WHOLE,
- * which the store reads where it lies rather than whole. */
-static bool put_entries_padded(const char *dir, const char *name, uint32_t first, uint32_t n, size_t len, size_t pad)
-{
-    kiln_caps caps = test_caps();
-    struct arc_device dev;
-    arc_device_from_caps(&dev, &caps);
-    struct arc_writer w;
-    arc_writer_init(&w, &dev);
-    uint8_t value[256];
-    for (uint32_t i = 0; i < n && len <= sizeof value; i++) {
-        char key[32];
-        entry_of(first + i, key, value, len);
-        arc_writer_add(&w, ARC_FRONT, key, strlen(key), value, len);
-    }
-    uint8_t *big = calloc(1, pad ? pad : 1);
-    if (big)
-        arc_writer_add(&w, ARC_BACK, "pad", 3, big, pad);
-    free(big);
-    const uint8_t *data;
-    size_t l;
-    bool ok = arc_writer_close(&w, &data, &l) == KILN_OK && arc_save(dir, name, data, l) == KILN_OK;
-    arc_writer_finish(&w);
-    return ok;
 }
 
 /* Files changed under an open store. Large ones (read where they lie):

@@ -41,6 +41,7 @@
 #include "backend/mock/mock.h"
 #include "remote/remote_private.h"
 #include "test.h"
+#include "remote/server_harness.h"
 #include "transport/transport.h"
 
 #define MIB (1024u * 1024u)
@@ -56,68 +57,13 @@ static uint64_t now_ms(void)
 
 /* ---- a server on a thread ------------------------------------------------------------------ */
 
-struct server {
-    char dir[32];
-    char path[48];
-    char remote[64];
-    kiln_server *ks;
-    pthread_t thread;
-    bool running;
-    kiln_result run_result;
-};
-
-static bool folder_make(struct server *s)
-{
-    memset(s, 0, sizeof *s);
-    snprintf(s->dir, sizeof s->dir, "/tmp/kiln-hostile-XXXXXX");
-    if (!mkdtemp(s->dir))
-        return false;
-    snprintf(s->path, sizeof s->path, "%s/kiln.sock", s->dir);
-    snprintf(s->remote, sizeof s->remote, "unix:%s", s->path);
-    return true;
-}
-
-static void *serve_main(void *arg)
-{
-    struct server *s = arg;
-    s->run_result = kiln_server_run(s->ks);
-    return NULL;
-}
-
-static kiln_result server_start(struct server *s, const kiln_server_desc *desc)
-{
-    kiln_server_desc d = desc ? *desc : (kiln_server_desc){0};
-    d.socket_path = s->path;
-    kiln_result r = kiln_server_create(&d, &s->ks);
-    if (r < 0)
-        return r;
-    if (pthread_create(&s->thread, NULL, serve_main, s)) {
-        kiln_server_destroy(s->ks);
-        s->ks = NULL;
-        return KILN_ERR_NO_MEMORY;
-    }
-    s->running = true;
-    return KILN_OK;
-}
+static bool folder_make(struct server *s) { return folder_make_as(s, "/tmp/kiln-hostile"); }
 
 static void server_end(struct server *s)
 {
-    if (s->running) {
-        kiln_server_stop(s->ks);
-        pthread_join(s->thread, NULL);
-        s->running = false;
-        CHECK_RESULT(s->run_result, KILN_OK);
-    }
-    if (s->ks)
-        kiln_server_destroy(s->ks);
-    s->ks = NULL;
+    server_stop(s);
     unlink(s->path);
     rmdir(s->dir);
-}
-
-static kiln_result client(const struct server *s, kiln_context *out)
-{
-    return kiln_context_create(&(kiln_context_desc){.remote = s->remote}, out);
 }
 
 /* An honest client's whole round: a buffer up and back. */

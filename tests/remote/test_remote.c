@@ -31,6 +31,7 @@
 
 #include "remote/remote.h"
 #include "test.h"
+#include "remote/server_harness.h"
 
 #define MIB (1024u * 1024u)
 
@@ -63,65 +64,9 @@ static void nap_ms(unsigned ms) { nanosleep(&(struct timespec){ms / 1000, (long)
 
 /* ---- a server on a thread ------------------------------------------------------------------ */
 
-struct server {
-    char dir[32];              /* the test's own folder */
-    char path[48];             /* the socket in it */
-    char remote[64];           /* "unix:<path>" */
-    kiln_server *ks;
-    pthread_t thread;
-    bool running;
-    kiln_result run_result;
-};
+static bool folder_make(struct server *s) { return folder_make_as(s, "/tmp/kiln-remote"); }
 
-/* A fresh folder for a test; the socket path is <dir>/kiln.sock. */
-static bool folder_make(struct server *s)
-{
-    memset(s, 0, sizeof *s);
-    snprintf(s->dir, sizeof s->dir, "/tmp/kiln-remote-XXXXXX");
-    if (!mkdtemp(s->dir))
-        return false;
-    snprintf(s->path, sizeof s->path, "%s/kiln.sock", s->dir);
-    snprintf(s->remote, sizeof s->remote, "unix:%s", s->path);
-    return true;
-}
-
-static void *serve_main(void *arg)
-{
-    struct server *s = arg;
-    s->run_result = kiln_server_run(s->ks);
-    return NULL;
-}
-
-/* Makes the server at s->path (desc may be NULL) and runs it on a thread. */
-static kiln_result server_start(struct server *s, const kiln_server_desc *desc)
-{
-    kiln_server_desc d = desc ? *desc : (kiln_server_desc){0};
-    d.socket_path = s->path;
-    kiln_result r = kiln_server_create(&d, &s->ks);
-    if (r < 0)
-        return r;
-    if (pthread_create(&s->thread, NULL, serve_main, s)) {
-        kiln_server_destroy(s->ks);
-        s->ks = NULL;
-        return KILN_ERR_NO_MEMORY;
-    }
-    s->running = true;
-    return KILN_OK;
-}
-
-/* Stops and destroys the server (if running); checks that run returned OK. */
-static void server_end(struct server *s)
-{
-    if (s->running) {
-        kiln_server_stop(s->ks);
-        pthread_join(s->thread, NULL);
-        s->running = false;
-        CHECK_RESULT(s->run_result, KILN_OK);
-    }
-    if (s->ks)
-        kiln_server_destroy(s->ks);
-    s->ks = NULL;
-}
+static void server_end(struct server *s) { server_stop(s); }
 
 /* Removes the files a test left in its folder, then the folder. */
 static void folder_remove(struct server *s, const char *const *names)
@@ -134,11 +79,6 @@ static void folder_remove(struct server *s, const char *const *names)
     }
     if (s->dir[0])
         rmdir(s->dir);
-}
-
-static kiln_result client(const struct server *s, kiln_context *out)
-{
-    return kiln_context_create(&(kiln_context_desc){.remote = s->remote}, out);
 }
 
 static kiln_result make_program(kiln_context c, const char *src, const char *name, kiln_program *out)
