@@ -193,6 +193,9 @@ enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, struct bytes
  * crash and never a half-read value.
  */
 #define ARC_WHY_LEN 160   /* a decoder's reason, NUL included */
+/* The most words a program's own push-constant block may declare in an
+ * interface (64 KiB: more than any device takes). */
+#define ARC_MAX_PUSH_WORDS 16384u
 
 /* The program interface (kiln_program_interface) on disk, every field at a
  * fixed width, little-endian, in the struct's order:

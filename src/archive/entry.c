@@ -231,7 +231,10 @@ static bool iface_check(const kiln_program_interface *it, const uint32_t kinds[]
         return refuse(why, "groups_read %u is neither 0 nor 1", groups_read);
     if (it->subgroup_ops & ~0xffu)
         return refuse(why, "subgroup_ops 0x%x has bits past kiln_subgroup_ops", it->subgroup_ops);
-    if (it->own_push_block ? it->param_words > KILN_MAX_PARAM_WORDS || it->param_words * 4 < it->push_constant_size
+    /* A program's own block may be larger than any device takes (the
+     * compile gives such an interface; its pipeline is refused later,
+     * naming the device's limit): bounded here by what a block can be. */
+    if (it->own_push_block ? it->param_words > ARC_MAX_PUSH_WORDS || it->param_words * 4 < it->push_constant_size
                            : it->param_words != KILN_PARAM_WORDS)
         return refuse(why, "param_words %u does not fit a%s push-constant block of %u bytes", it->param_words,
                       it->own_push_block ? " program's own" : " kiln", it->push_constant_size);

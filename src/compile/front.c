@@ -222,6 +222,10 @@ static kiln_result reply_decode(const char *name, const uint8_t *p, size_t n, st
         log = NULL;
         res = KILN_RAISE((kiln_result)result, "%s", error ? error : "");
     } else {
+        char line[400];
+        snprintf(line, sizeof line, "%s: error: the compile helper's reply is not one kiln reads (%s)\n", name,
+                 why);
+        out->log = str_dup(line);
         res = KILN_RAISE(KILN_ERR_COMPILE, "%s: the compile helper's reply is not one kiln reads (%s)", name, why);
     }
     free(error);

@@ -256,6 +256,17 @@ TEST(a_block_past_the_device_limit_is_refused)
     REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = "big.comp"}, &p));
     CHECK_RESULT(kiln_program_wait(ctx, p), KILN_ERR_LIMIT);
     CHECK_MSG("push");
+    /* Past what a node carries (KILN_MAX_PARAM_WORDS) too, whatever the
+     * device takes: its compiled front end comes back whole (from the
+     * compile helper, through the archive's codec) and the limit is named. */
+    words = KILN_MAX_PARAM_WORDS + 1;
+    snprintf(src, sizeof src,
+             "#version 450\nlayout(local_size_x = 1) in;\nlayout(push_constant) uniform P { uint w[%u]; } pc;\n"
+             "layout(std430, binding = 0) buffer O { uint o[]; };\nvoid main() { o[0] = pc.w[%u]; }\n",
+             words, words - 1);
+    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = "bigger.comp"}, &p));
+    CHECK_RESULT(kiln_program_wait(ctx, p), KILN_ERR_LIMIT);
+    CHECK_MSG("push");
     test_context_done(ctx);
 }
 
