@@ -160,9 +160,15 @@ static kiln_result a_context_create(struct req *q)
     KILN_TRY(tail_done(q, "the context desc"));
     if (d.pending != KILN_PENDING_WAIT && d.pending != KILN_PENDING_SKIP)
         return KILN_RAISE(KILN_ERR_INVALID, "context desc: unknown pending policy %d", (int)d.pending);
-    if (!d.backend)
-        d.backend = q->cl->srv->host->dev->caps.backend;
     struct srv *s = q->cl->srv;
+    lock(q->cl);
+    /* A device lost for everyone (the driver's word): new clients get a
+     * new one. */
+    kiln_result renewed = s->host->dev && kb_is_lost(s->host->dev) ? srv_host_renew(s) : KILN_OK;
+    if (!d.backend && renewed == KILN_OK)
+        d.backend = s->host->dev->caps.backend;
+    unlock(q->cl);
+    KILN_TRY(renewed);
     pthread_mutex_lock(&s->mu);
     uint32_t floor, serial = serial_take(s, &floor);
     pthread_mutex_unlock(&s->mu);
@@ -171,6 +177,10 @@ static kiln_result a_context_create(struct req *q)
                           "left to give without a chance of an old handle resolving; restart it");
     lock(q->cl);
     kiln_result res = ctx_create_on(s->host, &d, serial, floor, &q->cl->ctx);
+    if (res == KILN_OK) {
+        q->cl->host = s->host;
+        s->host_clients++;
+    }
     unlock(q->cl);
     pthread_mutex_lock(&s->mu);
     if (res == KILN_OK)
@@ -888,6 +898,7 @@ void srv_client_close(struct srv_client *cl)
         }
         lock(cl);
         cl->ctx->ops->destroy(cl->ctx);
+        srv_host_release(cl->srv, cl->host);   /* an old host goes with its last client */
         unlock(cl);
         struct srv *s = cl->srv;
         pthread_mutex_lock(&s->mu);

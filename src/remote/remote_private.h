@@ -41,6 +41,15 @@ struct srv {
     int wake[2];                 /* a pipe: srv_stop writes, srv_run polls */
     uid_t uid;
     uint32_t *allow_uids, allow_uid_count;
+    /* The host's desc, its strings copied, to make a new host when the
+     * device is lost (srv_host_renew). */
+    kiln_context_desc host_desc;
+    char *host_strings[4];       /* owned: device, archive_dir, archive_readonly, trace_path */
+    /* Hosts on a lost device, kept while clients made on them live (under
+     * host_lock); each client counts on its host (srv_client.host). */
+    struct srv_old_host { struct kctx *host; uint32_t clients; struct srv_old_host *next; } *old_hosts;
+    uint32_t host_clients;       /* clients on the current host (under host_lock) */
+    uint32_t hosts_renewed;
     pthread_mutex_t mu;
     pthread_cond_t cond;         /* a connection ended */
     struct srv_conn *conns;      /* live connections (worker threads) */
@@ -62,6 +71,7 @@ struct srv {
 struct srv_client {
     struct srv *srv;
     struct kctx *ctx;            /* NULL until context_create */
+    struct kctx *host;           /* the host ctx was made on (under host_lock) */
     uint32_t serial;             /* its handles' serial (set with ctx) */
     srv_segment_fn segment;
     void *segment_ud;
@@ -70,6 +80,14 @@ struct srv_client {
     struct bytes out;            /* a reply's out bytes, reused from request to request */
     char who[64];                /* "client 3 (pid 1234)" */
 };
+
+/* Makes a new host in place of one whose device was lost (host_lock
+ * held): new clients are served by it; clients of the old one keep
+ * failing with KILN_ERR_DEVICE_LOST until they go, then it is freed. */
+KILN_NODISCARD kiln_result srv_host_renew(struct srv *s);
+/* A client made on host went (host_lock held): an old host with no
+ * clients left is freed. */
+void srv_host_release(struct srv *s, struct kctx *host);
 
 /* The in-process server (client.c's "inproc"): made by the first context
  * that asks, with that context's desc, and closed with the last. */

@@ -355,6 +355,85 @@ static kiln_result default_path(char *out, size_t cap)
     return KILN_OK;
 }
 
+/* Keeps the host's desc, its strings copied (the caller's are borrowed
+ * for the create only). */
+static kiln_result keep_host_desc(struct srv *s, const kiln_context_desc *d)
+{
+    s->host_desc = d ? *d : (kiln_context_desc){0};
+    const char **fields[4] = {&s->host_desc.device, &s->host_desc.archive_dir, &s->host_desc.archive_readonly,
+                              &s->host_desc.trace_path};
+    for (int i = 0; i < 4; i++) {
+        if (!*fields[i])
+            continue;
+        if (!(s->host_strings[i] = str_dup(*fields[i])))
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the server");
+        *fields[i] = s->host_strings[i];
+    }
+    return KILN_OK;
+}
+
+/* A host context from the kept desc, its device's faults routed to the
+ * client at fault. */
+static kiln_result host_make(struct srv *s, struct kctx **out)
+{
+    KILN_TRY(ctx_create(&s->host_desc, 1, out));
+    if ((*out)->dev) {
+        /* A client's runaway work is that client's fault, not the device's. */
+        (*out)->dev->fault = ctx_client_fault;
+        (*out)->dev->fault_ud = NULL;
+    }
+    return KILN_OK;
+}
+
+kiln_result srv_host_renew(struct srv *s)
+{
+    struct srv_old_host *old = mem_calloc(1, sizeof *old);
+    if (!old)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory renewing the server's device");
+    char why[768];
+    snprintf(why, sizeof why, "%s", s->host->dev ? s->host->dev->lost_why : "");
+    struct kctx *fresh;
+    kiln_result r = host_make(s, &fresh);
+    if (r < 0) {
+        free(old);
+        return KILN_RAISE(r, "the server's device was lost, and a new one could not be made: %s", err_last());
+    }
+    old->host = s->host;
+    old->clients = s->host_clients;
+    old->next = s->old_hosts;
+    s->old_hosts = old;
+    s->host = fresh;
+    s->host_clients = 0;
+    s->hosts_renewed++;
+    log_warn("kiln serve: the device was lost (%s); a new device serves new clients from now on (%u of the old "
+             "one's clients still to go)", why, old->clients);
+    if (!old->clients)
+        srv_host_release(s, old->host);
+    return KILN_OK;
+}
+
+void srv_host_release(struct srv *s, struct kctx *host)
+{
+    if (host == s->host) {
+        if (s->host_clients)
+            s->host_clients--;
+        return;
+    }
+    for (struct srv_old_host **pp = &s->old_hosts; *pp; pp = &(*pp)->next) {
+        struct srv_old_host *o = *pp;
+        if (o->host != host)
+            continue;
+        if (o->clients)
+            o->clients--;
+        if (!o->clients) {
+            *pp = o->next;
+            o->host->ops->destroy(o->host);
+            free(o);
+        }
+        return;
+    }
+}
+
 static struct srv *srv_new(const kiln_server_desc *d)
 {
     struct srv *s = mem_calloc(1, sizeof *s);
@@ -401,12 +480,9 @@ kiln_result srv_create(const kiln_server_desc *desc, struct srv **out)
         s->allow_uid_count = s->allow_uids ? d.allow_uid_count : 0;
     }
     if (r == KILN_OK)
-        r = ctx_create(d.context, s->next_serial, &s->host);
-    if (r == KILN_OK && s->host->dev) {
-        /* A client's runaway work is that client's fault, not the device's. */
-        s->host->dev->fault = ctx_client_fault;
-        s->host->dev->fault_ud = NULL;
-    }
+        r = keep_host_desc(s, d.context);
+    if (r == KILN_OK)
+        r = host_make(s, &s->host);
     if (r == KILN_OK && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK))
         r = KILN_RAISE(KILN_ERR_IO, "pipe: %s", strerror(errno));
     if (r < 0) {
@@ -561,8 +637,16 @@ void srv_destroy(struct srv *s)
         pthread_cond_wait(&s->cond, &s->mu);
     pthread_mutex_unlock(&s->mu);
     reap(s);
+    while (s->old_hosts) {
+        struct srv_old_host *o = s->old_hosts;
+        s->old_hosts = o->next;
+        o->host->ops->destroy(o->host);
+        free(o);
+    }
     if (s->host)
         s->host->ops->destroy(s->host);
+    for (int i = 0; i < 4; i++)
+        free(s->host_strings[i]);
     for (int i = 0; i < 2; i++)
         if (s->wake[i] >= 0)
             close(s->wake[i]);

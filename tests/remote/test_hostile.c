@@ -551,6 +551,54 @@ TEST(a_clients_runaway_work_faults_that_client_alone)
     server_end(&s);
 }
 
+/* A loss the driver reports takes the device from every client on it:
+ * their calls fail with KILN_ERR_DEVICE_LOST; the next client to connect
+ * gets a new device (the server says so), computes on it, and the old
+ * device is freed once its last client went. */
+TEST(after_a_real_loss_new_clients_get_a_new_device)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.context = &(kiln_context_desc){.backend = KILN_BACKEND_MOCK}}));
+    kiln_context a, b, c;
+    REQUIRE_OK(client(&s, &a));
+    struct job ja, jb;
+    REQUIRE_OK(job_make(a, &ja));
+    struct srv *srv = srv_of(s.ks);
+    pthread_mutex_lock(&srv->host_lock);
+    struct kctx *first = srv->host;
+    mockb_lose(first->dev);
+    pthread_mutex_unlock(&srv->host_lock);
+    kiln_ticket t;
+    CHECK_RESULT(kiln_scheme_submit(a, ja.sch, &t), KILN_ERR_DEVICE_LOST);
+    kiln_buffer x;
+    CHECK_RESULT(kiln_buffer_create(a, &(kiln_buffer_desc){.size = 16}, &x), KILN_ERR_DEVICE_LOST);
+    REQUIRE_OK(client(&s, &b));
+    REQUIRE_OK(job_make(b, &jb));
+    REQUIRE_OK(kiln_scheme_submit(b, jb.sch, &t));
+    CHECK_OK(kiln_ticket_wait(b, t, UINT64_MAX));
+    pthread_mutex_lock(&srv->host_lock);
+    CHECK(srv->host != first);
+    CHECK_EQ(srv->hosts_renewed, 1);
+    CHECK(srv->old_hosts != NULL);   /* a still holds the old one */
+    pthread_mutex_unlock(&srv->host_lock);
+    kiln_context_destroy(a);
+    bool freed = false;
+    for (int i = 0; i < 200 && !freed; i++) {   /* its connection's end is noticed by its worker */
+        pthread_mutex_lock(&srv->host_lock);
+        freed = srv->old_hosts == NULL;
+        pthread_mutex_unlock(&srv->host_lock);
+        if (!freed)
+            nap_ms(25);
+    }
+    CHECK(freed);
+    REQUIRE_OK(client(&s, &c));
+    CHECK_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 16}, &x));
+    kiln_context_destroy(c);
+    kiln_context_destroy(b);
+    server_end(&s);
+}
+
 /* ---- a client's files ---------------------------------------------------------------------- */
 
 static bool put_file(const char *dir, const char *name, const char *text)
@@ -716,6 +764,7 @@ int main(int argc, char **argv)
     RUN(out_of_descriptors_the_server_refuses_without_spinning);
     RUN(a_handle_of_an_earlier_connection_never_resolves_in_a_later_one);
     RUN(a_clients_runaway_work_faults_that_client_alone);
+    RUN(after_a_real_loss_new_clients_get_a_new_device);
     RUN(a_clients_included_files_travel_with_its_program);
     RUN(a_client_cannot_tidy_the_servers_archive);
     RUN(an_image_past_the_byte_quota_is_refused_before_it_is_allocated);
