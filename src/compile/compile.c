@@ -1045,7 +1045,7 @@ static enum cjob_state run_front(struct csvc *s, struct cjob *j, struct csvc_wor
     if (r == KILN_ERR_LIMIT) {
         j->fail_code = KILN_ERR_LIMIT;
         snprintf(j->fail_msg, sizeof j->fail_msg, "%s", kiln_last_error());
-        j->stopped_unwanted = strstr(kiln_last_error(), "no longer wanted") != NULL;
+        j->stopped_unwanted = lim.stopped_unwanted;
     }
     if (r == KILN_OK && s->archive && s->archive->enabled) {
         j->archived = archive_front(s, j);

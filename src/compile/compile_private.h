@@ -197,6 +197,7 @@ struct front_limits {
      * service is closing). */
     int (*wanted)(void *ud);
     void *ud;
+    bool stopped_unwanted;       /* out: the helper was killed as no longer wanted */
 };
 /* prog_compile in kiln-front (see front.c), the worker's helper h (started
  * when not running), bounded by lim: past a limit the helper is killed and
@@ -204,7 +205,7 @@ struct front_limits {
  * so too); a helper that dies fails it with KILN_ERR_COMPILE. Without a
  * helper to be found (front_helper_path ""), with h NULL or with
  * lim->in_process, prog_compile runs here, unbounded. */
-kiln_result front_compile(const struct prog_source *src, const struct front_limits *lim, struct front_helper *h,
+kiln_result front_compile(const struct prog_source *src, struct front_limits *lim, struct front_helper *h,
                           struct prog_output *out);
 /* Ends a worker's helper (its input closed; it exits). */
 void front_helper_finish(struct front_helper *h);

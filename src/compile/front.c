@@ -380,7 +380,7 @@ static kiln_result helper_start(struct front_helper *h, const char *path, const 
     return KILN_OK;
 }
 
-kiln_result front_compile(const struct prog_source *src, const struct front_limits *lim, struct front_helper *h,
+kiln_result front_compile(const struct prog_source *src, struct front_limits *lim, struct front_helper *h,
                           struct prog_output *out)
 {
     *out = (struct prog_output){0};
@@ -428,30 +428,17 @@ kiln_result front_compile(const struct prog_source *src, const struct front_limi
                 gone = true;
         }
         if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            for (;;) {
-                uint8_t buf[65536];
-                size_t cap = want == UINT64_MAX ? 8 - KILN_MIN(rep.len, (size_t)8) : (size_t)(want + 8 - rep.len);
-                if (want == UINT64_MAX && rep.len >= 8)
-                    break;
-                ssize_t n = read(h->from, buf, KILN_MIN(cap ? cap : 1, sizeof buf));
-                if (n > 0) {
-                    bytes_put(&rep, buf, (size_t)n);
-                    if (want == UINT64_MAX && rep.len >= 8 && !rep.oom) {
-                        memcpy(&want, rep.p, 8);
-                        if (want > REPLY_MAX) {
-                            snprintf(stopped, sizeof stopped, "sent a reply of %llu bytes back (at most %llu)",
-                                     (unsigned long long)want, (unsigned long long)REPLY_MAX);
-                            break;
-                        }
-                    }
-                    if (want != UINT64_MAX && rep.len >= want + 8)
-                        break;
-                    continue;
-                }
-                if (n == 0)
-                    gone = true;
-                break;
-            }
+            /* The helper writes one reply a request and nothing more until
+             * the next request: whatever is there is this reply's. */
+            uint8_t buf[65536];
+            ssize_t n = -1;
+            while (rep.len <= REPLY_MAX + 8 && (n = read(h->from, buf, sizeof buf)) > 0)
+                bytes_put(&rep, buf, (size_t)n);
+            gone = rep.len <= REPLY_MAX + 8 && n == 0;
+            if (want == UINT64_MAX && rep.len >= 8 && !rep.oom)
+                memcpy(&want, rep.p, 8);
+            if (rep.len > REPLY_MAX + 8 || (want != UINT64_MAX && want > REPLY_MAX))
+                snprintf(stopped, sizeof stopped, "sent more than %llu bytes back", (unsigned long long)REPLY_MAX);
         }
         if (rep.oom)
             break;
@@ -466,8 +453,10 @@ kiln_result front_compile(const struct prog_source *src, const struct front_limi
                      (unsigned long long)(rss >> 20));
         else if (!stopped[0] && lim->wanted) {
             int w = lim->wanted(lim->ud);
-            if (w == FRONT_STOP || (w == FRONT_UNWANTED && ns > UNWANTED_GRACE_NS))
+            if (w == FRONT_STOP || (w == FRONT_UNWANTED && ns > UNWANTED_GRACE_NS)) {
                 snprintf(stopped, sizeof stopped, "was no longer wanted");
+                lim->stopped_unwanted = true;
+            }
         }
     }
     free(req.p);

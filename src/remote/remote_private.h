@@ -23,6 +23,9 @@
 
 struct srv_conn;
 
+/* The host contexts' handle serial (no handle of a host reaches a client). */
+#define SRV_HOST_SERIAL 1u
+
 /* Warnings a client can cause, each rate-limited on its own. */
 enum srv_warn_kind { SRV_WARN_HELLO, SRV_WARN_GONE, SRV_WARN_UID, SRV_WARN_FULL, SRV_WARN_SLOW, SRV_WARN_START,
                      SRV_WARN_FDS, SRV_WARN_FDS_BACK, SRV_WARN_COUNT };

@@ -376,7 +376,7 @@ static kiln_result keep_host_desc(struct srv *s, const kiln_context_desc *d)
  * client at fault. */
 static kiln_result host_make(struct srv *s, struct kctx **out)
 {
-    KILN_TRY(ctx_create(&s->host_desc, 1, out));
+    KILN_TRY(ctx_create(&s->host_desc, SRV_HOST_SERIAL, out));
     if ((*out)->dev) {
         /* A client's runaway work is that client's fault, not the device's. */
         (*out)->dev->fault = ctx_client_fault;
@@ -445,8 +445,8 @@ static struct srv *srv_new(const kiln_server_desc *d)
     s->listen_fd = -1;
     s->wake[0] = s->wake[1] = -1;
     s->uid = getuid();
-    s->next_serial = 1;   /* the host's */
-    s->serial_live[1] = 1;
+    s->next_serial = SRV_HOST_SERIAL;
+    s->serial_live[SRV_HOST_SERIAL] = 1;
     kiln_server_desc f = kiln_server_desc_defaults(d);
     s->quota.objects = f.max_objects;
     s->quota.bytes = f.max_bytes;
