@@ -19,9 +19,11 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "archive/archive.h"
@@ -172,6 +174,8 @@ TEST(a_second_context_gets_every_front_end_from_the_archive)
  * child_main), the archive folder and switches in the environment. */
 static kiln_context_stats run_offset(int offset, int count);
 
+static void nap_ms(unsigned ms) { nanosleep(&(struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L}, NULL); }
+
 static pid_t spawn(const char *role, int k)
 {
     fflush(stdout);
@@ -189,8 +193,9 @@ static pid_t spawn(const char *role, int k)
 }
 
 /* The child's side of spawn: "second" makes the programs and takes every
- * one from the archive; "adder" k adds 6 programs of its own. Exits 0
- * when all held. */
+ * one from the archive; "adder" k adds 6 programs of its own; "victim" k
+ * adds programs of its own, 6 at a time, until it is killed. Exits 0 when
+ * all held. */
 static int child_main(char **argv)
 {
     const char *role = argv[2];
@@ -206,6 +211,11 @@ static int child_main(char **argv)
                        st.archive_pipeline_hits == (g_keeps ? PROGRAMS : 0)
                    ? 0
                    : 1;
+    }
+    if (!strcmp(role, "victim")) {
+        for (int round = 0; round < 200; round++)
+            (void)run_offset(1000 + 1000 * k + 10 * round, 6);
+        return 0;
     }
     kiln_context_stats st = run_offset(100 + 10 * k, 6);
     if (st.archive_added != 6 || st.archive_pipelines_added != (g_keeps ? 6u : 0u))
@@ -330,6 +340,45 @@ TEST(four_processes_add_to_one_folder_at_once)
     }
     CHECK_EQ(hits, 4 * 6);
     CHECK_EQ(pipeline_hits, g_keeps ? 4 * 6 : 0);
+    setenv("KILN_ARCHIVE_DIR", root, 1);
+}
+
+/* Writers killed (SIGKILL) at random points while others add to the same
+ * folder: the folder holds every entry of the writers that lived, no
+ * entry that fails its checks, and no save in progress once the next
+ * context opened it (the dead writers' .tmp files are removed); the
+ * survivors' programs come back from it. */
+TEST(writers_killed_mid_save_lose_no_one_elses_entries)
+{
+    char dir[96];
+    snprintf(dir, sizeof dir, "%s/killed", root);
+    setenv("KILN_ARCHIVE_DIR", dir, 1);
+    pid_t adders[4], victims[4];
+    for (int k = 0; k < 4; k++) {
+        victims[k] = spawn("victim", k);
+        adders[k] = spawn("adder", k);
+        REQUIRE(victims[k] >= 0 && adders[k] >= 0);
+    }
+    unsigned seed = (unsigned)getpid();
+    for (int k = 0; k < 4; k++) {
+        nap_ms(50 + (unsigned)rand_r(&seed) % 400);
+        kill(victims[k], SIGKILL);
+    }
+    for (int k = 0; k < 4; k++) {
+        int ws;
+        REQUIRE(waitpid(adders[k], &ws, 0) == adders[k]);
+        CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+        REQUIRE(waitpid(victims[k], &ws, 0) == victims[k]);
+    }
+    uint32_t files;
+    uint64_t corrupt;
+    CHECK(folder_entries(&files, &corrupt) >= 4 * 6 * ENTRIES_PER_PROGRAM);
+    CHECK_EQ(corrupt, 0);
+    CHECK_EQ(count_files(dir, ".tmp"), 0);
+    uint64_t hits = 0;
+    for (int k = 0; k < 4; k++)
+        hits += run_offset(100 + 10 * k, 6).archive_hits;
+    CHECK_EQ(hits, 4 * 6);
     setenv("KILN_ARCHIVE_DIR", root, 1);
 }
 
@@ -544,6 +593,7 @@ static void suite(const char *what)
     RUN(precompile_makes_the_archived_programs_first);
     RUN(qa_mode_names_compiles_the_archive_lacked);
     RUN(four_processes_add_to_one_folder_at_once);
+    RUN(writers_killed_mid_save_lose_no_one_elses_entries);
     RUN(read_only_folders_serve_and_are_never_written);
     RUN(a_corrupt_file_is_a_counted_miss);
     RUN(archive_off_reads_and_writes_nothing);

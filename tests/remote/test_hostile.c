@@ -554,12 +554,14 @@ TEST(a_clients_runaway_work_faults_that_client_alone)
 /* A loss the driver reports takes the device from every client on it:
  * their calls fail with KILN_ERR_DEVICE_LOST; the next client to connect
  * gets a new device (the server says so), computes on it, and the old
- * device is freed once its last client went. */
-TEST(after_a_real_loss_new_clients_get_a_new_device)
+ * device is freed once its last client went. Shown on the mock's loss and
+ * on the Vulkan backend's fault hook (every later submit and wait of that
+ * device reports VK_ERROR_DEVICE_LOST, as a driver's loss does). */
+static void real_loss(kiln_backend_kind backend)
 {
     struct server s;
     REQUIRE(folder_make(&s));
-    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.context = &(kiln_context_desc){.backend = KILN_BACKEND_MOCK}}));
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.context = &(kiln_context_desc){.backend = backend}}));
     kiln_context a, b, c;
     REQUIRE_OK(client(&s, &a));
     struct job ja, jb;
@@ -567,7 +569,10 @@ TEST(after_a_real_loss_new_clients_get_a_new_device)
     struct srv *srv = srv_of(s.ks);
     pthread_mutex_lock(&srv->host_lock);
     struct kctx *first = srv->host;
-    mockb_lose(first->dev);
+    if (backend == KILN_BACKEND_MOCK)
+        mockb_lose(first->dev);
+    else
+        vkb_fault(first->dev, VKB_FAULT_LOST);
     pthread_mutex_unlock(&srv->host_lock);
     kiln_ticket t;
     CHECK_RESULT(kiln_scheme_submit(a, ja.sch, &t), KILN_ERR_DEVICE_LOST);
@@ -598,6 +603,9 @@ TEST(after_a_real_loss_new_clients_get_a_new_device)
     kiln_context_destroy(b);
     server_end(&s);
 }
+
+TEST(after_a_real_loss_new_clients_get_a_new_device) { real_loss(KILN_BACKEND_MOCK); }
+TEST(after_a_vulkan_loss_new_clients_get_a_new_device) { real_loss(KILN_BACKEND_VULKAN); }
 
 /* ---- a client's files ---------------------------------------------------------------------- */
 
@@ -765,6 +773,7 @@ int main(int argc, char **argv)
     RUN(a_handle_of_an_earlier_connection_never_resolves_in_a_later_one);
     RUN(a_clients_runaway_work_faults_that_client_alone);
     RUN(after_a_real_loss_new_clients_get_a_new_device);
+    RUN(after_a_vulkan_loss_new_clients_get_a_new_device);
     RUN(a_clients_included_files_travel_with_its_program);
     RUN(a_client_cannot_tidy_the_servers_archive);
     RUN(an_image_past_the_byte_quota_is_refused_before_it_is_allocated);
