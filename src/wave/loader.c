@@ -1109,3 +1109,16 @@ void wave_kernarg_fill(const struct wave_kernel *k, uint8_t *kernarg, const stru
             memset(kernarg + g->offset + 8, 0, g->size - 8);
     }
 }
+
+uint32_t *wave_code_words(const struct wave_code *c, size_t *nwords)
+{
+    size_t n = (size_t)(c->image_size / 4);
+    uint32_t *w = mem_alloc(n * 4 + 4);
+    if (!w)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        w[i] = (uint32_t)c->image[4 * i] | (uint32_t)c->image[4 * i + 1] << 8 | (uint32_t)c->image[4 * i + 2] << 16 |
+               (uint32_t)c->image[4 * i + 3] << 24;
+    *nwords = n;
+    return w;
+}

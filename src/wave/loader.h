@@ -162,6 +162,9 @@ kiln_result wave_code_load(const void *data, size_t len, struct wave_code *out) 
 void wave_code_finish(struct wave_code *c);
 /* The kernel named name, or NULL. */
 const struct wave_kernel *wave_code_kernel(const struct wave_code *c, const char *name);
+/* The image as dwords in host order (what wave_decode reads): image_size
+ * / 4 of them, *nwords set; the caller frees it. NULL out of memory. */
+uint32_t *wave_code_words(const struct wave_code *c, size_t *nwords);
 
 /* What a dispatch gives the hidden arguments and the dispatch packet. */
 struct wave_dispatch_info {

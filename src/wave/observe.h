@@ -16,7 +16,7 @@
  *     u32 buffers     buffer arguments reported
  *     u32 reserved    0
  *     u64 instructions executed by the run, every wave counted
- *   per wave, 40 + 4 * 128 + 256 * vgprs bytes:
+ *   per wave, 32 + 4 * 128 + 256 * vgprs bytes:
  *     u32 group[3], u32 wave (its index in the group)
  *     u64 lanes       the lanes that are work-items
  *     u32 scc, u32 reserved 0
@@ -52,5 +52,14 @@ kiln_result wave_observe_encode(const struct wave_run_desc *desc, const struct w
 /* The same as JSON text (not NUL-terminated). */
 kiln_result wave_observe_json(const struct wave_run_desc *desc, const struct wave_result *r, struct bytes *out)
     __attribute__((warn_unused_result));
+
+/* Compares two observations in the binary layout: KILN_OK with *same
+ * true when every wave's registers and every buffer's content and written
+ * ranges agree (the instruction counts, which levels may differ in, are
+ * said in why but not judged), false with the first difference in
+ * why[0..cap). KILN_ERR_INVALID when either is not a whole observation of
+ * this version, naming which. */
+kiln_result wave_observe_compare(const void *a, size_t a_size, const void *b, size_t b_size, bool *same, char *why,
+                                 size_t cap) __attribute__((warn_unused_result));
 
 #endif

@@ -4,7 +4,9 @@
 # installed kiln found by find_package(kiln), the same through pkg-config
 # (static and shared libkiln each), and kiln built from source beside the
 # consumer with add_subdirectory. Each consumer is examples/scale.c, run on
-# the default device (lavapipe where there is no GPU). Ends with
+# the default device (lavapipe where there is no GPU), and
+# examples/wave_levels.c, libkiln-wave's (found by find_package(kiln
+# COMPONENTS wave) and pkg-config's kiln-wave). Ends with
 # "N passed, N failed"; exits non-zero on any failure.
 #
 #   bash tests/consumers/run.sh        (work folder: build-consumers/)
@@ -14,6 +16,7 @@ work=${KILN_CONSUMERS_DIR:-$root/build-consumers}
 rm -rf "$work"
 mkdir -p "$work"
 example=$root/examples/scale.c
+wave_example=$root/examples/wave_levels.c
 passed=0
 failed=0
 
@@ -46,16 +49,26 @@ for kind in static shared; do
   libdirs=$(ls -d "$prefix"/lib* 2>/dev/null | tr '\n' ':')
   pcdirs=$(ls -d "$prefix"/lib*/pkgconfig 2>/dev/null | tr '\n' ':')
   step "find_package-$kind" bash -c "cmake -S '$root/tests/consumers/find_package' -B '$work/fp-$kind' \
-                                       -DCMAKE_PREFIX_PATH='$prefix' -DKILN_EXAMPLE='$example' &&
-                                     cmake --build '$work/fp-$kind' && LD_LIBRARY_PATH='$libdirs' '$work/fp-$kind/scale'"
+                                       -DCMAKE_PREFIX_PATH='$prefix' -DKILN_EXAMPLE='$example' \
+                                       -DKILN_WAVE_EXAMPLE='$wave_example' &&
+                                     cmake --build '$work/fp-$kind' && LD_LIBRARY_PATH='$libdirs' '$work/fp-$kind/scale' &&
+                                     LD_LIBRARY_PATH='$libdirs' '$work/fp-$kind/wave_levels' | grep -q '^reference  built'"
   step "pkg-config-$kind" bash -c "flags=\$(PKG_CONFIG_PATH='$pcdirs' pkg-config ${pc_static[*]} --cflags --libs kiln) &&
                                    echo \"cc ... \$flags\" && cc -std=c11 '$example' -o '$work/pc-$kind' \$flags &&
                                    LD_LIBRARY_PATH='$libdirs' '$work/pc-$kind'"
+  step "pkg-config-wave-$kind" bash -c "flags=\$(PKG_CONFIG_PATH='$pcdirs' pkg-config ${pc_static[*]} --cflags --libs kiln-wave) &&
+                                        echo \"cc ... \$flags\" && cc -std=c11 '$wave_example' -o '$work/pcw-$kind' \$flags &&
+                                        LD_LIBRARY_PATH='$libdirs' '$work/pcw-$kind' | grep -q '^reference  built'"
 done
 step subdirectory bash -c "cmake -S '$root/tests/consumers/subdirectory' -B '$work/sub' -DCMAKE_BUILD_TYPE=Release \
-                             -DKILN_SOURCE='$root' && cmake --build '$work/sub' -j2 && '$work/sub/scale'"
+                             -DKILN_SOURCE='$root' && cmake --build '$work/sub' -j2 && '$work/sub/scale' &&
+                             '$work/sub/wave_levels' | grep -q '^reference  built'"
 # The shared library's exports: kiln_* alone.
 so=$(ls "$work"/prefix-shared/lib*/libkiln.so.0 2>/dev/null | head -1)
-step shared-exports sh "$root/cmake/exports.sh" "${so:-libkiln.so.0 not installed}" "$root/include/kiln.h"
+step shared-exports sh "$root/cmake/exports.sh" "${so:-libkiln.so.0 not installed}" "$root/include/kiln.h" \
+  kiln_ KILN_API "^(wave_|g?elf(32|64)?_)"
+so=$(ls "$work"/prefix-shared/lib*/libkiln-wave.so.0 2>/dev/null | head -1)
+step shared-exports-wave sh "$root/cmake/exports.sh" "${so:-libkiln-wave.so.0 not installed}" \
+  "$root/include/kiln_wave.h" kiln_wave_ KILN_WAVE_API
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

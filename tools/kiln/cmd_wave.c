@@ -4,9 +4,11 @@
  *
  *   kiln wave info CODE.o [--disasm]
  *   kiln wave run CODE.o --kernel NAME --groups X[,Y,Z] [--block X[,Y,Z]]
- *                 --arg ... [--out N=FILE] [--level reference]
+ *                 --arg ... [--out N=FILE] [--level NAME]
  *                 [--observe FILE] [--observe-json FILE] [--max-instructions N]
  *                 [--max-work N] [--max-seconds S]
+ *   kiln wave levels
+ *   kiln wave compare A.obs B.obs
  *
  * `info` lists each kernel's descriptor, arguments and instruction counts
  * (by encoding family), and with --disasm every decoded instruction. `run`
@@ -15,14 +17,12 @@
  * local:BYTES for a __local pointer, u32:N, i32:N, u64:N, i64:N, f32:X,
  * f64:X), hidden arguments are kiln's; --out N=FILE writes the buffer of
  * explicit argument N after the run; --observe writes the observation
- * (src/wave/observe.h's layout), --observe-json its JSON form. The
- * --max-* options set the run's three budgets (src/wave/interp.h).
+ * (docs/wave.md's layout), --observe-json its JSON form. The --max-*
+ * options set the run's three budgets. `levels` lists the level table;
+ * `compare` compares two observations and names the first difference
+ * (exit 0 the same, 1 different or unreadable).
  *
- * The tool is built against the shipped library, which exports kiln_*
- * only, so the wave sources it needs are compiled into it
- * (tools/kiln/wave.cmake), with base/bytes.c; the few base helpers they
- * call (errors, allocation, logging, the clock) are defined below for
- * them, and their errors are read with err_last(), this copy's.
+ * Everything here goes through libkiln-wave's public calls (kiln_wave.h).
  *
  * Exit status: 0 done, 1 the run or a file failed, 2 the command line was
  * refused (every refusal names the option and why).
@@ -37,62 +37,27 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/base.h"
 #include "cli.h"
-#include "wave/decode.h"
-#include "wave/interp.h"
-#include "wave/loader.h"
-#include "wave/observe.h"
+#include "kiln_wave.h"
+#include "parse.h"
 
 #define MAX_CODE_OBJECT (256u << 20)
 #define MAX_BUFFER (1ull << 31)
-
-/* ---- base's helpers, for the wave sources compiled into the tool ---------------------- */
-
-static _Thread_local char wave_error[1024];
-
-kiln_result err_raise(kiln_result code, const char *file, int line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(wave_error, sizeof wave_error, fmt, ap);
-    va_end(ap);
-    (void)file, (void)line;
-    return code;
-}
-const char *err_last(void) { return wave_error; }
-void err_clear(void) { wave_error[0] = 0; }
-void *mem_alloc(size_t n) { return malloc(n ? n : 1); }
-void *mem_calloc(size_t count, size_t size) { return calloc(count ? count : 1, size ? size : 1); }
-void *mem_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
-uint64_t time_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-void log_msg(enum log_level level, const char *fmt, ...)
-{
-    if (level > LOG_WARN)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("kiln: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
+#define MAX_OBSERVATION (4ull << 30)
+#define MAX_ARGS 256
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- usage ------------------------------------------------------------------------------ */
 
 static void usage(FILE *f)
 {
-    const struct wave_run_desc dflt = wave_run_defaults(&(struct wave_run_desc){0});
     fprintf(f, "usage: kiln wave info CODE.o [--disasm]\n"
                "       kiln wave run CODE.o --kernel NAME --groups X[,Y,Z] [--block X[,Y,Z]]\n"
-               "                     --arg VALUE ... [--out N=FILE] [--level reference]\n"
+               "                     --arg VALUE ... [--out N=FILE] [--level NAME]\n"
                "                     [--observe FILE] [--observe-json FILE] [--max-instructions N]\n"
                "                     [--max-work N] [--max-seconds S]\n"
+               "       kiln wave levels\n"
+               "       kiln wave compare A.obs B.obs\n"
                "\n"
                "Guest AMD GCN (gfx9) code objects, as clang -target amdgcn-amd-amdhsa -mcpu=gfx900\n"
                "writes them (relocatable -c objects or ld.lld -shared ones).\n"
@@ -101,7 +66,7 @@ static void usage(FILE *f)
                "VGPRs), arguments (hidden ones marked) and instruction counts per encoding;\n"
                "--disasm prints every decoded instruction.\n"
                "\n"
-               "run: runs kernel NAME on the reference interpreter.\n"
+               "run: runs kernel NAME at a level (default: the reference interpreter).\n"
                "  --groups X[,Y,Z]   workgroups per axis\n"
                "  --block X[,Y,Z]    work-items per workgroup (default: the kernel's\n"
                "                     reqd_work_group_size, else 64)\n"
@@ -111,7 +76,7 @@ static void usage(FILE *f)
                "                     i32:N, u64:N, i64:N, f32:X, f64:X\n"
                "  --out N=FILE       after the run, write the buffer of argument N (explicit\n"
                "                     arguments counted from 0) to FILE\n"
-               "  --level reference  the reference interpreter (the only level built)\n"
+               "  --level NAME       the level to run at (kiln wave levels lists them)\n"
                "  --observe FILE     write the observation: every wave's registers, every lane,\n"
                "                     and each buffer's written ranges and content (docs/wave.md)\n"
                "  --observe-json FILE  the same as JSON\n"
@@ -122,12 +87,18 @@ static void usage(FILE *f)
                "                     starts, the bytes of every access)\n"
                "  --max-seconds S    the run's budget of wall-clock time (default %g s)\n"
                "A run past a budget fails naming it, its value, the group, and the wave and\n"
-               "its pc where one was running.\n",
-            (unsigned long long)dflt.max_instructions, (unsigned long long)dflt.max_work, WAVE_WORK_UNIT_BYTES,
-            dflt.max_seconds);
+               "its pc where one was running.\n"
+               "\n"
+               "levels: the level table: each level's name, whether it is built, what it is.\n"
+               "\n"
+               "compare: two observations (--observe files): the same, or the first\n"
+               "difference (the wave, register and lane, or the buffer byte); exit 0 when\n"
+               "the same, 1 when they differ or one cannot be read.\n",
+            (unsigned long long)KILN_WAVE_DEFAULT_MAX_INSTRUCTIONS, (unsigned long long)KILN_WAVE_DEFAULT_MAX_WORK,
+            KILN_WAVE_WORK_UNIT_BYTES, KILN_WAVE_DEFAULT_MAX_SECONDS);
 }
 
-static int refuse(const char *fmt, ...) KILN_PRINTF(1, 2);
+static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int refuse(const char *fmt, ...)
 {
     va_list ap;
@@ -139,7 +110,7 @@ static int refuse(const char *fmt, ...)
     return 2;
 }
 
-static int load_file(const char *path, struct wave_code *code)
+static int load_file(const char *path, kiln_wave_code **code)
 {
     char why[320];
     size_t len;
@@ -148,51 +119,16 @@ static int load_file(const char *path, struct wave_code *code)
         fprintf(stderr, "kiln wave: %s: %s\n", path, why);
         return 1;
     }
-    kiln_result r = wave_code_load(bytes, len, code);
+    kiln_result r = kiln_wave_code_load(bytes, len, code);
     free(bytes);
     if (r != KILN_OK) {
-        fprintf(stderr, "kiln wave: %s: %s\n", path, err_last());
+        fprintf(stderr, "kiln wave: %s: %s\n", path, kiln_wave_last_error());
         return 1;
     }
     return 0;
 }
 
 /* ---- info ------------------------------------------------------------------------------- */
-
-static void print_setup(const struct wave_kernel *k)
-{
-    const struct wave_setup *s = &k->setup;
-    unsigned r = 0;
-    printf("  initial SGPRs:");
-#define USER(flag, n, what)                                                                        \
-    if (s->flag) {                                                                                 \
-        if ((n) == 1)                                                                              \
-            printf(" s%u %s;", r, what);                                                           \
-        else                                                                                       \
-            printf(" s[%u:%u] %s;", r, r + (n) - 1, what);                                         \
-        r += (n);                                                                                  \
-    }
-    USER(private_segment_buffer, 4, "private segment buffer")
-    USER(dispatch_ptr, 2, "dispatch packet")
-    USER(queue_ptr, 2, "queue")
-    USER(kernarg_segment_ptr, 2, "kernarg segment")
-    USER(dispatch_id, 2, "dispatch id")
-    USER(flat_scratch_init, 2, "flat scratch init")
-    USER(private_segment_size, 1, "private segment size")
-#undef USER
-    r = s->user_sgpr_count;
-    static const char axes[] = "xyz";
-    for (int a = 0; a < 3; a++)
-        if (s->workgroup_id[a])
-            printf(" s%u workgroup id %c;", r++, axes[a]);
-    if (s->workgroup_info)
-        printf(" s%u workgroup info;", r++);
-    if (s->private_segment_wave_offset)
-        printf(" s%u scratch wave offset;", r++);
-    printf(" (%u user SGPRs)\n", s->user_sgpr_count);
-    printf("  initial VGPRs: work-item id x in v0%s%s\n", s->workitem_id_dims >= 2 ? ", y in v1" : "",
-           s->workitem_id_dims >= 3 ? ", z in v2" : "");
-}
 
 static int cmd_info_wave(int argc, char **argv)
 {
@@ -213,92 +149,66 @@ static int cmd_info_wave(int argc, char **argv)
     }
     if (!path)
         return refuse("info: no code object given");
-    struct wave_code code;
+    kiln_wave_code *code;
     if (load_file(path, &code))
         return 1;
-    printf("%s: %s, code object v%u, %s, %u kernel%s, image %" PRIu64 " bytes\n", path, code.target,
-           code.code_object_version, code.relocatable ? "relocatable (relocations applied)" : "linked",
-           code.kernel_count, code.kernel_count == 1 ? "" : "s", code.image_size);
-    int status = 0;
-    const uint32_t *words = NULL;
-    size_t nwords = (size_t)(code.image_size / 4);
-    uint32_t *w = malloc(nwords * 4 + 4);
-    if (!w) {
-        wave_code_finish(&code);
-        fprintf(stderr, "kiln wave: out of memory\n");
+    kiln_wave_code_info ci;
+    if (kiln_wave_code_info_get(code, &ci) != KILN_OK) {
+        fprintf(stderr, "kiln wave: %s: %s\n", path, kiln_wave_last_error());
+        kiln_wave_code_destroy(code);
         return 1;
     }
-    for (size_t i = 0; i < nwords; i++)
-        w[i] = (uint32_t)code.image[4 * i] | (uint32_t)code.image[4 * i + 1] << 8 |
-               (uint32_t)code.image[4 * i + 2] << 16 | (uint32_t)code.image[4 * i + 3] << 24;
-    words = w;
-    for (uint32_t ki = 0; ki < code.kernel_count; ki++) {
-        const struct wave_kernel *k = &code.kernels[ki];
-        printf("\nkernel %s\n", k->name);
+    printf("%s: %s, code object v%u, %s, %u kernel%s, image %" PRIu64 " bytes\n", path, ci.target,
+           ci.code_object_version, ci.relocatable ? "relocatable (relocations applied)" : "linked", ci.kernel_count,
+           ci.kernel_count == 1 ? "" : "s", ci.image_size);
+    int status = 0;
+    for (uint32_t ki = 0; ki < ci.kernel_count; ki++) {
+        kiln_wave_kernel_info k;
+        if (kiln_wave_kernel_get(code, ki, &k) != KILN_OK) {
+            fprintf(stderr, "kiln wave: %s: %s\n", path, kiln_wave_last_error());
+            status = 1;
+            break;
+        }
+        printf("\nkernel %s\n", k.name);
         printf("  code: image 0x%" PRIx64 "..0x%" PRIx64 " (%" PRIu64 " bytes), descriptor at 0x%" PRIx64 "\n",
-               k->code_addr, k->code_addr + k->code_size, k->code_size, k->kd_addr);
-        printf("  registers: %u VGPRs, %u SGPRs allocated (metadata: %u VGPRs, %u SGPRs used)\n", k->vgprs, k->sgprs,
-               k->md_vgpr_count, k->md_sgpr_count);
-        printf("  LDS %u bytes, scratch %u bytes per work-item, kernarg segment %u bytes\n", k->group_segment_size,
-               k->private_segment_size, k->kernarg_size);
-        if (k->reqd_size[0])
-            printf("  workgroup: reqd_work_group_size %ux%ux%u\n", k->reqd_size[0], k->reqd_size[1], k->reqd_size[2]);
-        else if (k->max_flat_size)
-            printf("  workgroup: at most %u work-items\n", k->max_flat_size);
-        print_setup(k);
+               k.code_addr, k.code_addr + k.code_size, k.code_size, k.descriptor_addr);
+        printf("  registers: %u VGPRs, %u SGPRs allocated (metadata: %u VGPRs, %u SGPRs used)\n", k.vgprs, k.sgprs,
+               k.md_vgprs, k.md_sgprs);
+        printf("  LDS %u bytes, scratch %u bytes per work-item, kernarg segment %u bytes\n", k.lds_bytes,
+               k.scratch_bytes, k.kernarg_size);
+        if (k.reqd_size[0])
+            printf("  workgroup: reqd_work_group_size %ux%ux%u\n", k.reqd_size[0], k.reqd_size[1], k.reqd_size[2]);
+        else if (k.max_flat_size)
+            printf("  workgroup: at most %u work-items\n", k.max_flat_size);
+        char *setup = NULL, *text = NULL;
+        if (kiln_wave_kernel_describe(code, ki, KILN_WAVE_DESCRIBE_SETUP, &setup) != KILN_OK) {
+            fprintf(stderr, "kiln wave: %s: %s\n", path, kiln_wave_last_error());
+            status = 1;
+            break;
+        }
+        fputs(setup, stdout);
+        kiln_wave_free(setup);
         printf("  arguments:\n");
-        for (uint32_t a = 0; a < k->arg_count; a++) {
-            const struct wave_arg *g = &k->args[a];
-            if (wave_arg_hidden(g->kind))
-                printf("    (hidden) %-26s offset %u, %u bytes\n", wave_arg_kind_name(g->kind), g->offset, g->size);
-            else
-                printf("    %u %-10s %-22s %-10s offset %u, %u bytes\n", a, g->name[0] ? g->name : "-",
-                       wave_arg_kind_name(g->kind), g->type_name[0] ? g->type_name : "-", g->offset, g->size);
-        }
-        /* decode the code linearly */
-        uint32_t counts[WAVE_FAM_COUNT + 3] = {0};
-        uint32_t total = 0;
-        uint64_t end = k->code_addr + k->code_size;
-        if (disasm)
-            printf("  code:\n");
-        for (uint64_t pc = k->code_addr; pc < end;) {
-            struct wave_instr in;
-            int n = wave_decode(words, (size_t)(end / 4), (size_t)pc, &in);
-            if (n <= 0) {
-                printf("  cannot decode at 0x%" PRIx64 ": %s\n", pc, err_last());
-                status = 1;
+        for (uint32_t a = 0; a < k.arg_count; a++) {
+            kiln_wave_arg_info g;
+            if (kiln_wave_arg_get(code, ki, a, &g) != KILN_OK)
                 break;
-            }
-            const struct wave_op_info *info = wave_op_info(in.op);
-            unsigned slot = info ? info->family : WAVE_FAM_COUNT;
-            if (in.enc == WAVE_ENC_SDWA)
-                slot = WAVE_FAM_COUNT + 1;
-            else if (in.enc == WAVE_ENC_DPP)
-                slot = WAVE_FAM_COUNT + 2;
-            counts[slot]++;
-            total++;
-            if (disasm) {
-                char text[200];
-                wave_print(&in, text, sizeof text);
-                printf("    %06" PRIx64 ":", pc);
-                for (int d = 0; d < 3; d++)
-                    printf(d < n ? " %08x" : "         ", d < n ? in.raw[d] : 0);
-                printf("  %s\n", text);
-            }
-            pc += 4ull * (unsigned)n;
+            if (g.kind == KILN_WAVE_ARG_HIDDEN)
+                printf("    (hidden) %-26s offset %u, %u bytes\n", g.value_kind, g.offset, g.size);
+            else
+                printf("    %u %-10s %-22s %-10s offset %u, %u bytes\n", a, g.name[0] ? g.name : "-", g.value_kind,
+                       g.type_name[0] ? g.type_name : "-", g.offset, g.size);
         }
-        printf("  instructions: %u (", total);
-        bool first = true;
-        for (unsigned f = 0; f < WAVE_FAM_COUNT + 3; f++)
-            if (counts[f]) {
-                printf("%s%s %u", first ? "" : ", ",
-                       f < WAVE_FAM_COUNT ? wave_family_name(f) : f == WAVE_FAM_COUNT + 1 ? "SDWA" : "DPP", counts[f]);
-                first = false;
-            }
-        printf(")\n");
+        uint32_t sections = KILN_WAVE_DESCRIBE_COUNTS | (disasm ? KILN_WAVE_DESCRIBE_DISASM : 0);
+        kiln_result r = kiln_wave_kernel_describe(code, ki, sections, &text);
+        if (text)
+            fputs(text, stdout);
+        else
+            fprintf(stderr, "kiln wave: %s: %s\n", path, kiln_wave_last_error());
+        status |= r != KILN_OK;
+        kiln_wave_free(text);
     }
-    free(w);
-    wave_code_finish(&code);
+    kiln_wave_code_destroy(code);
     return status;
 }
 
@@ -357,7 +267,7 @@ static bool parse_signed(const char *s, int64_t lo, int64_t hi, uint64_t bits_ma
 }
 
 struct run_arg {
-    struct wave_value v;
+    kiln_wave_value v;
     const char *text;   /* the --arg as given; borrowed */
     bool owned;         /* v.data is malloc'd */
     bool is_float;      /* f32: or f64: */
@@ -373,7 +283,7 @@ static bool parse_arg(const char *s, struct run_arg *a, char *why, size_t cap)
             snprintf(why, cap, "'%s': the size is not a byte count up to 2 GiB", s);
             return false;
         }
-        a->v = (struct wave_value){.kind = WAVE_VALUE_BUFFER, .data = calloc(1, n ? n : 1), .size = n};
+        a->v = (kiln_wave_value){.kind = KILN_WAVE_VALUE_BUFFER, .data = calloc(1, n ? n : 1), .size = n};
         a->owned = true;
         if (!a->v.data) {
             snprintf(why, cap, "'%s': out of memory", s);
@@ -389,7 +299,7 @@ static bool parse_arg(const char *s, struct run_arg *a, char *why, size_t cap)
             snprintf(why, cap, "'%s': %s", s, fwhy);
             return false;
         }
-        a->v = (struct wave_value){.kind = WAVE_VALUE_BUFFER, .data = data, .size = len};
+        a->v = (kiln_wave_value){.kind = KILN_WAVE_VALUE_BUFFER, .data = data, .size = len};
         a->owned = true;
         return true;
     }
@@ -399,7 +309,7 @@ static bool parse_arg(const char *s, struct run_arg *a, char *why, size_t cap)
             snprintf(why, cap, "'%s': the size is not a byte count up to 65536", s);
             return false;
         }
-        a->v = (struct wave_value){.kind = WAVE_VALUE_LOCAL, .size = n};
+        a->v = (kiln_wave_value){.kind = KILN_WAVE_VALUE_LOCAL, .size = n};
         return true;
     }
     const char *colon = strchr(s, ':');
@@ -411,7 +321,7 @@ static bool parse_arg(const char *s, struct run_arg *a, char *why, size_t cap)
     }
     const char *val = colon + 1;
     size_t tlen = (size_t)(colon - s);
-    a->v.kind = WAVE_VALUE_BYTES;
+    a->v.kind = KILN_WAVE_VALUE_BYTES;
     int64_t iv;
     uint64_t uv;
     if (tlen == 3 && !strncmp(s, "u32", 3) && parse_signed(val, 0, UINT32_MAX, UINT32_MAX, &iv)) {
@@ -451,6 +361,8 @@ static bool parse_arg(const char *s, struct run_arg *a, char *why, size_t cap)
     return true;
 }
 
+static bool level_usable(const char *name, char *why, size_t cap);
+
 struct out_spec {
     uint32_t arg;
     const char *file;
@@ -465,8 +377,8 @@ static int cmd_run_wave(int argc, char **argv)
     struct out_spec *outs = calloc((size_t)argc, sizeof *outs);
     uint32_t nargs = 0, nouts = 0;
     int status = 2;
-    struct wave_code code = {0};
-    bool loaded = false;
+    kiln_wave_code *code = NULL;
+    const char *level = NULL;
     char why[600];
     if (!args || !outs) {
         fprintf(stderr, "kiln wave: out of memory\n");
@@ -493,7 +405,7 @@ static int cmd_run_wave(int argc, char **argv)
                                              "--observe", "--observe-json", "--max-instructions", "--max-work",
                                              "--max-seconds"};
         bool known = false;
-        for (size_t k = 0; k < KILN_ARRAY_LEN(valued); k++)
+        for (size_t k = 0; k < ARRAY_LEN(valued); k++)
             known |= !strcmp(a, valued[k]);
         if (!known) {
             refuse("run: unknown option '%s'", a);
@@ -515,12 +427,12 @@ static int cmd_run_wave(int argc, char **argv)
         else if (!strcmp(a, "--observe-json"))
             observe_json = v;
         else if (!strcmp(a, "--level")) {
-            if (strcmp(v, "reference")) {
-                refuse("run: --level %s: part 1 builds the reference interpreter only ('reference'); the lane, "
-                       "wavefront and subgroup levels are not built",
-                       v);
+            char lwhy[300];
+            if (!level_usable(v, lwhy, sizeof lwhy)) {
+                refuse("run: --level %s: %s", v, lwhy);
                 goto done;
             }
+            level = v;
         } else if (!strcmp(a, "--max-instructions")) {
             char pwhy[PARSE_WHY_LEN];
             if (!parse_u64(v, &max_instructions, pwhy) || max_instructions == 0) {
@@ -559,7 +471,7 @@ static int cmd_run_wave(int argc, char **argv)
                 goto done;
             }
             snprintf(num, sizeof num, "%.*s", (int)(eq - v), v);
-            if (!parse_u64(num, &n, pwhy) || n >= WAVE_MAX_ARGS) {
+            if (!parse_u64(num, &n, pwhy) || n >= MAX_ARGS) {
                 refuse("run: --out '%s': '%s' is not an argument number", v, num);
                 goto done;
             }
@@ -583,7 +495,7 @@ static int cmd_run_wave(int argc, char **argv)
         refuse("run: --groups %s", why);
         goto done;
     }
-    if (block_s && !parse_dims(block_s, block, WAVE_MAX_GROUP, why, sizeof why)) {
+    if (block_s && !parse_dims(block_s, block, KILN_WAVE_MAX_GROUP, why, sizeof why)) {
         refuse("run: --block %s", why);
         goto done;
     }
@@ -591,70 +503,74 @@ static int cmd_run_wave(int argc, char **argv)
         status = 1;
         goto done;
     }
-    loaded = true;
-    const struct wave_kernel *k = wave_code_kernel(&code, kname);
-    if (!k) {
-        fprintf(stderr, "kiln wave: run: %s has no kernel '%s'; it has:", path, kname);
-        for (uint32_t i = 0; i < code.kernel_count; i++)
-            fprintf(stderr, " %s", code.kernels[i].name);
-        fprintf(stderr, "\n");
+    uint32_t ki;
+    kiln_wave_kernel_info k;
+    if (kiln_wave_kernel_find(code, kname, &ki) != KILN_OK || kiln_wave_kernel_get(code, ki, &k) != KILN_OK) {
+        fprintf(stderr, "kiln wave: run: %s: %s\n", path, kiln_wave_last_error());
         goto done;
     }
-    if (!block_s && k->reqd_size[0])
-        memcpy(block, k->reqd_size, sizeof block);
-    if (nargs != k->explicit_count) {
-        fprintf(stderr, "kiln wave: run: kernel '%s' takes %u arguments, %u --arg given:\n", kname, k->explicit_count,
+    if (nargs != k.explicit_count) {
+        fprintf(stderr, "kiln wave: run: kernel '%s' takes %u arguments, %u --arg given:\n", kname, k.explicit_count,
                 nargs);
-        for (uint32_t a = 0; a < k->explicit_count; a++)
-            fprintf(stderr, "  %u %s: %s %s\n", a, k->args[a].name[0] ? k->args[a].name : "-",
-                    wave_arg_kind_name(k->args[a].kind), k->args[a].type_name);
+        for (uint32_t a = 0; a < k.explicit_count; a++) {
+            kiln_wave_arg_info g;
+            if (kiln_wave_arg_get(code, ki, a, &g) == KILN_OK)
+                fprintf(stderr, "  %u %s: %s %s\n", a, g.name[0] ? g.name : "-", g.value_kind, g.type_name);
+        }
         goto done;
     }
     for (uint32_t a = 0; a < nargs; a++) {
-        const struct wave_arg *g = &k->args[a];
-        const struct wave_value *v = &args[a].v;
+        kiln_wave_arg_info g;
+        if (kiln_wave_arg_get(code, ki, a, &g) != KILN_OK) {
+            fprintf(stderr, "kiln wave: run: %s\n", kiln_wave_last_error());
+            goto done;
+        }
+        const kiln_wave_value *v = &args[a].v;
         /* a float argument takes f32/f64, an integer one the integer forms
          * (the type's name as the metadata spells it: "float", "double") */
-        bool float_arg = !strcmp(g->type_name, "float") || !strcmp(g->type_name, "double") ||
-                         !strcmp(g->type_name, "half");
-        bool ok = (g->kind == WAVE_ARG_GLOBAL_BUFFER && v->kind == WAVE_VALUE_BUFFER) ||
-                  (g->kind == WAVE_ARG_DYNAMIC_SHARED_POINTER && v->kind == WAVE_VALUE_LOCAL) ||
-                  (g->kind == WAVE_ARG_BY_VALUE && v->kind == WAVE_VALUE_BYTES && v->size == g->size &&
-                   (!g->type_name[0] || float_arg == args[a].is_float));
+        bool float_arg = !strcmp(g.type_name, "float") || !strcmp(g.type_name, "double") ||
+                         !strcmp(g.type_name, "half");
+        bool ok = (g.kind == KILN_WAVE_ARG_GLOBAL_BUFFER && v->kind == KILN_WAVE_VALUE_BUFFER) ||
+                  (g.kind == KILN_WAVE_ARG_LOCAL_POINTER && v->kind == KILN_WAVE_VALUE_LOCAL) ||
+                  (g.kind == KILN_WAVE_ARG_BY_VALUE && v->kind == KILN_WAVE_VALUE_BYTES && v->size == g.size &&
+                   (!g.type_name[0] || float_arg == args[a].is_float));
         if (!ok) {
             fprintf(stderr, "kiln wave: run: --arg %s does not fit argument %u ('%s', %s %s, %u bytes)\n",
-                    args[a].text, a, g->name, wave_arg_kind_name(g->kind), g->type_name, g->size);
+                    args[a].text, a, g.name, g.value_kind, g.type_name, g.size);
             goto done;
         }
     }
     for (uint32_t o = 0; o < nouts; o++)
-        if (outs[o].arg >= nargs || args[outs[o].arg].v.kind != WAVE_VALUE_BUFFER) {
+        if (outs[o].arg >= nargs || args[outs[o].arg].v.kind != KILN_WAVE_VALUE_BUFFER) {
             fprintf(stderr, "kiln wave: run: --out %u=%s: argument %u is not a buffer\n", outs[o].arg, outs[o].file,
                     outs[o].arg);
             goto done;
         }
-    struct wave_value *values = calloc(nargs ? nargs : 1, sizeof *values);
+    kiln_wave_value *values = calloc(nargs ? nargs : 1, sizeof *values);
     if (!values) {
         status = 1;
         goto done;
     }
     for (uint32_t a = 0; a < nargs; a++)
         values[a] = args[a].v;
-    struct wave_run_desc d = {.code = &code, .kernel = k, .groups = {groups[0], groups[1], groups[2]},
-                              .block = {block[0], block[1], block[2]}, .args = values, .arg_count = nargs,
-                              .max_instructions = max_instructions, .max_work = max_work,
-                              .max_seconds = max_seconds, .observe = observe || observe_json};
-    struct wave_result res;
-    kiln_result r = wave_run(&d, &res);
+    kiln_wave_run_desc d = {.level = level, .kernel = ki, .groups = {groups[0], groups[1], groups[2]},
+                            .block = {block[0], block[1], block[2]}, .args = values, .arg_count = nargs,
+                            .max_instructions = max_instructions, .max_work = max_work,
+                            .max_seconds = max_seconds, .observe = observe || observe_json};
+    if (!block_s)
+        memset(d.block, 0, sizeof d.block);   /* the kernel's reqd_work_group_size, else 64 */
+    kiln_wave_result *res = NULL;
+    kiln_result r = kiln_wave_run(code, &d, &res);
     status = 0;
+    kiln_wave_run_stats st = {0};
     if (r != KILN_OK) {
-        fprintf(stderr, "kiln wave: run: %s\n", err_last());
+        fprintf(stderr, "kiln wave: run: %s\n", kiln_wave_last_error());
         status = 1;
-    } else {
-        fprintf(stderr, "kiln wave: %s: %u waves, %" PRIu64 " instructions (reference)\n", kname, res.waves,
-                res.instructions);
+    } else if (kiln_wave_run_stats_get(res, &st) == KILN_OK) {
+        fprintf(stderr, "kiln wave: %s: %u waves, %" PRIu64 " instructions (%s)\n", kname, st.waves, st.instructions,
+                st.level);
         for (uint32_t o = 0; o < nouts && status == 0; o++) {
-            const struct wave_value *v = &values[outs[o].arg];
+            const kiln_wave_value *v = &values[outs[o].arg];
             char fwhy[320];
             if (!cli_write_file(outs[o].file, v->data, (size_t)v->size, fwhy, sizeof fwhy)) {
                 fprintf(stderr, "kiln wave: %s: %s\n", outs[o].file, fwhy);
@@ -665,20 +581,21 @@ static int cmd_run_wave(int argc, char **argv)
             const char *file = form ? observe_json : observe;
             if (!file)
                 continue;
-            struct bytes b = {0};
-            kiln_result e = form ? wave_observe_json(&d, &res, &b) : wave_observe_encode(&d, &res, &b);
+            void *b = NULL;
+            size_t len = 0;
+            kiln_result e = kiln_wave_observation(res, form ? KILN_WAVE_FORM_JSON : KILN_WAVE_FORM_BINARY, &b, &len);
             char fwhy[320];
             if (e != KILN_OK) {
-                fprintf(stderr, "kiln wave: %s: %s\n", file, err_last());
+                fprintf(stderr, "kiln wave: %s: %s\n", file, kiln_wave_last_error());
                 status = 1;
-            } else if (!cli_write_file(file, b.p, b.len, fwhy, sizeof fwhy)) {
+            } else if (!cli_write_file(file, b, len, fwhy, sizeof fwhy)) {
                 fprintf(stderr, "kiln wave: %s: %s\n", file, fwhy);
                 status = 1;
             }
-            free(b.p);
+            kiln_wave_free(b);
         }
     }
-    wave_result_finish(&res);
+    kiln_wave_result_destroy(res);
     free(values);
 done:
     for (uint32_t a = 0; args && a < nargs; a++)
@@ -686,8 +603,79 @@ done:
             free(args[a].v.data);
     free(args);
     free(outs);
-    if (loaded)
-        wave_code_finish(&code);
+    kiln_wave_code_destroy(code);
+    return status;
+}
+
+/* ---- levels and compare ------------------------------------------------------------------ */
+
+/* A level of the table that is built; why says otherwise which of the two
+ * it is not. */
+static bool level_usable(const char *name, char *why, size_t cap)
+{
+    char names[200] = "";
+    for (uint32_t i = 0; i < kiln_wave_level_count(); i++) {
+        kiln_wave_level_info l;
+        if (kiln_wave_level_get(i, &l) != KILN_OK)
+            continue;
+        if (!strcmp(l.name, name)) {
+            if (!l.built)
+                snprintf(why, cap, "the %s level is not built yet (kiln wave levels lists what is)", name);
+            return l.built;
+        }
+        size_t at = strlen(names);
+        snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "", l.name);
+    }
+    snprintf(why, cap, "no level has that name (the levels: %s)", names);
+    return false;
+}
+
+static int cmd_levels_wave(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1)
+        return refuse("levels: takes no arguments ('%s')", argv[1]);
+    for (uint32_t i = 0; i < kiln_wave_level_count(); i++) {
+        kiln_wave_level_info l;
+        if (kiln_wave_level_get(i, &l) == KILN_OK)
+            printf("%-10s %-9s %s\n", l.name, l.built ? "built" : "not built", l.summary);
+    }
+    return 0;
+}
+
+static int cmd_compare_wave(int argc, char **argv)
+{
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc != 3)
+        return refuse("compare: takes two observation files (kiln wave run --observe FILE)");
+    char *obs[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
+    int status = 1;
+    for (int i = 0; i < 2; i++) {
+        char why[320];
+        obs[i] = cli_read_file(argv[1 + i], MAX_OBSERVATION, &len[i], why, sizeof why);
+        if (!obs[i]) {
+            fprintf(stderr, "kiln wave: %s: %s\n", argv[1 + i], why);
+            goto done;
+        }
+    }
+    bool same;
+    char why[512];
+    if (kiln_wave_compare(obs[0], len[0], obs[1], len[1], &same, why, sizeof why) != KILN_OK) {
+        fprintf(stderr, "kiln wave: compare: %s\n", kiln_wave_last_error());
+        goto done;
+    }
+    if (same)
+        printf("the same%s%s\n", why[0] ? ": " : "", why);
+    else
+        printf("different: %s\n", why);
+    status = same ? 0 : 1;
+done:
+    free(obs[0]);
+    free(obs[1]);
     return status;
 }
 
@@ -706,7 +694,11 @@ int cmd_wave(int argc, char **argv)
         return cmd_info_wave(argc - 1, argv + 1);
     if (!strcmp(argv[1], "run"))
         return cmd_run_wave(argc - 1, argv + 1);
-    fprintf(stderr, "kiln wave: unknown subcommand '%s' (info, run)\n", argv[1]);
+    if (!strcmp(argv[1], "levels"))
+        return cmd_levels_wave(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "compare"))
+        return cmd_compare_wave(argc - 1, argv + 1);
+    fprintf(stderr, "kiln wave: unknown subcommand '%s' (info, run, levels, compare)\n", argv[1]);
     usage(stderr);
     return 2;
 }

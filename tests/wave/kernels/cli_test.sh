@@ -34,6 +34,23 @@ od -An -v -t u4 -w4 "$tmp/out.bin" | awk '
 [ "$(head -c 4 "$tmp/obs.bin")" = "KWOB" ] || fail "the observation's magic"
 grep -q '"written": \[\[0, 1536\]\]' "$tmp/obs.json" || fail "the JSON observation's written range"
 
+# compare: a run again is the same; another width differs, naming where
+"$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 3,2 --block 16,4 --arg buf:size:1536 --arg u32:48 \
+  --observe "$tmp/obs2.bin" 2>/dev/null || fail "wave run grid2d again"
+"$kiln" wave compare "$tmp/obs.bin" "$tmp/obs2.bin" >"$tmp/cmp" || { cat "$tmp/cmp"; fail "compare: the same run"; }
+grep -q "^the same" "$tmp/cmp" || fail "compare: says the same"
+"$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 3,2 --block 16,4 --arg buf:size:1536 --arg u32:47 \
+  --observe "$tmp/obs3.bin" 2>/dev/null || fail "wave run grid2d, width 47"
+"$kiln" wave compare "$tmp/obs.bin" "$tmp/obs3.bin" >"$tmp/cmp"
+[ $? -eq 1 ] && grep -q "^different: wave 0 (group 0,0,0 wave 0): " "$tmp/cmp" || { cat "$tmp/cmp"; fail "compare: a difference"; }
+"$kiln" wave compare "$tmp/obs.bin" "$tmp/out.bin" 2>"$tmp/e"
+[ $? -eq 1 ] && grep -q "the second is not an observation" "$tmp/e" || fail "compare: not an observation"
+
+# levels: the table, the reference first and built
+"$kiln" wave levels >"$tmp/levels" || fail "wave levels"
+head -1 "$tmp/levels" | grep -q "^reference *built" || fail "levels: the reference first"
+grep -q "^wavefront *not built" "$tmp/levels" || fail "levels: wavefront not built"
+
 # reverse_local: 64 ints 0..63 from a file, reversed through LDS: 2 * (63 - t) + 1
 i=0; : >"$tmp/in.bin"
 while [ $i -lt 64 ]; do printf "\\$(printf %03o $i)\\000\\000\\000" >>"$tmp/in.bin"; i=$((i + 1)); done
@@ -46,6 +63,8 @@ od -An -v -t u4 -w4 "$tmp/rev.bin" | awk '
 # refusals, exit 2
 "$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 1 --arg buf:size:64 --arg u32:4 --level lane 2>"$tmp/e"
 [ $? -eq 2 ] && grep -q "not built" "$tmp/e" || fail "--level lane"
+"$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 1 --arg buf:size:64 --arg u32:4 --level lanes 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "no level has that name" "$tmp/e" || fail "--level lanes (misspelt)"
 "$kiln" wave run "$tmp/memory.o" --kernel nothing --groups 1 2>"$tmp/e"
 [ $? -eq 2 ] && grep -q "has no kernel 'nothing'" "$tmp/e" || fail "an unknown kernel"
 "$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 1 --arg buf:size:64 --arg f32:4 2>"$tmp/e"

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * level.c: the table of levels (level.h). The reference interpreter is row
+ * 0; the GPU levels are named and not built yet.
+ */
+#include "wave/level.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "wave/decode.h"
+
+kiln_result wave_kernel_decodes(const struct wave_code *code, const struct wave_kernel *k)
+{
+    size_t nwords;
+    uint32_t *words = wave_code_words(code, &nwords);
+    if (!words)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory decoding kernel '%s'", k->name);
+    kiln_result r = KILN_OK;
+    uint64_t end = k->code_addr + k->code_size;
+    for (uint64_t pc = k->code_addr; pc < end;) {
+        struct wave_instr in;
+        int n = wave_decode(words, (size_t)(end / 4), (size_t)pc, &in);
+        if (n <= 0) {
+            r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': %s", k->name, err_last());
+            break;
+        }
+        pc += 4ull * (unsigned)n;
+    }
+    free(words);
+    return r;
+}
+
+/* The reference runs what the decoder accepts, on no device; an
+ * instruction it decodes but does not run is refused when the run reaches
+ * it (docs/wave.md lists them), since the analysis cannot know whether a
+ * run reaches it. */
+static kiln_result reference_check(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps)
+{
+    (void)caps;
+    return wave_kernel_decodes(code, k);
+}
+
+const struct wave_level wave_levels[] = {
+    {"reference", "the reference interpreter, on the CPU: the oracle every level is judged against", reference_check,
+     wave_run},
+    {"lane", "one GPU invocation per guest lane (not built yet)", NULL, NULL},
+    {"wavefront", "one GPU invocation simulating a whole 64-lane wave (not built yet)", NULL, NULL},
+    {"subgroup", "guest waves on device subgroups, cross-lane operations native (not built yet)", NULL, NULL},
+};
+const uint32_t wave_level_count = KILN_ARRAY_LEN(wave_levels);
+
+kiln_result wave_level_resolve(const char *name, const struct wave_level **out)
+{
+    *out = NULL;
+    if (!name)
+        name = wave_levels[0].name;
+    for (uint32_t i = 0; i < wave_level_count; i++) {
+        if (strcmp(name, wave_levels[i].name))
+            continue;
+        *out = &wave_levels[i];
+        if (!wave_levels[i].run)
+            return KILN_RAISE(KILN_ERR_INVALID, "level '%s' is not built yet (built: %s)", name, wave_levels[0].name);
+        return KILN_OK;
+    }
+    char list[256] = "";
+    for (uint32_t i = 0; i < wave_level_count; i++) {
+        size_t at = strlen(list);
+        snprintf(list + at, sizeof list - at, "%s%s%s", i ? ", " : "", wave_levels[i].name,
+                 wave_levels[i].run ? "" : " (not built)");
+    }
+    return KILN_RAISE(KILN_ERR_INVALID, "no level is named '%s' (the levels: %s)", name, list);
+}

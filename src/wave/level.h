@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * level: the table of the wave recompiler's levels, the one seam a new
+ * model of the guest wavefront plugs into.
+ *
+ * A row is a name, a line for people, and two functions: check, the
+ * level's validity analysis (can it run this kernel faithfully on a device
+ * with these caps, or which instruction at which image offset rules it
+ * out), and run, which runs a dispatch and fills the result every level
+ * fills alike (observe.h reads it into the one observation layout). A row
+ * whose functions are NULL names a level that is not built yet: it is in
+ * the table so that its name is told apart from a misspelt one.
+ *
+ * Adding a level: write its check and run (run through kiln.h's program
+ * and scheme calls where it runs on a device), fill its row in level.c,
+ * and add its cases to tests/wave/test_level.c.
+ */
+#ifndef KILN_WAVE_LEVEL_H
+#define KILN_WAVE_LEVEL_H
+
+#include "kiln.h"
+#include "wave/interp.h"
+#include "wave/loader.h"
+
+struct wave_level {
+    const char *name;
+    const char *summary;
+    /* KILN_OK when the level runs k faithfully on a device with caps (NULL:
+     * no device); KILN_ERR_INVALID naming the instruction and its offset. */
+    kiln_result (*check)(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps);
+    kiln_result (*run)(const struct wave_run_desc *desc, struct wave_result *out);
+};
+
+extern const struct wave_level wave_levels[];
+extern const uint32_t wave_level_count;
+
+/* The row named name (NULL: the reference), built: KILN_OK. An unknown
+ * name or an unbuilt row: KILN_ERR_INVALID saying which (listing the
+ * table, or naming the row as not built); *out is set to the row in the
+ * second case, NULL in the first. */
+kiln_result wave_level_resolve(const char *name, const struct wave_level **out) __attribute__((warn_unused_result));
+
+/* Decodes k's code from its first instruction to its end: KILN_OK, or
+ * KILN_ERR_INVALID naming the offset and the words that do not decode. */
+kiln_result wave_kernel_decodes(const struct wave_code *code, const struct wave_kernel *k)
+    __attribute__((warn_unused_result));
+
+#endif
