@@ -138,6 +138,9 @@ typedef enum kiln_backend_kind {
     KILN_BACKEND_VULKAN = 1,
     KILN_BACKEND_MOCK = 2,    /* runs nothing; counts calls; for tests of kiln's own logic */
 } kiln_backend_kind;
+/* A backend's name: "vulkan", "mock"; "default" for KILN_BACKEND_DEFAULT,
+ * "unknown" for a value kiln is not built with. Never NULL. */
+KILN_API const char *kiln_backend_name(kiln_backend_kind kind);
 
 typedef enum kiln_device_type {
     KILN_DEVICE_OTHER = 0,

@@ -56,6 +56,7 @@ typedef enum kiln_backend_kind {
     KILN_BACKEND_VULKAN = 1,
     KILN_BACKEND_MOCK = 2,
 } kiln_backend_kind;
+ const char *kiln_backend_name(kiln_backend_kind kind);
 typedef enum kiln_device_type {
     KILN_DEVICE_OTHER = 0,
     KILN_DEVICE_INTEGRATED_GPU = 1,

@@ -152,7 +152,7 @@ kiln_result kiln_devices(kiln_device_info *out, uint32_t cap, uint32_t *count)
     NEED(count, "count");
     if (cap)
         NEED(out, "out");
-    return vkb_enumerate(out, cap, count);
+    return kb_backend_of(KILN_BACKEND_DEFAULT)->enumerate(out, cap, count);
 }
 
 kiln_result kiln_buffer_create(kiln_context ctx, const kiln_buffer_desc *desc, kiln_buffer *out)

@@ -21,6 +21,38 @@
 #include <stdio.h>
 #include <string.h>
 
+const struct kb_backend kb_backends[] = {
+    {KILN_BACKEND_VULKAN, "vulkan", "Vulkan", true, true, vkb_create, vkb_enumerate},
+    {KILN_BACKEND_MOCK, "mock", "the mock backend", false, false, mockb_create, NULL},
+};
+const uint32_t kb_backend_count = sizeof kb_backends / sizeof kb_backends[0];
+
+const struct kb_backend *kb_backend_of(kiln_backend_kind kind)
+{
+    if (kind == KILN_BACKEND_DEFAULT)
+        return &kb_backends[0];
+    for (uint32_t i = 0; i < kb_backend_count; i++)
+        if (kb_backends[i].kind == kind)
+            return &kb_backends[i];
+    return NULL;
+}
+
+const struct kb_backend *kb_backend_named(const char *name)
+{
+    for (uint32_t i = 0; name && i < kb_backend_count; i++)
+        if (!strcmp(kb_backends[i].name, name))
+            return &kb_backends[i];
+    return NULL;
+}
+
+const char *kiln_backend_name(kiln_backend_kind kind)
+{
+    if (kind == KILN_BACKEND_DEFAULT)
+        return "default";
+    const struct kb_backend *b = kb_backend_of(kind);
+    return b ? b->name : "unknown";
+}
+
 void kb_set_timeout(struct kb_device *d, uint64_t ns) { d->timeout_ns = ns; }
 
 void kb_note_submit(struct kb_device *d, uint64_t ticket, const char *what)

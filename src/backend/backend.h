@@ -2,8 +2,9 @@
 /*
  * backend: the device ops table. A backend (vk/ for Vulkan, mock/ for tests
  * of kiln's own logic) implements struct backend_ops; every other module
- * calls it through the kb_* wrappers below, which are also where fault
- * injection will hook in.
+ * calls it through the kb_* wrappers below. The backends kiln is built with
+ * are the rows of one registry (kb_backends) that context creation,
+ * kiln_devices, kiln_backend_name, `kiln info` and `kiln serve` read.
  *
  * Objects are opaque to callers except for struct kb_buffer's base fields.
  * A backend is not thread-safe: its device belongs to the context lock's
@@ -226,12 +227,41 @@ struct backend_ops {
     kiln_result (*ticket_wait)(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns);
 };
 
-/* Backends' constructors. */
-/* staging: copies through staging buffers on a unified-memory device too
- * (KILN_FORCE_STAGING; the caller reads it). */
-KILN_NODISCARD kiln_result vkb_create(const char *selector, int validation, bool staging, struct kb_device **out);
+/* ---- the registry: one row per backend --------------------------------------------------- */
+
+/* What a context asks of a backend's device: the desc's settings, else the
+ * environment's (kiln.h says which; the caller resolves them). */
+struct kb_settings {
+    const char *device;            /* a selector (an index or part of a name); NULL or "": the backend's choice */
+    bool validation;               /* the Vulkan validation layer */
+    bool staging;                  /* copies through staging buffers on a unified-memory device too */
+};
+
+struct kb_backend {
+    kiln_backend_kind kind;
+    const char *name;              /* kiln_backend_name's: "vulkan", "mock" */
+    const char *title;             /* for people: "Vulkan", "the mock backend" */
+    bool remote_by_env;            /* KILN_REMOTE may send its contexts to a server (the mock's stay in process) */
+    bool executes;                 /* runs dispatches (their results can be read back); the mock counts them only */
+    KILN_NODISCARD kiln_result (*create)(const struct kb_settings *s, struct kb_device **out);
+    /* its devices, for kiln_devices and kiln info; NULL: it lists none */
+    KILN_NODISCARD kiln_result (*enumerate)(kiln_device_info *out, uint32_t cap, uint32_t *count);
+};
+
+/* Every backend kiln is built with, the default (KILN_BACKEND_DEFAULT's)
+ * first. Adding one: its enum value in kiln.h, its row in backend.c, its
+ * ops (the conformance test, tests/backend/test_backends.c, runs every row). */
+extern const struct kb_backend kb_backends[];
+extern const uint32_t kb_backend_count;
+/* The row of kind (KILN_BACKEND_DEFAULT: the first), or NULL. */
+const struct kb_backend *kb_backend_of(kiln_backend_kind kind);
+/* The row named name (as kiln_backend_name spells it), or NULL. */
+const struct kb_backend *kb_backend_named(const char *name);
+
+/* Backends' constructors (rows of the registry). */
+KILN_NODISCARD kiln_result vkb_create(const struct kb_settings *s, struct kb_device **out);
 KILN_NODISCARD kiln_result vkb_enumerate(kiln_device_info *out, uint32_t cap, uint32_t *count);
-KILN_NODISCARD kiln_result mockb_create(struct kb_device **out);
+KILN_NODISCARD kiln_result mockb_create(const struct kb_settings *s, struct kb_device **out);
 
 /* Fault hooks of the Vulkan backend, for kiln's tests: VKB_FAULT_LOST makes
  * every later submit and wait report VK_ERROR_DEVICE_LOST (the work already

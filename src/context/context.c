@@ -841,14 +841,15 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
         l_destroy(c);
         return r;
     }
-    if (d.backend == KILN_BACKEND_MOCK) {
-        r = mockb_create(&c->dev);
-    } else if (d.backend == KILN_BACKEND_VULKAN) {
+    const struct kb_backend *backend = kb_backend_of(d.backend);
+    if (backend) {
         /* Settings: the desc's, else the environment's (kiln.h). */
-        const char *sel = d.device && *d.device ? d.device : getenv("KILN_DEVICE");
-        int validation = d.validation > 0 ? 1 : d.validation < 0 ? 0 : env_flag("KILN_VALIDATION", 0);
-        bool staging = d.force_staging > 0 || (d.force_staging == 0 && env_flag("KILN_FORCE_STAGING", 0));
-        r = vkb_create(sel, validation, staging, &c->dev);
+        struct kb_settings set = {
+            .device = d.device && *d.device ? d.device : getenv("KILN_DEVICE"),
+            .validation = d.validation > 0 || (d.validation == 0 && env_flag("KILN_VALIDATION", 0)),
+            .staging = d.force_staging > 0 || (d.force_staging == 0 && env_flag("KILN_FORCE_STAGING", 0)),
+        };
+        r = backend->create(&set, &c->dev);
     } else {
         r = KILN_RAISE(KILN_ERR_INVALID, "context desc: unknown backend %d", (int)d.backend);
     }
@@ -924,7 +925,7 @@ static kiln_result check_client_desc(const struct kctx *host, const kiln_context
     kiln_backend_kind kind = host->dev->caps.backend;
     if (d->backend != kind)
         return KILN_RAISE(KILN_ERR_INVALID, "context desc: backend: the server runs %s; a client cannot choose "
-                          "another", kind == KILN_BACKEND_MOCK ? "the mock backend" : "Vulkan");
+                          "another", kb_backend_of(kind)->title);
     if (d->device && *d->device && !strstr(host->dev->caps.device_name, d->device) && strcmp(d->device, "0"))
         return KILN_RAISE(KILN_ERR_INVALID, "context desc: device '%s': the server owns one device (%s); a client "
                           "cannot choose another", d->device, host->dev->caps.device_name);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "kiln.h"
 #include "pipe/pipe.h"
 #include "program/program.h"
@@ -706,7 +707,8 @@ const char *remote_target(const kiln_context_desc *desc)
     if (!t) {
         /* The environment never sends a mock context away: the mock is a
          * device of this process, for tests of kiln's own logic. */
-        if (desc && desc->backend == KILN_BACKEND_MOCK)
+        const struct kb_backend *b = kb_backend_of(desc ? desc->backend : KILN_BACKEND_DEFAULT);
+        if (b && !b->remote_by_env)
             return NULL;
         t = getenv("KILN_REMOTE");
     }

@@ -439,7 +439,7 @@ static kiln_result rig_init(struct rig *r, struct rig_opts o)
 {
     memset(r, 0, sizeof *r);
     gate_init(&r->g);
-    KILN_TRY(mockb_create(&r->dev));
+    KILN_TRY(mockb_create(&(struct kb_settings){0}, &r->dev));
     struct csvc_config cfg = {
         .workers = o.workers ? o.workers : 2,
         .giant_words = g_giant_words,

@@ -72,7 +72,7 @@ struct rig {
 static kiln_result rig_init(struct rig *r)
 {
     memset(r, 0, sizeof *r);
-    KILN_TRY(mockb_create(&r->dev));
+    KILN_TRY(mockb_create(&(struct kb_settings){0}, &r->dev));
     struct csvc_config cfg;
     csvc_config_default(&cfg, r->dev);
     cfg.workers = 1;

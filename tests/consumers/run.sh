@@ -66,7 +66,7 @@ step subdirectory bash -c "cmake -S '$root/tests/consumers/subdirectory' -B '$wo
 # The shared library's exports: kiln_* alone.
 so=$(ls "$work"/prefix-shared/lib*/libkiln.so.0 2>/dev/null | head -1)
 step shared-exports sh "$root/cmake/exports.sh" "${so:-libkiln.so.0 not installed}" "$root/include/kiln.h" \
-  kiln_ KILN_API "^(wave_|g?elf(32|64)?_)"
+  kiln_ KILN_API "^(wave_|g?elf(32|64)?_|tp_ring_|tp_control_|tp_heartbeat_|tp_peer_(init|check)$)"
 so=$(ls "$work"/prefix-shared/lib*/libkiln-wave.so.0 2>/dev/null | head -1)
 step shared-exports-wave sh "$root/cmake/exports.sh" "${so:-libkiln-wave.so.0 not installed}" \
   "$root/include/kiln_wave.h" kiln_wave_ KILN_WAVE_API

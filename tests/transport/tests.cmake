@@ -9,8 +9,8 @@ set_tests_properties(test_doorbell PROPERTIES LABELS threads)
 # The doorbell's protocol model-checked with Spin on a machine with store
 # buffers: no lost wakeup and no deadlock, for one and for two slots; and
 # with the fences removed, Spin must find the lost wakeup.
-set(KILN_SPIN_MODEL ${CMAKE_CURRENT_SOURCE_DIR}/transport/doorbell.pml)
-set(KILN_SPIN_SH ${CMAKE_CURRENT_SOURCE_DIR}/transport/spin.sh)
+set(KILN_SPIN_MODEL ${CMAKE_CURRENT_LIST_DIR}/doorbell.pml)
+set(KILN_SPIN_SH ${CMAKE_CURRENT_LIST_DIR}/spin.sh)
 add_test(NAME spin_doorbell COMMAND sh ${KILN_SPIN_SH} ${KILN_SPIN_MODEL} ${CMAKE_CURRENT_BINARY_DIR}/spin/holds holds)
 add_test(NAME spin_doorbell_two_slots COMMAND sh ${KILN_SPIN_SH} ${KILN_SPIN_MODEL}
          ${CMAKE_CURRENT_BINARY_DIR}/spin/holds2 holds -DN=4 -DCAP=2)
@@ -22,7 +22,3 @@ kiln_test(test_segment transport/test_segment.c)
 # killed and one stopped.
 kiln_test(test_transport transport/test_transport.c)
 set_tests_properties(test_transport PROPERTIES LABELS threads)
-# bench_transport, briefly, so it keeps working (its figures come from a
-# full run: docs/transport.md).
-add_test(NAME bench_transport_smoke COMMAND bench_transport --quick)
-set_tests_properties(bench_transport_smoke PROPERTIES LABELS bench TIMEOUT 300)

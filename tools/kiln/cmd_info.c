@@ -67,15 +67,6 @@ static const char *type_name(kiln_device_type t)
     }
 }
 
-static const char *backend_name(kiln_backend_kind b)
-{
-    switch (b) {
-    case KILN_BACKEND_VULKAN: return "vulkan";
-    case KILN_BACKEND_MOCK: return "mock";
-    default: return "default";
-    }
-}
-
 /* Writes a VK_MAKE_API_VERSION word as "major.minor.patch". */
 static void api_version_str(uint32_t v, char *buf, size_t cap)
 {
@@ -219,7 +210,7 @@ static void print_caps(const kiln_caps *c)
     field("pipeline caches keep code:", "%s", c->pipeline_cache_keeps_code ? "yes (the archive keeps pipelines)"
                                                                           : "no (the archive keeps front ends only)");
     field("validation:", "%s", c->validation ? "on" : "off");
-    field("backend:", "%s", backend_name(c->backend));
+    field("backend:", "%s", kiln_backend_name(c->backend));
 }
 
 static void json_triple(struct cli_json *j, const char *key, const uint32_t v[3])
@@ -266,7 +257,7 @@ static void json_caps(struct cli_json *j, const kiln_caps *c)
     cli_json_str(j, "pipeline_cache_uuid", t.uuid);
     cli_json_bool(j, "unified_memory", c->unified_memory);
     cli_json_bool(j, "validation", c->validation);
-    cli_json_str(j, "backend", backend_name(c->backend));
+    cli_json_str(j, "backend", kiln_backend_name(c->backend));
     cli_json_bool(j, "pipeline_cache_keeps_code", c->pipeline_cache_keeps_code);
     cli_json_uint(j, "max_shared_memory_size", c->max_shared_memory_size);
     cli_json_uint(j, "max_per_stage_storage_buffers", c->max_per_stage_storage_buffers);

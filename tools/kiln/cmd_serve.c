@@ -23,7 +23,7 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: kiln serve [--socket PATH] [--allow-uid UID]... [--device SEL] [--mock]\n"
+    fprintf(f, "usage: kiln serve [--socket PATH] [--allow-uid UID]... [--device SEL] [--backend NAME]\n"
                "                  [--max-objects N] [--max-bytes SIZE] [--max-compiles N]\n"
                "                  [--max-clients N] [--hello-timeout SECONDS]\n"
                "                  [--compile-timeout SECONDS] [--compile-max-bytes SIZE]\n"
@@ -38,7 +38,7 @@ static void usage(FILE *f)
                "                     --socket in a folder that uid can reach: the socket is then made 0666\n"
                "                     and the peer's credentials (SO_PEERCRED) admit only the uids named\n"
                "  --device SEL       the device, as KILN_DEVICE (an index or part of its name)\n"
-               "  --mock             serve the mock backend (for tests of kiln itself)\n"
+               "  --backend NAME     vulkan (the default) or mock (for tests of kiln itself; --mock)\n"
                "  --max-objects N    objects one client may hold at once (default 65536)\n"
                "  --max-bytes SIZE   bytes of buffers and images one client may hold (default 16G)\n"
                "  --max-compiles N   programs one client may have compiling at once (default 256)\n"
@@ -88,6 +88,19 @@ int cmd_serve(int argc, char **argv)
             d.socket_path = v;
         } else if (!strcmp(a, "--device")) {
             ctx.device = v;
+        } else if (!strcmp(a, "--backend")) {
+            ctx.backend = KILN_BACKEND_DEFAULT;
+            for (int k = 1; k < 16 && ctx.backend == KILN_BACKEND_DEFAULT; k++)
+                if (!strcmp(kiln_backend_name((kiln_backend_kind)k), v))
+                    ctx.backend = (kiln_backend_kind)k;
+            if (ctx.backend == KILN_BACKEND_DEFAULT) {
+                char names[128] = "";
+                for (int k = 1; k < 16; k++)
+                    if (strcmp(kiln_backend_name((kiln_backend_kind)k), "unknown"))
+                        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "",
+                                 kiln_backend_name((kiln_backend_kind)k));
+                return bad("--backend '%s': kiln's backends are %s", v, names);
+            }
         } else if (!strcmp(a, "--allow-uid")) {
             if (!parse_u64(v, &n, why) || n > UINT32_MAX)
                 return bad("--allow-uid '%s': not a uid%s", v, "");

@@ -533,8 +533,9 @@ static const struct backend_ops mock_ops = {
     .ticket_wait = mock_ticket_wait,
 };
 
-kiln_result mockb_create(struct kb_device **out)
+kiln_result mockb_create(const struct kb_settings *set, struct kb_device **out)
 {
+    (void)set;   /* one device, no layers, nothing to stage */
     struct mock_device *d = mem_calloc(1, sizeof *d);
     if (!d)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the mock device");

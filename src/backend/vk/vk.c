@@ -742,14 +742,16 @@ void vkb_fault(struct kb_device *dev, enum vkb_fault fault)
 }
 #endif
 
-kiln_result vkb_create(const char *selector, int validation, bool staging, struct kb_device **out)
+kiln_result vkb_create(const struct kb_settings *set, struct kb_device **out)
 {
+    const char *selector = set->device;
+    bool staging = set->staging;
     struct vk_device *d = mem_calloc(1, sizeof *d);
     if (!d)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the Vulkan device");
     d->base.ops = &vk_ops;
     pthread_mutex_init(&d->kept_lock, NULL);
-    kiln_result r = make_instance(d, validation);
+    kiln_result r = make_instance(d, set->validation);
     if (r == KILN_OK)
         r = pick_device(d, selector);
     if (r < 0) {
