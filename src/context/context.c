@@ -13,7 +13,7 @@
  * work is unfinished is abandoned to it (kb_abandon), everything kiln holds
  * on the host is freed, and the close line says what was left.
  */
-#include "context.h"
+#include "context_private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,26 +32,32 @@
     } while (0)
 
 #ifdef KILN_TEST_HOOKS
-struct kb_device *ctx_device(struct kctx *c) { return c->dev; }
+struct kb_device *ctx_device(struct kctx *kc) {
+    struct lctx *c = lctx_of(kc); return c->dev; }
 #endif
 
-kiln_result ctx_live(struct kctx *c)
+kiln_result ctx_live(struct kctx *kc)
 {
+    if (!ctx_is_local(kc))
+        return KILN_OK;   /* a remote context: the server judges its device */
+    struct lctx *c = lctx_of(kc);
     if (atomic_load(&c->fault))
         return KILN_RAISE(KILN_ERR_DEVICE_LOST, "%s", c->fault_why);
     return c->dev ? kb_live(c->dev) : KILN_OK;
 }
 
-void ctx_device_enter(struct kctx *c)
+void ctx_device_enter(struct kctx *kc)
 {
+    struct lctx *c = lctx_of(kc);
     if (c->dev && c->host) {
         c->dev->owner = c;
         c->dev->owner_timeout_ns = c->timeout_ns;
     }
 }
 
-void ctx_device_leave(struct kctx *c)
+void ctx_device_leave(struct kctx *kc)
 {
+    struct lctx *c = lctx_of(kc);
     if (c->dev && c->host) {
         c->dev->owner = NULL;
         c->dev->owner_timeout_ns = 0;
@@ -61,7 +67,7 @@ void ctx_device_leave(struct kctx *c)
 void ctx_client_fault(void *ud, const void *owner, const char *why)
 {
     (void)ud;
-    struct kctx *c = (struct kctx *)owner;
+    struct lctx *c = (struct lctx *)owner;
     if (atomic_load(&c->fault))
         return;
     snprintf(c->fault_why, sizeof c->fault_why, "%s", why);
@@ -69,40 +75,100 @@ void ctx_client_fault(void *ud, const void *owner, const char *why)
     log_warn("%s", why);
 }
 
-kiln_result ctx_drain(struct kctx *c, uint64_t slice_ns)
+kiln_result ctx_drain(struct kctx *kc, uint64_t slice_ns)
 {
+    struct lctx *c = lctx_of(kc);
     if (!c->dev || !c->last_ticket || kb_ticket_done(c->dev) >= c->last_ticket)
         return KILN_OK;
-    ctx_device_enter(c);
+    ctx_device_enter(&c->base);
     kiln_result r = kb_ticket_wait(c->dev, c->last_ticket, slice_ns);
-    ctx_device_leave(c);
+    ctx_device_leave(&c->base);
     return r;
 }
 
-kiln_result ctx_seen(struct kctx *c, kiln_result r)
+kiln_result ctx_seen(struct kctx *kc, kiln_result r)
 {
+    if (!ctx_is_local(kc))
+        return r;
+    struct lctx *c = lctx_of(kc);
     if (r == KILN_ERR_DEVICE_LOST && atomic_load(&c->fault))
         return r;   /* this client's own fault: the device is not lost for it */
     return c->dev ? kb_seen(c->dev, r) : r;
 }
 
+/* ---- for a server (context.h) ------------------------------------------------------- */
+
+uint64_t ctx_objects_held(struct kctx *kc)
+{
+    struct lctx *c = lctx_of(kc);
+    return (uint64_t)c->buffers.live + c->images.live + c->programs.live + c->schemes.live + c->nodes.live;
+}
+
+uint32_t ctx_programs_pending(struct kctx *kc)
+{
+    struct lctx *c = lctx_of(kc);
+    uint32_t cur = 0, n = 0;
+    uint64_t id;
+    struct prog *p;
+    while ((p = pool_next(&c->programs, &cur, &id)))
+        n += prog_refresh(p) == KILN_PROGRAM_PENDING;
+    return n;
+}
+
+bool ctx_buffer_size(struct kctx *kc, kiln_buffer b, uint64_t *size)
+{
+    const struct kb_buffer *kb = pool_get(&lctx_of(kc)->buffers, b.id);
+    *size = kb ? kb->size : 0;
+    return kb != NULL;
+}
+
+bool ctx_image_bytes(struct kctx *kc, kiln_image i, uint64_t *bytes)
+{
+    const struct kb_image *ki = pool_get(&lctx_of(kc)->images, i.id);
+    *bytes = ki ? ki->bytes : 0;
+    return ki != NULL;
+}
+
+uint64_t ctx_last_ticket(struct kctx *kc) { return lctx_of(kc)->last_ticket; }
+kiln_backend_kind ctx_backend(struct kctx *kc) { return lctx_of(kc)->dev->caps.backend; }
+uint64_t ctx_max_buffer_size(struct kctx *kc) { return lctx_of(kc)->dev->caps.max_buffer_size; }
+
+bool ctx_device_lost(struct kctx *kc, char *why, size_t cap)
+{
+    struct kb_device *d = lctx_of(kc)->dev;
+    bool lost = d && kb_is_lost(d);
+    if (cap)
+        snprintf(why, cap, "%s", lost ? d->lost_why : "");
+    return lost;
+}
+
+void ctx_host_route_faults(struct kctx *host)
+{
+    struct kb_device *d = lctx_of(host)->dev;
+    d->fault = ctx_client_fault;   /* its fault_ud stays NULL: the owner says whose */
+    d->fault_ud = NULL;
+}
+
 /* ---- context ------------------------------------------------------------------------ */
 
-static kiln_result l_caps(struct kctx *c, kiln_caps *out)
+static kiln_result l_caps(struct kctx *kc, kiln_caps *out)
 {
+    struct lctx *c = lctx_of(kc);
     *out = c->dev->caps;
     return KILN_OK;
 }
 
-static kiln_result l_wait_idle(struct kctx *c)
+static kiln_result l_wait_idle(struct kctx *kc)
 {
+    struct lctx *c = lctx_of(kc);
     kiln_result r = c->last_ticket ? kb_ticket_wait(c->dev, c->last_ticket, UINT64_MAX) : KILN_OK;
     kb_trace_done(c->dev, &c->traced);
     return r;
 }
 
-static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
+static kiln_result l_stats(struct kctx *kc, kiln_context_stats *out)
 {
+    struct lctx *c = lctx_of(kc);
     c->stats.buffers = c->buffers.live;
     c->stats.images = c->images.live;
     c->stats.programs = c->programs.live;
@@ -154,8 +220,9 @@ static kiln_result l_stats(struct kctx *c, kiln_context_stats *out)
 
 /* ---- images ------------------------------------------------------------------------- */
 
-static kiln_result l_image_create(struct kctx *c, const kiln_image_desc *desc, kiln_image *out)
+static kiln_result l_image_create(struct kctx *kc, const kiln_image_desc *desc, kiln_image *out)
 {
+    struct lctx *c = lctx_of(kc);
     kiln_image_desc d = kiln_image_desc_defaults(desc);
     const kiln_caps *caps = &c->dev->caps;
     const char *fname = kiln_format_name(d.format);
@@ -204,8 +271,9 @@ static kiln_result l_image_create(struct kctx *c, const kiln_image_desc *desc, k
     return KILN_OK;
 }
 
-static kiln_result l_image_destroy(struct kctx *c, kiln_image h)
+static kiln_result l_image_destroy(struct kctx *kc, kiln_image h)
 {
+    struct lctx *c = lctx_of(kc);
     struct kb_image *img;
     GET(images, struct kb_image, "image", h, img);
     if (img->bind_refs)
@@ -218,7 +286,7 @@ static kiln_result l_image_destroy(struct kctx *c, kiln_image h)
     return KILN_OK;
 }
 
-static kiln_result image_io(struct kctx *c, kiln_image h, void *data, uint64_t size, bool upload)
+static kiln_result image_io(struct lctx *c, kiln_image h, void *data, uint64_t size, bool upload)
 {
     struct kb_image *img;
     GET(images, struct kb_image, "image", h, img);
@@ -232,20 +300,23 @@ static kiln_result image_io(struct kctx *c, kiln_image h, void *data, uint64_t s
     return upload ? kb_image_write(c->dev, img, data) : kb_image_read(c->dev, img, data);
 }
 
-static kiln_result l_image_upload(struct kctx *c, kiln_image h, const void *data, uint64_t size)
+static kiln_result l_image_upload(struct kctx *kc, kiln_image h, const void *data, uint64_t size)
 {
+    struct lctx *c = lctx_of(kc);
     return image_io(c, h, (void *)data, size, true);
 }
 
-static kiln_result l_image_readback(struct kctx *c, kiln_image h, void *data, uint64_t size)
+static kiln_result l_image_readback(struct kctx *kc, kiln_image h, void *data, uint64_t size)
 {
+    struct lctx *c = lctx_of(kc);
     return image_io(c, h, data, size, false);
 }
 
 /* ---- buffers ------------------------------------------------------------------------ */
 
-static kiln_result l_buffer_create(struct kctx *c, const kiln_buffer_desc *desc, kiln_buffer *out)
+static kiln_result l_buffer_create(struct kctx *kc, const kiln_buffer_desc *desc, kiln_buffer *out)
 {
+    struct lctx *c = lctx_of(kc);
     kiln_buffer_desc d = kiln_buffer_desc_defaults(desc);
     if (!d.size)
         return KILN_RAISE(KILN_ERR_INVALID, "buffer desc: size is 0; a buffer holds at least 1 byte");
@@ -266,14 +337,15 @@ static kiln_result l_buffer_create(struct kctx *c, const kiln_buffer_desc *desc,
     return KILN_OK;
 }
 
-static kiln_result l_buffer_destroy(struct kctx *c, kiln_buffer h)
+static kiln_result l_buffer_destroy(struct kctx *kc, kiln_buffer h)
 {
+    struct lctx *c = lctx_of(kc);
     struct kb_buffer *b;
     GET(buffers, struct kb_buffer, "buffer", h, b);
     if (b->bind_refs)
         return KILN_RAISE(KILN_ERR_BUSY, "buffer '%s' is bound by %u node%s; remove them first", b->label, b->bind_refs,
                           b->bind_refs == 1 ? "" : "s");
-    KILN_TRY(l_wait_idle(c));
+    KILN_TRY(l_wait_idle(&c->base));
     pool_remove(&c->buffers, h.id);
     kb_buffer_destroy(c->dev, b);
     return KILN_OK;
@@ -289,16 +361,18 @@ static kiln_result check_range(const struct kb_buffer *b, uint64_t off, const vo
     return KILN_OK;
 }
 
-static kiln_result l_buffer_upload(struct kctx *c, kiln_buffer h, uint64_t off, const void *data, uint64_t size)
+static kiln_result l_buffer_upload(struct kctx *kc, kiln_buffer h, uint64_t off, const void *data, uint64_t size)
 {
+    struct lctx *c = lctx_of(kc);
     struct kb_buffer *b;
     GET(buffers, struct kb_buffer, "buffer", h, b);
     KILN_TRY(check_range(b, off, data, size));
     return size ? kb_buffer_write(c->dev, b, off, data, size) : KILN_OK;
 }
 
-static kiln_result l_buffer_readback(struct kctx *c, kiln_buffer h, uint64_t off, void *data, uint64_t size)
+static kiln_result l_buffer_readback(struct kctx *kc, kiln_buffer h, uint64_t off, void *data, uint64_t size)
 {
+    struct lctx *c = lctx_of(kc);
     struct kb_buffer *b;
     GET(buffers, struct kb_buffer, "buffer", h, b);
     KILN_TRY(check_range(b, off, data, size));
@@ -308,7 +382,7 @@ static kiln_result l_buffer_readback(struct kctx *c, kiln_buffer h, uint64_t off
 /* ---- programs ----------------------------------------------------------------------- */
 
 /* Gives a made program its handle in c. */
-static kiln_result program_insert(struct kctx *c, struct prog *p, kiln_program *out)
+static kiln_result program_insert(struct lctx *c, struct prog *p, kiln_program *out)
 {
     kiln_result r = pool_insert(&c->programs, p, "program", &p->id);
     if (r < 0) {
@@ -319,51 +393,57 @@ static kiln_result program_insert(struct kctx *c, struct prog *p, kiln_program *
     return KILN_OK;
 }
 
-static kiln_result l_program_create(struct kctx *c, const kiln_program_desc *d, kiln_program *out)
+static kiln_result l_program_create(struct kctx *kc, const kiln_program_desc *d, kiln_program *out)
 {
+    struct lctx *c = lctx_of(kc);
     struct prog *p;
     KILN_TRY(prog_create(c->svc, d, CPRIO_NORMAL, &p));
     return program_insert(c, p, out);
 }
 
-kiln_result ctx_program_create_sealed(struct kctx *c, const kiln_program_desc *d, struct prog_include *files,
+kiln_result ctx_program_create_sealed(struct kctx *kc, const kiln_program_desc *d, struct prog_include *files,
                                       uint32_t n, kiln_program *out)
 {
+    struct lctx *c = lctx_of(kc);
     struct prog *p;
     KILN_TRY(prog_create_sealed(c->svc, d, files, n, CPRIO_NORMAL, &p));
     return program_insert(c, p, out);
 }
 
-static kiln_result l_program_destroy(struct kctx *c, kiln_program h)
+static kiln_result l_program_destroy(struct kctx *kc, kiln_program h)
 {
+    struct lctx *c = lctx_of(kc);
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
     if (p->node_refs)
         return KILN_RAISE(KILN_ERR_BUSY, "program %s is run by %u node%s; remove them or set another program first",
                           p->name, p->node_refs, p->node_refs == 1 ? "" : "s");
-    KILN_TRY(l_wait_idle(c));
+    KILN_TRY(l_wait_idle(&c->base));
     pool_remove(&c->programs, h.id);
     prog_destroy(p);
     return KILN_OK;
 }
 
-static kiln_result l_program_status(struct kctx *c, kiln_program h, kiln_program_state *out)
+static kiln_result l_program_status(struct kctx *kc, kiln_program h, kiln_program_state *out)
 {
+    struct lctx *c = lctx_of(kc);
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
     *out = prog_refresh(p);
     return KILN_OK;
 }
 
-static kiln_result l_program_wait(struct kctx *c, kiln_program h)
+static kiln_result l_program_wait(struct kctx *kc, kiln_program h)
 {
+    struct lctx *c = lctx_of(kc);
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
     return prog_wait(p) == KILN_PROGRAM_FAILED ? prog_raise_failed(p, "") : KILN_OK;
 }
 
-static kiln_result l_program_log(struct kctx *c, kiln_program h, char *buf, size_t cap, size_t *len)
+static kiln_result l_program_log(struct kctx *kc, kiln_program h, char *buf, size_t cap, size_t *len)
 {
+    struct lctx *c = lctx_of(kc);
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
     const char *log = prog_refresh(p) == KILN_PROGRAM_PENDING || !p->log ? "" : p->log;
@@ -374,8 +454,9 @@ static kiln_result l_program_log(struct kctx *c, kiln_program h, char *buf, size
     return KILN_OK;
 }
 
-static kiln_result l_program_interface(struct kctx *c, kiln_program h, kiln_program_interface *out)
+static kiln_result l_program_interface(struct kctx *kc, kiln_program h, kiln_program_interface *out)
 {
+    struct lctx *c = lctx_of(kc);
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
     kiln_program_state st = prog_refresh(p);
@@ -389,8 +470,9 @@ static kiln_result l_program_interface(struct kctx *c, kiln_program h, kiln_prog
 
 /* ---- schemes and nodes ------------------------------------------------------------------ */
 
-static kiln_result l_scheme_create(struct kctx *c, const kiln_scheme_desc *desc, kiln_scheme *out)
+static kiln_result l_scheme_create(struct kctx *kc, const kiln_scheme_desc *desc, kiln_scheme *out)
 {
+    struct lctx *c = lctx_of(kc);
     kiln_scheme_desc d = kiln_scheme_desc_defaults(desc);
     struct scheme *s;
     KILN_TRY(scheme_create(c->dev, d.label, c->pending == KILN_PENDING_SKIP, c->skip_log, c->spec_verify, &c->spec,
@@ -404,7 +486,7 @@ static kiln_result l_scheme_create(struct kctx *c, const kiln_scheme_desc *desc,
     return KILN_OK;
 }
 
-static void scheme_account(struct kctx *c, struct scheme *s)
+static void scheme_account(struct lctx *c, struct scheme *s)
 {
     c->records_full += s->stats.records_full;
     c->skipped_nodes += s->stats.skipped_nodes;
@@ -421,8 +503,9 @@ static void scheme_account(struct kctx *c, struct scheme *s)
     c->spec_wakes_dropped += s->stats.spec_wakes_dropped;
 }
 
-static kiln_result l_scheme_destroy(struct kctx *c, kiln_scheme h)
+static kiln_result l_scheme_destroy(struct kctx *kc, kiln_scheme h)
 {
+    struct lctx *c = lctx_of(kc);
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
     for (uint32_t i = 0; i < s->node_count; i++)
@@ -433,8 +516,9 @@ static kiln_result l_scheme_destroy(struct kctx *c, kiln_scheme h)
     return KILN_OK;
 }
 
-static kiln_result l_scheme_add_node(struct kctx *c, kiln_scheme h, const kiln_node_desc *desc, kiln_node *out)
+static kiln_result l_scheme_add_node(struct kctx *kc, kiln_scheme h, const kiln_node_desc *desc, kiln_node *out)
 {
+    struct lctx *c = lctx_of(kc);
     kiln_node_desc d = kiln_node_desc_defaults(desc);
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
@@ -483,8 +567,9 @@ static kiln_result l_scheme_add_node(struct kctx *c, kiln_scheme h, const kiln_n
     return KILN_OK;
 }
 
-static kiln_result l_scheme_submit(struct kctx *c, kiln_scheme h, kiln_ticket *out)
+static kiln_result l_scheme_submit(struct kctx *kc, kiln_scheme h, kiln_ticket *out)
 {
+    struct lctx *c = lctx_of(kc);
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
     uint64_t t;
@@ -497,8 +582,9 @@ static kiln_result l_scheme_submit(struct kctx *c, kiln_scheme h, kiln_ticket *o
     return KILN_OK;
 }
 
-static kiln_result l_scheme_stats(struct kctx *c, kiln_scheme h, kiln_scheme_stats *out)
+static kiln_result l_scheme_stats(struct kctx *kc, kiln_scheme h, kiln_scheme_stats *out)
 {
+    struct lctx *c = lctx_of(kc);
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
     scheme_stats_update(s);
@@ -506,31 +592,35 @@ static kiln_result l_scheme_stats(struct kctx *c, kiln_scheme h, kiln_scheme_sta
     return KILN_OK;
 }
 
-static kiln_result l_scheme_spec_events(struct kctx *c, kiln_scheme h, kiln_spec_event *out, uint32_t cap,
+static kiln_result l_scheme_spec_events(struct kctx *kc, kiln_scheme h, kiln_spec_event *out, uint32_t cap,
                                         uint32_t *count)
 {
+    struct lctx *c = lctx_of(kc);
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
     *count = spec_events_take(&s->spec, out, cap);
     return KILN_OK;
 }
 
-static kiln_result l_node_is_specialized(struct kctx *c, kiln_node h, int *out)
+static kiln_result l_node_is_specialized(struct kctx *kc, kiln_node h, int *out)
 {
+    struct lctx *c = lctx_of(kc);
     struct node *n;
     GET(nodes, struct node, "node", h, n);
     *out = spec_pipeline(&n->site) != NULL;
     return KILN_OK;
 }
 
-static kiln_result l_compiles_pending(struct kctx *c, uint32_t *out)
+static kiln_result l_compiles_pending(struct kctx *kc, uint32_t *out)
 {
+    struct lctx *c = lctx_of(kc);
     *out = csvc_pending(c->svc);
     return KILN_OK;
 }
 
-static kiln_result l_node_remove(struct kctx *c, kiln_node h)
+static kiln_result l_node_remove(struct kctx *kc, kiln_node h)
 {
+    struct lctx *c = lctx_of(kc);
     struct node *n;
     GET(nodes, struct node, "node", h, n);
     pool_remove(&c->nodes, h.id);
@@ -538,15 +628,17 @@ static kiln_result l_node_remove(struct kctx *c, kiln_node h)
     return KILN_OK;
 }
 
-static kiln_result l_node_set_param(struct kctx *c, kiln_node h, uint32_t slot, uint32_t word)
+static kiln_result l_node_set_param(struct kctx *kc, kiln_node h, uint32_t slot, uint32_t word)
 {
+    struct lctx *c = lctx_of(kc);
     struct node *n;
     GET(nodes, struct node, "node", h, n);
     return node_set_param(n, slot, word);
 }
 
-static kiln_result l_node_set_program(struct kctx *c, kiln_node h, kiln_program ph)
+static kiln_result l_node_set_program(struct kctx *kc, kiln_node h, kiln_program ph)
 {
+    struct lctx *c = lctx_of(kc);
     struct node *n;
     struct prog *p;
     GET(nodes, struct node, "node", h, n);
@@ -554,8 +646,9 @@ static kiln_result l_node_set_program(struct kctx *c, kiln_node h, kiln_program 
     return node_set_program(n, p);
 }
 
-static kiln_result l_node_get_params(struct kctx *c, kiln_node h, uint32_t *out, uint32_t cap, uint32_t *count)
+static kiln_result l_node_get_params(struct kctx *kc, kiln_node h, uint32_t *out, uint32_t cap, uint32_t *count)
 {
+    struct lctx *c = lctx_of(kc);
     struct node *n;
     GET(nodes, struct node, "node", h, n);
     prog_refresh(n->prog);
@@ -566,8 +659,9 @@ static kiln_result l_node_get_params(struct kctx *c, kiln_node h, uint32_t *out,
     return KILN_OK;
 }
 
-static kiln_result l_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout_ns)
+static kiln_result l_ticket_wait(struct kctx *kc, kiln_ticket t, uint64_t timeout_ns)
 {
+    struct lctx *c = lctx_of(kc);
     if (t.value > c->last_ticket)
         return KILN_RAISE(KILN_ERR_INVALID, "ticket %llu was never issued by this context (newest: %llu)",
                           (unsigned long long)t.value, (unsigned long long)c->last_ticket);
@@ -578,17 +672,19 @@ static kiln_result l_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout
 
 /* ---- the archive ---------------------------------------------------------------------------- */
 
-static kiln_result l_archive_info(struct kctx *c, kiln_archive_info *out)
+static kiln_result l_archive_info(struct kctx *kc, kiln_archive_info *out)
 {
+    struct lctx *c = lctx_of(kc);
     *out = (kiln_archive_info){.enabled = c->archive->enabled, .file_count = c->archive->file_count,
                                .readonly = c->archive->dir_readonly};
     snprintf(out->dir, sizeof out->dir, "%s", c->archive->dir);
     return KILN_OK;
 }
 
-static kiln_result l_archive_files(struct kctx *c, uint32_t first, kiln_archive_file *out, uint32_t cap,
+static kiln_result l_archive_files(struct kctx *kc, uint32_t first, kiln_archive_file *out, uint32_t cap,
                                    uint32_t *count)
 {
+    struct lctx *c = lctx_of(kc);
     *count = c->archive->file_count;
     for (uint32_t i = first; i < c->archive->file_count && i - first < cap; i++) {
         const struct arc_store_file *f = &c->archive->files[i];
@@ -609,8 +705,9 @@ static kiln_result l_archive_files(struct kctx *c, uint32_t first, kiln_archive_
     return KILN_OK;
 }
 
-static kiln_result l_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *desc, kiln_archive_tidy_result *out)
+static kiln_result l_archive_tidy(struct kctx *kc, const kiln_archive_tidy_desc *desc, kiln_archive_tidy_result *out)
 {
+    struct lctx *c = lctx_of(kc);
     kiln_archive_tidy_desc d = kiln_archive_tidy_desc_defaults(desc);
     *out = (kiln_archive_tidy_result){0};
     if (!c->archive->enabled)
@@ -640,8 +737,9 @@ static kiln_result l_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *
     return KILN_OK;
 }
 
-static kiln_result l_precompile(struct kctx *c, const kiln_precompile_desc *desc, kiln_precompile_result *out)
+static kiln_result l_precompile(struct kctx *kc, const kiln_precompile_desc *desc, kiln_precompile_result *out)
 {
+    struct lctx *c = lctx_of(kc);
     kiln_precompile_desc d = kiln_precompile_desc_defaults(desc);
     double stall = d.stall_s ? d.stall_s : env_seconds("KILN_PRECOMPILE_STALL_S", 5);
     struct csvc_precompile r;
@@ -660,7 +758,7 @@ static kiln_result l_precompile(struct kctx *c, const kiln_precompile_desc *desc
 
 static bool saver_gate(void *ud)
 {
-    struct kctx *c = ud;
+    struct lctx *c = ud;
     uint64_t last = atomic_load(&c->last_submit_ns);
     if (last && time_now_ns() - last < SUBMIT_QUIET_NS)
         return true;
@@ -669,7 +767,7 @@ static bool saver_gate(void *ud)
 
 /* The compile service and the archive a context owns, with their closing
  * lines: the archive's saver is stopped reading the service first. */
-static void close_service_and_archive(struct kctx *c)
+static void close_service_and_archive(struct lctx *c)
 {
     arc_store_set_gate(c->archive, NULL, NULL);
     if (c->svc) {
@@ -684,17 +782,18 @@ static void close_service_and_archive(struct kctx *c)
         log_info("%s", arc_line);
 }
 
-static void l_destroy(struct kctx *c)
+static void l_destroy(struct kctx *kc)
 {
+    struct lctx *c = lctx_of(kc);
     if (c->dev) {
         if (!kb_is_lost(c->dev))
-            (void)l_wait_idle(c);   /* bounded by the device timeout, past which the device is lost */
+            (void)l_wait_idle(&c->base);   /* bounded by the device timeout, past which the device is lost */
         bool abandoned = !c->host && kb_abandon(c->dev);
         uint32_t cur = 0;
         uint64_t id;
         struct scheme *s;
         while ((s = pool_next(&c->schemes, &cur, &id)))
-            (void)l_scheme_destroy(c, (kiln_scheme){id});
+            (void)l_scheme_destroy(&c->base, (kiln_scheme){id});
         cur = 0;
         struct prog *p;
         while ((p = pool_next(&c->programs, &cur, &id))) {
@@ -751,7 +850,7 @@ static void l_destroy(struct kctx *c)
     pool_finish(&c->programs);
     pool_finish(&c->schemes);
     pool_finish(&c->nodes);
-    pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->base.lock);
     free(c);
 }
 
@@ -795,15 +894,15 @@ const struct rt_ops ctx_local_ops = {
 
 /* A context with empty pools tagged with serial, issuing generations above
  * floor, on no device yet. */
-static struct kctx *ctx_alloc(uint32_t serial, uint32_t floor)
+static struct lctx *ctx_alloc(uint32_t serial, uint32_t floor)
 {
-    struct kctx *c = mem_calloc(1, sizeof *c);
+    struct lctx *c = mem_calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->ops = &ctx_local_ops;
-    c->serial = serial;
+    c->base.ops = &ctx_local_ops;
+    c->base.serial = serial;
     c->archive = &c->own_archive;
-    pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->base.lock, NULL);
     pool_init_floor(&c->buffers, POOL_BUFFER, serial, floor);
     pool_init_floor(&c->programs, POOL_PROGRAM, serial, floor);
     pool_init_floor(&c->schemes, POOL_SCHEME, serial, floor);
@@ -812,8 +911,9 @@ static struct kctx *ctx_alloc(uint32_t serial, uint32_t floor)
     return c;
 }
 
-uint32_t ctx_gen_high(const struct kctx *c)
+uint32_t ctx_gen_high(const struct kctx *kc)
 {
+    const struct lctx *c = lctx_of_const(kc);
     const struct pool *p[] = {&c->buffers, &c->programs, &c->schemes, &c->nodes, &c->images};
     uint32_t high = 0;
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
@@ -822,7 +922,7 @@ uint32_t ctx_gen_high(const struct kctx *c)
 }
 
 /* The settings each context has of its own, a server's clients too. */
-static void per_context_settings(struct kctx *c, const kiln_context_desc *d)
+static void per_context_settings(struct lctx *c, const kiln_context_desc *d)
 {
     c->pending = d->pending;
     c->skip_log = d->skip_log ? d->skip_log > 0 : env_flag("KILN_SKIP_LOG", 0);
@@ -832,13 +932,13 @@ static void per_context_settings(struct kctx *c, const kiln_context_desc *d)
 kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
 {
     kiln_context_desc d = kiln_context_desc_defaults(desc);
-    struct kctx *c = ctx_alloc(serial, 0);
+    struct lctx *c = ctx_alloc(serial, 0);
     if (!c)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the context");
     const char *trace_path = d.trace_path ? d.trace_path : getenv("KILN_TRACE");
     kiln_result r = trace_open(trace_path, &c->trace);
     if (r < 0) {
-        l_destroy(c);
+        l_destroy(&c->base);
         return r;
     }
     const struct kb_backend *backend = kb_backend_of(d.backend);
@@ -899,7 +999,7 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
         arc_store_set_gate(c->archive, saver_gate, c);
     }
     if (r < 0) {
-        l_destroy(c);
+        l_destroy(&c->base);
         return r;
     }
     per_context_settings(c, &d);
@@ -909,7 +1009,7 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
     double timeout_s = d.device_timeout_ms ? d.device_timeout_ms / 1e3 : env_seconds("KILN_DEVICE_TIMEOUT_S", 0);
     if (timeout_s > 0)
         kb_set_timeout(c->dev, timeout_s >= 1e9 ? UINT64_MAX / 2 : (uint64_t)(timeout_s * 1e9));
-    *out = c;
+    *out = &c->base;
     return KILN_OK;
 }
 
@@ -919,7 +1019,7 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
  * compile service or archive are the host's: a client's other values do
  * not change any result, so they are named once in the log and the host's
  * apply. */
-static kiln_result check_client_desc(const struct kctx *host, const kiln_context_desc *d)
+static kiln_result check_client_desc(const struct lctx *host, const kiln_context_desc *d)
 {
     const kiln_context_desc *h = &host->made_with;
     kiln_backend_kind kind = host->dev->caps.backend;
@@ -959,12 +1059,13 @@ static kiln_result check_client_desc(const struct kctx *host, const kiln_context
     return KILN_OK;
 }
 
-kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint32_t serial, uint32_t gen_floor,
+kiln_result ctx_create_on(struct kctx *host_ctx, const kiln_context_desc *desc, uint32_t serial, uint32_t gen_floor,
                           struct kctx **out)
 {
+    struct lctx *host = lctx_of(host_ctx);
     kiln_context_desc d = kiln_context_desc_defaults(desc);
     KILN_TRY(check_client_desc(host, &d));
-    struct kctx *c = ctx_alloc(serial, gen_floor);
+    struct lctx *c = ctx_alloc(serial, gen_floor);
     if (!c)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the context");
     c->host = host;
@@ -976,6 +1077,6 @@ kiln_result ctx_create_on(struct kctx *host, const kiln_context_desc *desc, uint
     c->timeout_ns = d.device_timeout_ms ? d.device_timeout_ms * 1000000ull : host->dev->timeout_ns;
     spec_cache_init(&c->spec, c->svc, c->dev->ops->layout_follows_signature, d.specialization);
     per_context_settings(c, &d);
-    *out = c;
+    *out = &c->base;
     return KILN_OK;
 }

@@ -6,11 +6,11 @@
  *
  * struct rt_ops is the runtime's call table: one entry per public call,
  * taking plain data and handles. api/ dispatches every public call through
- * it; ctx_local_ops runs them here, and a remote client will implement the
- * same table by encoding each call as a record. A desc comes as the caller
+ * it; ctx_local_ops runs them here, and a remote client's table
+ * (remote/client.c) encodes each call as a record. A desc comes as the caller
  * gave it (NULL where its public call allows that); each function taking
  * one applies its kiln_<x>_desc_defaults once, at its top, and reads only
- * the filled-in copy, as a server's handler will.
+ * the filled-in copy, as a server's handler does.
  *
  * Locking: api/ holds ctx->lock around every call into the table, so the
  * functions here run one at a time per context. Lock order: the api's
@@ -20,13 +20,10 @@
 #define KILN_CONTEXT_H
 
 #include <pthread.h>
-#include <stdatomic.h>
+#include <stdbool.h>
 
-#include "archive/archive.h"
 #include "backend/backend.h"
 #include "base/base.h"
-#include "base/pool.h"
-#include "specialize/specialize.h"
 
 struct kctx;
 
@@ -70,6 +67,11 @@ struct rt_ops {
     void (*destroy)(struct kctx *c);
 };
 
+/* What every kind of context is: its call table, its lock, its users and
+ * its handles' serial. The local runtime's state is its own
+ * (context_private.h, included by src/context/ and kiln's white-box tests
+ * only); a remote client's is the client's (remote/client.c). Which kind a
+ * context is, is a property of its table (ctx_is_local). */
 struct kctx {
     const struct rt_ops *ops;
     pthread_mutex_t lock;       /* serializes calls on this context (taken by api/) */
@@ -77,42 +79,10 @@ struct kctx {
      * users_lock. kiln_context_destroy waits for it to drop to 0. */
     uint32_t users;
     uint32_t serial;            /* tags this context's handles */
-    /* Below: touched only with lock held. */
-    struct kb_device *dev;
-    /* A server's client context (ctx_create_on) borrows its host's device,
-     * compile service and archive: host is that context, and the host's
-     * owner serializes every call on the device (remote/server.c). NULL: a
-     * context that owns them. */
-    struct kctx *host;
-    /* A client context's own runaway bound (its desc's device_timeout_ms,
-     * else its host's), and its fault: its work ran past it. The device
-     * is not lost for that (kb_device.owner): this context alone fails
-     * every later call with KILN_ERR_DEVICE_LOST and fault_why. fault is
-     * set once, under the host's device lock; fault_why before it. */
-    uint64_t timeout_ns;
-    _Atomic bool fault;
-    char fault_why[768];
-    kiln_context_desc made_with;   /* a host's desc, filled in; its strings NULL (for ctx_create_on) */
-    struct pool buffers, programs, schemes, nodes, images;
-    uint64_t last_ticket;       /* the newest ticket issued */
-    kiln_context_stats stats;
-    uint64_t records_full, records_params, replays;   /* of destroyed schemes, for the close line */
-    uint64_t skipped_nodes;                           /* of destroyed schemes */
-    uint64_t spec_warms, spec_promotions, spec_demotions, spec_pinned, spec_no_gain;   /* of destroyed schemes */
-    uint64_t spec_samples_lost, spec_lookups_missed, spec_wakes_dropped;        /* likewise */
-    struct csvc *svc;           /* the compile service (its own lock; taken after this one) */
-    struct arc_store *archive;  /* the device pair's archive folder (its own lock): own_archive, or the host's */
-    struct arc_store own_archive;
-    _Atomic uint64_t last_submit_ns;   /* the archive saver's gate reads it without the lock */
-    struct spec_cache spec;     /* specialization variants, shared by the schemes */
-    kiln_pending_policy pending;
-    bool skip_log;              /* KILN_SKIP_LOG */
-    int spec_verify;            /* the desc's KILN_SPEC_VERIFY: 1, -1, or 0 (the variable, at every submit) */
-    struct trace *trace;        /* kiln_context_desc.trace_path's (KILN_TRACE), NULL: none */
-    uint64_t traced;            /* submits up to this ticket are in the trace as device spans */
 };
 
 extern const struct rt_ops ctx_local_ops;
+static inline bool ctx_is_local(const struct kctx *c) { return c->ops == &ctx_local_ops; }
 
 /* Makes a local context on the device the desc and KILN_DEVICE choose; desc
  * may be NULL (kiln_context_desc_defaults applies, here). */
@@ -148,8 +118,34 @@ struct csvc;
 struct kb_device *ctx_device(struct kctx *c);
 #endif
 
+/* ---- for a server: what it asks of the local contexts it serves --------------------------- */
+/* Each takes a local context (ctx_is_local), its caller serializing as for
+ * every call on it. */
+
+/* Objects the context holds now: buffers, images, programs, schemes, nodes. */
+uint64_t ctx_objects_held(struct kctx *c);
+/* Its programs still compiling. */
+uint32_t ctx_programs_pending(struct kctx *c);
+/* The bytes of buffer b / image i of the context; false when it has none
+ * such (the call on it then refuses it, naming why). */
+bool ctx_buffer_size(struct kctx *c, kiln_buffer b, uint64_t *size);
+bool ctx_image_bytes(struct kctx *c, kiln_image i, uint64_t *bytes);
+/* The newest ticket it issued (0: none). */
+uint64_t ctx_last_ticket(struct kctx *c);
+/* Its device's backend and largest buffer. */
+kiln_backend_kind ctx_backend(struct kctx *c);
+uint64_t ctx_max_buffer_size(struct kctx *c);
+/* True when its device was lost (the driver's word, or a fault latched on
+ * the device), the reason in why[0..cap). */
+bool ctx_device_lost(struct kctx *c, char *why, size_t cap);
+/* Makes c, a host, route its device's faults to the client context whose
+ * work ran past its bound (ctx_client_fault), instead of losing the
+ * device. */
+void ctx_host_route_faults(struct kctx *host);
+
 /* KILN_ERR_DEVICE_LOST naming what was running when c's device was lost,
- * else KILN_OK: api/ asks before every call (lock held). */
+ * else KILN_OK: api/ asks before every call (lock held); KILN_OK for a
+ * remote context, whose server judges its device. */
 KILN_NODISCARD kiln_result ctx_live(struct kctx *c);
 /* A server's calls on a client context run between these (the host's
  * device lock held): the device then knows whose work it is given

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "compile/compile.h"
+#include "base/pool.h"
 #include "pipe/pipe.h"
 #include "program/program.h"
 #include "remote.h"
@@ -78,8 +78,7 @@ static void put_out(struct req *q, const void *p, size_t n) { bytes_put(q->out, 
 
 static kiln_result quota_objects(struct req *q, uint32_t adding)
 {
-    struct kctx *c = q->c;
-    uint64_t held = (uint64_t)c->buffers.live + c->images.live + c->programs.live + c->schemes.live + c->nodes.live;
+    uint64_t held = ctx_objects_held(q->c);
     if (held + adding > q->cl->srv->quota.objects)
         return KILN_RAISE(KILN_ERR_LIMIT, "%s holds %llu objects; the server allows each client %u at once",
                           q->cl->who, (unsigned long long)held, q->cl->srv->quota.objects);
@@ -98,11 +97,7 @@ static kiln_result quota_bytes(struct req *q, uint64_t adding)
 
 static kiln_result quota_compiles(struct req *q)
 {
-    uint32_t cur = 0, n = 0;
-    uint64_t id;
-    struct prog *p;
-    while ((p = pool_next(&q->c->programs, &cur, &id)))
-        n += prog_refresh(p) == KILN_PROGRAM_PENDING;
+    uint32_t n = ctx_programs_pending(q->c);
     if (n >= q->cl->srv->quota.compiles)
         return KILN_RAISE(KILN_ERR_LIMIT, "%s has %u programs compiling; the server allows each client %u at once "
                           "(wait for some: kiln_program_wait)", q->cl->who, n, q->cl->srv->quota.compiles);
@@ -164,9 +159,9 @@ static kiln_result a_context_create(struct req *q)
     lock(q->cl);
     /* A device lost for everyone (the driver's word): new clients get a
      * new one. */
-    kiln_result renewed = s->host->dev && kb_is_lost(s->host->dev) ? srv_host_renew(s) : KILN_OK;
+    kiln_result renewed = ctx_device_lost(s->host, NULL, 0) ? srv_host_renew(s) : KILN_OK;
     if (!d.backend && renewed == KILN_OK)
-        d.backend = s->host->dev->caps.backend;
+        d.backend = ctx_backend(s->host);
     unlock(q->cl);
     KILN_TRY(renewed);
     pthread_mutex_lock(&s->mu);
@@ -222,7 +217,7 @@ static kiln_result a_context_wait_idle(struct req *q)
 {
     KILN_TRY(no_tail(q));
     lock(q->cl);
-    uint64_t last = q->c->last_ticket;
+    uint64_t last = ctx_last_ticket(q->c);
     unlock(q->cl);
     KILN_TRY(wait_sliced(q, last, UINT64_MAX));
     return leave(q, enter(q) == KILN_OK ? q->c->ops->wait_idle(q->c) : KILN_OK);
@@ -248,7 +243,7 @@ static kiln_result a_buffer_create(struct req *q)
     lock(q->cl);
     kiln_result res = quota_objects(q, 1);
     /* A size past the device's limit is the runtime's to refuse, naming it. */
-    if (res == KILN_OK && d.size <= q->c->dev->caps.max_buffer_size)
+    if (res == KILN_OK && d.size <= ctx_max_buffer_size(q->c))
         res = quota_bytes(q, d.size);
     unlock(q->cl);
     KILN_TRY(res);
@@ -264,8 +259,8 @@ static kiln_result a_buffer_destroy(struct req *q)
     const struct pipe_rec_handle *r = q->rec;
     KILN_TRY(no_tail(q));
     lock(q->cl);
-    struct kb_buffer *b = pool_get(&q->c->buffers, r->id);
-    uint64_t size = b ? b->size : 0;
+    uint64_t size;
+    (void)ctx_buffer_size(q->c, (kiln_buffer){r->id}, &size);
     unlock(q->cl);
     KILN_TRY(OP(q, buffer_destroy, (kiln_buffer){r->id}));
     q->cl->bytes -= KILN_MIN(size, q->cl->bytes);
@@ -305,8 +300,8 @@ static kiln_result range_bytes(struct req *q, const struct pipe_rec_range *r, bo
 static bool buffer_range_bad(struct req *q, const struct pipe_rec_range *r)
 {
     lock(q->cl);
-    const struct kb_buffer *b = pool_get(&q->c->buffers, r->id);
-    bool bad = !b || r->offset > b->size || r->size > b->size - r->offset;
+    uint64_t size;
+    bool bad = !ctx_buffer_size(q->c, (kiln_buffer){r->id}, &size) || r->offset > size || r->size > size - r->offset;
     unlock(q->cl);
     return bad;
 }
@@ -314,8 +309,8 @@ static bool buffer_range_bad(struct req *q, const struct pipe_rec_range *r)
 static bool image_range_bad(struct req *q, const struct pipe_rec_range *r)
 {
     lock(q->cl);
-    const struct kb_image *i = pool_get(&q->c->images, r->id);
-    bool bad = !i || r->size != i->bytes;
+    uint64_t bytes;
+    bool bad = !ctx_image_bytes(q->c, (kiln_image){r->id}, &bytes) || r->size != bytes;
     unlock(q->cl);
     return bad;
 }
@@ -365,8 +360,9 @@ static kiln_result a_image_create(struct req *q)
     kiln_image img;
     KILN_TRY(OP(q, image_create, &d, &img));
     lock(q->cl);
-    struct kb_image *ki = pool_get(&q->c->images, img.id);
-    bytes = ki ? ki->bytes : bytes;   /* the same, as the runtime counted it */
+    uint64_t counted;
+    if (ctx_image_bytes(q->c, img, &counted))
+        bytes = counted;   /* the same, as the runtime counted it */
     unlock(q->cl);
     q->cl->bytes += bytes;
     put_out(q, &img.id, sizeof img.id);
@@ -378,8 +374,8 @@ static kiln_result a_image_destroy(struct req *q)
     const struct pipe_rec_handle *r = q->rec;
     KILN_TRY(no_tail(q));
     lock(q->cl);
-    struct kb_image *ki = pool_get(&q->c->images, r->id);
-    uint64_t bytes = ki ? ki->bytes : 0;
+    uint64_t bytes;
+    (void)ctx_image_bytes(q->c, (kiln_image){r->id}, &bytes);
     unlock(q->cl);
     KILN_TRY(OP(q, image_destroy, (kiln_image){r->id}));
     q->cl->bytes -= KILN_MIN(bytes, q->cl->bytes);

@@ -37,7 +37,7 @@ struct memo_iface {
 };
 
 struct rclient {
-    struct kctx base;            /* first: api/ sees a kctx; ops = remote_ops, dev NULL */
+    struct kctx base;            /* first: api/ sees a kctx; its ops (remote_ops) say it is remote */
     struct tp *tp;
     char where[160];             /* "kiln server at unix:/run/..." */
     struct srv *inproc;          /* the in-process server this holds, or NULL */

@@ -377,11 +377,8 @@ static kiln_result keep_host_desc(struct srv *s, const kiln_context_desc *d)
 static kiln_result host_make(struct srv *s, struct kctx **out)
 {
     KILN_TRY(ctx_create(&s->host_desc, SRV_HOST_SERIAL, out));
-    if ((*out)->dev) {
-        /* A client's runaway work is that client's fault, not the device's. */
-        (*out)->dev->fault = ctx_client_fault;
-        (*out)->dev->fault_ud = NULL;
-    }
+    /* A client's runaway work is that client's fault, not the device's. */
+    ctx_host_route_faults(*out);
     return KILN_OK;
 }
 
@@ -391,7 +388,7 @@ kiln_result srv_host_renew(struct srv *s)
     if (!old)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory renewing the server's device");
     char why[768];
-    snprintf(why, sizeof why, "%s", s->host->dev ? s->host->dev->lost_why : "");
+    (void)ctx_device_lost(s->host, why, sizeof why);
     struct kctx *fresh;
     kiln_result r = host_make(s, &fresh);
     if (r < 0) {
@@ -675,8 +672,7 @@ void srv_counts(struct srv *s, uint32_t *live, uint64_t *served, uint64_t *objec
         for (struct srv_conn *cn = s->conns; cn; cn = cn->next) {
             struct kctx *c = cn->cl ? cn->cl->ctx : NULL;
             if (c)
-                *objects += (uint64_t)c->buffers.live + c->images.live + c->programs.live + c->schemes.live +
-                            c->nodes.live;
+                *objects += ctx_objects_held(c);
         }
         pthread_mutex_unlock(&s->host_lock);
     }

@@ -500,7 +500,7 @@ static void hang(struct server *s, bool on)
 {
     struct srv *srv = srv_of(s->ks);
     pthread_mutex_lock(&srv->host_lock);
-    mockb_hang(srv->host->dev, on);
+    mockb_hang(ctx_device(srv->host), on);
     pthread_mutex_unlock(&srv->host_lock);
 }
 
@@ -536,7 +536,7 @@ TEST(a_clients_runaway_work_faults_that_client_alone)
     CHECK_RESULT(kiln_ticket_wait(a, ta, UINT64_MAX), KILN_ERR_DEVICE_LOST);
     CHECK_MSG("device lost for this context");
     CHECK_MSG("did not finish within");
-    CHECK(!kb_is_lost(srv_of(s.ks)->host->dev));
+    CHECK(!kb_is_lost(ctx_device(srv_of(s.ks)->host)));
     hang(&s, false);
     kiln_buffer x;
     CHECK_RESULT(kiln_buffer_create(a, &(kiln_buffer_desc){.size = 16}, &x), KILN_ERR_DEVICE_LOST);
@@ -570,9 +570,9 @@ static void real_loss(kiln_backend_kind backend)
     pthread_mutex_lock(&srv->host_lock);
     struct kctx *first = srv->host;
     if (backend == KILN_BACKEND_MOCK)
-        mockb_lose(first->dev);
+        mockb_lose(ctx_device(first));
     else
-        vkb_fault(first->dev, VKB_FAULT_LOST);
+        vkb_fault(ctx_device(first), VKB_FAULT_LOST);
     pthread_mutex_unlock(&srv->host_lock);
     kiln_ticket t;
     CHECK_RESULT(kiln_scheme_submit(a, ja.sch, &t), KILN_ERR_DEVICE_LOST);

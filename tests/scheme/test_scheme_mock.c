@@ -8,6 +8,7 @@
 #include "api/api.h"
 #include "backend/mock/mock.h"
 #include "compile/compile.h"
+#include "context/context_private.h"
 #include "test.h"
 
 static const char *k_rw = "#version 450\n"
@@ -391,7 +392,7 @@ TEST(teardown_frees_every_backend_object)
     /* What is left is what the compile service keeps for re-use: its
      * pipeline caches and the released program's layout and pipeline. */
     struct csvc_kept k;
-    csvc_kept(api_context_peek(f.ctx)->svc, &k);
+    csvc_kept(lctx_of(api_context_peek(f.ctx))->svc, &k);
     uint64_t kept = (uint64_t)k.caches + k.layouts + k.pipelines;
     CHECK_EQ(k.released, 1);   /* rw.comp's front node, holding its back node */
     CHECK_EQ(kept, 3);

@@ -23,6 +23,7 @@
 #include "compile/compile.h"
 #include "context/context.h"
 #include "scheme/scheme.h"
+#include "context/context_private.h"
 #include "test.h"
 
 /* The mock's timestamps for the cost-model tests: the universal program's
@@ -124,7 +125,7 @@ static void drain(struct fx *f)
 static void step(struct fx *f)
 {
     kiln_ticket t;
-    struct csvc *svc = api_context_peek(f->ctx)->svc;
+    struct csvc *svc = lctx_of(api_context_peek(f->ctx))->svc;
     csvc_hold(svc, true);
     CHECK_OK(kiln_scheme_submit(f->ctx, f->scheme, &t));
     csvc_hold(svc, false);
@@ -275,7 +276,7 @@ TEST(cancel_unstarted_compile)
 {
     struct fx f;
     REQUIRE_OK(fx_init(&f, k_two, 1));
-    struct kctx *c = api_context_peek(f.ctx);
+    struct lctx *c = lctx_of(api_context_peek(f.ctx));
     csvc_hold(c->svc, true);
     kiln_ticket t;
     CHECK_OK(kiln_scheme_submit(f.ctx, f.scheme, &t));   /* warm: queued, held */
@@ -310,7 +311,7 @@ TEST(pinned_site_stops_timing)
 {
     struct fx f;
     REQUIRE_OK(fx_init(&f, k_fails, 1));
-    struct kctx *c = api_context_peek(f.ctx);
+    struct lctx *c = lctx_of(api_context_peek(f.ctx));
     g_universal = NULL;
     g_variant_cost = 500;
     mockb_set_cost(c->dev, cost, NULL);
@@ -328,7 +329,7 @@ TEST(off_switch_mid_run)
 {
     struct fx f;
     REQUIRE_OK(fx_init(&f, k_two, 1));
-    struct kctx *c = api_context_peek(f.ctx);
+    struct lctx *c = lctx_of(api_context_peek(f.ctx));
     c->spec.override = 0;   /* from here on KILN_SPECIALIZATION decides, read at every submit */
     setenv("KILN_SPECIALIZATION", "1", 1);
     for (int i = 1; i <= 4; i++)
@@ -352,7 +353,7 @@ TEST(unbound_variant_is_parked)
 {
     struct fx f;
     REQUIRE_OK(fx_init(&f, k_two, 1));
-    struct kctx *c = api_context_peek(f.ctx);
+    struct lctx *c = lctx_of(api_context_peek(f.ctx));
     step(&f);
     mockb_hold(c->dev, true);   /* submits stay in flight from here on */
     step(&f);   /* 2: promoted; this submit runs the variant */
@@ -388,7 +389,7 @@ static void cost_model(uint64_t variant_cost, const char *want, uint64_t want_no
         fprintf(stderr, "%s: setup: %s\n", test_name_, kiln_last_error());
         return;
     }
-    struct kctx *c = api_context_peek(f.ctx);
+    struct lctx *c = lctx_of(api_context_peek(f.ctx));
     struct prog *p = pool_get(&c->programs, f.prog.id);
     g_universal = p->pipeline;
     g_variant_cost = variant_cost;
@@ -439,7 +440,7 @@ TEST(a_failed_cost_model_wait_is_counted)
 {
     struct fx f;
     REQUIRE_OK(fx_init(&f, k_two, 1));
-    struct kctx *c = api_context_peek(f.ctx);
+    struct lctx *c = lctx_of(api_context_peek(f.ctx));
     struct prog *p = pool_get(&c->programs, f.prog.id);
     struct scheme *s = pool_get(&c->schemes, f.scheme.id);
     REQUIRE(p && s);
@@ -475,7 +476,7 @@ TEST(a_variant_lookup_that_finds_nothing_is_counted)
 {
     struct fx f;
     REQUIRE_OK(fx_init(&f, k_two, 1));
-    struct kctx *c = api_context_peek(f.ctx);
+    struct lctx *c = lctx_of(api_context_peek(f.ctx));
     struct prog *p = pool_get(&c->programs, f.prog.id);
     struct scheme *s = pool_get(&c->schemes, f.scheme.id);
     REQUIRE(p && s && p->front);
