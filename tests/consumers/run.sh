@@ -36,12 +36,13 @@ step() {
 
 lib_only=(-DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TOOLS=OFF -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF
           -DKILN_BUILD_EXAMPLES=OFF)
+# pkg-config is asked plainly (`pkg-config --cflags --libs kiln`, as a
+# user types it) for both kinds, and with --static for the static one.
 for kind in static shared; do
   shared=OFF
-  pc_static=(--static)
+  pc_static=()
   if [ $kind = shared ]; then
     shared=ON
-    pc_static=()
   fi
   prefix=$work/prefix-$kind
   step "install-$kind" bash -c "cmake -S '$root' -B '$work/lib-$kind' ${lib_only[*]} -DBUILD_SHARED_LIBS=$shared &&
@@ -56,6 +57,12 @@ for kind in static shared; do
   step "pkg-config-$kind" bash -c "flags=\$(PKG_CONFIG_PATH='$pcdirs' pkg-config ${pc_static[*]} --cflags --libs kiln) &&
                                    echo \"cc ... \$flags\" && cc -std=c11 '$example' -o '$work/pc-$kind' \$flags &&
                                    LD_LIBRARY_PATH='$libdirs' '$work/pc-$kind'"
+  if [ $kind = static ]; then
+    step "pkg-config-static-flag" bash -c "flags=\$(PKG_CONFIG_PATH='$pcdirs' pkg-config --static --cflags --libs kiln) &&
+                                           cc -std=c11 '$example' -o '$work/pcs-$kind' \$flags && '$work/pcs-$kind'"
+  fi
+  # Installed files name no path of the machine that built them.
+  step "relocatable-$kind" bash -c "! grep -rn -e '/usr/lib' -e '$root' '$prefix'/lib*/pkgconfig '$prefix'/lib*/cmake"
   step "pkg-config-wave-$kind" bash -c "flags=\$(PKG_CONFIG_PATH='$pcdirs' pkg-config ${pc_static[*]} --cflags --libs kiln-wave) &&
                                         echo \"cc ... \$flags\" && cc -std=c11 '$wave_example' -o '$work/pcw-$kind' \$flags &&
                                         LD_LIBRARY_PATH='$libdirs' '$work/pcw-$kind' | grep -q '^reference  built'"
