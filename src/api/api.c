@@ -4,7 +4,9 @@
  *
  * Each call resolves its context handle in the process-wide context pool,
  * takes that context's lock, and dispatches through the context's rt_ops
- * table (local today; a remote client's table later). Descs pass through
+ * table (the local runtime's, or a remote client's). The entry points of
+ * every call acting on a context but its create and destroy are made from
+ * the call catalogue (context/calls.def, context/calls.h). Descs pass through
  * as given (NULL where a call allows it): the table's functions apply
  * their defaults (kiln_<x>_desc_defaults, src/base/defaults.c), once.
  *
@@ -65,9 +67,7 @@ static kiln_result leave(struct kctx *c, kiln_result r)
 /* Every call on a context whose device is lost fails with
  * KILN_ERR_DEVICE_LOST (ctx_live); a call that finds it lost latches it.
  * IN_CONTEXT enters h's context, evaluates `call` (an expression of c_,
- * the context entered) unless its device is lost, and leaves; CALL and
- * CALL0 call an op of the context's table, with arguments after the
- * context and without. */
+ * the context entered) unless its device is lost, and leaves. */
 #define IN_CONTEXT(h, call)                                                                        \
     do {                                                                                           \
         struct kctx *c_;                                                                           \
@@ -77,8 +77,6 @@ static kiln_result leave(struct kctx *c, kiln_result r)
             r_ = ctx_seen(c_, (call));                                                             \
         return leave(c_, r_);                                                                      \
     } while (0)
-#define CALL(h, op, ...) IN_CONTEXT(h, c_->ops->op(c_, __VA_ARGS__))
-#define CALL0(h, op) IN_CONTEXT(h, c_->ops->op(c_))
 
 #define NEED(ptr, what)                                                                            \
     do {                                                                                           \
@@ -132,20 +130,6 @@ kiln_result kiln_context_destroy(kiln_context h)
     return KILN_OK;
 }
 
-kiln_result kiln_context_caps(kiln_context ctx, kiln_caps *out)
-{
-    NEED(out, "out");
-    CALL(ctx, caps, out);
-}
-
-kiln_result kiln_context_wait_idle(kiln_context ctx) { CALL0(ctx, wait_idle); }
-
-kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out)
-{
-    NEED(out, "out");
-    CALL(ctx, stats, out);
-}
-
 kiln_result kiln_devices(kiln_device_info *out, uint32_t cap, uint32_t *count)
 {
     err_clear();
@@ -155,175 +139,21 @@ kiln_result kiln_devices(kiln_device_info *out, uint32_t cap, uint32_t *count)
     return kb_backend_of(KILN_BACKEND_DEFAULT)->enumerate(out, cap, count);
 }
 
-kiln_result kiln_buffer_create(kiln_context ctx, const kiln_buffer_desc *desc, kiln_buffer *out)
-{
-    NEED(desc, "buffer desc");
-    NEED(out, "out");
-    out->id = 0;
-    CALL(ctx, buffer_create, desc, out);
-}
-
-kiln_result kiln_buffer_destroy(kiln_context ctx, kiln_buffer buf) { CALL(ctx, buffer_destroy, buf); }
-
-kiln_result kiln_buffer_upload(kiln_context ctx, kiln_buffer buf, uint64_t offset, const void *data, uint64_t size)
-{
-    CALL(ctx, buffer_upload, buf, offset, data, size);
-}
-
-kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer buf, uint64_t offset, void *data, uint64_t size)
-{
-    CALL(ctx, buffer_readback, buf, offset, data, size);
-}
-
-kiln_result kiln_image_create(kiln_context ctx, const kiln_image_desc *desc, kiln_image *out)
-{
-    NEED(desc, "image desc");
-    NEED(out, "out");
-    out->id = 0;
-    CALL(ctx, image_create, desc, out);
-}
-
-kiln_result kiln_image_destroy(kiln_context ctx, kiln_image img) { CALL(ctx, image_destroy, img); }
-
-kiln_result kiln_image_upload(kiln_context ctx, kiln_image img, const void *data, uint64_t size)
-{
-    CALL(ctx, image_upload, img, data, size);
-}
-
-kiln_result kiln_image_readback(kiln_context ctx, kiln_image img, void *data, uint64_t size)
-{
-    CALL(ctx, image_readback, img, data, size);
-}
-
-kiln_result kiln_program_create(kiln_context ctx, const kiln_program_desc *desc, kiln_program *out)
-{
-    NEED(desc, "program desc");
-    NEED(out, "out");
-    out->id = 0;
-    CALL(ctx, program_create, desc, out);
-}
-
-kiln_result kiln_program_destroy(kiln_context ctx, kiln_program prog) { CALL(ctx, program_destroy, prog); }
-
-kiln_result kiln_program_status(kiln_context ctx, kiln_program prog, kiln_program_state *out)
-{
-    NEED(out, "out");
-    CALL(ctx, program_status, prog, out);
-}
-
-kiln_result kiln_program_wait(kiln_context ctx, kiln_program prog) { CALL(ctx, program_wait, prog); }
-
-kiln_result kiln_program_log(kiln_context ctx, kiln_program prog, char *buf, size_t cap, size_t *len)
-{
-    CALL(ctx, program_log, prog, buf, cap, len);
-}
-
-kiln_result kiln_program_interface_get(kiln_context ctx, kiln_program prog, kiln_program_interface *out)
-{
-    NEED(out, "out");
-    CALL(ctx, program_interface, prog, out);
-}
-
-kiln_result kiln_scheme_create(kiln_context ctx, const kiln_scheme_desc *desc, kiln_scheme *out)
-{
-    NEED(out, "out");
-    out->id = 0;
-    CALL(ctx, scheme_create, desc, out);
-}
-
-kiln_result kiln_scheme_destroy(kiln_context ctx, kiln_scheme scheme) { CALL(ctx, scheme_destroy, scheme); }
-
-kiln_result kiln_scheme_add_node(kiln_context ctx, kiln_scheme scheme, const kiln_node_desc *desc, kiln_node *out)
-{
-    NEED(desc, "node desc");
-    NEED(out, "out");
-    out->id = 0;
-    CALL(ctx, scheme_add_node, scheme, desc, out);
-}
-
-kiln_result kiln_node_remove(kiln_context ctx, kiln_node node) { CALL(ctx, node_remove, node); }
-
-kiln_result kiln_node_set_param(kiln_context ctx, kiln_node node, uint32_t slot, uint32_t word)
-{
-    CALL(ctx, node_set_param, node, slot, word);
-}
-
-kiln_result kiln_node_set_program(kiln_context ctx, kiln_node node, kiln_program prog)
-{
-    CALL(ctx, node_set_program, node, prog);
-}
-
-kiln_result kiln_node_get_params(kiln_context ctx, kiln_node node, uint32_t *out, uint32_t cap, uint32_t *count)
-{
-    if (cap)
-        NEED(out, "out");
-    CALL(ctx, node_get_params, node, out, cap, count);
-}
-
-kiln_result kiln_scheme_submit(kiln_context ctx, kiln_scheme scheme, kiln_ticket *ticket)
-{
-    CALL(ctx, scheme_submit, scheme, ticket);
-}
-
-kiln_result kiln_scheme_stats_get(kiln_context ctx, kiln_scheme scheme, kiln_scheme_stats *out)
-{
-    NEED(out, "out");
-    CALL(ctx, scheme_stats, scheme, out);
-}
-
-kiln_result kiln_ticket_wait(kiln_context ctx, kiln_ticket ticket, uint64_t timeout_ns)
-{
-    CALL(ctx, ticket_wait, ticket, timeout_ns);
-}
-
-kiln_result kiln_archive_info_get(kiln_context ctx, kiln_archive_info *out)
-{
-    NEED(out, "out");
-    CALL(ctx, archive_info, out);
-}
-
-kiln_result kiln_archive_files(kiln_context ctx, uint32_t first, kiln_archive_file *out, uint32_t cap,
-                               uint32_t *count)
-{
-    NEED(count, "count");
-    if (cap)
-        NEED(out, "out");
-    CALL(ctx, archive_files, first, out, cap, count);
-}
-
-kiln_result kiln_archive_tidy(kiln_context ctx, const kiln_archive_tidy_desc *desc, kiln_archive_tidy_result *out)
-{
-    NEED(desc, "desc");
-    NEED(out, "out");
-    CALL(ctx, archive_tidy, desc, out);
-}
-
-kiln_result kiln_context_precompile(kiln_context ctx, const kiln_precompile_desc *desc, kiln_precompile_result *out)
-{
-    kiln_precompile_result ignored;
-    CALL(ctx, precompile, desc, out ? out : &ignored);
-}
-
-kiln_result kiln_scheme_spec_events(kiln_context ctx, kiln_scheme scheme, kiln_spec_event *out, uint32_t cap,
-                                    uint32_t *count)
-{
-    NEED(count, "count");
-    if (cap)
-        NEED(out, "out");
-    CALL(ctx, scheme_spec_events, scheme, out, cap, count);
-}
-
-kiln_result kiln_node_is_specialized(kiln_context ctx, kiln_node node, int *out)
-{
-    NEED(out, "out");
-    CALL(ctx, node_is_specialized, node, out);
-}
-
-kiln_result kiln_compiles_pending(kiln_context ctx, uint32_t *out)
-{
-    NEED(out, "out");
-    CALL(ctx, compiles_pending, out);
-}
+/* Every call acting on a context but its create and destroy, from its
+ * catalogue row: its
+ * pointers checked (calls.h says which), its context resolved and locked,
+ * its op called. */
+#define KC_NEED NEED
+#define X(name, record, class, flags, params)                                                      \
+    kiln_result kiln_##name(kiln_context ctx KC_EACH(KC_DECL, params))                             \
+    {                                                                                              \
+        KC_EACH(KC_CHECK, params)                                                                  \
+        IN_CONTEXT(ctx, c_->ops->name(c_ KC_EACH(KC_ARG, params)));                                \
+    }
+#define L(name, record, class, flags)
+#include "context/calls.def"
+#undef L
+#undef X
 
 /* For kiln's own tests and tools: the context behind a handle, unlocked. */
 #ifdef KILN_TEST_HOOKS

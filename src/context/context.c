@@ -151,14 +151,14 @@ void ctx_host_route_faults(struct kctx *host)
 
 /* ---- context ------------------------------------------------------------------------ */
 
-static kiln_result l_caps(struct kctx *kc, kiln_caps *out)
+static kiln_result l_context_caps(struct kctx *kc, kiln_caps *out)
 {
     struct lctx *c = lctx_of(kc);
     *out = c->dev->caps;
     return KILN_OK;
 }
 
-static kiln_result l_wait_idle(struct kctx *kc)
+static kiln_result l_context_wait_idle(struct kctx *kc)
 {
     struct lctx *c = lctx_of(kc);
     kiln_result r = c->last_ticket ? kb_ticket_wait(c->dev, c->last_ticket, UINT64_MAX) : KILN_OK;
@@ -166,7 +166,7 @@ static kiln_result l_wait_idle(struct kctx *kc)
     return r;
 }
 
-static kiln_result l_stats(struct kctx *kc, kiln_context_stats *out)
+static kiln_result l_context_stats_get(struct kctx *kc, kiln_context_stats *out)
 {
     struct lctx *c = lctx_of(kc);
     c->stats.buffers = c->buffers.live;
@@ -345,7 +345,7 @@ static kiln_result l_buffer_destroy(struct kctx *kc, kiln_buffer h)
     if (b->bind_refs)
         return KILN_RAISE(KILN_ERR_BUSY, "buffer '%s' is bound by %u node%s; remove them first", b->label, b->bind_refs,
                           b->bind_refs == 1 ? "" : "s");
-    KILN_TRY(l_wait_idle(&c->base));
+    KILN_TRY(l_context_wait_idle(&c->base));
     pool_remove(&c->buffers, h.id);
     kb_buffer_destroy(c->dev, b);
     return KILN_OK;
@@ -418,7 +418,7 @@ static kiln_result l_program_destroy(struct kctx *kc, kiln_program h)
     if (p->node_refs)
         return KILN_RAISE(KILN_ERR_BUSY, "program %s is run by %u node%s; remove them or set another program first",
                           p->name, p->node_refs, p->node_refs == 1 ? "" : "s");
-    KILN_TRY(l_wait_idle(&c->base));
+    KILN_TRY(l_context_wait_idle(&c->base));
     pool_remove(&c->programs, h.id);
     prog_destroy(p);
     return KILN_OK;
@@ -454,7 +454,7 @@ static kiln_result l_program_log(struct kctx *kc, kiln_program h, char *buf, siz
     return KILN_OK;
 }
 
-static kiln_result l_program_interface(struct kctx *kc, kiln_program h, kiln_program_interface *out)
+static kiln_result l_program_interface_get(struct kctx *kc, kiln_program h, kiln_program_interface *out)
 {
     struct lctx *c = lctx_of(kc);
     struct prog *p;
@@ -582,7 +582,7 @@ static kiln_result l_scheme_submit(struct kctx *kc, kiln_scheme h, kiln_ticket *
     return KILN_OK;
 }
 
-static kiln_result l_scheme_stats(struct kctx *kc, kiln_scheme h, kiln_scheme_stats *out)
+static kiln_result l_scheme_stats_get(struct kctx *kc, kiln_scheme h, kiln_scheme_stats *out)
 {
     struct lctx *c = lctx_of(kc);
     struct scheme *s;
@@ -672,7 +672,7 @@ static kiln_result l_ticket_wait(struct kctx *kc, kiln_ticket t, uint64_t timeou
 
 /* ---- the archive ---------------------------------------------------------------------------- */
 
-static kiln_result l_archive_info(struct kctx *kc, kiln_archive_info *out)
+static kiln_result l_archive_info_get(struct kctx *kc, kiln_archive_info *out)
 {
     struct lctx *c = lctx_of(kc);
     *out = (kiln_archive_info){.enabled = c->archive->enabled, .file_count = c->archive->file_count,
@@ -737,7 +737,7 @@ static kiln_result l_archive_tidy(struct kctx *kc, const kiln_archive_tidy_desc 
     return KILN_OK;
 }
 
-static kiln_result l_precompile(struct kctx *kc, const kiln_precompile_desc *desc, kiln_precompile_result *out)
+static kiln_result l_context_precompile(struct kctx *kc, const kiln_precompile_desc *desc, kiln_precompile_result *out)
 {
     struct lctx *c = lctx_of(kc);
     kiln_precompile_desc d = kiln_precompile_desc_defaults(desc);
@@ -787,7 +787,7 @@ static void l_destroy(struct kctx *kc)
     struct lctx *c = lctx_of(kc);
     if (c->dev) {
         if (!kb_is_lost(c->dev))
-            (void)l_wait_idle(&c->base);   /* bounded by the device timeout, past which the device is lost */
+            (void)l_context_wait_idle(&c->base);   /* bounded by the device timeout, past which the device is lost */
         bool abandoned = !c->host && kb_abandon(c->dev);
         uint32_t cur = 0;
         uint64_t id;
@@ -855,40 +855,11 @@ static void l_destroy(struct kctx *kc)
 }
 
 const struct rt_ops ctx_local_ops = {
-    .caps = l_caps,
-    .wait_idle = l_wait_idle,
-    .stats = l_stats,
-    .buffer_create = l_buffer_create,
-    .buffer_destroy = l_buffer_destroy,
-    .buffer_upload = l_buffer_upload,
-    .buffer_readback = l_buffer_readback,
-    .image_create = l_image_create,
-    .image_destroy = l_image_destroy,
-    .image_upload = l_image_upload,
-    .image_readback = l_image_readback,
-    .program_create = l_program_create,
-    .program_destroy = l_program_destroy,
-    .program_status = l_program_status,
-    .program_wait = l_program_wait,
-    .program_log = l_program_log,
-    .program_interface = l_program_interface,
-    .scheme_create = l_scheme_create,
-    .scheme_destroy = l_scheme_destroy,
-    .scheme_add_node = l_scheme_add_node,
-    .scheme_submit = l_scheme_submit,
-    .scheme_stats = l_scheme_stats,
-    .node_remove = l_node_remove,
-    .node_set_param = l_node_set_param,
-    .node_set_program = l_node_set_program,
-    .node_get_params = l_node_get_params,
-    .ticket_wait = l_ticket_wait,
-    .archive_info = l_archive_info,
-    .archive_files = l_archive_files,
-    .archive_tidy = l_archive_tidy,
-    .scheme_spec_events = l_scheme_spec_events,
-    .node_is_specialized = l_node_is_specialized,
-    .compiles_pending = l_compiles_pending,
-    .precompile = l_precompile,
+#define X(name, record, class, flags, params) .name = l_##name,
+#define L(name, record, class, flags)
+#include "context/calls.def"
+#undef L
+#undef X
     .destroy = l_destroy,
 };
 

@@ -24,48 +24,24 @@
 
 #include "backend/backend.h"
 #include "base/base.h"
+#include "context/calls.h"
 
 struct kctx;
 
+/* The call table: one op per row X of the catalogue (calls.def), named as
+ * it names the call, taking the context and the call's parameters; and
+ * destroy, the end of a context's life. */
 struct rt_ops {
-    kiln_result (*caps)(struct kctx *c, kiln_caps *out);
-    kiln_result (*wait_idle)(struct kctx *c);
-    kiln_result (*stats)(struct kctx *c, kiln_context_stats *out);
-    kiln_result (*buffer_create)(struct kctx *c, const kiln_buffer_desc *d, kiln_buffer *out);
-    kiln_result (*buffer_destroy)(struct kctx *c, kiln_buffer b);
-    kiln_result (*buffer_upload)(struct kctx *c, kiln_buffer b, uint64_t off, const void *data, uint64_t size);
-    kiln_result (*buffer_readback)(struct kctx *c, kiln_buffer b, uint64_t off, void *data, uint64_t size);
-    kiln_result (*image_create)(struct kctx *c, const kiln_image_desc *d, kiln_image *out);
-    kiln_result (*image_destroy)(struct kctx *c, kiln_image i);
-    kiln_result (*image_upload)(struct kctx *c, kiln_image i, const void *data, uint64_t size);
-    kiln_result (*image_readback)(struct kctx *c, kiln_image i, void *data, uint64_t size);
-    kiln_result (*program_create)(struct kctx *c, const kiln_program_desc *d, kiln_program *out);
-    kiln_result (*program_destroy)(struct kctx *c, kiln_program p);
-    kiln_result (*program_status)(struct kctx *c, kiln_program p, kiln_program_state *out);
-    kiln_result (*program_wait)(struct kctx *c, kiln_program p);
-    kiln_result (*program_log)(struct kctx *c, kiln_program p, char *buf, size_t cap, size_t *len);
-    kiln_result (*program_interface)(struct kctx *c, kiln_program p, kiln_program_interface *out);
-    kiln_result (*scheme_create)(struct kctx *c, const kiln_scheme_desc *d, kiln_scheme *out);
-    kiln_result (*scheme_destroy)(struct kctx *c, kiln_scheme s);
-    kiln_result (*scheme_add_node)(struct kctx *c, kiln_scheme s, const kiln_node_desc *d, kiln_node *out);
-    kiln_result (*scheme_submit)(struct kctx *c, kiln_scheme s, kiln_ticket *out);
-    kiln_result (*scheme_stats)(struct kctx *c, kiln_scheme s, kiln_scheme_stats *out);
-    kiln_result (*node_remove)(struct kctx *c, kiln_node n);
-    kiln_result (*node_set_param)(struct kctx *c, kiln_node n, uint32_t slot, uint32_t word);
-    kiln_result (*node_set_program)(struct kctx *c, kiln_node n, kiln_program p);
-    kiln_result (*node_get_params)(struct kctx *c, kiln_node n, uint32_t *out, uint32_t cap, uint32_t *count);
-    kiln_result (*ticket_wait)(struct kctx *c, kiln_ticket t, uint64_t timeout_ns);
-    kiln_result (*archive_info)(struct kctx *c, kiln_archive_info *out);
-    kiln_result (*archive_files)(struct kctx *c, uint32_t first, kiln_archive_file *out, uint32_t cap,
-                                 uint32_t *count);
-    kiln_result (*archive_tidy)(struct kctx *c, const kiln_archive_tidy_desc *d, kiln_archive_tidy_result *out);
-    kiln_result (*precompile)(struct kctx *c, const kiln_precompile_desc *d, kiln_precompile_result *out);
-    kiln_result (*scheme_spec_events)(struct kctx *c, kiln_scheme s, kiln_spec_event *out, uint32_t cap,
-                                      uint32_t *count);
-    kiln_result (*node_is_specialized)(struct kctx *c, kiln_node n, int *out);
-    kiln_result (*compiles_pending)(struct kctx *c, uint32_t *out);
+#define X(name, record, class, flags, params) kiln_result (*name)(struct kctx *c KC_EACH(KC_DECL, params));
+#define L(name, record, class, flags)
+#include "context/calls.def"
+#undef L
+#undef X
     void (*destroy)(struct kctx *c);
 };
+/* A table of ops is made from the rows too, each .name = <prefix>_name
+ * (ctx_local_ops: l_, the remote client's: r_), so a row without its
+ * function does not compile. */
 
 /* What every kind of context is: its call table, its lock, its users and
  * its handles' serial. The local runtime's state is its own

@@ -14,8 +14,10 @@ static const struct row {
     enum pipe_class cls;
     uint32_t flags, rec_size;
 } rows[] = {
-#define X(name, record, class, flags) {#name, PIPE_CLASS_##class, (flags), sizeof(struct pipe_rec_##record)},
-#include "calls.def"
+#define X(name, record, class, flags, ...) {#name, PIPE_CLASS_##class, (flags), sizeof(struct pipe_rec_##record)},
+#define L(name, record, class, flags) X(name, record, class, flags, )
+#include "context/calls.def"
+#undef L
 #undef X
 };
 _Static_assert(sizeof rows / sizeof rows[0] == PIPE_OPS, "one row per catalogue entry");

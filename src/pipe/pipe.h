@@ -41,8 +41,10 @@ enum pipe_flags {
 };
 
 enum pipe_op {
-#define X(name, record, class, flags) PIPE_OP_##name,
-#include "calls.def"
+#define X(name, record, class, flags, ...) PIPE_OP_##name,
+#define L(name, record, class, flags) X(name, record, class, flags, )
+#include "context/calls.def"
+#undef L
 #undef X
     PIPE_OPS
 };
@@ -106,10 +108,12 @@ struct pipe_rec_context {
 struct pipe_rec_tidy { kiln_archive_tidy_desc desc; };   /* plain numbers */
 struct pipe_rec_precompile { double stall_s; };
 
-#define X(name, record, class, flags)                                                              \
+#define X(name, record, class, flags, ...)                                                              \
     _Static_assert(sizeof(struct pipe_rec_##record) % 8 == 0 && _Alignof(struct pipe_rec_##record) <= 8, \
                    "pipe record of " #name ": a multiple of 8 bytes, 8-aligned at most");
-#include "calls.def"
+#define L(name, record, class, flags) X(name, record, class, flags, )
+#include "context/calls.def"
+#undef L
 #undef X
 _Static_assert(sizeof(struct pipe_rec_range) == 40 && sizeof(struct pipe_rec_node) == 40 &&
                    sizeof(struct pipe_rec_program) == 32 && sizeof(struct pipe_rec_context) == 104 &&

@@ -192,7 +192,7 @@ static kiln_result a_context_caps(struct req *q)
 {
     kiln_caps caps;
     KILN_TRY(no_tail(q));
-    KILN_TRY(OP(q, caps, &caps));
+    KILN_TRY(OP(q, context_caps, &caps));
     put_out(q, &caps, sizeof caps);
     return KILN_OK;
 }
@@ -220,14 +220,14 @@ static kiln_result a_context_wait_idle(struct req *q)
     uint64_t last = ctx_last_ticket(q->c);
     unlock(q->cl);
     KILN_TRY(wait_sliced(q, last, UINT64_MAX));
-    return leave(q, enter(q) == KILN_OK ? q->c->ops->wait_idle(q->c) : KILN_OK);
+    return leave(q, enter(q) == KILN_OK ? q->c->ops->context_wait_idle(q->c) : KILN_OK);
 }
 
 static kiln_result a_context_stats_get(struct req *q)
 {
     kiln_context_stats st;
     KILN_TRY(no_tail(q));
-    KILN_TRY(OP(q, stats, &st));
+    KILN_TRY(OP(q, context_stats_get, &st));
     put_out(q, &st, sizeof st);
     return KILN_OK;
 }
@@ -577,7 +577,7 @@ static kiln_result a_program_interface_get(struct req *q)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for an interface");
     kiln_result res = no_tail(q);
     if (res == KILN_OK)
-        res = OP(q, program_interface, (kiln_program){((const struct pipe_rec_handle *)q->rec)->id}, iface);
+        res = OP(q, program_interface_get, (kiln_program){((const struct pipe_rec_handle *)q->rec)->id}, iface);
     if (res == KILN_OK)
         put_out(q, iface, sizeof *iface);
     free(iface);
@@ -645,7 +645,7 @@ static kiln_result a_scheme_stats_get(struct req *q)
 {
     kiln_scheme_stats st;
     KILN_TRY(no_tail(q));
-    KILN_TRY(OP(q, scheme_stats, (kiln_scheme){((const struct pipe_rec_handle *)q->rec)->id}, &st));
+    KILN_TRY(OP(q, scheme_stats_get, (kiln_scheme){((const struct pipe_rec_handle *)q->rec)->id}, &st));
     put_out(q, &st, sizeof st);
     return KILN_OK;
 }
@@ -713,7 +713,7 @@ static kiln_result a_archive_info_get(struct req *q)
 {
     kiln_archive_info info;
     KILN_TRY(no_tail(q));
-    KILN_TRY(OP(q, archive_info, &info));
+    KILN_TRY(OP(q, archive_info_get, &info));
     put_out(q, &info, sizeof info);
     return KILN_OK;
 }
@@ -745,7 +745,7 @@ static kiln_result a_context_precompile(struct req *q)
     kiln_precompile_desc d = {r->stall_s};
     kiln_precompile_result res;
     KILN_TRY(no_tail(q));
-    KILN_TRY(OP(q, precompile, &d, &res));
+    KILN_TRY(OP(q, context_precompile, &d, &res));
     put_out(q, &res, sizeof res);
     return KILN_OK;
 }
@@ -781,8 +781,10 @@ static kiln_result a_compiles_pending(struct req *q)
 }
 
 static const apply_fn appliers[] = {
-#define X(name, record, class, flags) [PIPE_OP_##name] = a_##name,
-#include "pipe/calls.def"
+#define X(name, record, class, flags, ...) [PIPE_OP_##name] = a_##name,
+#define L(name, record, class, flags) X(name, record, class, flags, )
+#include "context/calls.def"
+#undef L
 #undef X
 };
 _Static_assert(sizeof appliers / sizeof appliers[0] == PIPE_OPS, "one applier per catalogue row");

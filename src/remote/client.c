@@ -236,7 +236,7 @@ static kiln_result data_out(struct rclient *rc, uint32_t op, struct pipe_rec_ran
 
 /* ---- the calls --------------------------------------------------------------------------- */
 
-static kiln_result r_caps(struct kctx *c, kiln_caps *out)
+static kiln_result r_context_caps(struct kctx *c, kiln_caps *out)
 {
     struct rclient *rc = rc_of(c);
     if (rc->stats_on)
@@ -250,14 +250,14 @@ static kiln_result r_caps(struct kctx *c, kiln_caps *out)
     return KILN_OK;
 }
 
-static kiln_result r_wait_idle(struct kctx *c)
+static kiln_result r_context_wait_idle(struct kctx *c)
 {
     struct rclient *rc = rc_of(c);
     struct pipe_rec_none rec = {0};
     return REC(context_wait_idle, rec);
 }
 
-static kiln_result r_stats(struct kctx *c, kiln_context_stats *out)
+static kiln_result r_context_stats_get(struct kctx *c, kiln_context_stats *out)
 {
     struct rclient *rc = rc_of(c);
     struct pipe_rec_none rec = {0};
@@ -444,7 +444,7 @@ static kiln_result r_program_log(struct kctx *c, kiln_program p, char *buf, size
     return r;
 }
 
-static kiln_result r_program_interface(struct kctx *c, kiln_program p, kiln_program_interface *out)
+static kiln_result r_program_interface_get(struct kctx *c, kiln_program p, kiln_program_interface *out)
 {
     struct rclient *rc = rc_of(c);
     for (uint32_t i = 0; i < rc->iface_count; i++) {
@@ -522,7 +522,7 @@ static kiln_result r_scheme_submit(struct kctx *c, kiln_scheme s, kiln_ticket *o
     return KILN_OK;
 }
 
-static kiln_result r_scheme_stats(struct kctx *c, kiln_scheme s, kiln_scheme_stats *out)
+static kiln_result r_scheme_stats_get(struct kctx *c, kiln_scheme s, kiln_scheme_stats *out)
 {
     struct rclient *rc = rc_of(c);
     struct pipe_rec_handle rec = {s.id};
@@ -585,7 +585,7 @@ static kiln_result r_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout
     return REC(ticket_wait, rec);
 }
 
-static kiln_result r_archive_info(struct kctx *c, kiln_archive_info *out)
+static kiln_result r_archive_info_get(struct kctx *c, kiln_archive_info *out)
 {
     struct rclient *rc = rc_of(c);
     struct pipe_rec_none rec = {0};
@@ -607,7 +607,7 @@ static kiln_result r_archive_tidy(struct kctx *c, const kiln_archive_tidy_desc *
     return ASK(archive_tidy, rec, out);
 }
 
-static kiln_result r_precompile(struct kctx *c, const kiln_precompile_desc *d, kiln_precompile_result *out)
+static kiln_result r_context_precompile(struct kctx *c, const kiln_precompile_desc *d, kiln_precompile_result *out)
 {
     struct rclient *rc = rc_of(c);
     struct pipe_rec_precompile rec = {kiln_precompile_desc_defaults(d).stall_s};
@@ -662,40 +662,11 @@ static void r_destroy(struct kctx *c)
 }
 
 static const struct rt_ops remote_ops = {
-    .caps = r_caps,
-    .wait_idle = r_wait_idle,
-    .stats = r_stats,
-    .buffer_create = r_buffer_create,
-    .buffer_destroy = r_buffer_destroy,
-    .buffer_upload = r_buffer_upload,
-    .buffer_readback = r_buffer_readback,
-    .image_create = r_image_create,
-    .image_destroy = r_image_destroy,
-    .image_upload = r_image_upload,
-    .image_readback = r_image_readback,
-    .program_create = r_program_create,
-    .program_destroy = r_program_destroy,
-    .program_status = r_program_status,
-    .program_wait = r_program_wait,
-    .program_log = r_program_log,
-    .program_interface = r_program_interface,
-    .scheme_create = r_scheme_create,
-    .scheme_destroy = r_scheme_destroy,
-    .scheme_add_node = r_scheme_add_node,
-    .scheme_submit = r_scheme_submit,
-    .scheme_stats = r_scheme_stats,
-    .node_remove = r_node_remove,
-    .node_set_param = r_node_set_param,
-    .node_set_program = r_node_set_program,
-    .node_get_params = r_node_get_params,
-    .ticket_wait = r_ticket_wait,
-    .archive_info = r_archive_info,
-    .archive_files = r_archive_files,
-    .archive_tidy = r_archive_tidy,
-    .precompile = r_precompile,
-    .scheme_spec_events = r_scheme_spec_events,
-    .node_is_specialized = r_node_is_specialized,
-    .compiles_pending = r_compiles_pending,
+#define X(name, record, class, flags, params) .name = r_##name,
+#define L(name, record, class, flags)
+#include "context/calls.def"
+#undef L
+#undef X
     .destroy = r_destroy,
 };
 

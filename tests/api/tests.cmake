@@ -9,3 +9,7 @@ kiln_test(test_settings api/test_settings.c)
 add_executable(test_link_names api/test_link_names.c)
 target_link_libraries(test_link_names PRIVATE kiln)
 add_test(NAME test_link_names COMMAND test_link_names)
+# A catalogue row without its local or remote function does not build.
+pkg_check_modules(KILN_MISSING_OP_DEPS QUIET vulkan spirv-cross-c-shared libxxhash)
+add_test(NAME missing_op COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/missing_op.sh ${CMAKE_C_COMPILER} ${PROJECT_SOURCE_DIR}
+                                 ${KILN_MISSING_OP_DEPS_CFLAGS})

@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: MIT
 # The call catalogue against the public header: every kiln.h call that acts
 # on a context (its first parameter a kiln_context, and kiln_context_create)
-# has its row X(name, ...) in calls.def, name being the call without its
-# kiln_ prefix, and every row names such a call. Prints what is missing on
+# has its row X(name, ...) or L(name, ...) in calls.def, name being the
+# call without its kiln_ prefix, and every row names such a call. Prints what is missing on
 # either side and fails; otherwise one line of counts.
 #
-#   sh catalogue.sh include/kiln.h src/pipe/calls.def
+#   sh catalogue.sh include/kiln.h src/context/calls.def
 set -eu
 if [ $# -ne 2 ]; then
     echo "usage: catalogue.sh KILN_H CALLS_DEF" >&2
@@ -30,8 +30,9 @@ awk '
 grep -q 'KILN_API.*[ *]kiln_context_create[ \t]*(' "$header" && echo context_create >>"$tmp/calls"
 sort -u "$tmp/calls" -o "$tmp/calls"
 
-# The rows: lines starting X( (the header comment's example is indented).
-sed -n 's/^X([ \t]*\([a-z0-9_]*\)[ \t]*,.*/\1/p' "$def" >"$tmp/rows.all"
+# The rows: lines starting X( or L( (the header comment's examples are
+# indented; a row's parameters continue on indented lines).
+sed -n 's/^[XL]([ \t]*\([a-z0-9_]*\)[ \t]*,.*/\1/p' "$def" >"$tmp/rows.all"
 sort "$tmp/rows.all" >"$tmp/rows.sorted"
 sort -u "$tmp/rows.all" >"$tmp/rows"
 

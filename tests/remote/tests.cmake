@@ -12,7 +12,7 @@ kiln_test(test_remote remote/test_remote.c)
 # names), and the catalogue checked against kiln.h.
 kiln_test(test_pipe remote/test_pipe.c)
 add_test(NAME catalogue COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/catalogue.sh ${PROJECT_SOURCE_DIR}/include/kiln.h
-                                ${PROJECT_SOURCE_DIR}/src/pipe/calls.def)
+                                ${PROJECT_SOURCE_DIR}/src/context/calls.def)
 
 # The server's locking under many client threads, on the mock backend: in
 # the ThreadSanitizer suite too (label threads).
