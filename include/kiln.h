@@ -47,7 +47,7 @@ extern "C" {
 /* kiln's version, MAJOR.MINOR.PATCH; kiln_version() is the library's own
  * (the one linked, which may differ from the header compiled against). */
 #define KILN_VERSION_MAJOR 0
-#define KILN_VERSION_MINOR 2
+#define KILN_VERSION_MINOR 3
 #define KILN_VERSION_PATCH 0
 
 /* ---- results ------------------------------------------------------------ */
@@ -75,7 +75,7 @@ typedef enum kiln_result {
 /* A constant name for a result, such as "KILN_ERR_HANDLE". */
 KILN_API const char *kiln_result_name(kiln_result r);
 
-/* The library's version as "MAJOR.MINOR.PATCH", such as "0.2.0"; a constant string. */
+/* The library's version as "MAJOR.MINOR.PATCH", such as "0.3.0"; a constant string. */
 KILN_API const char *kiln_version(void);
 
 /* What kiln was built with and runs on (`kiln --version` prints it):

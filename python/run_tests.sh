@@ -11,11 +11,12 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-lib="$root/build-py/libkiln.so.0"
+minor=$(sed -n 's/^#define KILN_VERSION_MINOR \([0-9]*\).*/\1/p' "$root/include/kiln.h")
+lib="$root/build-py/libkiln.so.0.$minor"
 if [ ! -e "$lib" ] || [ -n "$(find "$root/src" "$root/include" -newer "$lib" -print -quit)" ]; then
     cmake -S "$root" -B "$root/build-py" -DBUILD_SHARED_LIBS=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF \
         -DKILN_BUILD_EXAMPLES=OFF -DKILN_BUILD_TOOLS=OFF >/dev/null && cmake --build "$root/build-py" -j2 >/dev/null \
-        || { echo "run_tests: building libkiln.so.0 failed"; echo "0 passed, 1 failed"; exit 1; }
+        || { echo "run_tests: building $lib failed"; echo "0 passed, 1 failed"; exit 1; }
 fi
 arc=$(mktemp -d); trap 'rm -rf "$arc"' EXIT
 out=$(cd "$here" && KILN_LIBRARY="$lib" KILN_VALIDATION=1 KILN_ARCHIVE_DIR="$arc" \

@@ -2,7 +2,7 @@
 """kiln for Python: a GPU compute runtime over Vulkan, with numpy arrays.
 
 Design: cffi in ABI mode (`ffi.dlopen`) over the shared library
-libkiln.so.0, so the package needs no compiler, only Debian's python3-cffi
+libkiln.so.0.3 (its soname), so the package needs no compiler, only Debian's python3-cffi
 and python3-numpy (run it with /usr/bin/python3, the interpreter those
 packages serve). The declarations come from _cdef.py, generated from
 include/kiln.h by gen_cdef.py and checked against it by a test.
@@ -22,7 +22,9 @@ import os
 import numpy as np
 from cffi import FFI
 
-from ._cdef import CDEF
+# SONAME: the library the cdef was made from; another minor version's
+# is not taken (docs/abi.md).
+from ._cdef import CDEF, SONAME
 
 __all__ = ["Error", "Context", "Buffer", "Image", "Program", "Scheme", "Node",
            "Ticket", "version", "library_path"]
@@ -37,8 +39,8 @@ def _load():
     candidates = []
     if env:
         candidates.append(("$KILN_LIBRARY", env))
-    candidates.append(("the package folder", os.path.join(os.path.dirname(os.path.abspath(__file__)), "libkiln.so.0")))
-    candidates.append(("the loader's search", "libkiln.so.0"))
+    candidates.append(("the package folder", os.path.join(os.path.dirname(os.path.abspath(__file__)), SONAME)))
+    candidates.append(("the loader's search", SONAME))
     for where, path in candidates:
         if where == "the package folder" and not os.path.exists(path):
             tried.append("%s (%s: absent)" % (where, path))
@@ -47,7 +49,7 @@ def _load():
             return ffi.dlopen(path), path
         except OSError as e:
             tried.append("%s (%s: %s)" % (where, path, e))
-    raise ImportError("kiln: cannot load libkiln.so.0; tried " + "; ".join(tried) +
+    raise ImportError("kiln: cannot load " + SONAME + "; tried " + "; ".join(tried) +
                       ". Build it with cmake -DBUILD_SHARED_LIBS=ON and set KILN_LIBRARY to its path")
 
 

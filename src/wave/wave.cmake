@@ -6,7 +6,7 @@
 # - kiln-wave, as it ships: the wave sources and the few base/ helpers they
 #   call (errors, allocation, logging, byte buffers, parsers) compiled in,
 #   every symbol but kiln_wave_* made local (static: one relocatable object
-#   through cmake/localize.sh; shared: libkiln-wave.so.0 with a version
+#   through cmake/localize.sh; shared: libkiln-wave.so.0.3 with a version
 #   script), so its copy of base/ never meets libkiln's.
 # - kiln_wave_internal: the wave sources alone, for tests and fuzz targets,
 #   which link kiln_internal's base/ beside them.
@@ -38,7 +38,7 @@ if(BUILD_SHARED_LIBS)
   add_library(kiln-wave SHARED $<TARGET_OBJECTS:kiln_wave_objs>)
   target_link_libraries(kiln-wave PRIVATE ${KILN_WAVE_DEPS})
   target_link_options(kiln-wave PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/kiln-wave.map -Wl,--no-undefined)
-  set_target_properties(kiln-wave PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  set_target_properties(kiln-wave PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${KILN_SOVERSION}
                                              LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/kiln-wave.map)
 else()
   set(KILN_WAVE_ALL_OBJECT ${CMAKE_CURRENT_BINARY_DIR}/kiln_wave_all.o)

@@ -13,3 +13,7 @@ add_test(NAME test_link_names COMMAND test_link_names)
 pkg_check_modules(KILN_MISSING_OP_DEPS QUIET vulkan spirv-cross-c-shared libxxhash)
 add_test(NAME missing_op COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/missing_op.sh ${CMAKE_C_COMPILER} ${PROJECT_SOURCE_DIR}
                                  ${KILN_MISSING_OP_DEPS_CFLAGS})
+# The public structs laid out as this minor version recorded them
+# (docs/abi.md; 77 without clang).
+add_test(NAME abi_layout COMMAND sh ${PROJECT_SOURCE_DIR}/abi/check.sh ${PROJECT_SOURCE_DIR}/include)
+set_tests_properties(abi_layout PROPERTIES SKIP_RETURN_CODE 77)

@@ -71,11 +71,14 @@ step subdirectory bash -c "cmake -S '$root/tests/consumers/subdirectory' -B '$wo
                              -DKILN_SOURCE='$root' && cmake --build '$work/sub' -j2 && '$work/sub/scale' &&
                              '$work/sub/wave_levels' | grep -q '^reference  built'"
 # The shared library's exports: kiln_* alone.
-so=$(ls "$work"/prefix-shared/lib*/libkiln.so.0 2>/dev/null | head -1)
-step shared-exports sh "$root/cmake/exports.sh" "${so:-libkiln.so.0 not installed}" "$root/include/kiln.h" \
+# The soname moves with every 0.x minor version (docs/abi.md).
+minor=$(sed -n 's/^#define KILN_VERSION_MINOR \([0-9]*\).*/\1/p' "$root/include/kiln.h")
+so=$(ls "$work"/prefix-shared/lib*/libkiln.so.0.$minor 2>/dev/null | head -1)
+step shared-soname sh -c "readelf -d '${so:-libkiln.so.0.$minor not installed}' | grep -q 'SONAME.*\[libkiln.so.0.$minor\]'"
+step shared-exports sh "$root/cmake/exports.sh" "${so:-libkiln.so.0.$minor not installed}" "$root/include/kiln.h" \
   kiln_ KILN_API "^(wave_|g?elf(32|64)?_|tp_ring_|tp_control_|tp_heartbeat_|tp_peer_(init|check)$)"
-so=$(ls "$work"/prefix-shared/lib*/libkiln-wave.so.0 2>/dev/null | head -1)
-step shared-exports-wave sh "$root/cmake/exports.sh" "${so:-libkiln-wave.so.0 not installed}" \
+so=$(ls "$work"/prefix-shared/lib*/libkiln-wave.so.0.$minor 2>/dev/null | head -1)
+step shared-exports-wave sh "$root/cmake/exports.sh" "${so:-libkiln-wave.so.0.$minor not installed}" \
   "$root/include/kiln_wave.h" kiln_wave_ KILN_WAVE_API
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
