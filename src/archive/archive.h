@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "base/thread.h"
 #include "base/list.h"
 
 /* 2: the program interface in front-end entries written field by field
@@ -493,8 +494,7 @@ struct arc_store {
     uint64_t unsaved;            /* bytes held by run archives not saved yet (taking, queued, saving) */
     uint64_t last_save_ns;       /* the process's last save (names stay unique) */
     bool stopping;
-    bool saver_started;
-    pthread_t saver;
+    struct kthread saver;
     bool files_used;             /* a file's used flag was set since the saver looked */
     uint64_t open_ns;
     struct arc_store_stats stats;

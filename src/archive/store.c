@@ -257,14 +257,8 @@ kiln_result arc_store_open(struct arc_store *s, const kiln_caps *caps, const str
     s->open_ns = time_now_ns();
     s->qa = cfg->qa ? cfg->qa > 0 : env_flag("KILN_ARCHIVE_QA", 0);
     if (!s->dir_readonly) {
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, 1 << 20);
-        int e = pthread_create(&s->saver, &attr, saver_main, s);
-        s->saver_started = e == 0;
-        pthread_attr_destroy(&attr);
-        if (!s->saver_started)
-            log_warn("archive: no saver thread (%s): run archives are saved at close", strerror(e));
+        if (kthread_start(&s->saver, "kiln-saver", 0, saver_main, s) != KILN_OK)
+            log_warn("archive: no saver thread (%s): run archives are saved at close", err_last());
     }
     log_info("archive: %s%s: %u files (%u from read-only folders, %u skipped)", s->dir,
              s->dir_readonly ? " (read-only)" : "", s->file_count, s->readonly_files, s->stats.files_skipped);
@@ -580,8 +574,7 @@ void arc_store_close(struct arc_store *s, char *summary, size_t cap)
     s->stopping = true;
     pthread_cond_broadcast(&s->wake);
     pthread_mutex_unlock(&s->lock);
-    if (s->saver_started)
-        pthread_join(s->saver, NULL);
+    kthread_join(&s->saver);
     /* Every run archive still open: the ones taking entries merged into one
      * (adders on several threads made several), then the queue. */
     pthread_mutex_lock(&s->lock);

@@ -1392,16 +1392,6 @@ static void *watchdog_main(void *arg)
     return NULL;
 }
 
-static bool spawn(pthread_t *t, size_t stack, void *(*fn)(void *), void *arg)
-{
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, stack);
-    bool ok = pthread_create(t, &attr, fn, arg) == 0;
-    pthread_attr_destroy(&attr);
-    return ok;
-}
-
 kiln_result csvc_start_workers(struct csvc *s)
 {
     if (s->started)
@@ -1418,20 +1408,23 @@ kiln_result csvc_start_workers(struct csvc *s)
         w->svc = s;
         if (s->cfg.worker_caches && kb_cache_create(s->dev, NULL, 0, &w->cache) < 0)
             w->cache = NULL;
-        if (!spawn(&w->thread, s->cfg.stack_bytes, worker_main, w)) {
+        char name[32];
+        snprintf(name, sizeof name, "kiln-compile-%u", i);
+        if (kthread_start(&w->thread, name, s->cfg.stack_bytes, worker_main, w) != KILN_OK) {
             if (w->cache)
                 kb_cache_destroy(s->dev, w->cache);
             if (i == 0) {
                 free(s->workers);
                 s->workers = NULL;
-                return KILN_RAISE(KILN_ERR_NO_MEMORY, "no compile worker thread could be started");
+                return KILN_RAISE(KILN_ERR_NO_MEMORY, "no compile worker thread could be started: %s", err_last());
             }
-            log_warn("compile: started %u of %u workers", i, s->cfg.workers);
+            log_warn("compile: started %u of %u workers (%s)", i, s->cfg.workers, err_last());
             break;
         }
         s->worker_count++;
     }
-    s->watchdog_started = spawn(&s->watchdog, 1u << 20, watchdog_main, s);
+    if (kthread_start(&s->watchdog, "kiln-watchdog", 0, watchdog_main, s) != KILN_OK)
+        log_warn("compile: no watchdog (%s): slow compiles are not named while they run", err_last());
     s->started = true;
     s->giant_bound = KILN_MAX(1u, KILN_MIN(s->cfg.giant_compiles, s->worker_count - 1));
     log_info("compile: %u workers (16 MiB stacks), %s pipeline caches, giants over %llu words, at most %u at once",
@@ -1440,11 +1433,7 @@ kiln_result csvc_start_workers(struct csvc *s)
     return KILN_OK;
 }
 
-/* ---- the process's live services: drained at exit ------------------------------------------- */
-
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;   /* guards live, exit_registered */
-static struct csvc *live;
-static bool exit_registered;
+/* ---- stopping: at destroy, or drained at process exit ---------------------------------------- */
 
 /* Cancels what has not started and joins the workers once running
  * compiles end. Says what it did when `why` is given. */
@@ -1472,18 +1461,11 @@ static void stop(struct csvc *s, const char *why)
     pthread_cond_broadcast(&s->ended);
     pthread_mutex_unlock(&s->lock);
     for (uint32_t i = 0; i < s->worker_count; i++)
-        pthread_join(s->workers[i].thread, NULL);
-    if (s->watchdog_started)
-        pthread_join(s->watchdog, NULL);
+        kthread_join(&s->workers[i].thread);
+    kthread_join(&s->watchdog);
 }
 
-static void drain_at_exit(void)
-{
-    pthread_mutex_lock(&live_lock);
-    for (struct csvc *s = live; s; s = s->next_live)
-        stop(s, "process exit with a context not destroyed");
-    pthread_mutex_unlock(&live_lock);
-}
+static void drain_at_exit(void *arg) { stop(arg, "process exit with a context not destroyed"); }
 
 void csvc_set_archive(struct csvc *s, struct arc_store *archive) { s->archive = archive; }
 
@@ -1510,25 +1492,14 @@ kiln_result csvc_create(struct kb_device *dev, const struct csvc_config *cfg, co
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->ended, NULL);
-    pthread_mutex_lock(&live_lock);
-    s->next_live = live;
-    live = s;
-    if (!exit_registered)
-        exit_registered = atexit(drain_at_exit) == 0;
-    pthread_mutex_unlock(&live_lock);
+    kthread_drain_add(&s->drain, drain_at_exit, s);
     *out = s;
     return KILN_OK;
 }
 
 void csvc_destroy(struct csvc *s)
 {
-    pthread_mutex_lock(&live_lock);
-    for (struct csvc **p = &live; *p; p = &(*p)->next_live)
-        if (*p == s) {
-            *p = s->next_live;
-            break;
-        }
-    pthread_mutex_unlock(&live_lock);
+    kthread_drain_remove(&s->drain);
     stop(s, "context destroyed");
     pthread_mutex_lock(&s->lock);
     /* Precompiled nodes: released; a failed one (out of the table) freed here. */

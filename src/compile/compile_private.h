@@ -116,7 +116,7 @@ struct front_helper {
 
 struct csvc_worker {
     struct csvc *svc;
-    pthread_t thread;
+    struct kthread thread;
     struct front_helper helper;  /* the process its front ends compile in (worker thread only) */
     struct kb_cache *cache;      /* its own pipeline cache, merged into shared at a phase end */
     struct cjob *job;            /* running now, or NULL */
@@ -134,8 +134,7 @@ struct csvc {
     bool held;                   /* tests: workers start nothing while set (csvc_hold) */
     struct csvc_worker *workers;
     uint32_t worker_count;
-    pthread_t watchdog;
-    bool watchdog_started;
+    struct kthread watchdog;
     struct kb_cache *shared;     /* the device's pipeline cache */
     bool caches_dirty;           /* worker caches hold pipelines not merged yet */
     struct list queues[Q_COUNT]; /* of cjob.q_link: by enum cprio, then Q_DEFERRED, Q_ALONE */
@@ -155,7 +154,7 @@ struct csvc {
     uint32_t slow_count, slow_cap;
     struct cjob **pre;           /* front nodes precompile holds until destroy */
     uint32_t pre_count, pre_cap;
-    struct csvc *next_live;      /* the process's live services (exit drain; guarded by compile.c's live_lock) */
+    struct kthread_drain drain;  /* stops its workers at process exit if never destroyed */
 };
 
 /* The archive values compile.c writes and precompile.c reads (front ends

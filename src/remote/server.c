@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/thread.h"
 #include "remote.h"
 #include "remote_private.h"
 
@@ -44,7 +45,7 @@ struct srv_conn {
     struct tp *tp;
     struct srv_client *cl;       /* while serving (under mu) */
     int peer_fd;                 /* the stream socket, for srv_destroy to shut; -1: none (under mu) */
-    pthread_t thread;
+    struct kthread thread;
     bool done;                   /* under mu */
     struct tp_segment seg;       /* the bulk-data segment (fd -1: none) */
     uint64_t seg_serial;
@@ -287,13 +288,16 @@ static kiln_result start(struct srv *s, int accepted, struct tp *t)
     cn->born_ns = time_now_ns();
     pthread_mutex_lock(&s->mu);
     s->live++;
-    int rc = pthread_create(&cn->thread, NULL, conn_main, cn);
-    if (rc) {
+    char name[32];
+    snprintf(name, sizeof name, "kiln-conn-%llu", (unsigned long long)(s->served + 1));
+    /* A connection's thread runs the applier, which calls the runtime:
+     * the stack a compile worker's caller would have. */
+    if (kthread_start(&cn->thread, name, 8u << 20, conn_main, cn) != KILN_OK) {
         s->live--;
         pthread_mutex_unlock(&s->mu);
         drop(accepted, t);
         free(cn);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "no thread for a connection: %s", strerror(rc));
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "no thread for a connection: %s", err_last());
     }
     cn->next = s->conns;
     s->conns = cn;
@@ -319,7 +323,7 @@ static void reap(struct srv *s)
     pthread_mutex_unlock(&s->mu);
     while (done) {
         struct srv_conn *next = done->next;
-        pthread_join(done->thread, NULL);
+        kthread_join(&done->thread);
         free(done);
         done = next;
     }

@@ -195,11 +195,11 @@ kiln_result tp_heartbeat_start(struct tp_heartbeat *h, _Atomic uint64_t *counter
         period_ns ? period_ns : env_u64("KILN_IPC_PEER_TIMEOUT_MS", TP_PEER_TIMEOUT_MS_DEFAULT) * 1000000ull / 8;
     pthread_mutex_init(&h->mu, NULL);
     pthread_cond_init(&h->cond, NULL);
-    int e = pthread_create(&h->thread, NULL, beat_main, h);
-    if (e) {
+    kiln_result r = kthread_start(&h->thread, "kiln-heartbeat", 0, beat_main, h);
+    if (r != KILN_OK) {
         pthread_cond_destroy(&h->cond);
         pthread_mutex_destroy(&h->mu);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "heartbeat thread: pthread_create: %s", strerror(e));
+        return r;
     }
     h->running = true;
     return KILN_OK;
@@ -213,7 +213,7 @@ void tp_heartbeat_stop(struct tp_heartbeat *h)
     h->stop = true;
     pthread_cond_signal(&h->cond);
     pthread_mutex_unlock(&h->mu);
-    pthread_join(h->thread, NULL);
+    kthread_join(&h->thread);
     pthread_cond_destroy(&h->cond);
     pthread_mutex_destroy(&h->mu);
     h->running = false;

@@ -43,6 +43,7 @@
 #include <sys/types.h>
 
 #include "base/base.h"
+#include "base/thread.h"
 
 /* ---- framing ------------------------------------------------------------------ */
 
@@ -242,7 +243,7 @@ kiln_result tp_peer_check(struct tp_peer *p);
 struct tp_heartbeat {
     _Atomic uint64_t *counter;   /* borrowed; in the control page */
     uint64_t period_ns;
-    pthread_t thread;
+    struct kthread thread;
     pthread_mutex_t mu;          /* protects stop */
     pthread_cond_t cond;
     bool stop, running;

@@ -817,7 +817,7 @@ TEST(a_read_only_folder_is_looked_up_not_written)
         cfg.tidy_delay_s = 0;   /* a writable folder would be tidied at once */
         if (arc_store_open(&s, &caps, &cfg) != KILN_OK || !s.enabled)
             _exit(91);
-        int bad = !s.dir_readonly ? 92 : s.saver_started ? 93 : found_in(&s, 0, 4, 64) != 4 ? 94 : 0;
+        int bad = !s.dir_readonly ? 92 : s.saver.running ? 93 : found_in(&s, 0, 4, 64) != 4 ? 94 : 0;
         uint8_t v[8] = {0};
         if (!bad && arc_store_add(&s, ARC_FRONT, "k", 1, v, sizeof v))
             bad = 95;

@@ -5,6 +5,8 @@ kiln_test(test_pool base/test_pool.c)
 kiln_test(test_parse base/test_parse.c)
 kiln_test(test_list base/test_list.c)
 kiln_test(test_bytes base/test_bytes.c)
+kiln_test(test_thread base/test_thread.c)
+set_tests_properties(test_thread PROPERTIES LABELS threads)
 kiln_test(test_memfault base/test_memfault.c)
 # Its mock half alone is also in the threaded (TSan) suite: stable there,
 # while lavapipe's own threads race under TSan.
