@@ -22,6 +22,7 @@
  * into the shared one with one vkMergePipelineCaches, while no job runs.
  */
 #define _GNU_SOURCE
+#include "board.h"
 #include "compile_private.h"
 #include "base/trace.h"
 
@@ -822,12 +823,7 @@ kiln_program_state csvc_wait(struct csvc *s, struct cjob *f, bool want, struct c
     return out->state;
 }
 
-/* ---- the board ------------------------------------------------------------------------- */
-
-static bool giant_may_start(struct csvc *s)
-{
-    return s->giants_running < s->giant_bound && !s->alone_running && list_empty(&s->queues[Q_ALONE]);
-}
+/* ---- the board (board.h: the policy; here, acting on it) ----------------------------------- */
 
 static void defer(struct csvc *s, struct cjob *j)
 {
@@ -840,36 +836,52 @@ static void defer(struct csvc *s, struct cjob *j)
     }
 }
 
-/* The first job of queue q that may start now, or NULL; a giant that may
- * not start is deferred on the way. */
-static struct cjob *pick_from(struct csvc *s, int q)
+/* What is queued and what runs, as the board sees it. */
+static struct board board_of(struct csvc *s)
+{
+    struct board b = {.giants_running = s->giants_running,
+                      .giant_bound = s->giant_bound,
+                      .alone_running = s->alone_running,
+                      .alone_queued = q_length(s, Q_ALONE),
+                      .deferred_queued = q_length(s, Q_DEFERRED)};
+    for (int q = 0; q < BOARD_PRIOS; q++) {
+        struct cjob *j;
+        list_for_each(j, it, &s->queues[q], struct cjob, q_link) {
+            b.queued[q]++;
+            b.small[q] += !j->giant;
+        }
+    }
+    return b;
+}
+
+/* Defers queue q's giants up to its first small job, which it returns
+ * (NULL: none, every giant of the queue deferred). */
+static struct cjob *first_small(struct csvc *s, int q)
 {
     struct cjob *j;
     list_for_each(j, it, &s->queues[q], struct cjob, q_link) {
-        if (!j->giant || giant_may_start(s))
+        if (!j->giant)
             return j;
         defer(s, j);
     }
     return NULL;
 }
 
-/* The next job to run, or NULL. See compile.h for the rules. */
+/* The next job to run, or NULL. */
 static struct cjob *pick(struct csvc *s)
 {
-    /* A retry alone runs when no giant is in flight; meanwhile none starts. */
-    struct cjob *alone = q_first(s, Q_ALONE);
-    if (alone && !s->alone_running && s->giants_running == 0)
-        return alone;
-    /* Wanted work first; a wanted giant that cannot start now is deferred. */
-    struct cjob *j = pick_from(s, CPRIO_WANTED);
-    if (j)
-        return j;
-    /* Deferred giants go first once one may start. */
-    if (!list_empty(&s->queues[Q_DEFERRED]) && giant_may_start(s))
-        return q_first(s, Q_DEFERRED);
-    for (int q = CPRIO_NORMAL; q >= CPRIO_BACKGROUND; q--)
-        if ((j = pick_from(s, q)))
-            return j;
+    struct board b = board_of(s);
+    struct board_choice c = board_choose(&b);
+    for (int q = 0; q < BOARD_PRIOS; q++)
+        if (c.defer_all & (1u << q))
+            (void)first_small(s, q);   /* giants only: all deferred */
+    switch (c.take) {
+    case BOARD_ALONE: return q_first(s, Q_ALONE);
+    case BOARD_DEFERRED: return q_first(s, Q_DEFERRED);
+    case BOARD_FIRST: return q_first(s, c.prio);
+    case BOARD_FIRST_SMALL: return first_small(s, c.prio);
+    case BOARD_IDLE: break;
+    }
     return NULL;
 }
 
@@ -1426,7 +1438,7 @@ kiln_result csvc_start_workers(struct csvc *s)
     if (kthread_start(&s->watchdog, "kiln-watchdog", 0, watchdog_main, s) != KILN_OK)
         log_warn("compile: no watchdog (%s): slow compiles are not named while they run", err_last());
     s->started = true;
-    s->giant_bound = KILN_MAX(1u, KILN_MIN(s->cfg.giant_compiles, s->worker_count - 1));
+    s->giant_bound = board_giant_bound(s->cfg.giant_compiles, s->worker_count);
     log_info("compile: %u workers (16 MiB stacks), %s pipeline caches, giants over %llu words, at most %u at once",
              s->worker_count, s->cfg.worker_caches ? "per-worker" : "one shared",
              (unsigned long long)s->cfg.giant_words, s->giant_bound);

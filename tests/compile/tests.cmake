@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# compile/: the compile service, its helper process, the exit drain and
-# precompile.
+# compile/: the compile service, its scheduling policy alone (test_board),
+# its helper process, the exit drain and precompile.
+kiln_test(test_board compile/test_board.c)
 kiln_test(test_compile compile/test_compile.c)
 set_tests_properties(test_compile PROPERTIES LABELS threads)
 # Front ends in their helper process, bounded in time and memory (77: no
