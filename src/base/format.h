@@ -2,7 +2,7 @@
 /*
  * format.h: kiln's texel formats (kiln_format, kiln.h): their names as
  * GLSL's format qualifiers spell them and their sizes. The table is in
- * format.c; a backend maps each to its own format (vk.c: VkFormat), the
+ * format.c; a backend maps each to its own format (vk_pipeline.c: VkFormat), the
  * program module maps SPIR-V's ImageFormat to it (reflect.c).
  */
 #ifndef KILN_BASE_FORMAT_H

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vk_buffer.c: the Vulkan backend's buffers, staging copies, queue submits and timeline waits.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/parse.h"
+#include "vk_private.h"
+
+/* ---- buffers ------------------------------------------------------------------- */
+
+
+kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out)
+{
+    struct vk_device *d = vkd(dev);
+    /* The size is rounded up to 4 below: it must not wrap (the context
+     * refuses sizes over caps.max_buffer_size before this; defensive). */
+    if (!size || size > dev->caps.max_buffer_size)
+        return KILN_RAISE(KILN_ERR_LIMIT, "a buffer of %llu bytes; the device allows 1 to %llu (max_buffer_size)",
+                          (unsigned long long)size, (unsigned long long)dev->caps.max_buffer_size);
+    struct vk_buffer *b = mem_calloc(1, sizeof *b);
+    if (!b)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a %llu-byte buffer's object",
+                          (unsigned long long)size);
+    b->base.size = size;
+    b->base.usage = usage;
+    VkBufferCreateInfo bci = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        /* A multiple of 4, so vkCmdFillBuffer's VK_WHOLE_SIZE reaches the
+         * last byte ("the nearest smaller multiple [of 4] is used"). */
+        .size = (size + 3) & ~(uint64_t)3,
+        /* Texel buffers ride on the usage (kiln.h, kiln_buffer_usage): a
+         * storage buffer is also a storage and a uniform texel buffer, a
+         * uniform buffer also a uniform texel buffer. */
+        .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                 ((usage & KILN_BUFFER_STORAGE) ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                                      VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT |
+                                                      VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT
+                                                : 0) |
+                 ((usage & KILN_BUFFER_UNIFORM)
+                      ? VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT
+                      : 0),
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+    };
+    VkResult vr = vkCreateBuffer(d->device, &bci, NULL, &b->buf);
+    if (vr != VK_SUCCESS) {
+        free(b);
+        return vk_fail(vr, __FILE__, __LINE__, "vkCreateBuffer");
+    }
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(d->device, b->buf, &req);
+    VkMemoryPropertyFlags want = d->unified ? (VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                               VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
+                                            : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    int type = vk_find_memory(&d->memprops, req.memoryTypeBits, want);
+    if (type < 0) {
+        vkDestroyBuffer(d->device, b->buf, NULL);
+        free(b);
+        return KILN_RAISE(KILN_ERR_DEVICE, "no memory type fits a buffer of %llu bytes", (unsigned long long)size);
+    }
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .allocationSize = req.size,
+                                .memoryTypeIndex = (uint32_t)type};
+    vr = vkAllocateMemory(d->device, &mai, NULL, &b->mem);
+    if (vr == VK_SUCCESS)
+        vr = vkBindBufferMemory(d->device, b->buf, b->mem, 0);
+    if (vr == VK_SUCCESS && d->unified)
+        vr = vkMapMemory(d->device, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map);
+    if (vr != VK_SUCCESS) {
+        if (b->mem)
+            vkFreeMemory(d->device, b->mem, NULL);
+        vkDestroyBuffer(d->device, b->buf, NULL);
+        free(b);
+        return vk_fail(vr, __FILE__, __LINE__, "allocating buffer memory");
+    }
+    /* New buffers read as zeros (kiln.h promises it; Vulkan does not). */
+    kiln_result r = KILN_OK;
+    if (b->map) {
+        memset(b->map, 0, size);
+    } else {
+        vk_xfer_begin(d);
+        vkCmdFillBuffer(d->xfer_cb, b->buf, 0, VK_WHOLE_SIZE, 0);
+        r = vk_xfer_end_and_wait(d);
+    }
+    if (r < 0) {
+        vk_buffer_destroy(dev, &b->base);   /* kept, not destroyed, if the fill may still run */
+        return r;
+    }
+    *out = &b->base;
+    return KILN_OK;
+}
+
+void vk_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_buffer *b = (struct vk_buffer *)buf;
+    if (vk_keep(d, KEPT_BUFFER, b, (void *)b->buf, (void *)b->mem))
+        return;
+    vkDestroyBuffer(d->device, b->buf, NULL);
+    vkFreeMemory(d->device, b->mem, NULL);
+    free(b);
+}
+
+/* The raw wait (backend_ops.ticket_wait): kb_ticket_wait bounds it. */
+kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t timeout_ns)
+{
+    if (d->fault_lost)
+        return vk_fail(VK_ERROR_DEVICE_LOST, __FILE__, __LINE__, "vkWaitSemaphores (vkb_fault)");
+    if (d->hang_from && value >= d->hang_from) {
+        /* Hung as kiln sees it: the earlier work runs, this never ends. */
+        if (d->hang_from > 1)
+            KILN_TRY(vk_wait_value(d, d->hang_from - 1, timeout_ns));
+        uint64_t ns = KILN_MIN(timeout_ns, 5000000000ull);
+        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+        return KILN_RAISE(KILN_ERR_TIMEOUT, "ticket %llu hangs (vkb_fault)", (unsigned long long)value);
+    }
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                              .semaphoreCount = 1,
+                              .pSemaphores = &d->timeline,
+                              .pValues = &value};
+    VkResult vr = vkWaitSemaphores(d->device, &wi, timeout_ns);
+    if (vr == VK_TIMEOUT)
+        return KILN_RAISE(KILN_ERR_TIMEOUT, "ticket %llu not done within %llu ns", (unsigned long long)value,
+                          (unsigned long long)timeout_ns);
+    VK_CHECK(vr, "vkWaitSemaphores");
+    return KILN_OK;
+}
+
+/* Submits one command buffer signalling the next ticket, returned in
+ * *ticket; notes it as running `what` unless NULL (kb_submit notes it). */
+kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char *what, uint64_t *ticket)
+{
+    if (d->fault_lost)
+        return vk_fail(VK_ERROR_DEVICE_LOST, __FILE__, __LINE__, "vkQueueSubmit (vkb_fault)");
+    uint64_t value = d->base.submitted + 1;
+    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .signalSemaphoreValueCount = 1,
+                                        .pSignalSemaphoreValues = &value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .pNext = &ts,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &cb,
+                       .signalSemaphoreCount = 1,
+                       .pSignalSemaphores = &d->timeline};
+    VK_CHECK(vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
+    d->base.submitted = value;
+    *ticket = value;
+    if (what)
+        kb_note_submit(&d->base, value, what);
+    return KILN_OK;
+}
+
+/* The transfer command buffer: begin it with a barrier ordering it after
+ * every earlier submit's shader and transfer work. */
+void vk_xfer_begin(struct vk_device *d)
+{
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    vkBeginCommandBuffer(d->xfer_cb, &bi);
+    VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                              .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                               VK_ACCESS_TRANSFER_WRITE_BIT,
+                              .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
+}
+
+/* Ends the transfer command buffer with a barrier making its writes visible
+ * to the host and to shaders, submits it and waits for it. */
+kiln_result vk_xfer_end_and_wait(struct vk_device *d)
+{
+    VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                             .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                             .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                              VK_ACCESS_SHADER_WRITE_BIT};
+    vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL, 0,
+                         NULL);
+    VK_CHECK(vkEndCommandBuffer(d->xfer_cb), "vkEndCommandBuffer (transfer)");
+    uint64_t value = 0;
+    KILN_TRY(kb_seen(&d->base, vk_queue_submit(d, d->xfer_cb, "a transfer (buffer fill, upload or readback)", &value)));
+    return kb_ticket_wait(&d->base, value, UINT64_MAX);
+}
+
+
+/* Frees a staging buffer, or keeps it where a transfer that did not finish
+ * on a lost device may still use it. */
+void vk_staging_free(struct vk_device *d, struct staging *st)
+{
+    if (vk_keep(d, KEPT_STAGING, NULL, (void *)st->buf, (void *)st->mem))
+        return;
+    if (st->mem)
+        vkFreeMemory(d->device, st->mem, NULL);
+    vkDestroyBuffer(d->device, st->buf, NULL);
+}
+
+kiln_result vk_staging_make(struct vk_device *d, uint64_t size, struct staging *st)
+{
+    *st = (struct staging){0};
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .size = size,
+                              .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+    VK_CHECK(vkCreateBuffer(d->device, &bci, NULL, &st->buf), "vkCreateBuffer (staging)");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(d->device, st->buf, &req);
+    int type = vk_find_memory(&d->memprops, req.memoryTypeBits,
+                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    VkResult vr = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    if (type >= 0) {
+        VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                    .allocationSize = req.size,
+                                    .memoryTypeIndex = (uint32_t)type};
+        vr = vkAllocateMemory(d->device, &mai, NULL, &st->mem);
+        if (vr == VK_SUCCESS)
+            vr = vkBindBufferMemory(d->device, st->buf, st->mem, 0);
+        if (vr == VK_SUCCESS)
+            vr = vkMapMemory(d->device, st->mem, 0, VK_WHOLE_SIZE, 0, &st->map);
+    }
+    if (vr != VK_SUCCESS) {
+        vk_staging_free(d, st);
+        return vk_fail(vr, __FILE__, __LINE__, "allocating staging memory");
+    }
+    return KILN_OK;
+}
+
+/* Copies between a buffer and a staging buffer with one transfer submit,
+ * ordered after every earlier submit, and waits for it. */
+static kiln_result staged_copy(struct vk_device *d, struct vk_buffer *b, uint64_t off, void *host, uint64_t size,
+                               bool upload)
+{
+    const uint64_t chunk_max = 64ull << 20;
+    uint64_t chunk = KILN_MIN(size, chunk_max);
+    struct staging st;
+    KILN_TRY(vk_staging_make(d, chunk, &st));
+    kiln_result r = KILN_OK;
+    for (uint64_t done = 0; r == KILN_OK && done < size; done += chunk) {
+        uint64_t n = KILN_MIN(chunk, size - done);
+        if (upload)
+            memcpy(st.map, (char *)host + done, n);
+        vk_xfer_begin(d);
+        VkBufferCopy region = {.srcOffset = upload ? 0 : off + done, .dstOffset = upload ? off + done : 0, .size = n};
+        vkCmdCopyBuffer(d->xfer_cb, upload ? st.buf : b->buf, upload ? b->buf : st.buf, 1, &region);
+        r = vk_xfer_end_and_wait(d);
+        if (r == KILN_OK && !upload)
+            memcpy((char *)host + done, st.map, n);
+    }
+    vk_staging_free(d, &st);
+    return r;
+}
+
+kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
+                                   uint64_t size)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_buffer *b = (struct vk_buffer *)buf;
+    KILN_TRY(kb_ticket_wait(&d->base, d->base.submitted, UINT64_MAX));
+    if (b->map) {
+        memcpy((char *)b->map + off, data, size);
+        return KILN_OK;
+    }
+    return staged_copy(d, b, off, (void *)data, size, true);
+}
+
+kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data,
+                                  uint64_t size)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_buffer *b = (struct vk_buffer *)buf;
+    KILN_TRY(kb_ticket_wait(&d->base, d->base.submitted, UINT64_MAX));
+    if (b->map) {
+        memcpy(data, (char *)b->map + off, size);
+        return KILN_OK;
+    }
+    return staged_copy(d, b, off, data, size, false);
+}

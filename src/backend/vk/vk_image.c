@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vk_image.c: the Vulkan backend's images and samplers.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/parse.h"
+#include "vk_private.h"
+
+/* ---- images and samplers ---------------------------------------------------------- */
+
+
+uint32_t vk_image_usage(struct kb_device *dev, kiln_format format, uint32_t dims, bool *linear)
+{
+    struct vk_device *d = vkd(dev);
+    *linear = false;
+    VkFormat vf = vk_format(format);
+    if (vf == VK_FORMAT_UNDEFINED)
+        return 0;
+    VkFormatProperties fp = {0};
+    vkGetPhysicalDeviceFormatProperties(d->phys, vf, &fp);
+    VkFormatFeatureFlags f = fp.optimalTilingFeatures;
+    if (!(f & VK_FORMAT_FEATURE_TRANSFER_SRC_BIT) || !(f & VK_FORMAT_FEATURE_TRANSFER_DST_BIT))
+        return 0;   /* kiln uploads, reads back and clears every image */
+    uint32_t usage = 0;
+    VkImageUsageFlags want[2] = {VK_IMAGE_USAGE_STORAGE_BIT, VK_IMAGE_USAGE_SAMPLED_BIT};
+    VkFormatFeatureFlags need[2] = {VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT, VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT};
+    for (int i = 0; i < 2; i++) {
+        VkImageFormatProperties ip;
+        if ((f & need[i]) &&
+            vkGetPhysicalDeviceImageFormatProperties(d->phys, vf, dims == 3 ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D,
+                                                     VK_IMAGE_TILING_OPTIMAL,
+                                                     want[i] | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                                                         VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                                                     0, &ip) == VK_SUCCESS)
+            usage |= i ? KILN_IMAGE_SAMPLED : KILN_IMAGE_STORAGE;
+    }
+    *linear = (usage & KILN_IMAGE_SAMPLED) && (f & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT);
+    return usage;
+}
+
+/* A layout change of a whole image, ordered after src's accesses and
+ * before dst's. */
+static void image_barrier(VkCommandBuffer cb, VkImage image, VkImageLayout from, VkImageLayout to,
+                          VkPipelineStageFlags src, VkAccessFlags src_access, VkPipelineStageFlags dst,
+                          VkAccessFlags dst_access)
+{
+    VkImageMemoryBarrier b = {
+        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+        .srcAccessMask = src_access,
+        .dstAccessMask = dst_access,
+        .oldLayout = from,
+        .newLayout = to,
+        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .image = image,
+        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1},
+    };
+    vkCmdPipelineBarrier(cb, src, dst, 0, 0, NULL, 0, NULL, 1, &b);
+}
+
+/* Shader and transfer work that may touch an image around a transfer. */
+#define IMAGE_STAGES (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
+#define IMAGE_ACCESS                                                                               \
+    (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT)
+
+kiln_result vk_image_create(struct kb_device *dev, const struct kb_image *in, struct kb_image **out)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_image *m = mem_calloc(1, sizeof *m);
+    if (!m)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for image '%s's object", in->label);
+    m->base = *in;
+    bool three = in->dims == 3;
+    VkImageCreateInfo ici = {
+        .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+        .imageType = three ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D,
+        .format = vk_format(in->format),
+        .extent = {in->width, in->height, in->depth},
+        .mipLevels = 1,
+        .arrayLayers = 1,
+        .samples = VK_SAMPLE_COUNT_1_BIT,
+        .tiling = VK_IMAGE_TILING_OPTIMAL,
+        .usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                 ((in->usage & KILN_IMAGE_STORAGE) ? VK_IMAGE_USAGE_STORAGE_BIT : 0) |
+                 ((in->usage & KILN_IMAGE_SAMPLED) ? VK_IMAGE_USAGE_SAMPLED_BIT : 0),
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+        .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+    };
+    VkResult vr = vkCreateImage(d->device, &ici, NULL, &m->image);
+    const char *what = "vkCreateImage";
+    if (vr == VK_SUCCESS) {
+        VkMemoryRequirements req;
+        vkGetImageMemoryRequirements(d->device, m->image, &req);
+        int type = vk_find_memory(&d->memprops, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                    .allocationSize = req.size,
+                                    .memoryTypeIndex = (uint32_t)type};
+        what = "allocating image memory";
+        vr = type < 0 ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkAllocateMemory(d->device, &mai, NULL, &m->mem);
+    }
+    if (vr == VK_SUCCESS)
+        vr = vkBindImageMemory(d->device, m->image, m->mem, 0);
+    if (vr == VK_SUCCESS) {
+        VkImageViewCreateInfo vci = {
+            .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
+            .image = m->image,
+            .viewType = three ? VK_IMAGE_VIEW_TYPE_3D : VK_IMAGE_VIEW_TYPE_2D,
+            .format = ici.format,
+            .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1},
+        };
+        what = "vkCreateImageView";
+        vr = vkCreateImageView(d->device, &vci, NULL, &m->view);
+    }
+    if (vr != VK_SUCCESS) {
+        vk_image_free_handles(d, m);
+        free(m);
+        return vk_fail(vr, __FILE__, __LINE__, what);
+    }
+    /* Texels zero (kiln.h promises it; Vulkan does not), then into its one
+     * layout: the transfer's closing barrier makes the clear visible to
+     * shaders. */
+    vk_xfer_begin(d);
+    image_barrier(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                  VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    VkClearColorValue zero = {{0}};
+    VkImageSubresourceRange all = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    vkCmdClearColorImage(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &zero, 1, &all);
+    image_barrier(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL,
+                  VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, IMAGE_STAGES, IMAGE_ACCESS);
+    kiln_result r = vk_xfer_end_and_wait(d);
+    if (r < 0) {
+        vk_image_destroy(dev, &m->base);   /* kept, not destroyed, if the clear may still run */
+        return r;
+    }
+    *out = &m->base;
+    return KILN_OK;
+}
+
+void vk_image_destroy(struct kb_device *dev, struct kb_image *img)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_image *m = (struct vk_image *)img;
+    if (vk_keep(d, KEPT_IMAGE, m, (void *)m->image, (void *)m->mem))
+        return;
+    vk_image_free_handles(d, m);
+    free(m);
+}
+
+/* Copies every texel between an image and the host through a staging
+ * buffer, with one transfer submit ordered after every earlier submit; the
+ * image is in a transfer layout for the copy alone and back in GENERAL
+ * when the submit ends. */
+static kiln_result image_copy(struct vk_device *d, struct vk_image *m, void *host, bool upload)
+{
+    KILN_TRY(kb_ticket_wait(&d->base, d->base.submitted, UINT64_MAX));
+    struct staging st;
+    KILN_TRY(vk_staging_make(d, m->base.bytes, &st));
+    if (upload)
+        memcpy(st.map, host, (size_t)m->base.bytes);
+    vk_xfer_begin(d);
+    VkBufferImageCopy region = {
+        .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
+        .imageExtent = {m->base.width, m->base.height, m->base.depth},
+    };
+    VkImageLayout copy = upload ? VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    image_barrier(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_GENERAL, copy, IMAGE_STAGES, IMAGE_ACCESS,
+                  VK_PIPELINE_STAGE_TRANSFER_BIT, upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT);
+    if (upload)
+        vkCmdCopyBufferToImage(d->xfer_cb, st.buf, m->image, copy, 1, &region);
+    else
+        vkCmdCopyImageToBuffer(d->xfer_cb, m->image, copy, st.buf, 1, &region);
+    image_barrier(d->xfer_cb, m->image, copy, VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                  upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT, IMAGE_STAGES, IMAGE_ACCESS);
+    kiln_result r = vk_xfer_end_and_wait(d);
+    if (r == KILN_OK && !upload)
+        memcpy(host, st.map, (size_t)m->base.bytes);
+    vk_staging_free(d, &st);
+    return r;
+}
+
+kiln_result vk_image_write(struct kb_device *dev, struct kb_image *img, const void *data)
+{
+    return image_copy(vkd(dev), (struct vk_image *)img, (void *)data, true);
+}
+
+kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, void *data)
+{
+    return image_copy(vkd(dev), (struct vk_image *)img, data, false);
+}
+
+/* The device's sampler for a filled-in desc, made on first use. */
+kiln_result vk_sampler_for(struct vk_device *d, kiln_sampler_desc sd, VkSampler *out)
+{
+    if (sd.filter <= KILN_FILTER_DEFAULT || sd.filter >= FILTERS || sd.address <= KILN_ADDRESS_DEFAULT ||
+        sd.address >= ADDRESSES)
+        return KILN_RAISE(KILN_ERR_INVALID, "sampler: filter %d or address mode %d is no kiln_filter or "
+                          "kiln_address_mode", (int)sd.filter, (int)sd.address);
+    VkSampler *s = &d->samplers[sd.filter][sd.address];
+    if (!*s) {
+        static const VkSamplerAddressMode modes[ADDRESSES] = {
+            [KILN_ADDRESS_CLAMP] = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
+            [KILN_ADDRESS_REPEAT] = VK_SAMPLER_ADDRESS_MODE_REPEAT,
+            [KILN_ADDRESS_MIRROR] = VK_SAMPLER_ADDRESS_MODE_MIRRORED_REPEAT,
+            [KILN_ADDRESS_BORDER] = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_BORDER,
+        };
+        VkFilter f = sd.filter == KILN_FILTER_NEAREST ? VK_FILTER_NEAREST : VK_FILTER_LINEAR;
+        VkSamplerCreateInfo ci = {
+            .sType = VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO,
+            .magFilter = f,
+            .minFilter = f,
+            .mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST,
+            .addressModeU = modes[sd.address],
+            .addressModeV = modes[sd.address],
+            .addressModeW = modes[sd.address],
+            .maxLod = 0.0f,
+            .borderColor = VK_BORDER_COLOR_FLOAT_TRANSPARENT_BLACK,
+        };
+        VK_CHECK(vkCreateSampler(d->device, &ci, NULL, s), "vkCreateSampler");
+    }
+    *out = *s;
+    return KILN_OK;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vk_private.h: what the Vulkan backend's files share (vk_device.c,
+ * vk_instance.c, vk_buffer.c, vk_pipeline.c, vk_image.c, vk_cmd.c): its
+ * objects, each embedding the generic one first (asserted below), and the
+ * helpers more than one file calls. vk_device.c's top says how the backend
+ * works.
+ */
+#ifndef KILN_VK_PRIVATE_H
+#define KILN_VK_PRIVATE_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include <vulkan/vulkan.h>
+
+#include "backend/backend.h"
+
+struct vk_buffer {
+    struct kb_buffer base;
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map;               /* mapped pointer where memory is host-visible */
+};
+
+/* An image in its one layout, GENERAL, from creation on (storage and
+ * sampled use both allow it), with one view of the whole image. */
+struct vk_image {
+    struct kb_image base;
+    VkImage image;
+    VkDeviceMemory mem;
+    VkImageView view;
+};
+
+/* Descriptor types by kiln_binding_kind (a pool's sizes are counted by
+ * kind). */
+#define KINDS (KILN_BINDING_COMBINED_IMAGE_SAMPLER + 1)
+
+/* Samplers by kiln_sampler_desc (filled in): made when a binding set first
+ * asks for one, kept for the device's life. */
+#define FILTERS (KILN_FILTER_NEAREST + 1)
+#define ADDRESSES (KILN_ADDRESS_BORDER + 1)
+
+/* A program's layout: one descriptor set layout per set 0..set_count-1
+ * (a set the program leaves empty has an empty one: Vulkan's pipeline
+ * layout lists sets by number). */
+struct kb_layout {
+    VkDescriptorSetLayout set_layouts[KILN_MAX_SETS];
+    uint32_t set_count;
+    VkPipelineLayout layout;
+    uint32_t descriptors[KINDS];   /* by kind, array elements counted: a binding set's pool sizes */
+    uint32_t push_bytes;     /* the push range: kiln's KILN_PUSH_BYTES, or the program's own block's size */
+    bool own_push;
+};
+
+struct kb_pipeline {
+    VkPipeline pipe;
+};
+
+struct kb_bindset {
+    VkDescriptorPool pool;
+    VkDescriptorSet sets[KILN_MAX_SETS];   /* the layout's set_count of them */
+    uint32_t set_count;
+    VkBufferView views[KILN_MAX_DESCRIPTORS];   /* texel buffers' views */
+    uint32_t view_count;
+};
+
+struct kb_cmd {
+    VkCommandBuffer cb;
+    VkQueryPool pool;        /* timestamps of timed dispatches: two each */
+    uint32_t pool_size;
+    uint32_t timed;          /* timed dispatches in the current recording */
+};
+
+struct vk_device {
+    struct kb_device base;
+    float timestamp_period;      /* ns per timestamp tick */
+    uint64_t timestamp_mask;     /* the queue's valid timestamp bits */
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    VkCommandPool cmd_pool;
+    VkCommandBuffer xfer_cb;         /* staging copies, one at a time */
+    VkSemaphore timeline;
+    uint32_t mem_device;             /* memory type of buffers */
+    uint32_t mem_staging;            /* host-visible coherent type for staging */
+    bool unified;
+    VkPhysicalDeviceMemoryProperties memprops;   /* filled by fill_caps */
+    VkSampler samplers[FILTERS][ADDRESSES];      /* by kiln_sampler_desc; under the context lock */
+    /* vkb_fault: */
+    bool fault_lost;                 /* submits and waits report VK_ERROR_DEVICE_LOST */
+    uint64_t hang_from;              /* tickets from here on are never done, as kiln sees them (0: none) */
+    /* Abandonment (see the top): objects left to the running work, by kind. */
+    pthread_mutex_t kept_lock;       /* guards kept, kept_count, kept_cap, kept_kinds (compile workers destroy pipelines) */
+    void **kept;                     /* host structs and handles, kept reachable */
+    uint32_t kept_count, kept_cap;
+    uint32_t kept_kinds[8];
+    struct vk_device *next_abandoned;   /* graveyard link */
+};
+
+enum kept_kind {
+    KEPT_BUFFER, KEPT_LAYOUT, KEPT_PIPELINE, KEPT_CACHE, KEPT_BINDSET, KEPT_CMD, KEPT_STAGING, KEPT_IMAGE, KEPT_KINDS
+};
+
+/* A host-visible, coherent staging buffer of `size` bytes, mapped. */
+struct staging {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map;
+};
+
+struct kb_cache {
+    VkPipelineCache cache;
+};
+
+_Static_assert(offsetof(struct vk_device, base) == 0, "a struct kb_device * of the Vulkan backend is its vk_device");
+_Static_assert(offsetof(struct vk_buffer, base) == 0, "a struct kb_buffer * of the Vulkan backend is its vk_buffer");
+_Static_assert(offsetof(struct vk_image, base) == 0, "a struct kb_image * of the Vulkan backend is its vk_image");
+
+static inline struct vk_device *vkd(struct kb_device *d) { return (struct vk_device *)d; }
+
+#define VK_CHECK(expr, what)                                                                       \
+    do {                                                                                           \
+        VkResult vk_r_ = (expr);                                                                   \
+        if (vk_r_ != VK_SUCCESS)                                                                   \
+            return vk_fail(vk_r_, __FILE__, __LINE__, what);                                       \
+    } while (0)
+
+/* vk_device.c */
+kiln_result vk_fail(VkResult vr, const char *file, int line, const char *what);
+bool vk_keep(struct vk_device *d, enum kept_kind kind, void *host, void *h1, void *h2);
+void vk_bindset_free_handles(struct vk_device *d, struct kb_bindset *s);
+void vk_layout_free_handles(struct vk_device *d, struct kb_layout *l);
+void vk_image_free_handles(struct vk_device *d, struct vk_image *m);
+bool vk_unfinished_lost(struct vk_device *d);
+
+/* vk_instance.c */
+void vk_fill_caps(struct vk_device *d);
+int vk_find_memory(const VkPhysicalDeviceMemoryProperties *mp, uint32_t type_bits, VkMemoryPropertyFlags want);
+int vk_has_device_extension(VkPhysicalDevice p, const char *name);
+kiln_result vk_make_instance(struct vk_device *d, bool validation);
+kiln_result vk_pick_device(struct vk_device *d, const char *selector);
+bool vk_probe_cache_keeps_code(struct vk_device *d);
+
+/* vk_buffer.c */
+void vk_staging_free(struct vk_device *d, struct staging *st);
+kiln_result vk_staging_make(struct vk_device *d, uint64_t size, struct staging *st);
+void vk_xfer_begin(struct vk_device *d);
+kiln_result vk_xfer_end_and_wait(struct vk_device *d);
+kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char *what, uint64_t *ticket);
+kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t timeout_ns);
+kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out);
+void vk_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf);
+kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
+                                   uint64_t size);
+kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data,
+                                  uint64_t size);
+
+/* vk_pipeline.c */
+VkFormat vk_format(kiln_format f);
+kiln_result vk_layout_create(struct kb_device *dev, const kiln_program_interface *iface, struct kb_layout **out);
+void vk_layout_destroy(struct kb_device *dev, struct kb_layout *l);
+kiln_result vk_pipeline_create(struct kb_device *dev, struct kb_layout *layout, const uint32_t *spirv,
+                                      size_t words, const struct kb_spec *spec, uint32_t spec_count,
+                                      struct kb_cache *cache, bool cache_only, struct kb_pipeline **out);
+void vk_pipeline_destroy(struct kb_device *dev, struct kb_pipeline *p);
+kiln_result vk_cache_create(struct kb_device *dev, const void *data, size_t len, struct kb_cache **out);
+kiln_result vk_cache_data(struct kb_device *dev, struct kb_cache *c, void **data, size_t *len);
+void vk_cache_destroy(struct kb_device *dev, struct kb_cache *c);
+kiln_result vk_cache_merge(struct kb_device *dev, struct kb_cache *dst, struct kb_cache *const *srcs, uint32_t n);
+kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *layout, const struct kb_binding *b,
+                                     uint32_t n, struct kb_bindset **out);
+void vk_bindset_destroy(struct kb_device *dev, struct kb_bindset *s);
+
+/* vk_image.c */
+kiln_result vk_sampler_for(struct vk_device *d, kiln_sampler_desc sd, VkSampler *out);
+kiln_result vk_image_create(struct kb_device *dev, const struct kb_image *in, struct kb_image **out);
+void vk_image_destroy(struct kb_device *dev, struct kb_image *img);
+kiln_result vk_image_write(struct kb_device *dev, struct kb_image *img, const void *data);
+kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, void *data);
+uint32_t vk_image_usage(struct kb_device *dev, kiln_format format, uint32_t dims, bool *linear);
+
+/* vk_cmd.c */
+kiln_result vk_cmd_create(struct kb_device *dev, struct kb_cmd **out);
+void vk_cmd_destroy(struct kb_device *dev, struct kb_cmd *c);
+kiln_result vk_cmd_times(struct kb_device *dev, struct kb_cmd *c, uint64_t *ns, uint32_t cap, uint32_t *count);
+kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const struct kb_step *steps, uint32_t n);
+kiln_result vk_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t *ticket);
+uint64_t vk_ticket_done(struct kb_device *dev);
+kiln_result vk_ticket_wait(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns);
+
+
+#endif
