@@ -55,6 +55,7 @@
 
 #include <spirv/unified1/spirv.h>
 
+#include "base/half.h"
 #include "program.h"
 #include "spirv_out.h"
 
@@ -318,17 +319,13 @@ static bool read_bytes(const struct bake *b, uint64_t offset, uint32_t bytes, ui
 
 /* The 32-bit float with the value of a 16-bit one, when it is neither a NaN
  * nor a denormal (which a conversion back may not keep bit for bit). */
-static bool half_to_float(uint32_t h, uint32_t *f)
+static bool half_bits_to_float(uint32_t h, uint32_t *f)
 {
-    uint32_t sign = (h >> 15) & 1, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
     if ((e == 0x1f && m) || (e == 0 && m))
         return false;
-    if (e == 0)
-        *f = sign << 31;
-    else if (e == 0x1f)
-        *f = sign << 31 | 0xffu << 23;
-    else
-        *f = sign << 31 | (e - 15 + 127) << 23 | m << 13;
+    float v = half_to_float((uint16_t)h);
+    memcpy(f, &v, 4);
     return true;
 }
 
@@ -354,7 +351,7 @@ static uint32_t put_scalar(struct bake *b, uint32_t type, uint32_t ktype, uint64
     if (!bakeable(width, f) || !read_bytes(b, offset, width / 8, &v))
         return 0;
     uint32_t lo = (uint32_t)v;
-    if (wide && f && !half_to_float(lo, &lo))
+    if (wide && f && !half_bits_to_float(lo, &lo))
         return 0;
     if (width < 32 && !f && s && (v >> (width - 1)) & 1)
         lo |= ~0u << width;   /* SPIR-V's rule for narrow signed literals; OpSConvert truncates it back */

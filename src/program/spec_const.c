@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "program_private.h"
 
 static const char *const axis_names[4] = {"", "local_size_x", "local_size_y", "local_size_z"};
@@ -85,14 +86,6 @@ uint32_t prog_spec_size(kiln_scalar_type t)
     }
 }
 
-/* A binary16's value as a double (exact). */
-static double half_value(uint32_t h)
-{
-    uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e == 0 ? m / 1024.0 / 16384.0 : e == 31 ? (m ? NAN : INFINITY) : (1.0 + m / 1024.0) * ldexp(1.0, (int)e - 15);
-    return h & 0x8000 ? -v : v;
-}
-
 void prog_spec_value_text(kiln_scalar_type t, uint64_t bits, char *buf, size_t cap)
 {
     switch (t) {
@@ -108,7 +101,7 @@ void prog_spec_value_text(kiln_scalar_type t, uint64_t bits, char *buf, size_t c
         snprintf(buf, cap, "%.9g", (double)f);
         break;
     }
-    case KILN_SCALAR_FLOAT16: snprintf(buf, cap, "%.5g", half_value((uint32_t)bits)); break;
+    case KILN_SCALAR_FLOAT16: snprintf(buf, cap, "%.5g", (double)half_to_float((uint16_t)(uint32_t)bits)); break;
     case KILN_SCALAR_DOUBLE: {
         double d;
         memcpy(&d, &bits, 8);

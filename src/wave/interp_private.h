@@ -47,8 +47,4 @@ uint32_t interp_sget(const struct wave *w, unsigned code);
  * in any encoding) on w. */
 kiln_result interp_valu(struct machine *m, struct wave *w, const struct wave_instr *in);
 
-/* f16 <-> f32, round to nearest even. */
-float interp_f16_to_f32(uint16_t h);
-uint16_t interp_f32_to_f16(float f);
-
 #endif

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "base/half.h"
 #include "wave/interp_private.h"
 
 /* ---- bits and floats --------------------------------------------------------------- */
@@ -51,44 +52,8 @@ static inline uint64_t b64(double f)
     return b;
 }
 
-float interp_f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, mant = h & 0x3ff;
-    if (e == 0x1f)
-        return f32(sign | 0x7f800000u | mant << 13);
-    if (e == 0) {
-        if (mant == 0)
-            return f32(sign);
-        float v = (float)mant * 0x1p-24f;
-        return sign ? -v : v;
-    }
-    return f32(sign | (e + 112) << 23 | mant << 13);
-}
-
-uint16_t interp_f32_to_f16(float f)
-{
-    uint32_t x = b32(f), sign = (x >> 16) & 0x8000;
-    uint32_t e = (x >> 23) & 0xff, mant = x & 0x7fffff;
-    if (e == 0xff)
-        return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 | mant >> 13 : 0));
-    float a = fabsf(f);
-    if (a >= 65520.0f)
-        return (uint16_t)(sign | 0x7c00);
-    if (a < 0x1p-14f) {
-        /* subnormal half: a multiple of 2^-24, rounded to nearest even */
-        float q = a * 0x1p24f;
-        uint32_t n = (uint32_t)nearbyintf(q);
-        return (uint16_t)(sign | n);
-    }
-    uint32_t r = x & 0x7fffffff;
-    /* round the 13 dropped bits to nearest even */
-    uint32_t lsb = (r >> 13) & 1;
-    r += 0xfff + lsb;
-    return (uint16_t)(sign | (((r >> 23) - 112) << 10) | ((r >> 13) & 0x3ff));
-}
-
-static inline float h2f(uint32_t h) { return interp_f16_to_f32((uint16_t)h); }
-static inline uint32_t f2h(float f) { return interp_f32_to_f16(f); }
+static inline float h2f(uint32_t h) { return half_to_float((uint16_t)h); }
+static inline uint32_t f2h(float f) { return half_from_float(f); }
 
 /* IEEE-mode min and max: a NaN operand yields the other. */
 static float fmin_ieee(float a, float b) { return isnan(a) ? b : isnan(b) ? a : (a < b || (a == b && signbit(a))) ? a : b; }

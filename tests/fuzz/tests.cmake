@@ -22,14 +22,16 @@ function(kiln_fuzz_target name)
   # in build/tests/fuzz/, where scripts/fuzz.sh runs them
   set_target_properties(${name}_replay PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
   target_link_libraries(${name}_replay PRIVATE kiln_internal)
-  target_include_directories(${name}_replay PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tools/kiln)
+  target_include_directories(${name}_replay PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/base
+                                                   ${PROJECT_SOURCE_DIR}/tools/kiln)
   add_test(NAME ${name}_corpus COMMAND ${name}_replay ${KILN_FUZZ_DIR}/corpus/${name})
   set_tests_properties(${name}_corpus PROPERTIES LABELS fuzz TIMEOUT 300)
   if(KILN_FUZZ)
     add_executable(${name} ${sources})
     set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
     target_link_libraries(${name} PRIVATE kiln_internal)
-    target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tools/kiln)
+    target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/base
+                                               ${PROJECT_SOURCE_DIR}/tools/kiln)
     target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer)
   endif()

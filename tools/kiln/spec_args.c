@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "half.h"
 #include "parse.h"
 
 static const char *type_name(kiln_scalar_type t)
@@ -93,40 +94,12 @@ bool cli_spec_add(struct cli_spec_args *s, const char *v, char *why, size_t cap)
  * the type's range or a nonzero f would round to 0. */
 static bool half_bits(float f, uint32_t *out)
 {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u, man = x & 0x7fffffu;
-    int exp = (int)((x >> 23) & 0xffu);
-    if (exp == 255) {   /* inf, nan */
-        *out = sign | 0x7c00u | (man ? 0x200u : 0);
-        return true;
-    }
-    int e = exp - 127 + 15;
-    uint32_t h;
-    if (e >= 31)
-        return false;
-    if (e <= 0) {   /* a subnormal half: value = m * 2^-24 */
-        uint32_t m = exp ? man | 0x800000u : man;
-        int shift = 14 - e - (exp ? 0 : 1);
-        if (shift > 24) {
-            h = 0;
-        } else {
-            h = m >> shift;
-            uint32_t rem = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-            if (rem > halfway || (rem == halfway && (h & 1)))
-                h++;
-        }
-        if (h == 0 && (exp || man))
-            return false;
-    } else {
-        h = ((uint32_t)e << 10) | (man >> 13);
-        uint32_t rem = man & 0x1fffu;
-        if (rem > 0x1000u || (rem == 0x1000u && (h & 1)))
-            h++;
-        if (h >= 0x7c00u)
-            return false;
-    }
-    *out = sign | h;
+    uint16_t h = half_from_float(f);
+    if ((h & 0x7fffu) == 0x7c00u && !isinf(f))
+        return false;   /* past the largest half */
+    if ((h & 0x7fffu) == 0 && f != 0.0f)
+        return false;   /* too small to be told from 0 */
+    *out = h;
     return true;
 }
 
@@ -292,14 +265,6 @@ bool cli_spec_guess(const struct cli_spec_args *s, kiln_spec_constant *out)
     return true;
 }
 
-/* A binary16's value (exact in a double). */
-static double half_value(uint32_t h)
-{
-    uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, (int)e - 25);
-    return h & 0x8000u ? -v : v;
-}
-
 void cli_spec_value_text(const kiln_spec_constant_info *c, uint64_t bits, char *buf, size_t cap)
 {
     switch (c->type) {
@@ -315,7 +280,7 @@ void cli_spec_value_text(const kiln_spec_constant_info *c, uint64_t bits, char *
         snprintf(buf, cap, "%.9g", (double)f);
         break;
     }
-    case KILN_SCALAR_FLOAT16: snprintf(buf, cap, "%.5g", half_value((uint32_t)bits)); break;
+    case KILN_SCALAR_FLOAT16: snprintf(buf, cap, "%.5g", (double)half_to_float((uint16_t)(uint32_t)bits)); break;
     case KILN_SCALAR_DOUBLE: {
         double d;
         memcpy(&d, &bits, 8);

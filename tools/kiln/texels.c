@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "half.h"
 
 /* Channels a PNG fills in a format it converts to (0: it converts to
  * none of them), and whether the channels are floats of 16 bits (else
@@ -33,38 +34,6 @@ uint32_t cli_png_channels(kiln_format f, uint32_t *bits)
     }
 }
 
-/* IEEE half from float, rounded to nearest even (values past the range
- * become infinities; small ones flush through subnormals). */
-static uint16_t half_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    uint32_t sign = (u >> 16) & 0x8000, mag = u & 0x7fffffff;
-    if (mag >= 0x7f800000)
-        return (uint16_t)(sign | 0x7c00 | (mag > 0x7f800000 ? 0x200 : 0));
-    if (mag >= 0x477ff000)   /* rounds past 65504 */
-        return (uint16_t)(sign | 0x7c00);
-    if (mag < 0x38800000) {   /* below the smallest normal half: a subnormal */
-        float scaled = fabsf(f) * 16777216.0f;   /* in units of 2^-24 */
-        return (uint16_t)(sign | (uint32_t)nearbyintf(scaled));
-    }
-    uint32_t h = ((mag - 0x38000000) >> 13);
-    uint32_t rest = mag & 0x1fff;
-    if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-        h++;
-    return (uint16_t)(sign | h);
-}
-
-static float float_of_half(uint16_t h)
-{
-    int exp = (h >> 10) & 0x1f;
-    float mant = (float)(h & 0x3ff);
-    float v = exp == 31 ? (mant ? NAN : INFINITY)
-              : exp      ? ldexpf(1.0f + mant / 1024.0f, exp - 15)
-                         : ldexpf(mant / 1024.0f, -14);
-    return (h & 0x8000) ? -v : v;
-}
-
 /* A PNG's rgba8 pixels as texels of f (png_channels(f) != 0); malloc'd. */
 uint8_t *cli_texels_from_png(const uint8_t *rgba, uint64_t pixels, kiln_format f)
 {
@@ -79,7 +48,7 @@ uint8_t *cli_texels_from_png(const uint8_t *rgba, uint64_t pixels, kiln_format f
             if (bits == 8) {
                 t[i * ch + c] = byte;
             } else if (bits == 16) {
-                uint16_t h = half_of(v);
+                uint16_t h = half_from_float(v);
                 memcpy(t + (i * ch + c) * 2, &h, 2);
             } else {
                 memcpy(t + (i * ch + c) * 4, &v, 4);
@@ -107,7 +76,7 @@ uint8_t *cli_texels_to_png(const uint8_t *t, uint64_t pixels, kiln_format f)
             if (bits == 16) {
                 uint16_t h;
                 memcpy(&h, t + (i * ch + c) * 2, 2);
-                v = float_of_half(h);
+                v = half_to_float(h);
             } else {
                 memcpy(&v, t + (i * ch + c) * 4, 4);
             }
