@@ -29,7 +29,8 @@
  * again compiles again.
  *
  * The board: a job some submit waits for is wanted and goes first; normal
- * work next; background work (later: precompile, speculative variants) last.
+ * work next; background work (precompile, speculative variants) last
+ * (compile/board.h is the policy, testable alone).
  * Giants (back-end jobs over giant_words SPIR-V words) are bounded to
  * max(1, min(giant_compiles, workers - 1)) in flight; a giant claimed at the
  * bound is deferred, not dropped, and deferred giants go first when a giant

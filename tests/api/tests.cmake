@@ -17,3 +17,5 @@ add_test(NAME missing_op COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/missing_op.sh ${CM
 # (docs/abi.md; 77 without clang).
 add_test(NAME abi_layout COMMAND sh ${PROJECT_SOURCE_DIR}/abi/check.sh ${PROJECT_SOURCE_DIR}/include)
 set_tests_properties(abi_layout PROPERTIES SKIP_RETURN_CODE 77)
+# docs/architecture.md's map of files matches the tree.
+add_test(NAME file_map COMMAND sh ${PROJECT_SOURCE_DIR}/docs/check_map.sh ${PROJECT_SOURCE_DIR})
