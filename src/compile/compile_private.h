@@ -15,6 +15,7 @@
 #define KILN_COMPILE_PRIVATE_H
 
 #include <pthread.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "base/list.h"
@@ -228,5 +229,28 @@ KILN_NODISCARD kiln_result ckey_set(const uint8_t *front_key, size_t front_len, 
                                     uint32_t n, uint8_t **key, size_t *len);
 KILN_NODISCARD kiln_result ckey_back(const struct kb_device *dev, const uint32_t *spirv, size_t words,
                                      const kiln_program_interface *iface, uint8_t **key, size_t *len);
+
+#define LRU_MAX 64          /* released results kept for re-adoption */
+
+static inline const char *kind_name(enum cjob_kind k) { return k == CJOB_FRONT ? "front end" : "back end"; }
+
+static inline void hash_hex(const uint8_t h[16], char out[33])
+{
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", h[i]);
+}
+
+/* Shared by compile.c, compile_node.c and compile_worker.c (svc->lock held). */
+void csvc_fire_conts(struct csvc *s, struct cjob *j);
+void csvc_job_free(struct csvc *s, struct cjob *j);
+struct cjob *csvc_q_first(struct csvc *s, int q);
+uint32_t csvc_q_length(struct csvc *s, int q);
+void csvc_q_remove(struct cjob *j);
+void csvc_enqueue(struct csvc *s, struct cjob *j);
+void csvc_fail_oom(struct cjob *j, const char *why);
+void csvc_lru_add(struct csvc *s, struct cjob *j);
+void csvc_lru_trim(struct csvc *s, uint32_t keep);
+bool csvc_queued_any(struct csvc *s);
+void csvc_table_remove(struct csvc *s, struct cjob *j);
 
 #endif
