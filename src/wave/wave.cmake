@@ -19,6 +19,9 @@ set(KILN_WAVE_SOURCES
   src/wave/decode.c
   src/wave/describe.c
   src/wave/interp.c
+  src/wave/interp_mem.c
+  src/wave/interp_salu.c
+  src/wave/interp_lane.c
   src/wave/interp_valu.c
   src/wave/level.c
   src/wave/loader.c

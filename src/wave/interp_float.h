@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * interp_float.h: the vector ALU's bits-and-floats helpers (interp_valu.c,
+ * interp_lane.c): reinterpretation, halves, IEEE min and max, medians,
+ * conversions with the hardware's clamping, class masks.
+ */
+#ifndef KILN_WAVE_INTERP_FLOAT_H
+#define KILN_WAVE_INTERP_FLOAT_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/half.h"
+
+static inline float f32(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+static inline uint32_t b32(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+static inline double f64(uint64_t b)
+{
+    double f;
+    memcpy(&f, &b, 8);
+    return f;
+}
+static inline uint64_t b64(double f)
+{
+    uint64_t b;
+    memcpy(&b, &f, 8);
+    return b;
+}
+
+static inline float h2f(uint32_t h) { return half_to_float((uint16_t)h); }
+static inline uint32_t f2h(float f) { return half_from_float(f); }
+
+/* IEEE-mode min and max: a NaN operand yields the other. */
+static inline float fmin_ieee(float a, float b) { return isnan(a) ? b : isnan(b) ? a : (a < b || (a == b && signbit(a))) ? a : b; }
+static inline float fmax_ieee(float a, float b) { return isnan(a) ? b : isnan(b) ? a : (a > b || (a == b && !signbit(a))) ? a : b; }
+static inline double dmin_ieee(double a, double b) { return isnan(a) ? b : isnan(b) ? a : (a < b || (a == b && signbit(a))) ? a : b; }
+static inline double dmax_ieee(double a, double b) { return isnan(a) ? b : isnan(b) ? a : (a > b || (a == b && !signbit(a))) ? a : b; }
+static inline float fmed3(float a, float b, float c)
+{
+    if (isnan(a) || isnan(b) || isnan(c))
+        return fmin_ieee(fmin_ieee(a, b), c);
+    float mx = fmax_ieee(fmax_ieee(a, b), c);
+    if (mx == a)
+        return fmax_ieee(b, c);
+    if (mx == b)
+        return fmax_ieee(a, c);
+    return fmax_ieee(a, b);
+}
+static inline int32_t imed3(int32_t a, int32_t b, int32_t c)
+{
+    int32_t lo = a < b ? a : b, hi = a < b ? b : a;
+    return c < lo ? lo : c > hi ? hi : c;
+}
+static inline uint32_t umed3(uint32_t a, uint32_t b, uint32_t c)
+{
+    uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+    return c < lo ? lo : c > hi ? hi : c;
+}
+
+/* Float to integer as the hardware converts: NaN to 0, out of range
+ * saturated, truncated toward zero. */
+static inline int32_t cvt_i32(double d)
+{
+    if (isnan(d))
+        return 0;
+    if (d >= 2147483647.0)
+        return INT32_MAX;
+    if (d <= -2147483648.0)
+        return INT32_MIN;
+    return (int32_t)d;
+}
+static inline uint32_t cvt_u32(double d)
+{
+    if (isnan(d) || d <= 0)
+        return 0;
+    if (d >= 4294967295.0)
+        return UINT32_MAX;
+    return (uint32_t)d;
+}
+
+static inline uint32_t class_mask(double v, bool is_snan)
+{
+    if (isnan(v))
+        return is_snan ? 1u : 2u;
+    bool neg = signbit(v);
+    if (isinf(v))
+        return neg ? 1u << 2 : 1u << 9;
+    if (v == 0)
+        return neg ? 1u << 5 : 1u << 6;
+    int c = fpclassify(v);
+    if (c == FP_SUBNORMAL)
+        return neg ? 1u << 4 : 1u << 7;
+    return neg ? 1u << 3 : 1u << 8;
+}
+
+static inline uint32_t sat_u16(int32_t v) { return v < 0 ? 0 : v > 65535 ? 65535 : (uint32_t)v; }
+
+static inline uint32_t sat_i16(int32_t v) { return (uint32_t)(uint16_t)(int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v); }
+
+static inline float frexp_mant(float x)
+{
+    if (isnan(x) || isinf(x))
+        return x;
+    int e;
+    return frexpf(x, &e);
+}
+
+static inline int32_t frexp_exp(double x)
+{
+    if (isnan(x) || isinf(x) || x == 0)
+        return 0;
+    int e;
+    frexp(x, &e);
+    return e;
+}
+
+static inline double div_fixup(double q, double den, double num)
+{
+    if (isnan(den))
+        return den;
+    if (isnan(num))
+        return num;
+    bool sign = signbit(den) != signbit(num);
+    if (den == 0 && num == 0)
+        return NAN;
+    if (isinf(den) && isinf(num))
+        return NAN;
+    if (den == 0 || isinf(num))
+        return sign ? -INFINITY : INFINITY;
+    if (isinf(den) || num == 0)
+        return sign ? -0.0 : 0.0;
+    (void)q;
+    return num / den;
+}
+
+#endif
