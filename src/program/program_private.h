@@ -6,7 +6,12 @@
 #ifndef KILN_PROGRAM_PRIVATE_H
 #define KILN_PROGRAM_PRIVATE_H
 
+#include <string.h>
+
+#include <shaderc/shaderc.h>
 #include <spirv_cross/spirv_cross_c.h>
+
+#include "base/bytes.h"
 
 #include "program.h"
 
@@ -30,5 +35,22 @@ void prog_spec_merge_declared(kiln_program_interface *iface, const kiln_program_
 /* Whether a module declares any specialization constant (a scan of its
  * opcodes, without parsing it). */
 bool prog_has_spec_constants(const uint32_t *spirv, size_t words);
+
+/* Appends n bytes of text to b, a NUL kept after them outside its length
+ * (program.c, program_include.c). */
+static inline void prog_text_put(struct bytes *b, const char *s, size_t n)
+{
+    uint8_t *at = bytes_put(b, NULL, n + 1);
+    if (!at)
+        return;
+    memcpy(at, s, n);
+    b->len--;   /* the NUL stays after the text, outside its length */
+}
+
+/* program_include.c: shaderc's include callbacks over prog_include_resolve
+ * (user_data: a struct prog_includer). */
+
+shaderc_include_result *prog_shaderc_include(void *ud, const char *req, int type, const char *from, size_t depth);
+void prog_shaderc_release(void *ud, shaderc_include_result *r);
 
 #endif
