@@ -20,6 +20,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "wave/loader.h"
+#include "wave/loader_private.h"
 
 #include <gelf.h>
 #include <libelf.h>
@@ -36,7 +37,6 @@
 #define ELFOSABI_AMDGPU_HSA 64
 #define NT_AMDGPU_METADATA 32
 #define KD_SIZE 64
-#define MP_MAX_DEPTH 32
 
 /* ---- errors ---------------------------------------------------------------------- */
 
@@ -54,8 +54,7 @@ struct ld {
     size_t sym_strndx;
 };
 
-static kiln_result bad(const char *fmt, ...) KILN_PRINTF(1, 2);
-static kiln_result bad(const char *fmt, ...)
+kiln_result ld_bad(const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -81,7 +80,7 @@ static const struct {
 
 /* ---- argument kinds ---------------------------------------------------------------- */
 
-static const char *const kind_names[WAVE_ARG_KIND_COUNT] = {
+const char *const wave_arg_kind_names[WAVE_ARG_KIND_COUNT] = {
     [WAVE_ARG_BY_VALUE] = "by_value",
     [WAVE_ARG_GLOBAL_BUFFER] = "global_buffer",
     [WAVE_ARG_DYNAMIC_SHARED_POINTER] = "dynamic_shared_pointer",
@@ -117,455 +116,7 @@ static const char *const kind_names[WAVE_ARG_KIND_COUNT] = {
 
 const char *wave_arg_kind_name(enum wave_arg_kind k)
 {
-    return (unsigned)k < WAVE_ARG_KIND_COUNT ? kind_names[k] : "?";
-}
-
-/* ---- MessagePack ------------------------------------------------------------------- */
-
-/* A cursor over the note's bytes. Every read checks its bytes are there;
- * a failed read sets bad and why, and every later read fails too. */
-struct mp {
-    const uint8_t *p;
-    size_t len, at;
-    bool bad;
-    char why[400];
-};
-
-static bool mp_fail(struct mp *m, const char *fmt, ...) KILN_PRINTF(2, 3);
-static bool mp_fail(struct mp *m, const char *fmt, ...)
-{
-    if (!m->bad) {
-        char what[320];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof what, fmt, ap);
-        va_end(ap);
-        snprintf(m->why, sizeof m->why, "%s at byte %zu of the metadata", what, m->at);
-    }
-    m->bad = true;
-    return false;
-}
-
-static bool mp_take(struct mp *m, size_t n, const uint8_t **out)
-{
-    *out = NULL;
-    if (m->bad)
-        return false;
-    if (n > m->len - m->at)
-        return mp_fail(m, "truncated value");
-    *out = m->p + m->at;
-    m->at += n;
-    return true;
-}
-
-static uint64_t be(const uint8_t *b, size_t n)
-{
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v = v << 8 | b[i];
-    return v;
-}
-
-/* The next value's header: its kind and, for containers and strings, its
- * length; the cursor then stands at its payload. */
-enum mp_kind { MP_NIL, MP_BOOL, MP_UINT, MP_INT, MP_FLOAT, MP_STR, MP_BIN, MP_ARRAY, MP_MAP, MP_EXT };
-struct mp_val {
-    enum mp_kind kind;
-    uint64_t u;          /* a uint, a bool, a length or count */
-    int64_t i;           /* an int */
-    const uint8_t *s;    /* a string's or bin's bytes (u of them) */
-};
-
-static bool mp_next(struct mp *m, struct mp_val *v)
-{
-    const uint8_t *b = NULL;
-    if (!mp_take(m, 1, &b))
-        return false;
-    uint8_t t = b[0];
-    size_t n = 0;   /* bytes of length or value that follow */
-    *v = (struct mp_val){0};
-    if (t <= 0x7f) {
-        v->kind = MP_UINT, v->u = t;
-        return true;
-    }
-    if (t >= 0xe0) {
-        v->kind = MP_INT, v->i = (int8_t)t;
-        return true;
-    }
-    if ((t & 0xf0) == 0x80) {
-        v->kind = MP_MAP, v->u = t & 0x0f;
-        goto count;
-    }
-    if ((t & 0xf0) == 0x90) {
-        v->kind = MP_ARRAY, v->u = t & 0x0f;
-        goto count;
-    }
-    if ((t & 0xe0) == 0xa0) {
-        v->kind = MP_STR, v->u = t & 0x1f;
-        goto bytes;
-    }
-    switch (t) {
-    case 0xc0: v->kind = MP_NIL; return true;
-    case 0xc2: case 0xc3: v->kind = MP_BOOL, v->u = t & 1; return true;
-    case 0xc4: case 0xc5: case 0xc6:
-        v->kind = MP_BIN, n = (size_t)1 << (t - 0xc4);
-        if (!mp_take(m, n, &b))
-            return false;
-        v->u = be(b, n);
-        goto bytes;
-    case 0xd9: case 0xda: case 0xdb:
-        v->kind = MP_STR, n = (size_t)1 << (t - 0xd9);
-        if (!mp_take(m, n, &b))
-            return false;
-        v->u = be(b, n);
-        goto bytes;
-    case 0xcc: case 0xcd: case 0xce: case 0xcf:
-        n = (size_t)1 << (t - 0xcc);
-        if (!mp_take(m, n, &b))
-            return false;
-        v->kind = MP_UINT, v->u = be(b, n);
-        return true;
-    case 0xd0: case 0xd1: case 0xd2: case 0xd3:
-        n = (size_t)1 << (t - 0xd0);
-        if (!mp_take(m, n, &b))
-            return false;
-        v->kind = MP_INT;
-        {
-            uint64_t u = be(b, n);
-            unsigned sh = 64 - 8 * (unsigned)n;
-            v->i = sh ? (int64_t)(u << sh) >> sh : (int64_t)u;
-        }
-        if (v->i >= 0)
-            v->kind = MP_UINT, v->u = (uint64_t)v->i;
-        return true;
-    case 0xca: case 0xcb:
-        v->kind = MP_FLOAT;
-        return mp_take(m, t == 0xca ? 4 : 8, &b);
-    case 0xdc: case 0xdd:
-        n = t == 0xdc ? 2 : 4;
-        if (!mp_take(m, n, &b))
-            return false;
-        v->kind = MP_ARRAY, v->u = be(b, n);
-        goto count;
-    case 0xde: case 0xdf:
-        n = t == 0xde ? 2 : 4;
-        if (!mp_take(m, n, &b))
-            return false;
-        v->kind = MP_MAP, v->u = be(b, n);
-        goto count;
-    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
-        v->kind = MP_EXT;
-        return mp_take(m, 1 + ((size_t)1 << (t - 0xd4)), &b);
-    case 0xc7: case 0xc8: case 0xc9:
-        n = (size_t)1 << (t - 0xc7);
-        if (!mp_take(m, n, &b))
-            return false;
-        v->kind = MP_EXT;
-        return mp_take(m, 1 + be(b, n), &b);
-    default:
-        m->at--;
-        return mp_fail(m, "byte 0x%02x, which starts no MessagePack value,", t);
-    }
-count:
-    /* every element takes at least a byte (a map's entry two) */
-    if (v->u > (m->len - m->at) / (v->kind == MP_MAP ? 2 : 1))
-        return mp_fail(m, "a container counting more elements than bytes remain");
-    return true;
-bytes:
-    return mp_take(m, v->u, &v->s);
-}
-
-/* Skips the rest of a value whose header v was just read. */
-static bool mp_skip_rest(struct mp *m, const struct mp_val *v, int depth)
-{
-    if (v->kind != MP_ARRAY && v->kind != MP_MAP)
-        return !m->bad;
-    if (depth >= MP_MAX_DEPTH)
-        return mp_fail(m, "values nested deeper than 32");
-    uint64_t n = v->kind == MP_MAP ? v->u * 2 : v->u;
-    for (uint64_t i = 0; i < n; i++) {
-        struct mp_val e;
-        if (!mp_next(m, &e) || !mp_skip_rest(m, &e, depth + 1))
-            return false;
-    }
-    return true;
-}
-
-static bool mp_skip(struct mp *m)
-{
-    struct mp_val v;
-    return mp_next(m, &v) && mp_skip_rest(m, &v, 0);
-}
-
-static bool mp_key_is(const struct mp_val *k, const char *s)
-{
-    size_t n = strlen(s);
-    return k->kind == MP_STR && k->u == n && !memcmp(k->s, s, n);
-}
-
-static bool mp_uint(struct mp *m, const char *field, uint64_t max, uint64_t *out)
-{
-    struct mp_val v;
-    if (!mp_next(m, &v))
-        return false;
-    if (v.kind == MP_BOOL) /* .is_const and friends may be written either way */
-        v.kind = MP_UINT;
-    if (v.kind != MP_UINT || v.u > max) {
-        return mp_fail(m, "%s is not an unsigned integer up to %llu", field, (unsigned long long)max);
-    }
-    *out = v.u;
-    return true;
-}
-
-static bool mp_str(struct mp *m, const char *field, char *out, size_t cap)
-{
-    struct mp_val v;
-    if (!mp_next(m, &v))
-        return false;
-    if (v.kind != MP_STR) {
-        return mp_fail(m, "%s is not a string", field);
-    }
-    size_t n = v.u < cap - 1 ? (size_t)v.u : cap - 1;
-    memcpy(out, v.s, n);
-    out[n] = 0;
-    return true;
-}
-
-static bool mp_container(struct mp *m, enum mp_kind kind, const char *field, uint64_t *count)
-{
-    struct mp_val v;
-    if (!mp_next(m, &v))
-        return false;
-    if (v.kind != kind) {
-        return mp_fail(m, "%s is not %s", field, kind == MP_MAP ? "a map" : "an array");
-    }
-    *count = v.u;
-    return true;
-}
-
-/* ---- the metadata -------------------------------------------------------------------- */
-
-struct md_kernel {
-    struct wave_kernel k;
-    char symbol[WAVE_NAME_LEN];
-    bool has_kernarg_size;
-};
-
-static bool parse_arg(struct mp *m, struct wave_arg *a, uint32_t kernel, uint32_t index)
-{
-    uint64_t n = 0, u = 0;
-    char ctx[96];
-    snprintf(ctx, sizeof ctx, "kernel %u's argument %u", kernel, index);
-    if (!mp_container(m, MP_MAP, ctx, &n))
-        return false;
-    bool has_kind = false, has_offset = false, has_size = false;
-    for (uint64_t i = 0; i < n; i++) {
-        struct mp_val key;
-        if (!mp_next(m, &key))
-            return false;
-        if (mp_key_is(&key, ".name")) {
-            if (!mp_str(m, ".name", a->name, sizeof a->name))
-                return false;
-        } else if (mp_key_is(&key, ".type_name")) {
-            if (!mp_str(m, ".type_name", a->type_name, sizeof a->type_name))
-                return false;
-        } else if (mp_key_is(&key, ".offset")) {
-            if (!mp_uint(m, ".offset", UINT32_MAX, &u))
-                return false;
-            a->offset = (uint32_t)u, has_offset = true;
-        } else if (mp_key_is(&key, ".size")) {
-            if (!mp_uint(m, ".size", UINT32_MAX, &u))
-                return false;
-            a->size = (uint32_t)u, has_size = true;
-        } else if (mp_key_is(&key, ".is_const")) {
-            if (!mp_uint(m, ".is_const", 1, &u))
-                return false;
-            a->is_const = u;
-        } else if (mp_key_is(&key, ".value_kind")) {
-            char kind[64];
-            if (!mp_str(m, ".value_kind", kind, sizeof kind))
-                return false;
-            int found = -1;
-            for (int k = 0; k < WAVE_ARG_KIND_COUNT; k++)
-                if (!strcmp(kind, kind_names[k]))
-                    found = k;
-            if (found < 0) {
-                return mp_fail(m, "%s has an unknown .value_kind '%s'", ctx, kind);
-            }
-            a->kind = (enum wave_arg_kind)found, has_kind = true;
-        } else if (mp_key_is(&key, ".address_space")) {
-            char as[32];
-            if (!mp_str(m, ".address_space", as, sizeof as))
-                return false;
-            static const char *const spaces[] = {"generic", "global", "region", "local", "constant", "private"};
-            a->address_space = 0;
-            for (uint32_t s = 0; s < KILN_ARRAY_LEN(spaces); s++)
-                if (!strcmp(as, spaces[s]))
-                    a->address_space = s;
-        } else {
-            if (!mp_skip_rest(m, &key, 1) || !mp_skip(m))
-                return false;
-        }
-    }
-    if (!m->bad && (!has_kind || !has_offset || !has_size)) {
-        return mp_fail(m, "%s lacks %s", ctx,
-                 !has_kind ? ".value_kind" : !has_offset ? ".offset" : ".size");
-    }
-    return !m->bad;
-}
-
-static bool parse_kernel(struct mp *m, struct md_kernel *mk, uint32_t index)
-{
-    uint64_t n = 0, u = 0;
-    char ctx[64];
-    snprintf(ctx, sizeof ctx, "kernel %u", index);
-    if (!mp_container(m, MP_MAP, ctx, &n))
-        return false;
-    struct wave_kernel *k = &mk->k;
-    k->wavefront_size = 64;
-    k->kernarg_align = 8;
-    for (uint64_t i = 0; i < n && !m->bad; i++) {
-        struct mp_val key;
-        if (!mp_next(m, &key))
-            return false;
-        if (mp_key_is(&key, ".name")) {
-            mp_str(m, ".name", k->name, sizeof k->name);
-        } else if (mp_key_is(&key, ".symbol")) {
-            mp_str(m, ".symbol", mk->symbol, sizeof mk->symbol);
-        } else if (mp_key_is(&key, ".kernarg_segment_size")) {
-            if (mp_uint(m, ".kernarg_segment_size", 1u << 20, &u))
-                k->kernarg_size = (uint32_t)u, mk->has_kernarg_size = true;
-        } else if (mp_key_is(&key, ".kernarg_segment_align")) {
-            if (mp_uint(m, ".kernarg_segment_align", 1u << 16, &u))
-                k->kernarg_align = (uint32_t)u;
-        } else if (mp_key_is(&key, ".max_flat_workgroup_size")) {
-            if (mp_uint(m, ".max_flat_workgroup_size", 1024, &u))
-                k->max_flat_size = (uint32_t)u;
-        } else if (mp_key_is(&key, ".wavefront_size")) {
-            if (mp_uint(m, ".wavefront_size", 64, &u))
-                k->wavefront_size = (uint32_t)u;
-        } else if (mp_key_is(&key, ".sgpr_count")) {
-            if (mp_uint(m, ".sgpr_count", 1024, &u))
-                k->md_sgpr_count = (uint32_t)u;
-        } else if (mp_key_is(&key, ".vgpr_count")) {
-            if (mp_uint(m, ".vgpr_count", 1024, &u))
-                k->md_vgpr_count = (uint32_t)u;
-        } else if (mp_key_is(&key, ".reqd_workgroup_size")) {
-            if (!mp_container(m, MP_ARRAY, ".reqd_workgroup_size", &u))
-                return false;
-            if (u != 3)
-                return mp_fail(m, ".reqd_workgroup_size does not hold 3 numbers");
-            for (int a = 0; a < 3; a++) {
-                uint64_t s = 0;
-                if (!mp_uint(m, ".reqd_workgroup_size", 1024, &s))
-                    return false;
-                k->reqd_size[a] = (uint32_t)s;
-            }
-        } else if (mp_key_is(&key, ".args")) {
-            uint64_t count = 0;
-            if (!mp_container(m, MP_ARRAY, ".args", &count))
-                return false;
-            if (count > WAVE_MAX_ARGS)
-                return mp_fail(m, ".args lists more than 256 arguments");
-            if (k->args)
-                return mp_fail(m, ".args given twice");
-            k->args = mem_calloc(count ? count : 1, sizeof *k->args);
-            if (!k->args)
-                return mp_fail(m, "out of memory");
-            k->arg_count = (uint32_t)count;
-            for (uint32_t a = 0; a < count; a++)
-                if (!parse_arg(m, &k->args[a], index, a))
-                    return false;
-        } else {
-            if (!mp_skip_rest(m, &key, 1) || !mp_skip(m))
-                return false;
-        }
-    }
-    if (m->bad)
-        return false;
-    if (!k->name[0])
-        return mp_fail(m, "a kernel without .name");
-    if (!mk->symbol[0])
-        snprintf(mk->symbol, sizeof mk->symbol, "%.*s.kd", WAVE_NAME_LEN - 4, k->name);
-    if (k->wavefront_size != 64) {
-        return mp_fail(m, "kernel '%s' is wave%u: kiln runs wave64 only", k->name, k->wavefront_size);
-    }
-    return true;
-}
-
-/* The whole note: map of amdhsa.version, amdhsa.target, amdhsa.kernels. */
-static kiln_result parse_metadata(const uint8_t *p, size_t len, struct wave_code *code, struct md_kernel **out,
-                                  uint32_t *count)
-{
-    struct mp m = {.p = p, .len = len};
-    uint64_t n = 0;
-    struct md_kernel *ks = NULL;
-    uint32_t nk = 0;
-    bool version = false;
-    if (mp_container(&m, MP_MAP, "the metadata", &n)) {
-        for (uint64_t i = 0; i < n && !m.bad; i++) {
-            struct mp_val key;
-            if (!mp_next(&m, &key))
-                break;
-            if (mp_key_is(&key, "amdhsa.version")) {
-                uint64_t c = 0, major = 0, minor = 0;
-                if (!mp_container(&m, MP_ARRAY, "amdhsa.version", &c))
-                    break;
-                if (c != 2) {
-                    mp_fail(&m, "amdhsa.version does not hold 2 numbers");
-                    break;
-                }
-                if (!mp_uint(&m, "amdhsa.version", 100, &major) || !mp_uint(&m, "amdhsa.version", 100, &minor))
-                    break;
-                if (major != 1 || minor > 2) {
-                    mp_fail(&m, "amdhsa.version %u.%u is not 1.0, 1.1 or 1.2 (code object v3..v5)",
-                             (unsigned)major, (unsigned)minor);
-                    break;
-                }
-                version = true;
-                code->code_object_version = 3 + (uint32_t)minor;
-            } else if (mp_key_is(&key, "amdhsa.target")) {
-                mp_str(&m, "amdhsa.target", code->target_full, sizeof code->target_full);
-            } else if (mp_key_is(&key, "amdhsa.kernels")) {
-                uint64_t c = 0;
-                if (!mp_container(&m, MP_ARRAY, "amdhsa.kernels", &c))
-                    break;
-                if (c > WAVE_MAX_KERNELS) {
-                    mp_fail(&m, "amdhsa.kernels lists more than 256 kernels");
-                    break;
-                }
-                if (ks) {
-                    mp_fail(&m, "amdhsa.kernels given twice");
-                    break;
-                }
-                ks = mem_calloc(c ? c : 1, sizeof *ks);
-                if (!ks) {
-                    mp_fail(&m, "out of memory");
-                    break;
-                }
-                for (nk = 0; nk < c; nk++)
-                    if (!parse_kernel(&m, &ks[nk], nk)) {
-                        nk++;   /* its args array is freed with the rest */
-                        break;
-                    }
-            } else if (!mp_skip_rest(&m, &key, 1) || !mp_skip(&m)) {
-                break;
-            }
-        }
-    }
-    if (!m.bad && !version)
-        mp_fail(&m, "no amdhsa.version");
-    if (!m.bad && !ks)
-        mp_fail(&m, "no amdhsa.kernels");
-    if (m.bad) {
-        for (uint32_t i = 0; ks && i < nk; i++)
-            free(ks[i].k.args);
-        free(ks);
-        return bad("%s", m.why);
-    }
-    *out = ks;
-    *count = nk;
-    return KILN_OK;
+    return (unsigned)k < WAVE_ARG_KIND_COUNT ? wave_arg_kind_names[k] : "?";
 }
 
 /* ---- ELF ------------------------------------------------------------------------------ */
@@ -589,9 +140,9 @@ static kiln_result section(struct ld *l, size_t i, Elf_Scn **scn, GElf_Shdr *sh)
 {
     *scn = elf_getscn(l->elf, i);
     if (!*scn || !gelf_getshdr(*scn, sh))
-        return bad("section %zu's header cannot be read: %s", i, elf_errmsg(-1));
+        return ld_bad("section %zu's header cannot be read: %s", i, elf_errmsg(-1));
     if (sh->sh_type != SHT_NOBITS && (sh->sh_offset > l->file_len || sh->sh_size > l->file_len - sh->sh_offset))
-        return bad("section %zu's bytes (offset %llu, %llu bytes) run past the file's end (%zu bytes)", i,
+        return ld_bad("section %zu's bytes (offset %llu, %llu bytes) run past the file's end (%zu bytes)", i,
                    (unsigned long long)sh->sh_offset, (unsigned long long)sh->sh_size, l->file_len);
     return KILN_OK;
 }
@@ -627,18 +178,18 @@ static kiln_result layout(struct ld *l)
             continue;
         uint64_t align = sh.sh_addralign ? sh.sh_addralign : 1;
         if (align & (align - 1) || align > 65536)
-            return bad("section %zu's alignment %llu is not a power of two up to 65536", i,
+            return ld_bad("section %zu's alignment %llu is not a power of two up to 65536", i,
                        (unsigned long long)align);
         uint64_t at = l->linked ? sh.sh_addr : (end + align - 1) & ~(align - 1);
         if (at > WAVE_MAX_IMAGE || sh.sh_size > WAVE_MAX_IMAGE - at)
-            return bad("section %zu (address 0x%llx, %llu bytes) lies past kiln's image limit of %u bytes", i,
+            return ld_bad("section %zu (address 0x%llx, %llu bytes) lies past kiln's image limit of %u bytes", i,
                        (unsigned long long)at, (unsigned long long)sh.sh_size, WAVE_MAX_IMAGE);
         l->sec_addr[i] = at;
         if (at + sh.sh_size > end)
             end = at + sh.sh_size;
     }
     if (end == 0)
-        return bad("no allocated section holds anything");
+        return ld_bad("no allocated section holds anything");
     struct wave_code *c = l->code;
     c->image = mem_calloc(1, end);
     if (!c->image)
@@ -659,7 +210,7 @@ static kiln_result layout(struct ld *l)
         }
     }
     if (text_lo == UINT64_MAX)
-        return bad("no executable section");
+        return ld_bad("no executable section");
     c->text_addr = text_lo;
     c->text_size = text_hi - text_lo;
     return KILN_OK;
@@ -676,23 +227,23 @@ static kiln_result find_symbols(struct ld *l)
             if (sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM))
                 continue;
             if (sh.sh_entsize != sizeof(Elf64_Sym))
-                return bad("symbol table (section %zu) has entries of %llu bytes, not %zu", i,
+                return ld_bad("symbol table (section %zu) has entries of %llu bytes, not %zu", i,
                            (unsigned long long)sh.sh_entsize, sizeof(Elf64_Sym));
             l->sym_data = elf_getdata(scn, NULL);
             if (!l->sym_data || l->sym_data->d_size < sh.sh_size)
-                return bad("symbol table (section %zu) cannot be read: %s", i, elf_errmsg(-1));
+                return ld_bad("symbol table (section %zu) cannot be read: %s", i, elf_errmsg(-1));
             l->sym_count = sh.sh_size / sizeof(Elf64_Sym);
             l->sym_strndx = sh.sh_link;
             return KILN_OK;
         }
-    return bad("no symbol table");
+    return ld_bad("no symbol table");
 }
 
 /* Symbol i's image address, checked; name set to its name or NULL. */
 static kiln_result symbol(struct ld *l, size_t i, GElf_Sym *s, const char **name, uint64_t *addr)
 {
     if (i >= l->sym_count || !gelf_getsym(l->sym_data, (int)i, s))
-        return bad("symbol %zu is past the symbol table's %zu", i, l->sym_count);
+        return ld_bad("symbol %zu is past the symbol table's %zu", i, l->sym_count);
     *name = strtab_at(l, l->sym_strndx, s->st_name);
     *addr = UINT64_MAX;
     if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE) {
@@ -701,7 +252,7 @@ static kiln_result symbol(struct ld *l, size_t i, GElf_Sym *s, const char **name
         return KILN_OK;
     }
     if (s->st_shndx >= l->nsec)
-        return bad("symbol %zu ('%s') names section %u of %zu", i, *name ? *name : "?", s->st_shndx, l->nsec);
+        return ld_bad("symbol %zu ('%s') names section %u of %zu", i, *name ? *name : "?", s->st_shndx, l->nsec);
     if (l->linked) {
         *addr = s->st_value;
     } else {
@@ -711,7 +262,7 @@ static kiln_result symbol(struct ld *l, size_t i, GElf_Sym *s, const char **name
         *addr = base + s->st_value;
     }
     if (*addr > l->code->image_size)
-        return bad("symbol %zu ('%s') at 0x%llx lies past the image's %llu bytes", i, *name ? *name : "?",
+        return ld_bad("symbol %zu ('%s') at 0x%llx lies past the image's %llu bytes", i, *name ? *name : "?",
                    (unsigned long long)*addr, (unsigned long long)l->code->image_size);
     return KILN_OK;
 }
@@ -724,7 +275,7 @@ static kiln_result find_symbol(struct ld *l, const char *want, GElf_Sym *s, uint
         if (name && !strcmp(name, want) && *addr != UINT64_MAX)
             return KILN_OK;
     }
-    return bad("no symbol '%s'", want);
+    return ld_bad("no symbol '%s'", want);
 }
 
 static kiln_result relocate(struct ld *l)
@@ -734,30 +285,30 @@ static kiln_result relocate(struct ld *l)
         GElf_Shdr sh;
         KILN_TRY(section(l, i, &scn, &sh));
         if (sh.sh_type == SHT_REL)
-            return bad("section %zu holds REL relocations: AMDGPU objects use RELA", i);
+            return ld_bad("section %zu holds REL relocations: AMDGPU objects use RELA", i);
         if (sh.sh_type != SHT_RELA)
             continue;
         uint64_t target_base = 0;
         if (!l->linked) {
             if (sh.sh_info == 0 || sh.sh_info >= l->nsec)
-                return bad("relocation section %zu targets section %u of %zu", i, sh.sh_info, l->nsec);
+                return ld_bad("relocation section %zu targets section %u of %zu", i, sh.sh_info, l->nsec);
             target_base = l->sec_addr[sh.sh_info];
             if (target_base == UINT64_MAX)
                 continue;   /* relocates a section that is not loaded (debug info) */
         }
         if (sh.sh_entsize != sizeof(Elf64_Rela))
-            return bad("relocation section %zu has entries of %llu bytes, not %zu", i,
+            return ld_bad("relocation section %zu has entries of %llu bytes, not %zu", i,
                        (unsigned long long)sh.sh_entsize, sizeof(Elf64_Rela));
         Elf_Data *d = elf_getdata(scn, NULL);
         if (!d || d->d_size < sh.sh_size)
-            return bad("relocation section %zu cannot be read: %s", i, elf_errmsg(-1));
+            return ld_bad("relocation section %zu cannot be read: %s", i, elf_errmsg(-1));
         size_t count = sh.sh_size / sizeof(Elf64_Rela);
         if (count && !l->sym_data && sh.sh_link != 0)
-            return bad("relocation section %zu without a symbol table", i);
+            return ld_bad("relocation section %zu without a symbol table", i);
         for (size_t r = 0; r < count; r++) {
             GElf_Rela ra;
             if (!gelf_getrela(d, (int)r, &ra))
-                return bad("relocation %zu of section %zu cannot be read", r, i);
+                return ld_bad("relocation %zu of section %zu cannot be read", r, i);
             uint32_t type = (uint32_t)GELF_R_TYPE(ra.r_info);
             size_t symi = GELF_R_SYM(ra.r_info);
             uint64_t S = 0;
@@ -769,7 +320,7 @@ static kiln_result relocate(struct ld *l)
                 uint64_t a = UINT64_MAX;
                 KILN_TRY(symbol(l, symi, &s, &name, &a));
                 if (a == UINT64_MAX)
-                    return bad("relocation %zu of section %zu refers to '%s', which the object does not define", r,
+                    return ld_bad("relocation %zu of section %zu refers to '%s', which the object does not define", r,
                                i, name ? name : "?");
                 S = WAVE_IMAGE_BASE + a;
             }
@@ -787,14 +338,14 @@ static kiln_result relocate(struct ld *l)
             case 11: v = (S + A - P) >> 32, width = 4; break;              /* R_AMDGPU_REL32_HI */
             case 13: v = WAVE_IMAGE_BASE + A, width = 8; break;            /* R_AMDGPU_RELATIVE64 */
             case 7: case 8: case 9:
-                return bad("relocation %zu of section %zu is a GOT relocation (type %u): kiln's loader makes no "
+                return ld_bad("relocation %zu of section %zu is a GOT relocation (type %u): kiln's loader makes no "
                            "global offset table",
                            r, i, type);
             default:
-                return bad("relocation %zu of section %zu has type %u, which kiln does not know", r, i, type);
+                return ld_bad("relocation %zu of section %zu has type %u, which kiln does not know", r, i, type);
             }
             if (site > l->code->image_size || width > l->code->image_size - site)
-                return bad("relocation %zu of section %zu writes at 0x%llx, past the image's %llu bytes", r, i,
+                return ld_bad("relocation %zu of section %zu writes at 0x%llx, past the image's %llu bytes", r, i,
                            (unsigned long long)site, (unsigned long long)l->code->image_size);
             wr(l->code->image + site, v, width);
         }
@@ -817,7 +368,7 @@ static kiln_result find_metadata(struct ld *l, const uint8_t **md, size_t *md_le
             uint64_t namesz = rd(p + at, 4), descsz = rd(p + at + 4, 4), type = rd(p + at + 8, 4);
             uint64_t name_at = at + 12, desc_at = name_at + ((namesz + 3) & ~3ull);
             if (desc_at > n || descsz > n - desc_at)
-                return bad("note at byte %zu of section %zu runs past the section's %zu bytes", at, i, n);
+                return ld_bad("note at byte %zu of section %zu runs past the section's %zu bytes", at, i, n);
             if (type == NT_AMDGPU_METADATA && namesz == 7 && !memcmp(p + name_at, "AMDGPU", 7)) {
                 *md = p + desc_at;
                 *md_len = descsz;
@@ -828,7 +379,7 @@ static kiln_result find_metadata(struct ld *l, const uint8_t **md, size_t *md_le
                 break;
         }
     }
-    return bad("no AMDGPU metadata note (NT_AMDGPU_METADATA): code object v3 or later is needed");
+    return ld_bad("no AMDGPU metadata note (NT_AMDGPU_METADATA): code object v3 or later is needed");
 }
 
 /* The descriptor at kd_addr into k; code_addr from its entry offset. */
@@ -836,7 +387,7 @@ static kiln_result read_descriptor(struct ld *l, struct wave_kernel *k)
 {
     const struct wave_code *c = l->code;
     if (k->kd_addr > c->image_size || KD_SIZE > c->image_size - k->kd_addr)
-        return bad("kernel '%s': its descriptor at 0x%llx runs past the image's %llu bytes", k->name,
+        return ld_bad("kernel '%s': its descriptor at 0x%llx runs past the image's %llu bytes", k->name,
                    (unsigned long long)k->kd_addr, (unsigned long long)c->image_size);
     const uint8_t *kd = c->image + k->kd_addr;
     k->group_segment_size = (uint32_t)rd(kd + 0, 4);
@@ -849,7 +400,7 @@ static kiln_result read_descriptor(struct ld *l, struct wave_kernel *k)
     k->code_properties = (uint16_t)rd(kd + 56, 2);
     uint64_t code = k->kd_addr + (uint64_t)entry;
     if (code < c->text_addr || code >= c->text_addr + c->text_size || (code & 3))
-        return bad("kernel '%s': its descriptor's entry offset %lld leads to 0x%llx, not an instruction of the "
+        return ld_bad("kernel '%s': its descriptor's entry offset %lld leads to 0x%llx, not an instruction of the "
                    "executable section (0x%llx..0x%llx)",
                    k->name, (long long)entry, (unsigned long long)code, (unsigned long long)c->text_addr,
                    (unsigned long long)(c->text_addr + c->text_size));
@@ -857,12 +408,12 @@ static kiln_result read_descriptor(struct ld *l, struct wave_kernel *k)
     if (k->kernarg_size == 0)
         k->kernarg_size = kd_kernarg;
     if (k->kernarg_size > (1u << 20))
-        return bad("kernel '%s': a kernarg segment of %u bytes, more than kiln's limit of 1 MiB", k->name,
+        return ld_bad("kernel '%s': a kernarg segment of %u bytes, more than kiln's limit of 1 MiB", k->name,
                    k->kernarg_size);
     if (k->group_segment_size > 65536)
-        return bad("kernel '%s' declares %u bytes of LDS, more than gfx9's 65536", k->name, k->group_segment_size);
+        return ld_bad("kernel '%s' declares %u bytes of LDS, more than gfx9's 65536", k->name, k->group_segment_size);
     if (k->private_segment_size > (1u << 20))
-        return bad("kernel '%s' declares %u bytes of scratch per work-item, more than kiln's limit of 1 MiB",
+        return ld_bad("kernel '%s' declares %u bytes of scratch per work-item, more than kiln's limit of 1 MiB",
                    k->name, k->private_segment_size);
     k->vgprs = ((k->rsrc1 & 0x3f) + 1) * 4;
     k->sgprs = (((k->rsrc1 >> 6) & 0xf) + 1) * 8;
@@ -876,7 +427,7 @@ static kiln_result read_descriptor(struct ld *l, struct wave_kernel *k)
     s->flat_scratch_init = p & 32;
     s->private_segment_size = p & 64;
     if (p & (1u << 10))
-        return bad("kernel '%s': its descriptor asks for wave32 (kernel_code_properties bit 10)", k->name);
+        return ld_bad("kernel '%s': its descriptor asks for wave32 (kernel_code_properties bit 10)", k->name);
     s->user_sgpr_count = (k->rsrc2 >> 1) & 0x1f;
     s->private_segment_wave_offset = k->rsrc2 & 1;
     s->workgroup_id[0] = k->rsrc2 & (1u << 7);
@@ -885,13 +436,13 @@ static kiln_result read_descriptor(struct ld *l, struct wave_kernel *k)
     s->workgroup_info = k->rsrc2 & (1u << 10);
     uint32_t tid = (k->rsrc2 >> 11) & 3;
     if (tid == 3)
-        return bad("kernel '%s': its descriptor's ENABLE_VGPR_WORKITEM_ID is 3, which is reserved", k->name);
+        return ld_bad("kernel '%s': its descriptor's ENABLE_VGPR_WORKITEM_ID is 3, which is reserved", k->name);
     s->workitem_id_dims = tid + 1;
     uint32_t user = 4 * s->private_segment_buffer + 2 * s->dispatch_ptr + 2 * s->queue_ptr +
                     2 * s->kernarg_segment_ptr + 2 * s->dispatch_id + 2 * s->flat_scratch_init +
                     s->private_segment_size;
     if (user > s->user_sgpr_count)
-        return bad("kernel '%s': its descriptor enables %u user SGPRs but USER_SGPR_COUNT is %u", k->name, user,
+        return ld_bad("kernel '%s': its descriptor enables %u user SGPRs but USER_SGPR_COUNT is %u", k->name, user,
                    s->user_sgpr_count);
     return KILN_OK;
 }
@@ -909,7 +460,7 @@ static kiln_result code_extent(struct ld *l, struct wave_kernel *k)
         KILN_TRY(symbol(l, i, &s, &name, &a));
         if (a == k->code_addr && GELF_ST_TYPE(s.st_info) == STT_FUNC && s.st_size) {
             if (s.st_size > end - a)
-                return bad("kernel '%s': its code symbol's size %llu runs past the executable section", k->name,
+                return ld_bad("kernel '%s': its code symbol's size %llu runs past the executable section", k->name,
                            (unsigned long long)s.st_size);
             k->code_size = s.st_size;
             return KILN_OK;
@@ -926,7 +477,7 @@ static kiln_result check_args(struct wave_kernel *k)
     for (uint32_t a = 0; a < k->arg_count; a++) {
         const struct wave_arg *g = &k->args[a];
         if ((uint64_t)g->offset + g->size > k->kernarg_size)
-            return bad("kernel '%s': argument %u ('%s', offset %u, %u bytes) lies past the kernarg segment's %u "
+            return ld_bad("kernel '%s': argument %u ('%s', offset %u, %u bytes) lies past the kernarg segment's %u "
                        "bytes",
                        k->name, a, g->name, g->offset, g->size, k->kernarg_size);
         if (wave_arg_hidden(g->kind)) {
@@ -934,11 +485,11 @@ static kiln_result check_args(struct wave_kernel *k)
             continue;
         }
         if (hidden_seen)
-            return bad("kernel '%s': explicit argument %u ('%s') follows a hidden one", k->name, a, g->name);
+            return ld_bad("kernel '%s': explicit argument %u ('%s') follows a hidden one", k->name, a, g->name);
         if ((g->kind == WAVE_ARG_GLOBAL_BUFFER && g->size != 8) ||
             (g->kind == WAVE_ARG_DYNAMIC_SHARED_POINTER && g->size != 4))
-            return bad("kernel '%s': argument %u ('%s') is a %s of %u bytes", k->name, a, g->name,
-                       kind_names[g->kind], g->size);
+            return ld_bad("kernel '%s': argument %u ('%s') is a %s of %u bytes", k->name, a, g->name,
+                       wave_arg_kind_names[g->kind], g->size);
         k->explicit_count++;
     }
     return KILN_OK;
@@ -948,32 +499,32 @@ static kiln_result load(struct ld *l, const uint8_t *data, size_t len)
 {
     struct wave_code *c = l->code;
     if (len < sizeof(Elf64_Ehdr))
-        return bad("%zu bytes are too few for an ELF64 header (64)", len);
+        return ld_bad("%zu bytes are too few for an ELF64 header (64)", len);
     if (memcmp(data, ELFMAG, SELFMAG))
-        return bad("not an ELF file (no \\x7fELF magic)");
+        return ld_bad("not an ELF file (no \\x7fELF magic)");
     if (data[EI_CLASS] != ELFCLASS64 || data[EI_DATA] != ELFDATA2LSB)
-        return bad("not a little-endian ELF64 object (class %u, data %u)", data[EI_CLASS], data[EI_DATA]);
+        return ld_bad("not a little-endian ELF64 object (class %u, data %u)", data[EI_CLASS], data[EI_DATA]);
     if (elf_version(EV_CURRENT) == EV_NONE)
-        return bad("libelf: %s", elf_errmsg(-1));
+        return ld_bad("libelf: %s", elf_errmsg(-1));
     l->elf = elf_memory((char *)l->file, len);
     if (!l->elf || elf_kind(l->elf) != ELF_K_ELF)
-        return bad("libelf cannot read it: %s", elf_errmsg(-1));
+        return ld_bad("libelf cannot read it: %s", elf_errmsg(-1));
     GElf_Ehdr eh;
     if (!gelf_getehdr(l->elf, &eh))
-        return bad("ELF header: %s", elf_errmsg(-1));
+        return ld_bad("ELF header: %s", elf_errmsg(-1));
     if (eh.e_machine != EM_AMDGPU)
-        return bad("e_machine is %u, not EM_AMDGPU (224)", eh.e_machine);
+        return ld_bad("e_machine is %u, not EM_AMDGPU (224)", eh.e_machine);
     if (data[EI_OSABI] != ELFOSABI_AMDGPU_HSA)
-        return bad("EI_OSABI is %u, not ELFOSABI_AMDGPU_HSA (64)", data[EI_OSABI]);
+        return ld_bad("EI_OSABI is %u, not ELFOSABI_AMDGPU_HSA (64)", data[EI_OSABI]);
     uint8_t abi = data[EI_ABIVERSION];
     if (abi < 1 || abi > 3)
-        return bad("EI_ABIVERSION is %u: kiln reads code object v3, v4 and v5 (1, 2, 3)", abi);
+        return ld_bad("EI_ABIVERSION is %u: kiln reads code object v3, v4 and v5 (1, 2, 3)", abi);
     if (eh.e_type == ET_REL)
         l->linked = false;
     else if (eh.e_type == ET_DYN || eh.e_type == ET_EXEC)
         l->linked = true;
     else
-        return bad("e_type %u is neither relocatable nor linked", eh.e_type);
+        return ld_bad("e_type %u is neither relocatable nor linked", eh.e_type);
     c->relocatable = !l->linked;
     uint32_t mach = eh.e_flags & 0xff;
     const char *mname = NULL;
@@ -982,16 +533,16 @@ static kiln_result load(struct ld *l, const uint8_t *data, size_t len)
         if (machs[i].mach == mach)
             mname = machs[i].name, ok = machs[i].accepted;
     if (!mname)
-        return bad("e_flags machine 0x%02x is no gfx9 processor kiln knows (it accepts gfx900, gfx902, gfx904, gfx906, "
+        return ld_bad("e_flags machine 0x%02x is no gfx9 processor kiln knows (it accepts gfx900, gfx902, gfx904, gfx906, "
                    "gfx909, gfx90c)",
                    mach);
     if (!ok)
-        return bad("the target is %s: kiln accepts gfx900, gfx902, gfx904, gfx906, gfx909 and gfx90c", mname);
+        return ld_bad("the target is %s: kiln accepts gfx900, gfx902, gfx904, gfx906, gfx909 and gfx90c", mname);
     snprintf(c->target, sizeof c->target, "%s", mname);
     if (elf_getshdrnum(l->elf, &l->nsec) != 0 || l->nsec < 2)
-        return bad("no section headers (%s)", elf_errmsg(-1));
+        return ld_bad("no section headers (%s)", elf_errmsg(-1));
     if (l->nsec > 4096)
-        return bad("%zu sections, more than kiln's limit of 4096", l->nsec);
+        return ld_bad("%zu sections, more than kiln's limit of 4096", l->nsec);
     l->sec_addr = mem_calloc(l->nsec, sizeof *l->sec_addr);
     if (!l->sec_addr)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "code object: section table");
@@ -1003,12 +554,12 @@ static kiln_result load(struct ld *l, const uint8_t *data, size_t len)
     KILN_TRY(find_metadata(l, &md, &md_len));
     struct md_kernel *mk = NULL;
     uint32_t nk = 0;
-    KILN_TRY(parse_metadata(md, md_len, c, &mk, &nk));
+    KILN_TRY(ld_parse_metadata(md, md_len, c, &mk, &nk));
     if (c->code_object_version != (uint32_t)abi + 2) {
         for (uint32_t i = 0; i < nk; i++)
             free(mk[i].k.args);
         free(mk);
-        return bad("EI_ABIVERSION %u says code object v%u, the metadata v%u", abi, abi + 2, c->code_object_version);
+        return ld_bad("EI_ABIVERSION %u says code object v%u, the metadata v%u", abi, abi + 2, c->code_object_version);
     }
     c->kernels = mem_calloc(nk ? nk : 1, sizeof *c->kernels);
     if (!c->kernels) {
@@ -1024,7 +575,7 @@ static kiln_result load(struct ld *l, const uint8_t *data, size_t len)
         struct wave_kernel *k = &c->kernels[i];
         for (uint32_t j = 0; j < i && r == KILN_OK; j++)
             if (!strcmp(c->kernels[j].name, k->name))
-                r = bad("kernel '%s' is listed twice", k->name);
+                r = ld_bad("kernel '%s' is listed twice", k->name);
         GElf_Sym s;
         if (r == KILN_OK)
             r = find_symbol(l, mk[i].symbol, &s, &k->kd_addr);

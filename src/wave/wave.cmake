@@ -17,6 +17,7 @@ set(KILN_WAVE_SOURCES
   src/wave/api.c
   src/wave/compare.c
   src/wave/decode.c
+  src/wave/decode_vector.c
   src/wave/describe.c
   src/wave/interp.c
   src/wave/interp_mem.c
@@ -25,6 +26,7 @@ set(KILN_WAVE_SOURCES
   src/wave/interp_valu.c
   src/wave/level.c
   src/wave/loader.c
+  src/wave/loader_meta.c
   src/wave/observe.c
   src/wave/print.c
 )
