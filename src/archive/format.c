@@ -18,7 +18,6 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +80,7 @@ static void header_put(struct bytes *b, const struct arc_device *dev)
     bytes_put_u64(b, dev->name_hash);
     if (!b->oom)
         bytes_put_u64(b, XXH3_64bits(b->p + at, HEADER_SUMMED));
-    assert(b->oom || b->len - at == ARC_HEADER_SIZE);
+    KILN_ASSERT(b->oom || b->len - at == ARC_HEADER_SIZE);
 }
 
 struct header {

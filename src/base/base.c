@@ -97,6 +97,14 @@ void log_msg(enum log_level level, const char *fmt, ...)
     pthread_mutex_unlock(&sink_lock);
 }
 
+#if defined(KILN_TEST_HOOKS) || !defined(NDEBUG)
+void base_assert_failed(const char *file, int line, const char *cond)
+{
+    fprintf(stderr, "kiln: internal error: %s:%d: %s does not hold\n", file, line, cond);
+    abort();
+}
+#endif
+
 kiln_result err_raise(kiln_result code, const char *file, int line, const char *fmt, ...)
 {
     /* Formatted apart first: a message may quote the error before it

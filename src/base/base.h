@@ -34,6 +34,19 @@ extern "C" {
 #define KILN_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define KILN_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
+/* KILN_ASSERT(cond): an invariant a header states, checked where it is on
+ * (the test build, kiln_internal, and Debug builds: the ASan+UBSan suite)
+ * and compiled away in the shipped Release library. A broken invariant is
+ * kiln's bug, never the caller's: it names the file, line and condition
+ * and aborts, so a test stops where the state first went wrong. Bad input
+ * is an error return, never an assertion. */
+#if defined(KILN_TEST_HOOKS) || !defined(NDEBUG)
+void base_assert_failed(const char *file, int line, const char *cond) __attribute__((noreturn));
+#define KILN_ASSERT(cond) ((cond) ? (void)0 : base_assert_failed(__FILE__, __LINE__, #cond))
+#else
+#define KILN_ASSERT(cond) ((void)0)
+#endif
+
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
 /* Level from KILN_LOG (error|warn|info|debug), read once; default warn. */

@@ -8,7 +8,6 @@
  */
 #include "bytes.h"
 
-#include <assert.h>
 #include <string.h>
 
 #include "base.h"
@@ -68,7 +67,7 @@ void bytes_put_f64(struct bytes *b, double v)
 
 void bytes_put_str(struct bytes *b, const char *s, size_t n)
 {
-    assert(n >= 1);
+    KILN_ASSERT(n >= 1);
     size_t len = 0;
     while (len < n - 1 && s[len])
         len++;
@@ -81,7 +80,7 @@ void bytes_put_str(struct bytes *b, const char *s, size_t n)
 
 void bytes_reader_init(struct bytes_reader *r, const void *data, size_t len)
 {
-    assert(data || !len);
+    KILN_ASSERT(data || !len);
     *r = (struct bytes_reader){.data = data, .len = len};
 }
 
@@ -142,7 +141,7 @@ void bytes_read_copy(struct bytes_reader *r, void *dst, size_t n)
 
 bool bytes_read_str(struct bytes_reader *r, char *dst, size_t n)
 {
-    assert(n >= 1);
+    KILN_ASSERT(n >= 1);
     const uint8_t *p = bytes_read_span(r, n);
     const uint8_t *end = p ? memchr(p, 0, n) : NULL;
     size_t len = end ? (size_t)(end - p) : 0;

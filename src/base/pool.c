@@ -116,6 +116,7 @@ void *pool_remove(struct pool *p, uint64_t id)
     if (!e)
         return NULL;
     void *obj = e->obj;
+    KILN_ASSERT(e->live && p->live > 0);
     e->obj = NULL;
     e->live = false;
     p->live--;

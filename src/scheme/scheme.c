@@ -66,10 +66,14 @@ kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pe
 static void bind_refs(struct node *n, int by)
 {
     for (uint32_t i = 0; i < n->binding_count; i++) {
-        if (n->bindings[i].buffer)
+        if (n->bindings[i].buffer) {
+            KILN_ASSERT(by > 0 || n->bindings[i].buffer->bind_refs > 0);
             n->bindings[i].buffer->bind_refs += (uint32_t)by;
-        if (n->bindings[i].image)
+        }
+        if (n->bindings[i].image) {
+            KILN_ASSERT(by > 0 || n->bindings[i].image->bind_refs > 0);
             n->bindings[i].image->bind_refs += (uint32_t)by;
+        }
     }
 }
 
@@ -78,6 +82,7 @@ static void node_free(struct scheme *s, struct node *n)
     if (n->bindset)
         kb_bindset_destroy(s->dev, n->bindset);
     bind_refs(n, -1);
+    KILN_ASSERT(n->prog->node_refs > 0);
     n->prog->node_refs--;
     free(n);
 }
