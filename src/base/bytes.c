@@ -12,6 +12,9 @@
 
 #include "base.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 /* ---- writing ------------------------------------------------------------------ */
 
 uint8_t *bytes_put(struct bytes *b, const void *src, size_t n)
@@ -152,3 +155,18 @@ bool bytes_read_str(struct bytes_reader *r, char *dst, size_t n)
 }
 
 size_t bytes_remaining(const struct bytes_reader *r) { return r->overrun ? 0 : r->len - r->at; }
+
+void bytes_putf(struct bytes *b, const char *fmt, ...)
+{
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *at = n >= 0 ? (char *)bytes_put(b, NULL, (size_t)n + 1) : NULL;
+    if (at) {
+        vsnprintf(at, (size_t)n + 1, fmt, again);
+        b->len--;   /* the NUL stays after the text, outside its length */
+    }
+    va_end(again);
+}

@@ -47,6 +47,10 @@ void bytes_put_f64(struct bytes *b, double v);
 /* Writes s as a fixed field of n bytes (n >= 1): at most n - 1 of its
  * bytes, then zeros. A longer s is cut. */
 void bytes_put_str(struct bytes *b, const char *s, size_t n);
+/* Appends the text fmt formats, whole (no length bound), and keeps a NUL
+ * after it, outside len: the buffer reads as a C string after any append
+ * of text. */
+void bytes_putf(struct bytes *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- reading ------------------------------------------------------------------ */
 

@@ -12,21 +12,43 @@
 
 #include "base.h"
 
+/* What a thread starts with: it names itself before it runs fn, so its
+ * name is there from its first instruction on. */
+struct start {
+    void *(*fn)(void *);
+    void *arg;
+    char name[16];
+};
+
+static void *trampoline(void *p)
+{
+    struct start st = *(struct start *)p;
+    free(p);
+    (void)pthread_setname_np(pthread_self(), st.name);   /* a name is for people: a refusal costs nothing */
+    return st.fn(st.arg);
+}
+
 kiln_result kthread_start(struct kthread *t, const char *name, size_t stack, void *(*fn)(void *), void *arg)
 {
     t->running = false;
     snprintf(t->name, sizeof t->name, "%s", name);
+    size_t bytes = stack ? stack : KTHREAD_STACK_DEFAULT;
+    struct start *st = mem_alloc(sizeof *st);
+    if (!st)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "no thread %s: out of host memory", t->name);
+    *st = (struct start){.fn = fn, .arg = arg};
+    memcpy(st->name, t->name, sizeof st->name);
     pthread_attr_t attr;
     int e = pthread_attr_init(&attr);
     if (e == 0)
-        e = pthread_attr_setstacksize(&attr, stack ? stack : KTHREAD_STACK_DEFAULT);
+        e = pthread_attr_setstacksize(&attr, bytes);
     if (e == 0)
-        e = pthread_create(&t->id, &attr, fn, arg);
+        e = pthread_create(&t->id, &attr, trampoline, st);
     pthread_attr_destroy(&attr);
-    if (e)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "no thread %s (%zu-byte stack): %s", t->name,
-                          stack ? stack : (size_t)KTHREAD_STACK_DEFAULT, strerror(e));
-    (void)pthread_setname_np(t->id, t->name);   /* a name is for people: a refusal costs nothing */
+    if (e) {
+        free(st);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "no thread %s (%zu-byte stack): %s", t->name, bytes, strerror(e));
+    }
     t->running = true;
     return KILN_OK;
 }

@@ -215,19 +215,6 @@ void prog_source_finish(struct prog_source *src)
 
 /* ---- the prelude ---------------------------------------------------------- */
 
-/* Text in a growing byte buffer (base's struct bytes), kept NUL-terminated. */
-
-static void sb_printf(struct bytes *b, const char *fmt, ...) KILN_PRINTF(2, 3);
-static void sb_printf(struct bytes *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        prog_text_put(b, tmp, (size_t)KILN_MIN(n, (int)sizeof tmp - 1));
-}
 
 /* Length of the header the prelude goes after: blank lines, comments and
  * #version/#extension/#pragma lines at the top. *lines receives how many
@@ -342,15 +329,15 @@ char *prog_preprocess(const struct prog_source *src, bool own_push, size_t *len)
         /* The program's own block is its param words: kiln declares none,
          * and kiln_param(n) / kiln_len(b), which read kiln's, name the way
          * out when used (prog_compile turns the marker into a message). */
-        sb_printf(&b, "#define kiln_param(n) " PROG_OWN_PUSH_MARKER "_kiln_param()\n");
-        sb_printf(&b, "#define kiln_paramf(n) " PROG_OWN_PUSH_MARKER "_kiln_param()\n");
-        sb_printf(&b, "#define kiln_parami(n) " PROG_OWN_PUSH_MARKER "_kiln_param()\n");
-        sb_printf(&b, "#define kiln_len(b) " PROG_OWN_PUSH_MARKER "_kiln_len()\n");
+        bytes_putf(&b, "#define kiln_param(n) " PROG_OWN_PUSH_MARKER "_kiln_param()\n");
+        bytes_putf(&b, "#define kiln_paramf(n) " PROG_OWN_PUSH_MARKER "_kiln_param()\n");
+        bytes_putf(&b, "#define kiln_parami(n) " PROG_OWN_PUSH_MARKER "_kiln_param()\n");
+        bytes_putf(&b, "#define kiln_len(b) " PROG_OWN_PUSH_MARKER "_kiln_len()\n");
         static const char axis_own[] = "XYZ";
         for (int a = 0; a < 3; a++)
-            sb_printf(&b, "#ifndef KILN_SPEC_%s_GROUPS_%c\n#define KILN_SPEC_%s_GROUPS_%c gl_NumWorkGroups.%c\n#endif\n",
+            bytes_putf(&b, "#ifndef KILN_SPEC_%s_GROUPS_%c\n#define KILN_SPEC_%s_GROUPS_%c gl_NumWorkGroups.%c\n#endif\n",
                       entry_uc, axis_own[a], entry_uc, axis_own[a], "xyz"[a]);
-        sb_printf(&b, "#define kiln_groups() uvec3(KILN_SPEC_%s_GROUPS_X, KILN_SPEC_%s_GROUPS_Y, KILN_SPEC_%s_GROUPS_Z)\n",
+        bytes_putf(&b, "#define kiln_groups() uvec3(KILN_SPEC_%s_GROUPS_X, KILN_SPEC_%s_GROUPS_Y, KILN_SPEC_%s_GROUPS_Z)\n",
                   entry_uc, entry_uc, entry_uc);
         goto entry;
     }
@@ -362,25 +349,25 @@ char *prog_preprocess(const struct prog_source *src, bool own_push, size_t *len)
                                 "} kiln_pc;\n";
     prog_text_put(&b, block, sizeof block - 1);
     for (int n = 0; n < KILN_PARAM_WORDS; n++)
-        sb_printf(&b, "#ifndef KILN_SPEC_%s_UW%d\n#define KILN_SPEC_%s_UW%d kiln_pc.uw%d\n#endif\n", entry_uc, n,
+        bytes_putf(&b, "#ifndef KILN_SPEC_%s_UW%d\n#define KILN_SPEC_%s_UW%d kiln_pc.uw%d\n#endif\n", entry_uc, n,
                   entry_uc, n, n);
     for (int n = 0; n < KILN_MAX_BINDINGS; n++)
-        sb_printf(&b, "#ifndef KILN_SPEC_%s_LEN%d\n#define KILN_SPEC_%s_LEN%d kiln_pc.len%d\n#endif\n", entry_uc, n,
+        bytes_putf(&b, "#ifndef KILN_SPEC_%s_LEN%d\n#define KILN_SPEC_%s_LEN%d kiln_pc.len%d\n#endif\n", entry_uc, n,
                   entry_uc, n, n);
     static const char axis[] = "XYZ";
     for (int a = 0; a < 3; a++)
-        sb_printf(&b, "#ifndef KILN_SPEC_%s_GROUPS_%c\n#define KILN_SPEC_%s_GROUPS_%c gl_NumWorkGroups.%c\n#endif\n",
+        bytes_putf(&b, "#ifndef KILN_SPEC_%s_GROUPS_%c\n#define KILN_SPEC_%s_GROUPS_%c gl_NumWorkGroups.%c\n#endif\n",
                   entry_uc, axis[a], entry_uc, axis[a], "xyz"[a]);
-    sb_printf(&b, "#define kiln_param(n) KILN_SPEC_%s_UW##n\n", entry_uc);
-    sb_printf(&b, "#define kiln_len(b) KILN_SPEC_%s_LEN##b\n", entry_uc);
-    sb_printf(&b, "#define kiln_groups() uvec3(KILN_SPEC_%s_GROUPS_X, KILN_SPEC_%s_GROUPS_Y, KILN_SPEC_%s_GROUPS_Z)\n",
+    bytes_putf(&b, "#define kiln_param(n) KILN_SPEC_%s_UW##n\n", entry_uc);
+    bytes_putf(&b, "#define kiln_len(b) KILN_SPEC_%s_LEN##b\n", entry_uc);
+    bytes_putf(&b, "#define kiln_groups() uvec3(KILN_SPEC_%s_GROUPS_X, KILN_SPEC_%s_GROUPS_Y, KILN_SPEC_%s_GROUPS_Z)\n",
               entry_uc, entry_uc, entry_uc);
     prog_text_put(&b, "#define kiln_paramf(n) uintBitsToFloat(kiln_param(n))\n", 54);
     prog_text_put(&b, "#define kiln_parami(n) int(kiln_param(n))\n", 42);
 entry:
     if (strcmp(src->entry, "main"))
-        sb_printf(&b, "#define %s main\n", src->entry);
-    sb_printf(&b, "#line %u\n", lines + 1);
+        bytes_putf(&b, "#define %s main\n", src->entry);
+    bytes_putf(&b, "#line %u\n", lines + 1);
     prog_text_put(&b, src->source + head, src->source_len - head);
     if (b.oom) {
         free(b.p);
@@ -422,11 +409,11 @@ static char *own_push_log(const struct prog_source *src, const char *log)
         return str_dup(log);
     struct bytes b = {0};
     if (param)
-        sb_printf(&b, "%s: error: kiln_param(n) reads kiln's push-constant block, and this program declares its own "
+        bytes_putf(&b, "%s: error: kiln_param(n) reads kiln's push-constant block, and this program declares its own "
                       "push_constant block, so kiln adds none: read your block's members instead (a node's param "
                       "words are your block's words: word n is bytes 4n..4n+3)\n", src->name);
     if (len)
-        sb_printf(&b, "%s: error: kiln_len(b) reads kiln's push-constant block, and this program declares its own "
+        bytes_putf(&b, "%s: error: kiln_len(b) reads kiln's push-constant block, and this program declares its own "
                       "push_constant block, so kiln adds none: use the buffer's .length() instead\n", src->name);
     prog_text_put(&b, log, strlen(log) + 1);
     if (b.oom) {

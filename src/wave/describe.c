@@ -15,29 +15,18 @@
 #include "kiln_wave.h"
 #include "wave/decode.h"
 
-static void tf(struct bytes *b, const char *fmt, ...) KILN_PRINTF(2, 3);
-static void tf(struct bytes *b, const char *fmt, ...)
-{
-    char s[320];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(s, sizeof s, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        bytes_put(b, s, (size_t)n < sizeof s ? (size_t)n : sizeof s - 1);
-}
 
 static void setup_text(struct bytes *b, const struct wave_kernel *k)
 {
     const struct wave_setup *s = &k->setup;
     unsigned r = 0;
-    tf(b, "  initial SGPRs:");
+    bytes_putf(b, "  initial SGPRs:");
 #define USER(flag, n, what)                                                                        \
     if (s->flag) {                                                                                 \
         if ((n) == 1)                                                                              \
-            tf(b, " s%u %s;", r, what);                                                            \
+            bytes_putf(b, " s%u %s;", r, what);                                                            \
         else                                                                                       \
-            tf(b, " s[%u:%u] %s;", r, r + (n) - 1, what);                                          \
+            bytes_putf(b, " s[%u:%u] %s;", r, r + (n) - 1, what);                                          \
         r += (n);                                                                                  \
     }
     USER(private_segment_buffer, 4, "private segment buffer")
@@ -52,13 +41,13 @@ static void setup_text(struct bytes *b, const struct wave_kernel *k)
     static const char axes[] = "xyz";
     for (int a = 0; a < 3; a++)
         if (s->workgroup_id[a])
-            tf(b, " s%u workgroup id %c;", r++, axes[a]);
+            bytes_putf(b, " s%u workgroup id %c;", r++, axes[a]);
     if (s->workgroup_info)
-        tf(b, " s%u workgroup info;", r++);
+        bytes_putf(b, " s%u workgroup info;", r++);
     if (s->private_segment_wave_offset)
-        tf(b, " s%u scratch wave offset;", r++);
-    tf(b, " (%u user SGPRs)\n", s->user_sgpr_count);
-    tf(b, "  initial VGPRs: work-item id x in v0%s%s\n", s->workitem_id_dims >= 2 ? ", y in v1" : "",
+        bytes_putf(b, " s%u scratch wave offset;", r++);
+    bytes_putf(b, " (%u user SGPRs)\n", s->user_sgpr_count);
+    bytes_putf(b, "  initial VGPRs: work-item id x in v0%s%s\n", s->workitem_id_dims >= 2 ? ", y in v1" : "",
        s->workitem_id_dims >= 3 ? ", z in v2" : "");
 }
 
@@ -80,13 +69,13 @@ kiln_result wave_describe(const struct wave_code *code, const struct wave_kernel
     kiln_result r = KILN_OK;
     uint64_t end = k->code_addr + k->code_size;
     if (disasm)
-        tf(out, "  code:\n");
+        bytes_putf(out, "  code:\n");
     for (uint64_t pc = k->code_addr; pc < end;) {
         struct wave_instr in;
         int n = wave_decode(words, (size_t)(end / 4), (size_t)pc, &in);
         if (n <= 0) {
             r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': %s", k->name, err_last());
-            tf(out, "  cannot decode at 0x%" PRIx64 ": %s\n", pc, err_last());
+            bytes_putf(out, "  cannot decode at 0x%" PRIx64 ": %s\n", pc, err_last());
             break;
         }
         const struct wave_op_info *info = wave_op_info(in.op);
@@ -100,24 +89,24 @@ kiln_result wave_describe(const struct wave_code *code, const struct wave_kernel
         if (disasm) {
             char text[200];
             wave_print(&in, text, sizeof text);
-            tf(out, "    %06" PRIx64 ":", pc);
+            bytes_putf(out, "    %06" PRIx64 ":", pc);
             for (int d = 0; d < 3; d++)
-                tf(out, d < n ? " %08x" : "         ", d < n ? in.raw[d] : 0);
-            tf(out, "  %s\n", text);
+                bytes_putf(out, d < n ? " %08x" : "         ", d < n ? in.raw[d] : 0);
+            bytes_putf(out, "  %s\n", text);
         }
         pc += 4ull * (unsigned)n;
     }
     free(words);
     if (!(sections & KILN_WAVE_DESCRIBE_COUNTS))
         return r;
-    tf(out, "  instructions: %u (", total);
+    bytes_putf(out, "  instructions: %u (", total);
     bool first = true;
     for (unsigned f = 0; f < WAVE_FAM_COUNT + 3; f++)
         if (counts[f]) {
-            tf(out, "%s%s %u", first ? "" : ", ",
+            bytes_putf(out, "%s%s %u", first ? "" : ", ",
                f < WAVE_FAM_COUNT ? wave_family_name(f) : f == WAVE_FAM_COUNT + 1 ? "SDWA" : "DPP", counts[f]);
             first = false;
         }
-    tf(out, ")\n");
+    bytes_putf(out, ")\n");
     return r;
 }

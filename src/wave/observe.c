@@ -91,17 +91,6 @@ kiln_result wave_observe_encode(const struct wave_run_desc *d, const struct wave
     return KILN_OK;
 }
 
-static void jf(struct bytes *b, const char *fmt, ...) KILN_PRINTF(2, 3);
-static void jf(struct bytes *b, const char *fmt, ...)
-{
-    char s[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(s, sizeof s, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        bytes_put(b, s, (size_t)n < sizeof s ? (size_t)n : sizeof s - 1);
-}
 
 struct jrange {
     struct bytes *b;
@@ -111,57 +100,57 @@ struct jrange {
 static void json_range(void *ctx, uint64_t off, uint64_t len)
 {
     struct jrange *j = ctx;
-    jf(j->b, "%s[%" PRIu64 ", %" PRIu64 "]", j->first ? "" : ", ", off, len);
+    bytes_putf(j->b, "%s[%" PRIu64 ", %" PRIu64 "]", j->first ? "" : ", ", off, len);
     j->first = false;
 }
 
 kiln_result wave_observe_json(const struct wave_run_desc *d, const struct wave_result *r, struct bytes *out)
 {
-    jf(out, "{\n  \"version\": %u,\n  \"instructions\": %" PRIu64 ",\n  \"vgprs\": %u,\n  \"waves\": [", WAVE_OBSERVE_VERSION,
+    bytes_putf(out, "{\n  \"version\": %u,\n  \"instructions\": %" PRIu64 ",\n  \"vgprs\": %u,\n  \"waves\": [", WAVE_OBSERVE_VERSION,
        r->instructions, r->vgpr_count);
     for (uint32_t w = 0; w < r->final_count; w++) {
         const struct wave_final *f = &r->finals[w];
         if (!f->vgpr)
             return KILN_RAISE(KILN_ERR_NO_MEMORY, "observation: wave %u's registers were not kept", w);
         uint64_t exec = (uint64_t)f->sgpr[127] << 32 | f->sgpr[126], vcc = (uint64_t)f->sgpr[107] << 32 | f->sgpr[106];
-        jf(out, "%s\n    {\"group\": [%u, %u, %u], \"wave\": %u, \"lanes\": \"0x%016" PRIx64 "\",\n", w ? "," : "",
+        bytes_putf(out, "%s\n    {\"group\": [%u, %u, %u], \"wave\": %u, \"lanes\": \"0x%016" PRIx64 "\",\n", w ? "," : "",
            f->group[0], f->group[1], f->group[2], f->wave, f->lanes);
-        jf(out, "     \"exec\": \"0x%016" PRIx64 "\", \"vcc\": \"0x%016" PRIx64 "\", \"scc\": %u, \"m0\": %u,\n", exec,
+        bytes_putf(out, "     \"exec\": \"0x%016" PRIx64 "\", \"vcc\": \"0x%016" PRIx64 "\", \"scc\": %u, \"m0\": %u,\n", exec,
            vcc, f->scc, f->sgpr[124]);
-        jf(out, "     \"sgpr\": [");
+        bytes_putf(out, "     \"sgpr\": [");
         for (int s = 0; s < 128; s++)
-            jf(out, "%s%u", s ? ", " : "", f->sgpr[s]);
-        jf(out, "],\n     \"vgpr\": [");
+            bytes_putf(out, "%s%u", s ? ", " : "", f->sgpr[s]);
+        bytes_putf(out, "],\n     \"vgpr\": [");
         for (uint32_t v = 0; v < r->vgpr_count; v++) {
-            jf(out, "%s\n       [", v ? "," : "");
+            bytes_putf(out, "%s\n       [", v ? "," : "");
             for (int l = 0; l < WAVE_LANES; l++)
-                jf(out, "%s%u", l ? ", " : "", f->vgpr[v][l]);
-            jf(out, "]");
+                bytes_putf(out, "%s%u", l ? ", " : "", f->vgpr[v][l]);
+            bytes_putf(out, "]");
         }
-        jf(out, "]}");
+        bytes_putf(out, "]}");
     }
-    jf(out, "\n  ],\n  \"buffers\": [");
+    bytes_putf(out, "\n  ],\n  \"buffers\": [");
     bool first = true;
     for (uint32_t i = 0; i < d->arg_count; i++) {
         if (!is_buffer(d, i))
             continue;
         const struct wave_value *v = &d->args[i];
         const uint8_t *map = i < r->written_count ? r->written[i] : NULL;
-        jf(out, "%s\n    {\"argument\": %u, \"size\": %" PRIu64 ", \"written\": [", first ? "" : ",", i, v->size);
+        bytes_putf(out, "%s\n    {\"argument\": %u, \"size\": %" PRIu64 ", \"written\": [", first ? "" : ",", i, v->size);
         first = false;
         struct jrange j = {.b = out, .first = true};
         ranges(map, v->size, json_range, &j);
-        jf(out, "]");
+        bytes_putf(out, "]");
         if (v->size <= 65536) {
-            jf(out, ", \"data\": \"");
+            bytes_putf(out, ", \"data\": \"");
             const uint8_t *p = v->data;
             for (uint64_t k = 0; k < v->size; k++)
-                jf(out, "%02x", p[k]);
-            jf(out, "\"");
+                bytes_putf(out, "%02x", p[k]);
+            bytes_putf(out, "\"");
         }
-        jf(out, "}");
+        bytes_putf(out, "}");
     }
-    jf(out, "\n  ]\n}\n");
+    bytes_putf(out, "\n  ]\n}\n");
     if (out->oom)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "observation: out of memory");
     return KILN_OK;
