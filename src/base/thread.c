@@ -12,43 +12,31 @@
 
 #include "base.h"
 
-/* What a thread starts with: it names itself before it runs fn, so its
- * name is there from its first instruction on. */
-struct start {
-    void *(*fn)(void *);
-    void *arg;
-    char name[16];
-};
-
+/* A thread names itself before it runs its function, so its name is
+ * there from its first instruction on (t lives while the thread does). */
 static void *trampoline(void *p)
 {
-    struct start st = *(struct start *)p;
-    free(p);
-    (void)pthread_setname_np(pthread_self(), st.name);   /* a name is for people: a refusal costs nothing */
-    return st.fn(st.arg);
+    struct kthread *t = p;
+    (void)pthread_setname_np(pthread_self(), t->name);   /* a name is for people: a refusal costs nothing */
+    return t->fn(t->arg);
 }
 
 kiln_result kthread_start(struct kthread *t, const char *name, size_t stack, void *(*fn)(void *), void *arg)
 {
     t->running = false;
+    t->fn = fn;
+    t->arg = arg;
     snprintf(t->name, sizeof t->name, "%s", name);
     size_t bytes = stack ? stack : KTHREAD_STACK_DEFAULT;
-    struct start *st = mem_alloc(sizeof *st);
-    if (!st)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "no thread %s: out of host memory", t->name);
-    *st = (struct start){.fn = fn, .arg = arg};
-    memcpy(st->name, t->name, sizeof st->name);
     pthread_attr_t attr;
     int e = pthread_attr_init(&attr);
     if (e == 0)
         e = pthread_attr_setstacksize(&attr, bytes);
     if (e == 0)
-        e = pthread_create(&t->id, &attr, trampoline, st);
+        e = pthread_create(&t->id, &attr, trampoline, t);
     pthread_attr_destroy(&attr);
-    if (e) {
-        free(st);
+    if (e)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "no thread %s (%zu-byte stack): %s", t->name, bytes, strerror(e));
-    }
     t->running = true;
     return KILN_OK;
 }

@@ -31,10 +31,13 @@ struct kthread {
     pthread_t id;
     bool running;            /* started and not joined yet */
     char name[16];
+    void *(*fn)(void *);     /* what it runs, and on what */
+    void *arg;
 };
 
 /* Starts fn(arg) on a thread named name (cut to 15 characters) with a
- * stack of stack bytes (0: KTHREAD_STACK_DEFAULT). */
+ * stack of stack bytes (0: KTHREAD_STACK_DEFAULT). t is the thread's until
+ * it is joined: it must stay where it is. Allocates nothing. */
 kiln_result kthread_start(struct kthread *t, const char *name, size_t stack, void *(*fn)(void *), void *arg)
     __attribute__((warn_unused_result));
 /* Waits for it to end (a thread not running: nothing). */

@@ -632,6 +632,9 @@ kiln_result csvc_start_workers(struct csvc *s)
             if (i == 0) {
                 free(s->workers);
                 s->workers = NULL;
+                if (s->shared)
+                    kb_cache_destroy(s->dev, s->shared);
+                s->shared = NULL;
                 return KILN_RAISE(KILN_ERR_NO_MEMORY, "no compile worker thread could be started: %s", err_last());
             }
             log_warn("compile: started %u of %u workers (%s)", i, s->cfg.workers, err_last());
