@@ -51,7 +51,7 @@ static kiln_result hook_front(void *ud, const struct prog_source *src)
     bool sleep_now = g_hook.slow_sleeps && src->name && strstr(src->name, "slow");
     pthread_mutex_unlock(&g_hook.lock);
     if (sleep_now)
-        nanosleep(&(struct timespec){1, 700 * 1000 * 1000}, NULL);
+        nanosleep(&(struct timespec){4, 500 * 1000 * 1000}, NULL);   /* past slow_s, with room */
     return KILN_OK;
 }
 
@@ -76,7 +76,7 @@ static kiln_result rig_init(struct rig *r)
     struct csvc_config cfg;
     csvc_config_default(&cfg, r->dev);
     cfg.workers = 1;
-    cfg.slow_s = 1.5;   /* well past any compile here, even under sanitizers */
+    cfg.slow_s = 4.0;   /* past any compile here, even under sanitizers on 2 loaded cores */
     KILN_TRY(csvc_create(r->dev, &cfg, &(struct csvc_hooks){hook_front, NULL, NULL}, &r->svc));
     struct arc_store_config acfg;
     arc_store_config_default(&acfg);
