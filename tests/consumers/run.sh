@@ -6,8 +6,9 @@
 # consumer with add_subdirectory. Each consumer is examples/scale.c, run on
 # the default device (lavapipe where there is no GPU), and
 # examples/wave_levels.c, libkiln-wave's (found by find_package(kiln
-# COMPONENTS wave) and pkg-config's kiln-wave). Ends with
-# "N passed, N failed"; exits non-zero on any failure.
+# COMPONENTS wave) and pkg-config's kiln-wave). Also builds a shared Debug
+# build of everything, a corner of the build matrix no other run takes.
+# Ends with "N passed, N failed"; exits non-zero on any failure.
 #
 #   bash tests/consumers/run.sh        (work folder: build-consumers/)
 set -uo pipefail
@@ -67,6 +68,13 @@ for kind in static shared; do
                                         echo \"cc ... \$flags\" && cc -std=c11 '$wave_example' -o '$work/pcw-$kind' \$flags &&
                                         LD_LIBRARY_PATH='$libdirs' '$work/pcw-$kind' | grep -q '^reference  built'"
 done
+# The build matrix a user may pick, its other corners built elsewhere by
+# scripts/test.sh (static, everything, RelWithDebInfo; static, everything,
+# Debug under ASan) and above (static and shared, the library alone,
+# Release): a shared Debug build of everything (tool, tests, benchmarks,
+# examples) builds.
+step build-shared-debug-everything bash -c "cmake -S '$root' -B '$work/all-shared' -DCMAKE_BUILD_TYPE=Debug \
+                                              -DBUILD_SHARED_LIBS=ON && cmake --build '$work/all-shared' -j2"
 step subdirectory bash -c "cmake -S '$root/tests/consumers/subdirectory' -B '$work/sub' -DCMAKE_BUILD_TYPE=Release \
                              -DKILN_SOURCE='$root' && cmake --build '$work/sub' -j2 && '$work/sub/scale' &&
                              '$work/sub/wave_levels' | grep -q '^reference  built'"
