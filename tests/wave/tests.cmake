@@ -13,6 +13,20 @@ set_tests_properties(test_decode PROPERTIES SKIP_RETURN_CODE 77)
 find_program(KILN_WAVE_CLANG NAMES clang-14 clang)
 find_program(KILN_WAVE_LLD NAMES ld.lld-14 ld.lld)
 find_program(KILN_WAVE_LLVM_MC NAMES llvm-mc-14 llvm-mc)
+# The kernels, compiled at build time too, into the build tree's
+# tests/data/wave/: a machine without clang (the H200 machine) runs the
+# tests on them (KILN_TEST_DATA; kernels.h).
+set(KILN_WAVE_KERNEL_FILES control.cl external.cl hidden.cl lanes.cl math.cl memory.cl more.cl modifiers.s scratch.s
+                           common.h)
+list(TRANSFORM KILN_WAVE_KERNEL_FILES PREPEND ${CMAKE_CURRENT_LIST_DIR}/kernels/)
+if(KILN_WAVE_CLANG AND KILN_WAVE_LLD AND KILN_WAVE_LLVM_MC)
+  add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/tests/data/wave/.stamp
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/kernels/make_data.sh ${KILN_WAVE_CLANG} ${KILN_WAVE_LLD}
+            ${KILN_WAVE_LLVM_MC} ${CMAKE_CURRENT_LIST_DIR}/kernels ${CMAKE_BINARY_DIR}/tests/data/wave
+    DEPENDS ${KILN_WAVE_KERNEL_FILES} ${CMAKE_CURRENT_LIST_DIR}/kernels/make_data.sh
+    COMMENT "Compiling the wave tests' kernels into tests/data/wave")
+  add_custom_target(wave_test_data ALL DEPENDS ${CMAKE_BINARY_DIR}/tests/data/wave/.stamp)
+endif()
 foreach(name test_loader test_interp)
   kiln_test(${name} wave/${name}.c)
   target_link_libraries(${name} PRIVATE kiln_wave_internal)

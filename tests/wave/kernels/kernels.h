@@ -7,7 +7,10 @@
  *
  * The compiler is KILN_WAVE_CLANG (CMake finds it), the folder
  * KILN_WAVE_KERNELS; outputs go to a fresh folder under TMPDIR (or /tmp),
- * removed at exit.
+ * removed at exit. Where KILN_TEST_DATA names a folder holding wave/NAME.o
+ * (and .so), made by the build (tests/wave/kernels/make_data.sh) on a
+ * machine with clang, those are used instead: a machine without clang (the
+ * H200 machine) runs the tests on them.
  */
 #ifndef KILN_WAVE_TEST_KERNELS_H
 #define KILN_WAVE_TEST_KERNELS_H
@@ -72,8 +75,21 @@ static const char *kt_tmp(void)
 /* Compiles KILN_WAVE_KERNELS/name.cl into <tmp>/name.o (and, link set,
  * ld.lld -shared it into <tmp>/name.so). Fills path with the object's
  * path. 0 on success. */
+/* The build's copy of name.ext (ext "o" or "so") under KILN_TEST_DATA,
+ * into path: 1 when there is one. */
+static int kt_data(const char *name, const char *ext, char *path, size_t cap)
+{
+    const char *d = getenv("KILN_TEST_DATA");
+    if (!d || !*d)
+        return 0;
+    snprintf(path, cap, "%s/wave/%s.%s", d, name, ext);
+    return access(path, R_OK) == 0;
+}
+
 static int kt_compile(const char *name, int link, char *path, size_t cap)
 {
+    if (kt_data(name, link ? "so" : "o", path, cap))
+        return 0;
     const char *tmp = kt_tmp();
     if (!tmp)
         return -1;
@@ -98,6 +114,8 @@ static int kt_compile(const char *name, int link, char *path, size_t cap)
 /* Assembles KILN_WAVE_KERNELS/name.s with llvm-mc into <tmp>/name.o. */
 static inline int kt_assemble(const char *name, char *path, size_t cap)
 {
+    if (kt_data(name, "o", path, cap))
+        return 0;
     const char *tmp = kt_tmp();
     if (!tmp)
         return -1;
@@ -112,9 +130,13 @@ static inline int kt_assemble(const char *name, char *path, size_t cap)
     return 0;
 }
 
-/* Exits 77 (skip) when clang cannot make gfx900 code objects. */
+/* Exits 77 (skip) when clang cannot make gfx900 code objects and the
+ * build's are not at hand. */
 static void kt_require_target(void)
 {
+    char have[700];
+    if (kt_data("memory", "o", have, sizeof have))
+        return;
     const char *tmp = kt_tmp();
     char src[700], obj[700];
     if (!tmp) {
