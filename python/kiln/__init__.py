@@ -27,7 +27,7 @@ from cffi import FFI
 from ._cdef import CDEF, SONAME
 
 __all__ = ["Error", "Context", "Buffer", "Image", "Program", "Scheme", "Node",
-           "Ticket", "version", "library_path"]
+           "Ticket", "version", "backend_name", "library_path"]
 
 ffi = FFI()
 ffi.cdef(CDEF)
@@ -78,6 +78,12 @@ def _check(r, what=""):
 def version():
     """The linked library's version, "MAJOR.MINOR.PATCH"."""
     return ffi.string(lib.kiln_version()).decode()
+
+
+def backend_name(kind):
+    """A backend's name for its kiln_backend_kind value ("vulkan", "mock";
+    "default" for 0, "unknown" for a value kiln is not built with)."""
+    return ffi.string(lib.kiln_backend_name(int(kind))).decode()
 
 
 def _words(values):

@@ -30,6 +30,13 @@ def test_version():
     assert kiln.version().count(".") == 2
 
 
+def test_backend_names():
+    assert kiln.backend_name(1) == "vulkan"
+    assert kiln.backend_name(2) == "mock"
+    assert kiln.backend_name(0) == "default"
+    assert kiln.backend_name(99) == "unknown"
+
+
 def test_scale_like_readme(ctx):
     x = np.random.default_rng(1).standard_normal(1024).astype(np.float32)
     prog = ctx.program(SCALE, name="scale.comp")
