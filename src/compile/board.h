@@ -30,6 +30,8 @@ struct board {
     uint32_t giants_running;       /* giants in flight (a retry alone not counted) */
     uint32_t giant_bound;
     bool alone_running;            /* a retry alone in flight */
+    /* Counts the policy reads only as none or some: a caller may give 1
+     * for "some", and small[] only where a giant may not start. */
     uint32_t alone_queued;         /* retries waiting */
     uint32_t deferred_queued;      /* giants deferred, waiting */
     uint32_t queued[BOARD_PRIOS];  /* jobs waiting, by enum cprio */

@@ -40,19 +40,28 @@ static void defer(struct csvc *s, struct cjob *j)
     }
 }
 
-/* What is queued and what runs, as the board sees it. */
+/* What is queued and what runs, as the board sees it. The board asks only
+ * whether there is some of each, so each queue is looked at, not counted:
+ * a queue's small jobs are looked for (up to the first) only when a giant
+ * may not start, the one case the board asks about them. */
 static struct board board_of(struct csvc *s)
 {
     struct board b = {.giants_running = s->giants_running,
                       .giant_bound = s->giant_bound,
                       .alone_running = s->alone_running,
-                      .alone_queued = csvc_q_length(s, Q_ALONE),
-                      .deferred_queued = csvc_q_length(s, Q_DEFERRED)};
+                      .alone_queued = !list_empty(&s->queues[Q_ALONE]),
+                      .deferred_queued = !list_empty(&s->queues[Q_DEFERRED])};
+    bool may = board_giant_may_start(&b);
     for (int q = 0; q < BOARD_PRIOS; q++) {
+        b.queued[q] = !list_empty(&s->queues[q]);
+        if (may)
+            continue;
         struct cjob *j;
         list_for_each(j, it, &s->queues[q], struct cjob, q_link) {
-            b.queued[q]++;
-            b.small[q] += !j->giant;
+            if (!j->giant) {
+                b.small[q] = 1;
+                break;
+            }
         }
     }
     return b;
