@@ -19,6 +19,9 @@
  * calls on another. users_lock guards every context's user count; it is
  * taken after contexts_lock, never before, and nothing is waited for while
  * it is held except users_cond.
+ *
+ * A call that waits lets the context's lock go for the wait (context.h):
+ * calls on one context run one at a time except across waits.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -49,7 +52,9 @@ static kiln_result enter(kiln_context h, struct kctx **out)
     c->users++;
     pthread_mutex_unlock(&users_lock);
     pthread_rwlock_unlock(&contexts_lock);
+    atomic_fetch_add(&c->queued, 1);
     pthread_mutex_lock(&c->lock);
+    atomic_fetch_sub(&c->queued, 1);
     *out = c;
     return KILN_OK;
 }

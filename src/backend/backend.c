@@ -11,8 +11,12 @@
  * taken for one long one. A caller's own shorter bound still gives
  * KILN_ERR_TIMEOUT, and leaves the device live.
  *
- * Everything here runs under the context lock (its holder submits and
- * waits); `lost` is atomic so that other threads may read it.
+ * Submits run under the context lock; waits run with it or without it,
+ * on any number of threads at once (a thread waiting on a ticket lets the
+ * context's other calls go on). The bookkeeping both touch (the notes, the
+ * done counter as last seen) is under kb_device.watch, held only for
+ * bookkeeping: never across a wait, a log line or a fault callback.
+ * `lost` is atomic; lost_why is written under watch before it.
  */
 #include "backend.h"
 #include "base/trace.h"
@@ -53,10 +57,14 @@ const char *kiln_backend_name(kiln_backend_kind kind)
     return b ? b->name : "unknown";
 }
 
+void kb_device_init(struct kb_device *d) { pthread_mutex_init(&d->watch, NULL); }
+void kb_device_finish(struct kb_device *d) { pthread_mutex_destroy(&d->watch); }
+
 void kb_set_timeout(struct kb_device *d, uint64_t ns) { d->timeout_ns = ns; }
 
 void kb_note_submit(struct kb_device *d, uint64_t ticket, const char *what)
 {
+    pthread_mutex_lock(&d->watch);
     struct kb_submit_note *n = &d->notes[ticket % KB_NOTES];
     n->ticket = ticket;
     n->at_ns = time_now_ns();
@@ -64,11 +72,25 @@ void kb_note_submit(struct kb_device *d, uint64_t ticket, const char *what)
     n->timeout_ns = d->owner ? d->owner_timeout_ns : d->timeout_ns;
     n->faulted = false;
     snprintf(n->what, sizeof n->what, "%s", what ? what : "a submit");
+    struct kb_submit_note mark = *n;
+    pthread_mutex_unlock(&d->watch);
     if (d->trace) {   /* every submit passes here: nothing more without a trace */
         char name[32];
         snprintf(name, sizeof name, "submit %llu", (unsigned long long)ticket);
-        trace_mark(d->trace, TRACE_SUBMITS, "submit", name, n->at_ns, n->what);
+        trace_mark(d->trace, TRACE_SUBMITS, "submit", name, mark.at_ns, mark.what);
     }
+}
+
+/* A copy of ticket's note (false when it has been written over). */
+static bool note_copy(struct kb_device *d, uint64_t ticket, struct kb_submit_note *out)
+{
+    pthread_mutex_lock(&d->watch);
+    const struct kb_submit_note *n = &d->notes[ticket % KB_NOTES];
+    bool kept = n->ticket == ticket;
+    if (kept)
+        *out = *n;
+    pthread_mutex_unlock(&d->watch);
+    return kept;
 }
 
 void kb_trace_done(struct kb_device *d, uint64_t *traced)
@@ -77,18 +99,18 @@ void kb_trace_done(struct kb_device *d, uint64_t *traced)
         return;
     uint64_t done = kb_ticket_done(d), now = time_now_ns();
     for (uint64_t t = *traced + 1; t <= done; t++) {
-        const struct kb_submit_note *n = &d->notes[t % KB_NOTES];
-        if (n->ticket != t)
+        struct kb_submit_note n;
+        if (!note_copy(d, t, &n))
             continue;   /* written over by later submits before anyone waited */
         char name[32];
         snprintf(name, sizeof name, "submit %llu", (unsigned long long)t);
-        trace_span(d->trace, TRACE_DEVICE, "device", name, n->at_ns, now, n->what);
+        trace_span(d->trace, TRACE_DEVICE, "device", name, n.at_ns, now, n.what);
     }
     if (done > *traced)
         *traced = done;
 }
 
-/* The note of ticket, or NULL when it has been written over. */
+/* The note of ticket, or NULL when it has been written over (watch held). */
 static struct kb_submit_note *note(struct kb_device *d, uint64_t ticket)
 {
     struct kb_submit_note *n = &d->notes[ticket % KB_NOTES];
@@ -97,14 +119,19 @@ static struct kb_submit_note *note(struct kb_device *d, uint64_t ticket)
 
 kiln_result kb_lose(struct kb_device *d, int how, const char *fmt, ...)
 {
+    bool first = false;
+    pthread_mutex_lock(&d->watch);
     if (atomic_load(&d->lost) == KB_LIVE) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(d->lost_why, sizeof d->lost_why, fmt, ap);
         va_end(ap);
         atomic_store(&d->lost, how);
-        log_error("%s", d->lost_why);
+        first = true;
     }
+    pthread_mutex_unlock(&d->watch);
+    if (first)
+        log_error("%s", d->lost_why);
     return err_raise(KILN_ERR_DEVICE_LOST, __FILE__, __LINE__, "%s", d->lost_why);
 }
 
@@ -129,9 +156,9 @@ static kiln_result seen(struct kb_device *d, kiln_result r, const char *submitti
         snprintf(doing, sizeof doing, " when submitting %s", submitting);
     } else {
         uint64_t done = d->ops->ticket_done(d);
-        const struct kb_submit_note *n = d->submitted > done ? note(d, done + 1) : NULL;
-        if (n)
-            snprintf(doing, sizeof doing, " while running %s", n->what);
+        struct kb_submit_note n;
+        if (d->submitted > done && note_copy(d, done + 1, &n))
+            snprintf(doing, sizeof doing, " while running %s", n.what);
     }
     return kb_lose(d, KB_LOST_DRIVER, "device lost: the driver reported the device lost%s (%s); every call on "
                    "this context now fails with KILN_ERR_DEVICE_LOST: destroy it", doing, why);
@@ -147,7 +174,10 @@ kiln_result kb_submit(struct kb_device *d, struct kb_cmd *c, const char *what, u
     return KILN_OK;
 }
 
-kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeout_ns)
+/* What a wait does next, judged under watch. */
+enum verdict { WAIT_ON, WAIT_LOSE, WAIT_FAULT, WAIT_TIMEOUT };
+
+kiln_result kb_ticket_wait_as(struct kb_device *d, const void *owner, uint64_t ticket, uint64_t timeout_ns)
 {
     KILN_TRY(kb_live(d));
     uint64_t start = time_now_ns();
@@ -158,49 +188,61 @@ kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeou
         if (done >= ticket)
             return KILN_OK;
         uint64_t now = time_now_ns();
-        if (done != d->seen_done) {
+        uint64_t wait_for = ticket, wait_until = until, next = done + 1, began = 0;
+        enum verdict v = WAIT_ON;
+        const void *guilty = NULL;
+        char what[240] = "";
+        pthread_mutex_lock(&d->watch);
+        if (done > d->seen_done) {
             d->seen_done = done;
             d->progress_ns = now;
         }
-        uint64_t wait_for = ticket, wait_until = until;
         /* The oldest unfinished submit, judged by its own bound (its
          * owner's), and when its clock started. */
-        uint64_t next = done + 1;
         struct kb_submit_note *n = note(d, next);
         uint64_t bound = n ? n->timeout_ns : d->timeout_ns;
         if (bound && !(n && n->faulted)) {
-            uint64_t began = KILN_MAX(n ? n->at_ns : 0, d->progress_ns);
+            began = KILN_MAX(n ? n->at_ns : 0, d->progress_ns);
             if (!began)   /* its submit no longer noted, and no progress seen yet: from now */
                 began = d->progress_ns = now;
             uint64_t deadline = began > UINT64_MAX - bound ? UINT64_MAX : began + bound;
             if (now >= deadline) {
-                char what[240];
                 if (n)
                     snprintf(what, sizeof what, "%s", n->what);
                 else
                     snprintf(what, sizeof what, "submit %llu", (unsigned long long)next);
-                if (!n || !n->owner || !d->fault)
-                    return kb_lose(d, KB_LOST_TIMEOUT,
-                                   "device lost: %s did not finish within %.3f s of its start (the context's device "
-                                   "timeout: device_timeout_ms or KILN_DEVICE_TIMEOUT_S); every call on this context "
-                                   "now fails with KILN_ERR_DEVICE_LOST: destroy it",
-                                   what, (double)(now - began) / 1e9);
-                /* One owner's runaway work: that owner is at fault, the
-                 * device and the others go on (their work waits behind
-                 * it, uncharged). */
-                char why[768];
-                snprintf(why, sizeof why, "device lost for this context: %s did not finish within %.3f s of its "
-                         "start (its device timeout: device_timeout_ms, or the server's KILN_DEVICE_TIMEOUT_S); the "
-                         "device serves the server's other clients on, and every call on this context now fails "
-                         "with KILN_ERR_DEVICE_LOST: destroy it", what, (double)(now - began) / 1e9);
-                n->faulted = true;
-                d->fault(d->fault_ud, n->owner, why);
-                if (n->owner == d->owner)
-                    return err_raise(KILN_ERR_DEVICE_LOST, __FILE__, __LINE__, "%s", why);
-                continue;
+                if (!n || !n->owner || !d->fault) {
+                    v = WAIT_LOSE;
+                } else {
+                    /* One owner's runaway work: that owner is at fault, the
+                     * device and the others go on (their work waits behind
+                     * it, uncharged). Marked here, so it is told once. */
+                    v = WAIT_FAULT;
+                    n->faulted = true;
+                    guilty = n->owner;
+                }
+            } else {
+                wait_for = next;
+                wait_until = KILN_MIN(wait_until, deadline);
             }
-            wait_for = next;
-            wait_until = KILN_MIN(wait_until, deadline);
+        }
+        pthread_mutex_unlock(&d->watch);
+        if (v == WAIT_LOSE)
+            return kb_lose(d, KB_LOST_TIMEOUT,
+                           "device lost: %s did not finish within %.3f s of its start (the context's device "
+                           "timeout: device_timeout_ms or KILN_DEVICE_TIMEOUT_S); every call on this context "
+                           "now fails with KILN_ERR_DEVICE_LOST: destroy it",
+                           what, (double)(now - began) / 1e9);
+        if (v == WAIT_FAULT) {
+            char why[768];
+            snprintf(why, sizeof why, "device lost for this context: %s did not finish within %.3f s of its "
+                     "start (its device timeout: device_timeout_ms, or the server's KILN_DEVICE_TIMEOUT_S); the "
+                     "device serves the server's other clients on, and every call on this context now fails "
+                     "with KILN_ERR_DEVICE_LOST: destroy it", what, (double)(now - began) / 1e9);
+            d->fault(d->fault_ud, guilty, why);
+            if (guilty == owner)
+                return err_raise(KILN_ERR_DEVICE_LOST, __FILE__, __LINE__, "%s", why);
+            continue;
         }
         if (now >= until)
             return KILN_RAISE(KILN_ERR_TIMEOUT, "ticket %llu not done within %llu ns", (unsigned long long)ticket,
@@ -224,10 +266,11 @@ bool kb_abandon(struct kb_device *d)
     if (done >= d->submitted)
         return false;
     atomic_store(&d->abandon, true);
-    const struct kb_submit_note *n = note(d, done + 1);
+    struct kb_submit_note n;
+    bool kept = note_copy(d, done + 1, &n);
     log_warn("device abandoned: %llu submit%s had not finished (the oldest: %s); a device cannot be made to stop "
              "running work, so it and the objects that work may use are left to it, not freed",
              (unsigned long long)(d->submitted - done), d->submitted - done == 1 ? "" : "s",
-             n ? n->what : "no longer recorded");
+             kept ? n.what : "no longer recorded");
     return true;
 }

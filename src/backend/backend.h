@@ -9,8 +9,11 @@
  * Objects are opaque to callers except for struct kb_buffer's base fields.
  * A backend is not thread-safe: its device belongs to the context lock's
  * holder (see context.h), except for what compile workers call (layouts,
- * pipelines, caches: thread-safe, as Vulkan's object creation is) and
- * kb_ticket_wait.
+ * pipelines, caches: thread-safe, as Vulkan's object creation is),
+ * kb_ticket_done, and kb_ticket_wait_as, which any number of threads may
+ * call at once, with or without the context lock (vkWaitSemaphores has no
+ * host synchronization requirement; the loss bookkeeping has its own lock,
+ * kb_device.watch).
  *
  * Tickets: each submit signals the next value of a monotonic counter
  * (kb_device.submitted + 1); a ticket is done when the counter reaches it.
@@ -35,6 +38,7 @@
 #ifndef KILN_BACKEND_H
 #define KILN_BACKEND_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -59,8 +63,9 @@ struct kb_device {
     bool timestamps;
     _Atomic uint64_t validation_errors;    /* the validation layer's errors, counted by its callback */
     _Atomic uint64_t validation_warnings;
-    /* Loss (backend.c). Guarded by the context lock, whose holder submits
-     * and waits; `lost` and `abandon` are also read without it. */
+    /* Loss (backend.c). timeout_ns is set once, before any work; `lost`
+     * and `abandon` are atomic; lost_why is written once, under watch,
+     * before `lost`. */
     uint64_t timeout_ns;                   /* runaway bound; 0 = none */
     _Atomic int lost;                      /* enum kb_lost */
     _Atomic bool abandon;                  /* destroy ops leave objects to running work */
@@ -69,6 +74,11 @@ struct kb_device {
      * backend's submit (a scheme's or its own transfer) signals
      * submitted + 1 and, once the submit is made, stores it here. */
     uint64_t submitted;
+    /* Guards the loss bookkeeping below (seen_done, progress_ns, notes),
+     * which submits write under the context lock and waits read and write
+     * with or without it. Taken after the context lock; no wait is made
+     * and no callback called while it is held. */
+    pthread_mutex_t watch;
     uint64_t seen_done, progress_ns;       /* the done counter as last seen, and when it last moved */
     struct kb_submit_note {
         uint64_t ticket, at_ns;
@@ -97,13 +107,29 @@ struct kb_device {
 
 enum kb_lost { KB_LIVE = 0, KB_LOST_DRIVER = 1, KB_LOST_TIMEOUT = 2 };
 
+/* How a backend waits for a transfer of its own that a read needs done:
+ * fn(ud, ticket), or kb_ticket_wait where the caller gives NULL. The
+ * context's lets its lock go for the wait. */
+struct kb_wait {
+    kiln_result (*fn)(void *ud, uint64_t ticket);
+    void *ud;
+};
+
 /* A buffer: backends embed this as their buffer's first member. */
 struct kb_buffer {
     uint64_t size;
     uint32_t usage;        /* kiln_buffer_usage bits */
+    /* Host copies reach its memory directly (they wait, on the host, for
+     * the submits using its bytes); else each is a transfer, ordered on
+     * the device. Set by the backend. */
+    bool mapped;
     /* Owned by the context (under its lock): */
     uint64_t id;
     uint32_t bind_refs;    /* nodes binding it */
+    /* The newest submit binding it, and the newest that may write it
+     * (0: none): a write from the host waits for last_use, a read for
+     * last_write, a destroy for last_use. */
+    uint64_t last_use, last_write;
     char label[64];
 };
 
@@ -115,9 +141,11 @@ struct kb_image {
     kiln_format format;
     uint32_t usage;          /* kiln_image_usage bits, resolved (never 0) */
     uint64_t bytes;          /* width * height * depth * texel bytes */
+    bool mapped;             /* as a buffer's */
     /* Owned by the context (under its lock): */
     uint64_t id;
     uint32_t bind_refs;      /* nodes binding it */
+    uint64_t last_use, last_write;   /* as a buffer's */
     char label[64];
 };
 
@@ -167,17 +195,25 @@ struct backend_ops {
     void (*destroy)(struct kb_device *dev);
     kiln_result (*buffer_create)(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out);
     void (*buffer_destroy)(struct kb_device *dev, struct kb_buffer *buf);
+    /* Moves bytes between the host and a buffer. The caller has waited
+     * for the submits that use the bytes (kb_buffer.last_use, last_write).
+     * A staged copy is a transfer of its own, ordered after every earlier
+     * submit on the device: a write's is left to run (data is copied
+     * before the call returns) and moves the buffer's last_use and
+     * last_write to it; a read's is waited for through w. */
     kiln_result (*buffer_write)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
                                 uint64_t size);
-    kiln_result (*buffer_read)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data, uint64_t size);
+    kiln_result (*buffer_read)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data, uint64_t size,
+                               const struct kb_wait *w);
     /* Makes an image of `in`'s size, dims, format and usage (resolved by
      * the caller: usage never 0), its texels zero, in its one layout.
      * The uses the device supports for a format: image_usage. */
     kiln_result (*image_create)(struct kb_device *dev, const struct kb_image *in, struct kb_image **out);
     void (*image_destroy)(struct kb_device *dev, struct kb_image *img);
-    /* Every texel (img->bytes), ordered after every earlier submit. */
+    /* Every texel (img->bytes), as buffer_write and buffer_read move a
+     * buffer's bytes. */
     kiln_result (*image_write)(struct kb_device *dev, struct kb_image *img, const void *data);
-    kiln_result (*image_read)(struct kb_device *dev, struct kb_image *img, void *data);
+    kiln_result (*image_read)(struct kb_device *dev, struct kb_image *img, void *data, const struct kb_wait *w);
     /* kiln_image_usage bits the device supports for images of a format
      * and dims; *linear: sampled images of it may be filtered linearly. */
     uint32_t (*image_usage)(struct kb_device *dev, kiln_format format, uint32_t dims, bool *linear);
@@ -282,15 +318,16 @@ static inline void kb_buffer_destroy(struct kb_device *d, struct kb_buffer *b) {
 static inline kiln_result kb_buffer_write(struct kb_device *d, struct kb_buffer *b, uint64_t off, const void *p,
                                           uint64_t n)
 { return d->ops->buffer_write(d, b, off, p, n); }
-static inline kiln_result kb_buffer_read(struct kb_device *d, struct kb_buffer *b, uint64_t off, void *p, uint64_t n)
-{ return d->ops->buffer_read(d, b, off, p, n); }
+static inline kiln_result kb_buffer_read(struct kb_device *d, struct kb_buffer *b, uint64_t off, void *p, uint64_t n,
+                                         const struct kb_wait *w)
+{ return d->ops->buffer_read(d, b, off, p, n, w); }
 static inline kiln_result kb_image_create(struct kb_device *d, const struct kb_image *in, struct kb_image **o)
 { return d->ops->image_create(d, in, o); }
 static inline void kb_image_destroy(struct kb_device *d, struct kb_image *i) { d->ops->image_destroy(d, i); }
 static inline kiln_result kb_image_write(struct kb_device *d, struct kb_image *i, const void *p)
 { return d->ops->image_write(d, i, p); }
-static inline kiln_result kb_image_read(struct kb_device *d, struct kb_image *i, void *p)
-{ return d->ops->image_read(d, i, p); }
+static inline kiln_result kb_image_read(struct kb_device *d, struct kb_image *i, void *p, const struct kb_wait *w)
+{ return d->ops->image_read(d, i, p, w); }
 static inline uint32_t kb_image_usage(struct kb_device *d, kiln_format f, uint32_t dims, bool *linear)
 { return d->ops->image_usage(d, f, dims, linear); }
 static inline kiln_result kb_layout_create(struct kb_device *d, const kiln_program_interface *i, struct kb_layout **o)
@@ -324,6 +361,10 @@ static inline uint64_t kb_ticket_done(struct kb_device *d) { return d->ops->tick
 
 /* ---- loss and runaway work (backend.c) ---- */
 
+/* A backend's device begins and ends with these (the loss bookkeeping's
+ * lock); finish is not called on a device left abandoned to its work. */
+void kb_device_init(struct kb_device *d);
+void kb_device_finish(struct kb_device *d);
 /* Work that finishes nothing for ns nanoseconds is runaway; 0: no bound. */
 void kb_set_timeout(struct kb_device *d, uint64_t ns);
 /* Submits cmd, noting it as running `what` (copied; names the submit in a
@@ -338,8 +379,16 @@ void kb_trace_done(struct kb_device *d, uint64_t *traced);
 /* Waits for ticket, at most timeout_ns (UINT64_MAX: while the device
  * lives), and never past the device's timeout: work that outlives it
  * latches the device lost. KILN_ERR_TIMEOUT when the caller's bound ran
- * out first, KILN_ERR_DEVICE_LOST when the device is (or becomes) lost. */
-kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeout_ns);
+ * out first, KILN_ERR_DEVICE_LOST when the device is (or becomes) lost.
+ * owner is who waits (kb_device.owner as it was when the waiter held the
+ * device; NULL: the device's own context): runaway work of that owner ends
+ * the wait with KILN_ERR_DEVICE_LOST, another owner's is that owner's
+ * fault and the wait goes on. Safe from any thread, the context lock held
+ * or not. */
+kiln_result kb_ticket_wait_as(struct kb_device *d, const void *owner, uint64_t ticket, uint64_t timeout_ns);
+/* kb_ticket_wait_as for the holder of the device, as kb_device.owner says. */
+static inline kiln_result kb_ticket_wait(struct kb_device *d, uint64_t ticket, uint64_t timeout_ns)
+{ return kb_ticket_wait_as(d, d->owner, ticket, timeout_ns); }
 /* KILN_OK, or KILN_ERR_DEVICE_LOST naming why the device was lost. */
 KILN_NODISCARD kiln_result kb_live(struct kb_device *d);
 static inline bool kb_is_lost(struct kb_device *d) { return atomic_load(&d->lost) != KB_LIVE; }

@@ -155,6 +155,9 @@ KILN_NODISCARD kiln_result csvc_request_baked(struct csvc *svc, struct cjob *uni
                                               const struct prog_push_word *words, uint32_t count, enum cprio prio,
                                               struct cjob **out);
 void csvc_release(struct csvc *svc, struct cjob *front);
+/* Takes another hold of a front node the caller holds (release it with
+ * csvc_release): a waiter's own, so the node outlives its first holder. */
+void csvc_adopt(struct csvc *svc, struct cjob *front);
 /* Releases the caller's hold and cancels the compile when it has not
  * started and nobody else holds it; false (nothing done) otherwise. */
 bool csvc_cancel_unstarted(struct csvc *svc, struct cjob *front);

@@ -298,6 +298,14 @@ static void adopt(struct csvc *s, struct cjob *j)
         lru_remove(s, j);
 }
 
+void csvc_adopt(struct csvc *s, struct cjob *front)
+{
+    pthread_mutex_lock(&s->lock);
+    KILN_ASSERT(front->adopters > 0);
+    adopt(s, front);
+    pthread_mutex_unlock(&s->lock);
+}
+
 static void set_prio(struct csvc *s, struct cjob *j, enum cprio prio)
 {
     if (prio <= j->prio)

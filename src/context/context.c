@@ -7,6 +7,13 @@
  * still uses (a buffer bound by a node, a program run by a node) is
  * KILN_ERR_BUSY: nothing is freed under a recorded scheme.
  *
+ * Waits let the context go (see "waits" below): a call waiting on a
+ * ticket, a compile, a transfer or a precompile holds no lock while it
+ * waits, so other threads' calls on the context go on. Destroying an
+ * object waits, the context let go, for the submits that use it; a call
+ * of another thread that was waiting on the object then finds its handle
+ * gone (KILN_ERR_HANDLE, naming it).
+ *
  * A lost device (backend.h: the driver said so, or work outlived the
  * context's device timeout) fails every later call (ctx_live, called by
  * api/ before each). Destroy then waits for nothing: a lost device whose
@@ -96,7 +103,75 @@ kiln_result ctx_seen(struct kctx *kc, kiln_result r)
     return c->dev ? kb_seen(c->dev, r) : r;
 }
 
+/* ---- waits ---------------------------------------------------------------------------- */
+
+/* A call that waits lets the context go for the wait (let_go, take_back):
+ * the mutex its calls are made under (kctx.held) is let go, and on a
+ * server's client context the host device's owner too, so other threads'
+ * calls on the context, and a server's other clients, run meanwhile. What
+ * the caller resolved before is stale after: it resolves its handles
+ * again. A closing context (l_destroy, which runs with nothing held) waits
+ * holding what it holds. */
+static void let_go(struct lctx *c)
+{
+    if (c->closing)
+        return;
+    ctx_device_leave(&c->base);
+    pthread_mutex_unlock(c->base.held);
+}
+
+static void take_back(struct lctx *c)
+{
+    if (c->closing)
+        return;
+    pthread_mutex_lock(c->base.held);
+    ctx_device_enter(&c->base);
+}
+
+/* Waits for ticket, at most timeout_ns, with the context let go. */
+static kiln_result wait_ticket(struct lctx *c, uint64_t ticket, uint64_t timeout_ns)
+{
+    if (!ticket || (kb_ticket_done(c->dev) >= ticket && !kb_is_lost(c->dev)))
+        return KILN_OK;
+    const void *owner = c->host ? c : NULL;   /* as ctx_device_enter makes it */
+    let_go(c);
+    kiln_result r = kb_ticket_wait_as(c->dev, owner, ticket, timeout_ns);
+    take_back(c);
+    return r;
+}
+
+/* The backend's wait for a transfer of its own (struct kb_wait). */
+static kiln_result wait_transfer(void *ud, uint64_t ticket) { return wait_ticket(ud, ticket, UINT64_MAX); }
+
+/* Waits, with the context let go, for the compile of p (marking it
+ * wanted). p may be gone when this returns: the caller resolves it again. */
+static void wait_compile(struct lctx *c, struct prog *p)
+{
+    if (prog_refresh(p) != KILN_PROGRAM_PENDING)
+        return;
+    struct csvc *svc = p->svc;
+    struct cjob *front = p->front;
+    csvc_adopt(svc, front);   /* the wait's own hold: a destroy of p meanwhile frees nothing it waits on */
+    let_go(c);
+    struct csvc_result res;
+    (void)csvc_wait(svc, front, true, &res);
+    csvc_release(svc, front);
+    take_back(c);
+}
+
+/* Notes work a call left running (a submit, a fill, a staged upload) as
+ * the context's newest, and under KILN_SYNC=1 waits for it, so that every
+ * call waits for its work and an error appears at its call. */
+static kiln_result made(struct lctx *c, uint64_t ticket)
+{
+    c->last_ticket = KILN_MAX(c->last_ticket, ticket);
+    return c->sync ? wait_ticket(c, ticket, UINT64_MAX) : KILN_OK;
+}
+
 /* ---- for a server (context.h) ------------------------------------------------------- */
+
+void ctx_calls_under(struct kctx *kc, pthread_mutex_t *mu) { kc->held = mu; }
+
 
 uint64_t ctx_objects_held(struct kctx *kc)
 {
@@ -161,7 +236,7 @@ static kiln_result l_context_caps(struct kctx *kc, kiln_caps *out)
 static kiln_result l_context_wait_idle(struct kctx *kc)
 {
     struct lctx *c = lctx_of(kc);
-    kiln_result r = c->last_ticket ? kb_ticket_wait(c->dev, c->last_ticket, UINT64_MAX) : KILN_OK;
+    kiln_result r = wait_ticket(c, c->last_ticket, UINT64_MAX);
     kb_trace_done(c->dev, &c->traced);
     return r;
 }
@@ -264,40 +339,62 @@ static kiln_result l_image_create(struct kctx *kc, const kiln_image_desc *desc, 
     KILN_TRY(kb_image_create(c->dev, &want, &img));
     kiln_result r = pool_insert(&c->images, img, "image", &img->id);
     if (r < 0) {
+        (void)kb_ticket_wait(c->dev, img->last_use, UINT64_MAX);   /* its clear may run */
         kb_image_destroy(c->dev, img);
         return r;
     }
     out->id = img->id;
-    return KILN_OK;
+    return made(c, img->last_write);
 }
 
 static kiln_result l_image_destroy(struct kctx *kc, kiln_image h)
 {
     struct lctx *c = lctx_of(kc);
     struct kb_image *img;
-    GET(images, struct kb_image, "image", h, img);
-    if (img->bind_refs)
-        return KILN_RAISE(KILN_ERR_BUSY, "image '%s' is bound by %u node%s; remove them first", img->label,
-                          img->bind_refs, img->bind_refs == 1 ? "" : "s");
-    if (c->last_ticket)
-        KILN_TRY(kb_ticket_wait(c->dev, c->last_ticket, UINT64_MAX));
+    for (;;) {   /* until no submit using it is running, the context let go while one is */
+        GET(images, struct kb_image, "image", h, img);
+        if (img->bind_refs)
+            return KILN_RAISE(KILN_ERR_BUSY, "image '%s' is bound by %u node%s; remove them first", img->label,
+                              img->bind_refs, img->bind_refs == 1 ? "" : "s");
+        if (kb_ticket_done(c->dev) >= img->last_use)
+            break;
+        KILN_TRY(wait_ticket(c, img->last_use, UINT64_MAX));
+    }
     pool_remove(&c->images, h.id);
     kb_image_destroy(c->dev, img);
     return KILN_OK;
 }
 
+/* The newest submit a host copy of an object's bytes must wait for: for a
+ * write, any that uses them; for a read, any that may write them. A copy
+ * the backend makes as a transfer of its own (not mapped) is ordered on
+ * the device, and waits for nothing here. */
+static uint64_t hazard(bool mapped, uint64_t last_use, uint64_t last_write, bool write)
+{
+    return !mapped ? 0 : write ? last_use : last_write;
+}
+
 static kiln_result image_io(struct lctx *c, kiln_image h, void *data, uint64_t size, bool upload)
 {
     struct kb_image *img;
-    GET(images, struct kb_image, "image", h, img);
-    if (!data)
-        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': data pointer is NULL", img->label);
-    if (size != img->bytes)
-        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': %llu bytes given; its %ux%ux%u %s texels are %llu bytes "
-                          "(every texel %s at once)", img->label, (unsigned long long)size, img->width, img->height,
-                          img->depth, kiln_format_name(img->format), (unsigned long long)img->bytes,
-                          upload ? "is uploaded" : "is read back");
-    return upload ? kb_image_write(c->dev, img, data) : kb_image_read(c->dev, img, data);
+    for (;;) {   /* until the submits it must wait for are done, the context let go while they run */
+        GET(images, struct kb_image, "image", h, img);
+        if (!data)
+            return KILN_RAISE(KILN_ERR_INVALID, "image '%s': data pointer is NULL", img->label);
+        if (size != img->bytes)
+            return KILN_RAISE(KILN_ERR_INVALID, "image '%s': %llu bytes given; its %ux%ux%u %s texels are %llu "
+                              "bytes (every texel %s at once)", img->label, (unsigned long long)size, img->width,
+                              img->height, img->depth, kiln_format_name(img->format), (unsigned long long)img->bytes,
+                              upload ? "is uploaded" : "is read back");
+        uint64_t t = hazard(img->mapped, img->last_use, img->last_write, upload);
+        if (kb_ticket_done(c->dev) >= t)
+            break;
+        KILN_TRY(wait_ticket(c, t, UINT64_MAX));
+    }
+    if (!upload)
+        return kb_image_read(c->dev, img, data, &(struct kb_wait){wait_transfer, c});
+    KILN_TRY(kb_image_write(c->dev, img, data));
+    return made(c, img->last_write);
 }
 
 static kiln_result l_image_upload(struct kctx *kc, kiln_image h, const void *data, uint64_t size)
@@ -330,22 +427,27 @@ static kiln_result l_buffer_create(struct kctx *kc, const kiln_buffer_desc *desc
     snprintf(b->label, sizeof b->label, "%s", d.label);
     kiln_result r = pool_insert(&c->buffers, b, "buffer", &b->id);
     if (r < 0) {
+        (void)kb_ticket_wait(c->dev, b->last_use, UINT64_MAX);   /* its zero fill may run */
         kb_buffer_destroy(c->dev, b);
         return r;
     }
     out->id = b->id;
-    return KILN_OK;
+    return made(c, b->last_write);
 }
 
 static kiln_result l_buffer_destroy(struct kctx *kc, kiln_buffer h)
 {
     struct lctx *c = lctx_of(kc);
     struct kb_buffer *b;
-    GET(buffers, struct kb_buffer, "buffer", h, b);
-    if (b->bind_refs)
-        return KILN_RAISE(KILN_ERR_BUSY, "buffer '%s' is bound by %u node%s; remove them first", b->label, b->bind_refs,
-                          b->bind_refs == 1 ? "" : "s");
-    KILN_TRY(l_context_wait_idle(&c->base));
+    for (;;) {   /* until no submit using it is running, the context let go while one is */
+        GET(buffers, struct kb_buffer, "buffer", h, b);
+        if (b->bind_refs)
+            return KILN_RAISE(KILN_ERR_BUSY, "buffer '%s' is bound by %u node%s; remove them first", b->label,
+                              b->bind_refs, b->bind_refs == 1 ? "" : "s");
+        if (kb_ticket_done(c->dev) >= b->last_use)
+            break;
+        KILN_TRY(wait_ticket(c, b->last_use, UINT64_MAX));
+    }
     pool_remove(&c->buffers, h.id);
     kb_buffer_destroy(c->dev, b);
     return KILN_OK;
@@ -361,22 +463,41 @@ static kiln_result check_range(const struct kb_buffer *b, uint64_t off, const vo
     return KILN_OK;
 }
 
+/* Resolves buffer h for a host copy of [off, +size) and waits, the
+ * context let go, for the submits the copy must wait for (hazard). */
+static kiln_result buffer_io(struct lctx *c, kiln_buffer h, uint64_t off, const void *data, uint64_t size, bool write,
+                             struct kb_buffer **out)
+{
+    for (;;) {
+        struct kb_buffer *b;
+        GET(buffers, struct kb_buffer, "buffer", h, b);
+        KILN_TRY(check_range(b, off, data, size));
+        uint64_t t = hazard(b->mapped, b->last_use, b->last_write, write);
+        if (!size || kb_ticket_done(c->dev) >= t) {
+            *out = b;
+            return KILN_OK;
+        }
+        KILN_TRY(wait_ticket(c, t, UINT64_MAX));
+    }
+}
+
 static kiln_result l_buffer_upload(struct kctx *kc, kiln_buffer h, uint64_t off, const void *data, uint64_t size)
 {
     struct lctx *c = lctx_of(kc);
     struct kb_buffer *b;
-    GET(buffers, struct kb_buffer, "buffer", h, b);
-    KILN_TRY(check_range(b, off, data, size));
-    return size ? kb_buffer_write(c->dev, b, off, data, size) : KILN_OK;
+    KILN_TRY(buffer_io(c, h, off, data, size, true, &b));
+    if (!size)
+        return KILN_OK;
+    KILN_TRY(kb_buffer_write(c->dev, b, off, data, size));
+    return made(c, b->last_write);
 }
 
 static kiln_result l_buffer_readback(struct kctx *kc, kiln_buffer h, uint64_t off, void *data, uint64_t size)
 {
     struct lctx *c = lctx_of(kc);
     struct kb_buffer *b;
-    GET(buffers, struct kb_buffer, "buffer", h, b);
-    KILN_TRY(check_range(b, off, data, size));
-    return size ? kb_buffer_read(c->dev, b, off, data, size) : KILN_OK;
+    KILN_TRY(buffer_io(c, h, off, data, size, false, &b));
+    return size ? kb_buffer_read(c->dev, b, off, data, size, &(struct kb_wait){wait_transfer, c}) : KILN_OK;
 }
 
 /* ---- programs ----------------------------------------------------------------------- */
@@ -414,11 +535,17 @@ static kiln_result l_program_destroy(struct kctx *kc, kiln_program h)
 {
     struct lctx *c = lctx_of(kc);
     struct prog *p;
-    GET(programs, struct prog, "program", h, p);
-    if (p->node_refs)
-        return KILN_RAISE(KILN_ERR_BUSY, "program %s is run by %u node%s; remove them or set another program first",
-                          p->name, p->node_refs, p->node_refs == 1 ? "" : "s");
-    KILN_TRY(l_context_wait_idle(&c->base));
+    /* Its pipeline may be in any submit not yet done: the newest is
+     * waited for, the context let go. */
+    for (;;) {
+        GET(programs, struct prog, "program", h, p);
+        if (p->node_refs)
+            return KILN_RAISE(KILN_ERR_BUSY, "program %s is run by %u node%s; remove them or set another program "
+                              "first", p->name, p->node_refs, p->node_refs == 1 ? "" : "s");
+        if (kb_ticket_done(c->dev) >= c->last_ticket)
+            break;
+        KILN_TRY(wait_ticket(c, c->last_ticket, UINT64_MAX));
+    }
     pool_remove(&c->programs, h.id);
     prog_destroy(p);
     return KILN_OK;
@@ -438,6 +565,10 @@ static kiln_result l_program_wait(struct kctx *kc, kiln_program h)
     struct lctx *c = lctx_of(kc);
     struct prog *p;
     GET(programs, struct prog, "program", h, p);
+    if (prog_refresh(p) == KILN_PROGRAM_PENDING) {
+        wait_compile(c, p);
+        GET(programs, struct prog, "program", h, p);   /* destroyed by another thread meanwhile: refused */
+    }
     return prog_wait(p) == KILN_PROGRAM_FAILED ? prog_raise_failed(p, "") : KILN_OK;
 }
 
@@ -507,7 +638,12 @@ static kiln_result l_scheme_destroy(struct kctx *kc, kiln_scheme h)
 {
     struct lctx *c = lctx_of(kc);
     struct scheme *s;
-    GET(schemes, struct scheme, "scheme", h, s);
+    for (;;) {   /* its submits done first, the context let go while they run */
+        GET(schemes, struct scheme, "scheme", h, s);
+        if (kb_ticket_done(c->dev) >= s->last_ticket)
+            break;
+        KILN_TRY(wait_ticket(c, s->last_ticket, UINT64_MAX));
+    }
     for (uint32_t i = 0; i < s->node_count; i++)
         pool_remove(&c->nodes, s->nodes[i]->id);
     pool_remove(&c->schemes, h.id);
@@ -571,15 +707,24 @@ static kiln_result l_scheme_submit(struct kctx *kc, kiln_scheme h, kiln_ticket *
 {
     struct lctx *c = lctx_of(kc);
     struct scheme *s;
-    GET(schemes, struct scheme, "scheme", h, s);
+    struct prog *pending;
+    /* The programs the submit would wait for (the wait policy) are waited
+     * for first, the context let go; then the submit, which finds them
+     * done (or, should another thread have added a node meanwhile, waits
+     * for that one the same way). */
+    for (;;) {
+        GET(schemes, struct scheme, "scheme", h, s);
+        if (!(pending = scheme_waits_for(s)))
+            break;
+        wait_compile(c, pending);
+    }
     uint64_t t;
     atomic_store(&(c->host ? c->host : c)->last_submit_ns, time_now_ns());
     KILN_TRY(scheme_submit(s, &t));
-    c->last_ticket = t;
     c->stats.submits++;
     if (out)
         out->value = t;
-    return KILN_OK;
+    return made(c, t);
 }
 
 static kiln_result l_scheme_stats_get(struct kctx *kc, kiln_scheme h, kiln_scheme_stats *out)
@@ -641,8 +786,18 @@ static kiln_result l_node_set_program(struct kctx *kc, kiln_node h, kiln_program
     struct lctx *c = lctx_of(kc);
     struct node *n;
     struct prog *p;
-    GET(nodes, struct node, "node", h, n);
-    GET(programs, struct prog, "program", ph, p);
+    /* The swap needs both programs' interfaces: their compiles are waited
+     * for first, the context let go. */
+    for (;;) {
+        GET(nodes, struct node, "node", h, n);
+        GET(programs, struct prog, "program", ph, p);
+        struct prog *pending = prog_refresh(p) == KILN_PROGRAM_PENDING         ? p
+                               : prog_refresh(n->prog) == KILN_PROGRAM_PENDING ? n->prog
+                                                                               : NULL;
+        if (!pending)
+            break;
+        wait_compile(c, pending);
+    }
     return node_set_program(n, p);
 }
 
@@ -665,7 +820,7 @@ static kiln_result l_ticket_wait(struct kctx *kc, kiln_ticket t, uint64_t timeou
     if (t.value > c->last_ticket)
         return KILN_RAISE(KILN_ERR_INVALID, "ticket %llu was never issued by this context (newest: %llu)",
                           (unsigned long long)t.value, (unsigned long long)c->last_ticket);
-    kiln_result r = t.value ? kb_ticket_wait(c->dev, t.value, timeout_ns) : KILN_OK;
+    kiln_result r = wait_ticket(c, t.value, timeout_ns);
     kb_trace_done(c->dev, &c->traced);
     return r;
 }
@@ -743,7 +898,12 @@ static kiln_result l_context_precompile(struct kctx *kc, const kiln_precompile_d
     kiln_precompile_desc d = kiln_precompile_desc_defaults(desc);
     double stall = d.stall_s ? d.stall_s : env_seconds("KILN_PRECOMPILE_STALL_S", 5);
     struct csvc_precompile r;
-    KILN_TRY(csvc_precompile(c->svc, stall, &r));
+    /* The compile service and the archive have their own locks: the
+     * context is let go for the whole precompile. */
+    let_go(c);
+    kiln_result res = csvc_precompile(c->svc, stall, &r);
+    take_back(c);
+    KILN_TRY(res);
     *out = (kiln_precompile_result){.programs = r.programs, .noted = r.noted, .slow = r.slow, .ready = r.ready,
                                     .failed = r.failed, .background = r.background, .seconds = r.seconds};
     return KILN_OK;
@@ -785,6 +945,7 @@ static void close_service_and_archive(struct lctx *c)
 static void l_destroy(struct kctx *kc)
 {
     struct lctx *c = lctx_of(kc);
+    c->closing = true;   /* its waits hold what they hold: nothing, or a server's host lock */
     if (c->dev) {
         if (!kb_is_lost(c->dev))
             (void)l_context_wait_idle(&c->base);   /* bounded by the device timeout, past which the device is lost */
@@ -874,6 +1035,7 @@ static struct lctx *ctx_alloc(uint32_t serial, uint32_t floor)
     c->base.serial = serial;
     c->archive = &c->own_archive;
     pthread_mutex_init(&c->base.lock, NULL);
+    c->base.held = &c->base.lock;
     pool_init_floor(&c->buffers, POOL_BUFFER, serial, floor);
     pool_init_floor(&c->programs, POOL_PROGRAM, serial, floor);
     pool_init_floor(&c->schemes, POOL_SCHEME, serial, floor);
@@ -898,6 +1060,7 @@ static void per_context_settings(struct lctx *c, const kiln_context_desc *d)
     c->pending = d->pending;
     c->skip_log = d->skip_log ? d->skip_log > 0 : env_flag("KILN_SKIP_LOG", 0);
     c->spec_verify = d->spec_verify;
+    c->sync = env_flag("KILN_SYNC", 0);
 }
 
 kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kctx **out)

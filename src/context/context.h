@@ -13,13 +13,21 @@
  * the filled-in copy, as a server's handler does.
  *
  * Locking: api/ holds ctx->lock around every call into the table, so the
- * functions here run one at a time per context. Lock order: the api's
- * context-pool lock, then ctx->lock.
+ * functions here run one at a time per context; a server holds its host
+ * lock around the calls it makes on its clients' contexts. Which mutex a
+ * context's calls are made under is kctx.held. A call that waits (for a
+ * ticket, a compile, a transfer, a precompile) lets that mutex go for the
+ * wait and takes it back after (context.c, "waits"): other threads' calls
+ * on the context, and a server's other clients, go on meanwhile, and the
+ * waiting call resolves its handles again once it holds the mutex. Lock
+ * order: the api's context-pool lock, then ctx->lock (or the host lock),
+ * then a module's own (the compile service's, the device's watch).
  */
 #ifndef KILN_CONTEXT_H
 #define KILN_CONTEXT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "backend/backend.h"
@@ -51,6 +59,13 @@ struct rt_ops {
 struct kctx {
     const struct rt_ops *ops;
     pthread_mutex_t lock;       /* serializes calls on this context (taken by api/) */
+    /* The mutex this context's calls are made under: &lock, or for a
+     * server's client context the server's host lock (ctx_calls_under).
+     * Set before the first call, then only read. */
+    pthread_mutex_t *held;
+    /* Threads blocked on lock, entering (api/): a remote wait letting the
+     * context go between its slices lets them in first. */
+    _Atomic uint32_t queued;
     /* Threads inside or entering the context; protected by the api's
      * users_lock. kiln_context_destroy waits for it to drop to 0. */
     uint32_t users;
@@ -98,6 +113,9 @@ struct kb_device *ctx_device(struct kctx *c);
 /* Each takes a local context (ctx_is_local), its caller serializing as for
  * every call on it. */
 
+/* The context's calls are made under mu from now on (kctx.held): the
+ * server's host lock, for a context it serves. */
+void ctx_calls_under(struct kctx *c, pthread_mutex_t *mu);
 /* Objects the context holds now: buffers, images, programs, schemes, nodes. */
 uint64_t ctx_objects_held(struct kctx *c);
 /* Its programs still compiling. */

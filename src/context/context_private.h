@@ -46,6 +46,8 @@ struct lctx {
     struct spec_cache spec;     /* specialization variants, shared by the schemes */
     kiln_pending_policy pending;
     bool skip_log;              /* KILN_SKIP_LOG */
+    bool sync;                  /* KILN_SYNC: every call waits for the work it made */
+    bool closing;               /* l_destroy runs: waits let nothing go */
     int spec_verify;            /* the desc's KILN_SPEC_VERIFY: 1, -1, or 0 (the variable, at every submit) */
     struct trace *trace;        /* kiln_context_desc.trace_path's (KILN_TRACE), NULL: none */
     uint64_t traced;            /* submits up to this ticket are in the trace as device spans */

@@ -175,6 +175,7 @@ static kiln_result a_context_create(struct req *q)
     if (res == KILN_OK) {
         q->cl->host = s->host;
         s->host_clients++;
+        ctx_calls_under(q->cl->ctx, &s->host_lock);   /* its waits let the host lock go (context.h) */
     }
     unlock(q->cl);
     pthread_mutex_lock(&s->mu);

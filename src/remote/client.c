@@ -7,6 +7,11 @@
  * serial, so they resolve nowhere else). api/ serializes calls per
  * context, so one call is in flight per connection.
  *
+ * Waits (a ticket, a program, wait_idle) are made in slices of SLICE_NS:
+ * between two, the context is let go (kctx.held), and a thread waiting to
+ * enter it goes first (kctx.queued), so a long wait on one thread never
+ * stalls another's calls on the same context by more than a slice.
+ *
  * Bulk data past PIPE_INLINE_MAX goes through one memfd segment per
  * connection, grown as needed and announced (with a new serial) on the
  * transport's descriptor channel just before the request that first uses
@@ -20,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/backend.h"
 #include "kiln.h"
@@ -30,6 +36,8 @@
 #include "transport/transport.h"
 
 #define CONNECT_TIMEOUT_NS (5ull * 1000 * 1000 * 1000)
+#define SLICE_NS (2ull * 1000 * 1000)        /* a remote wait holds the context this long at most */
+#define YIELD_NS (1ull * 1000 * 1000)        /* how long a wait between slices lets queued callers go first */
 
 struct memo_iface {
     uint64_t id;
@@ -54,6 +62,8 @@ struct rclient {
     struct memo_iface *ifaces;   /* interfaces of programs found ready */
     uint32_t iface_count, iface_cap;
     bool stats_on, stats_log;
+    bool sync;                   /* KILN_SYNC: a submit waits for its ticket */
+    uint64_t newest;             /* the newest ticket a submit returned */
     char *stats_file;
     struct pipe_stats stats;     /* since the last summary */
 };
@@ -176,6 +186,43 @@ static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *
 #define REC(op, rec) call(rc, PIPE_OP_##op, &(rec), NULL, 0, NULL)
 #define ASK(op, rec, out) call(rc, PIPE_OP_##op, &(rec), (out), sizeof *(out), NULL)
 
+/* ---- waits ------------------------------------------------------------------------------- */
+
+/* Between two slices of a wait: the context let go; threads queued to
+ * enter it take it first (for YIELD_NS at most), then it is taken back. */
+static void between_slices(struct rclient *rc, uint64_t nap_ns)
+{
+    pthread_mutex_unlock(rc->base.held);
+    uint64_t start = time_now_ns();
+    if (nap_ns) {
+        struct timespec ts = {(time_t)(nap_ns / 1000000000u), (long)(nap_ns % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
+    while (atomic_load(&rc->base.queued) && time_now_ns() - start < YIELD_NS) {
+        struct timespec ts = {0, 20 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    pthread_mutex_lock(rc->base.held);
+}
+
+/* Waits for ticket, at most timeout_ns, a slice at a time. */
+static kiln_result wait_ticket(struct rclient *rc, uint64_t ticket, uint64_t timeout_ns)
+{
+    uint64_t start = time_now_ns();
+    for (;;) {
+        uint64_t spent = time_now_ns() - start, left = timeout_ns > spent ? timeout_ns - spent : 0;
+        struct pipe_rec_wait rec = {ticket, KILN_MIN(left, SLICE_NS)};
+        kiln_result r = REC(ticket_wait, rec);
+        if (r != KILN_ERR_TIMEOUT)
+            return r;
+        if (left <= SLICE_NS)
+            return KILN_RAISE(KILN_ERR_TIMEOUT, "ticket %llu not done within %llu ns", (unsigned long long)ticket,
+                              (unsigned long long)timeout_ns);
+        err_clear();
+        between_slices(rc, 0);
+    }
+}
+
 /* ---- the segment ------------------------------------------------------------------------- */
 
 /* A segment of at least size bytes, announced to the server. */
@@ -253,6 +300,8 @@ static kiln_result r_context_caps(struct kctx *c, kiln_caps *out)
 static kiln_result r_context_wait_idle(struct kctx *c)
 {
     struct rclient *rc = rc_of(c);
+    if (rc->newest)   /* the long part in slices; the call itself then finds little left */
+        KILN_TRY(wait_ticket(rc, rc->newest, UINT64_MAX));
     struct pipe_rec_none rec = {0};
     return REC(context_wait_idle, rec);
 }
@@ -414,6 +463,15 @@ static kiln_result r_program_wait(struct kctx *c, kiln_program p)
 {
     struct rclient *rc = rc_of(c);
     struct pipe_rec_handle rec = {p.id};
+    /* Asked after ever longer naps (the context let go between), then
+     * waited for: the wait, on a compile that has ended, says how. */
+    for (uint64_t nap = 50 * 1000;; nap = KILN_MIN(nap * 2, SLICE_NS)) {
+        kiln_program_state st = KILN_PROGRAM_PENDING;
+        KILN_TRY(ASK(program_status, rec, &st));
+        if (st != KILN_PROGRAM_PENDING)
+            break;
+        between_slices(rc, nap);
+    }
     return REC(program_wait, rec);
 }
 
@@ -517,9 +575,10 @@ static kiln_result r_scheme_submit(struct kctx *c, kiln_scheme s, kiln_ticket *o
     struct pipe_rec_handle rec = {s.id};
     kiln_ticket t;
     KILN_TRY(ASK(scheme_submit, rec, &t.value));
+    rc->newest = KILN_MAX(rc->newest, t.value);
     if (out)
         *out = t;
-    return KILN_OK;
+    return rc->sync ? wait_ticket(rc, t.value, UINT64_MAX) : KILN_OK;   /* KILN_SYNC: its error at its call */
 }
 
 static kiln_result r_scheme_stats_get(struct kctx *c, kiln_scheme s, kiln_scheme_stats *out)
@@ -581,8 +640,9 @@ static kiln_result r_node_get_params(struct kctx *c, kiln_node n, uint32_t *out,
 static kiln_result r_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout_ns)
 {
     struct rclient *rc = rc_of(c);
-    struct pipe_rec_wait rec = {t.value, timeout_ns};
-    return REC(ticket_wait, rec);
+    if (!t.value)
+        return KILN_OK;
+    return wait_ticket(rc, t.value, timeout_ns);
 }
 
 static kiln_result r_archive_info_get(struct kctx *c, kiln_archive_info *out)
@@ -737,6 +797,8 @@ kiln_result remote_create(const char *target, const kiln_context_desc *desc, uin
     rc->base.serial = serial;
     rc->seg.fd = -1;
     pthread_mutex_init(&rc->base.lock, NULL);
+    rc->base.held = &rc->base.lock;
+    rc->sync = env_flag("KILN_SYNC", 0);
     kiln_result r;
     if (!strcmp(target, "inproc")) {
         snprintf(rc->where, sizeof rc->where, "kiln server in this process");

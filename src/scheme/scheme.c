@@ -101,6 +101,7 @@ void scheme_destroy(struct scheme *s)
     for (uint32_t i = 0; i < s->cmd_count; i++)
         kb_cmd_destroy(s->dev, s->cmds[i].cmd);
     free(s->garbage);
+    free(s->touches);
     free(s->steps);
     free(s->nodes);
     free(s);
@@ -587,6 +588,58 @@ static kiln_result place_barriers(struct scheme *s)
     return KILN_OK;
 }
 
+static int touch_order(const void *a, const void *b)
+{
+    const struct scheme_touch *x = a, *y = b;
+    uintptr_t p = x->buffer ? (uintptr_t)x->buffer : (uintptr_t)x->image;
+    uintptr_t q = y->buffer ? (uintptr_t)y->buffer : (uintptr_t)y->image;
+    return p < q ? -1 : p > q;
+}
+
+/* The recording's touches: every buffer and image a node it runs binds,
+ * once, written if any node may write it. */
+static kiln_result collect_touches(struct scheme *s)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->node_count; i++) {
+        const struct node *nd = s->nodes[i];
+        if (nd->skipped)
+            continue;
+        if (!vec_reserve((void **)&s->touches, &s->touch_cap, n + nd->binding_count, sizeof *s->touches)) {
+            s->touch_count = 0;
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s's list of what it uses",
+                              s->label);
+        }
+        for (uint32_t b = 0; b < nd->binding_count; b++) {
+            const struct node_binding *nb = &nd->bindings[b];
+            if (nb->buffer || nb->image)
+                s->touches[n++] = (struct scheme_touch){nb->buffer, nb->buffer ? NULL : nb->image,
+                                                        (nb->access & KILN_ACCESS_WRITE) != 0};
+        }
+    }
+    if (n)
+        qsort(s->touches, n, sizeof *s->touches, touch_order);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (kept && !touch_order(&s->touches[kept - 1], &s->touches[i]))
+            s->touches[kept - 1].writes |= s->touches[i].writes;
+        else
+            s->touches[kept++] = s->touches[i];
+    }
+    s->touch_count = kept;
+    return KILN_OK;
+}
+
+struct prog *scheme_waits_for(struct scheme *s)
+{
+    if (s->skip_pending || (s->dirty == SCHEME_CLEAN && s->current >= 0))
+        return NULL;   /* a clean recording's programs were all ready when it was made */
+    for (uint32_t i = 0; i < s->node_count; i++)
+        if (prog_refresh(s->nodes[i]->prog) == KILN_PROGRAM_PENDING)
+            return s->nodes[i]->prog;
+    return NULL;
+}
+
 /* Every node's program ready and bound (or, under the skip policy, the
  * node skipped), or the error naming the node. */
 static kiln_result ready_nodes(struct scheme *s)
@@ -678,8 +731,10 @@ static kiln_result record(struct scheme *s)
     bool structural_before = s->dirty == SCHEME_STRUCT;
     KILN_TRY(ready_nodes(s));
     bool structural = structural_before || s->dirty == SCHEME_STRUCT || s->current < 0;
-    if (structural)
+    if (structural) {
         KILN_TRY(place_barriers(s));
+        KILN_TRY(collect_touches(s));
+    }
     if (!vec_reserve((void **)&s->steps, &s->step_cap, 2 * s->node_count + 1, sizeof *s->steps))
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s's %u recorded steps", s->label,
                           2 * s->node_count + 1);
@@ -810,10 +865,11 @@ static kiln_result ranges_io(struct scheme *s, struct node *n, uint8_t **bytes, 
     for (uint32_t i = 0; i < n->binding_count; i++) {
         const struct node_binding *b = &n->bindings[i];
         if (b->image)
-            KILN_TRY(write ? kb_image_write(s->dev, b->image, bytes[i]) : kb_image_read(s->dev, b->image, bytes[i]));
+            KILN_TRY(write ? kb_image_write(s->dev, b->image, bytes[i])
+                           : kb_image_read(s->dev, b->image, bytes[i], NULL));
         else if (b->buffer)
             KILN_TRY(write ? kb_buffer_write(s->dev, b->buffer, b->offset, bytes[i], b->size)
-                           : kb_buffer_read(s->dev, b->buffer, b->offset, bytes[i], b->size));
+                           : kb_buffer_read(s->dev, b->buffer, b->offset, bytes[i], b->size, NULL));
     }
     return KILN_OK;
 }
@@ -826,8 +882,9 @@ static kiln_result verify_node(struct scheme *s, struct node *n)
     struct kb_pipeline *variant = spec_pipeline(&n->site);
     if (!variant || !n->bindset)
         return KILN_OK;
-    if (s->last_ticket)
-        KILN_TRY(kb_ticket_wait(s->dev, s->last_ticket, UINT64_MAX));
+    /* Every submit and transfer on the device done first: the copies below
+     * go around the hazard tracking. */
+    KILN_TRY(kb_ticket_wait(s->dev, s->dev->submitted, UINT64_MAX));
     uint8_t *snap[KILN_MAX_DESCRIPTORS] = {0}, *uni[KILN_MAX_DESCRIPTORS] = {0}, *var[KILN_MAX_DESCRIPTORS] = {0};
     kiln_result r = KILN_OK;
     for (uint32_t i = 0; i < n->binding_count && r == KILN_OK; i++) {
@@ -918,6 +975,18 @@ kiln_result scheme_submit(struct scheme *s, uint64_t *ticket)
     KILN_TRY(kb_submit(s->dev, s->cmds[s->current].cmd, s->what, &t));
     s->cmds[s->current].ticket = t;
     s->last_ticket = t;
+    for (uint32_t i = 0; i < s->touch_count; i++) {
+        struct scheme_touch *u = &s->touches[i];
+        if (u->buffer) {
+            u->buffer->last_use = t;
+            if (u->writes)
+                u->buffer->last_write = t;
+        } else {
+            u->image->last_use = t;
+            if (u->writes)
+                u->image->last_write = t;
+        }
+    }
     s->stats.submits++;
     spec_submitted(&s->spec, t);
     s->stats.skipped_nodes += s->skipping;

@@ -88,6 +88,15 @@ struct scheme_cmd {
     uint64_t ticket;         /* its last submit; done when the device passed it */
 };
 
+/* What a submit of the current recording uses: each buffer or image once,
+ * and whether any node may write it. A submit moves their last_use (and
+ * last_write) to its ticket. */
+struct scheme_touch {
+    struct kb_buffer *buffer;    /* one of the two */
+    struct kb_image *image;
+    bool writes;
+};
+
 struct scheme_garbage {
     struct kb_bindset *bindset;
     uint64_t ticket;         /* free once this ticket is done */
@@ -108,6 +117,8 @@ struct scheme {
     uint32_t step_cap;
     struct scheme_garbage *garbage;
     uint32_t garbage_count, garbage_cap;
+    struct scheme_touch *touches;   /* made with each full record */
+    uint32_t touch_count, touch_cap;
     uint64_t last_ticket;
     bool skip_pending;       /* the context's policy: skip nodes whose program is pending (else wait) */
     bool skip_log;           /* KILN_SKIP_LOG: name each skipped node once per program */
@@ -145,6 +156,10 @@ KILN_NODISCARD kiln_result node_set_param(struct node *n, uint32_t slot, uint32_
 uint32_t node_param_words(const struct node *n);
 KILN_NODISCARD kiln_result node_set_program(struct node *n, struct prog *p);
 KILN_NODISCARD kiln_result scheme_submit(struct scheme *s, uint64_t *ticket);
+/* A program the next submit would wait for (under the wait policy, a
+ * node's program still compiling), or NULL: the caller may wait for it
+ * first without the context's lock (context.c). */
+struct prog *scheme_waits_for(struct scheme *s);
 /* Brings s->stats' specialization counts up to date. */
 void scheme_stats_update(struct scheme *s);
 

@@ -84,7 +84,7 @@ static void contract(const struct kb_backend *b)
     REQUIRE_OK(kb_buffer_create(dev, 256, KILN_BUFFER_STORAGE, &buf));
     CHECK_EQ(buf->size, 256);
     uint32_t words[64], back[64];
-    CHECK_OK(kb_buffer_read(dev, buf, 0, back, sizeof back));
+    CHECK_OK(kb_buffer_read(dev, buf, 0, back, sizeof back, NULL));
     int nonzero = 0;
     for (int i = 0; i < 64; i++)
         nonzero += back[i] != 0;
@@ -93,7 +93,7 @@ static void contract(const struct kb_backend *b)
         words[i] = 0x9e3779b9u * (uint32_t)(i + 1);
     CHECK_OK(kb_buffer_write(dev, buf, 0, words, sizeof words));
     CHECK_OK(kb_buffer_write(dev, buf, 8, words + 40, 8));
-    CHECK_OK(kb_buffer_read(dev, buf, 0, back, sizeof back));
+    CHECK_OK(kb_buffer_read(dev, buf, 0, back, sizeof back, NULL));
     words[2] = words[40], words[3] = words[41];
     CHECK(!memcmp(words, back, sizeof back));
 
@@ -106,13 +106,13 @@ static void contract(const struct kb_backend *b)
     struct kb_image *img;
     REQUIRE_OK(kb_image_create(dev, &want, &img));
     uint8_t texels[128], tback[128];
-    CHECK_OK(kb_image_read(dev, img, tback));
+    CHECK_OK(kb_image_read(dev, img, tback, NULL));
     nonzero = 0;
     for (int i = 0; i < 128; i++)
         nonzero += tback[i] != 0, texels[i] = (uint8_t)(i * 7 + 1);
     CHECK_EQ(nonzero, 0);
     CHECK_OK(kb_image_write(dev, img, texels));
-    CHECK_OK(kb_image_read(dev, img, tback));
+    CHECK_OK(kb_image_read(dev, img, tback, NULL));
     CHECK(!memcmp(texels, tback, sizeof texels));
 
     /* a pipeline through a cache; the cache's data seeds another */
@@ -153,7 +153,7 @@ static void contract(const struct kb_backend *b)
     CHECK_OK(kb_ticket_wait(dev, t2, UINT64_MAX));
     CHECK(kb_ticket_done(dev) >= t2);
     CHECK_OK(kb_ticket_wait(dev, t1, 0));   /* done: no wait needed */
-    CHECK_OK(kb_buffer_read(dev, buf, 0, back, sizeof back));
+    CHECK_OK(kb_buffer_read(dev, buf, 0, back, sizeof back, NULL));
     if (b->executes) {
         int bad = 0;
         for (uint32_t i = 0; i < 64; i++)

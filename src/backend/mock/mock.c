@@ -50,10 +50,12 @@ struct mock_device {
     struct kb_device base;
     pthread_mutex_t lock;        /* counts: compile workers make pipelines concurrently */
     struct mock_counts counts;
-    uint64_t done_ticket;        /* the highest ticket done (base.submitted: the highest submitted) */
+    /* The highest ticket done (base.submitted: the highest submitted);
+     * atomic, as waits run on any thread (backend.h). */
+    _Atomic uint64_t done_ticket;
     bool hold;
-    uint64_t hang_from;          /* mockb_hang: tickets from here on never finish (0: none) */
-    bool lost;                   /* mockb_lose */
+    _Atomic uint64_t hang_from;  /* mockb_hang: tickets from here on never finish (0: none) */
+    _Atomic bool lost;           /* mockb_lose */
     uint64_t abandoned;          /* objects destroyed while abandoned (freed anyway: nothing runs them) */
     struct kb_cmd *last_submitted;
     uint64_t (*cost)(void *ud, const struct kb_pipeline *pipe);   /* mockb_set_cost */
@@ -153,6 +155,7 @@ static void mock_destroy(struct kb_device *dev)
         log_info("mock: abandoned device: %llu objects a device would have left to its running work (the mock frees "
                  "them: nothing runs them)", (unsigned long long)md(dev)->abandoned);
     pthread_mutex_destroy(&md(dev)->lock);
+    kb_device_finish(dev);
     free(dev);
 }
 
@@ -167,6 +170,7 @@ static kiln_result mock_buffer_create(struct kb_device *dev, uint64_t size, uint
     }
     b->base.size = size;
     b->base.usage = usage;
+    b->base.mapped = true;   /* the mock's bytes are host memory */
     d->counts.buffers_created++;
     *out = &b->base;
     return KILN_OK;
@@ -197,8 +201,9 @@ static kiln_result mock_buffer_write(struct kb_device *dev, struct kb_buffer *bu
 }
 
 static kiln_result mock_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data,
-                                    uint64_t size)
+                                    uint64_t size, const struct kb_wait *w)
 {
+    (void)w;   /* the mock reads at once */
     KILN_TRY(wait_hung(md(dev)));
     memcpy(data, ((struct mock_buffer *)buf)->bytes + off, size);
     return KILN_OK;
@@ -214,6 +219,7 @@ static kiln_result mock_image_create(struct kb_device *dev, const struct kb_imag
                           (unsigned long long)in->bytes);
     }
     m->base = *in;
+    m->base.mapped = true;
     *out = &m->base;
     return KILN_OK;
 }
@@ -231,8 +237,9 @@ static kiln_result mock_image_write(struct kb_device *dev, struct kb_image *img,
     return KILN_OK;
 }
 
-static kiln_result mock_image_read(struct kb_device *dev, struct kb_image *img, void *data)
+static kiln_result mock_image_read(struct kb_device *dev, struct kb_image *img, void *data, const struct kb_wait *w)
 {
+    (void)w;
     KILN_TRY(wait_hung(md(dev)));
     memcpy(data, ((struct mock_image *)img)->bytes, (size_t)img->bytes);
     return KILN_OK;
@@ -489,15 +496,19 @@ static kiln_result mock_ticket_wait(struct kb_device *dev, uint64_t ticket, uint
         return KILN_RAISE(KILN_ERR_DEVICE_LOST, "mock: the device is lost (mockb_lose)");
     if (d->hang_from && ticket >= d->hang_from) {
         /* The work before the hung submit runs; the hung one never ends. */
-        d->done_ticket = KILN_MAX(d->done_ticket, d->hang_from - 1);
+        uint64_t ran = d->hang_from - 1, seen = atomic_load(&d->done_ticket);
+        while (seen < ran && !atomic_compare_exchange_weak(&d->done_ticket, &seen, ran)) {
+        }
         uint64_t ns = KILN_MIN(timeout_ns, 5000000000ull);
         struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
         }
         return KILN_RAISE(KILN_ERR_TIMEOUT, "mock: ticket %llu hangs (mockb_hang)", (unsigned long long)ticket);
     }
-    if (d->done_ticket < ticket)
-        d->done_ticket = ticket;   /* waiting "runs" the work up to the ticket */
+    /* Waiting "runs" the work up to the ticket. */
+    uint64_t seen = atomic_load(&d->done_ticket);
+    while (seen < ticket && !atomic_compare_exchange_weak(&d->done_ticket, &seen, ticket)) {
+    }
     return KILN_OK;
 }
 
@@ -540,6 +551,7 @@ kiln_result mockb_create(const struct kb_settings *set, struct kb_device **out)
     if (!d)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the mock device");
     d->base.ops = &mock_ops;
+    kb_device_init(&d->base);
     pthread_mutex_init(&d->lock, NULL);
     kiln_caps *c = &d->base.caps;
     snprintf(c->device_name, sizeof c->device_name, "kiln mock device");

@@ -81,13 +81,11 @@ kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usag
     }
     /* New buffers read as zeros (kiln.h promises it; Vulkan does not). */
     kiln_result r = KILN_OK;
-    if (b->map) {
+    b->base.mapped = b->map != NULL;
+    if (b->map)
         memset(b->map, 0, size);
-    } else {
-        vk_xfer_begin(d);
-        vkCmdFillBuffer(d->xfer_cb, b->buf, 0, VK_WHOLE_SIZE, 0);
-        r = vk_xfer_end_and_wait(d);
-    }
+    else
+        r = vk_buffer_zero(d, b);
     if (r < 0) {
         vk_buffer_destroy(dev, &b->base);   /* kept, not destroyed, if the fill may still run */
         return r;
@@ -158,39 +156,6 @@ kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char 
     return KILN_OK;
 }
 
-/* The transfer command buffer: begin it with a barrier ordering it after
- * every earlier submit's shader and transfer work. */
-void vk_xfer_begin(struct vk_device *d)
-{
-    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    vkBeginCommandBuffer(d->xfer_cb, &bi);
-    VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                              .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                               VK_ACCESS_TRANSFER_WRITE_BIT,
-                              .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-    vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
-}
-
-/* Ends the transfer command buffer with a barrier making its writes visible
- * to the host and to shaders, submits it and waits for it. */
-kiln_result vk_xfer_end_and_wait(struct vk_device *d)
-{
-    VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                             .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                             .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                              VK_ACCESS_SHADER_WRITE_BIT};
-    vkCmdPipelineBarrier(d->xfer_cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL, 0,
-                         NULL);
-    VK_CHECK(vkEndCommandBuffer(d->xfer_cb), "vkEndCommandBuffer (transfer)");
-    uint64_t value = 0;
-    KILN_TRY(kb_seen(&d->base, vk_queue_submit(d, d->xfer_cb, "a transfer (buffer fill, upload or readback)", &value)));
-    return kb_ticket_wait(&d->base, value, UINT64_MAX);
-}
-
-
 /* Frees a staging buffer, or keeps it where a transfer that did not finish
  * on a lost device may still use it. */
 void vk_staging_free(struct vk_device *d, struct staging *st)
@@ -231,29 +196,118 @@ kiln_result vk_staging_make(struct vk_device *d, uint64_t size, struct staging *
     return KILN_OK;
 }
 
-/* Copies between a buffer and a staging buffer with one transfer submit,
- * ordered after every earlier submit, and waits for it. */
-static kiln_result staged_copy(struct vk_device *d, struct vk_buffer *b, uint64_t off, void *host, uint64_t size,
-                               bool upload)
+/* ---- transfers ----------------------------------------------------------------- */
+
+#define XFER_STAGING_MAX (256ull << 20)   /* staging bytes of transfers left running, at most */
+#define XFER_CHUNK (64ull << 20)          /* a staged copy past XFER_STAGING_MAX goes in chunks of this */
+
+void vk_xfer_free(struct vk_device *d, struct vk_xfer *x)
 {
-    const uint64_t chunk_max = 64ull << 20;
-    uint64_t chunk = KILN_MIN(size, chunk_max);
-    struct staging st;
-    KILN_TRY(vk_staging_make(d, chunk, &st));
-    kiln_result r = KILN_OK;
-    for (uint64_t done = 0; r == KILN_OK && done < size; done += chunk) {
-        uint64_t n = KILN_MIN(chunk, size - done);
-        if (upload)
-            memcpy(st.map, (char *)host + done, n);
-        vk_xfer_begin(d);
-        VkBufferCopy region = {.srcOffset = upload ? 0 : off + done, .dstOffset = upload ? off + done : 0, .size = n};
-        vkCmdCopyBuffer(d->xfer_cb, upload ? st.buf : b->buf, upload ? b->buf : st.buf, 1, &region);
-        r = vk_xfer_end_and_wait(d);
-        if (r == KILN_OK && !upload)
-            memcpy((char *)host + done, st.map, n);
+    if (x->st.buf)
+        vk_staging_free(d, &x->st);
+    if (x->cb && !vk_keep(d, KEPT_CMD, NULL, (void *)x->cb, NULL))
+        vkFreeCommandBuffers(d->device, d->cmd_pool, 1, &x->cb);
+    *x = (struct vk_xfer){0};
+}
+
+void vk_xfer_reap(struct vk_device *d, bool all)
+{
+    if (all && d->xfer_count)
+        (void)kb_ticket_wait(&d->base, d->xfers[d->xfer_count - 1].ticket, UINT64_MAX);
+    uint64_t done = kb_ticket_done(&d->base);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < d->xfer_count; i++) {
+        if (d->xfers[i].ticket <= done || all) {
+            d->xfer_bytes -= d->xfers[i].bytes;
+            vk_xfer_free(d, &d->xfers[i]);
+        } else {
+            d->xfers[kept++] = d->xfers[i];
+        }
     }
-    vk_staging_free(d, &st);
-    return r;
+    d->xfer_count = kept;
+}
+
+kiln_result vk_xfer_begin(struct vk_device *d, uint64_t staging_bytes, struct vk_xfer *x)
+{
+    *x = (struct vk_xfer){0};
+    vk_xfer_reap(d, false);
+    /* Staging left running is bounded: past it, the oldest is waited for. */
+    while (staging_bytes && d->xfer_count && d->xfer_bytes + staging_bytes > XFER_STAGING_MAX) {
+        KILN_TRY(kb_ticket_wait(&d->base, d->xfers[0].ticket, UINT64_MAX));
+        vk_xfer_reap(d, false);
+    }
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = d->cmd_pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+    VK_CHECK(vkAllocateCommandBuffers(d->device, &cai, &x->cb), "vkAllocateCommandBuffers (transfer)");
+    if (staging_bytes) {
+        kiln_result r = vk_staging_make(d, staging_bytes, &x->st);
+        if (r < 0) {
+            vk_xfer_free(d, x);
+            return r;
+        }
+        x->bytes = staging_bytes;
+    }
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    vkBeginCommandBuffer(x->cb, &bi);
+    VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                              .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                               VK_ACCESS_TRANSFER_WRITE_BIT,
+                              .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    vkCmdPipelineBarrier(x->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
+    return KILN_OK;
+}
+
+kiln_result vk_xfer_submit(struct vk_device *d, struct vk_xfer *x, const char *what)
+{
+    VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                             .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                             .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                              VK_ACCESS_SHADER_WRITE_BIT};
+    vkCmdPipelineBarrier(x->cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL, 0,
+                         NULL);
+    VkResult vr = vkEndCommandBuffer(x->cb);
+    kiln_result r = vr == VK_SUCCESS ? vk_queue_submit(d, x->cb, what, &x->ticket)
+                                     : vk_fail(vr, __FILE__, __LINE__, "vkEndCommandBuffer (transfer)");
+    if (r < 0) {
+        vk_xfer_free(d, x);
+        return kb_seen(&d->base, r);
+    }
+    return KILN_OK;
+}
+
+void vk_xfer_let_run(struct vk_device *d, struct vk_xfer *x)
+{
+    if (!vec_reserve((void **)&d->xfers, &d->xfer_cap, d->xfer_count + 1, sizeof *d->xfers)) {
+        (void)kb_ticket_wait(&d->base, x->ticket, UINT64_MAX);   /* no room to leave it: wait, then free */
+        vk_xfer_free(d, x);
+        return;
+    }
+    d->xfers[d->xfer_count++] = *x;
+    d->xfer_bytes += x->bytes;
+    *x = (struct vk_xfer){0};
+}
+
+/* Waits for a transfer a read needs done. */
+static kiln_result xfer_wait(struct vk_device *d, const struct vk_xfer *x, const struct kb_wait *w)
+{
+    return w ? w->fn(w->ud, x->ticket) : kb_ticket_wait(&d->base, x->ticket, UINT64_MAX);
+}
+
+/* Fills a new buffer with zeros on the device, left to run. */
+kiln_result vk_buffer_zero(struct vk_device *d, struct vk_buffer *b)
+{
+    struct vk_xfer x;
+    KILN_TRY(vk_xfer_begin(d, 0, &x));
+    vkCmdFillBuffer(x.cb, b->buf, 0, VK_WHOLE_SIZE, 0);
+    KILN_TRY(vk_xfer_submit(d, &x, "a transfer (a new buffer's zero fill)"));
+    b->base.last_use = b->base.last_write = x.ticket;
+    vk_xfer_let_run(d, &x);
+    return KILN_OK;
 }
 
 kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
@@ -261,23 +315,52 @@ kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64
 {
     struct vk_device *d = vkd(dev);
     struct vk_buffer *b = (struct vk_buffer *)buf;
-    KILN_TRY(kb_ticket_wait(&d->base, d->base.submitted, UINT64_MAX));
     if (b->map) {
         memcpy((char *)b->map + off, data, size);
         return KILN_OK;
     }
-    return staged_copy(d, b, off, (void *)data, size, true);
+    /* Staged: each chunk copied into staging of its own and left to run. */
+    uint64_t chunk = size <= XFER_STAGING_MAX ? size : XFER_CHUNK;
+    for (uint64_t done = 0; done < size; done += chunk) {
+        uint64_t n = KILN_MIN(chunk, size - done);
+        struct vk_xfer x;
+        KILN_TRY(vk_xfer_begin(d, n, &x));
+        memcpy(x.st.map, (const char *)data + done, n);
+        VkBufferCopy region = {.srcOffset = 0, .dstOffset = off + done, .size = n};
+        vkCmdCopyBuffer(x.cb, x.st.buf, b->buf, 1, &region);
+        KILN_TRY(vk_xfer_submit(d, &x, "a transfer (a buffer upload)"));
+        buf->last_use = buf->last_write = x.ticket;
+        vk_xfer_let_run(d, &x);
+    }
+    return KILN_OK;
 }
 
 kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data,
-                                  uint64_t size)
+                                  uint64_t size, const struct kb_wait *w)
 {
     struct vk_device *d = vkd(dev);
     struct vk_buffer *b = (struct vk_buffer *)buf;
-    KILN_TRY(kb_ticket_wait(&d->base, d->base.submitted, UINT64_MAX));
     if (b->map) {
         memcpy(data, (char *)b->map + off, size);
         return KILN_OK;
     }
-    return staged_copy(d, b, off, data, size, false);
+    /* Staged: one transfer, waited for through w (the caller's lock let
+     * go); a read past XFER_STAGING_MAX goes in chunks, each waited for
+     * holding it (the buffer must outlive every chunk). */
+    uint64_t chunk = size <= XFER_STAGING_MAX ? size : XFER_CHUNK;
+    for (uint64_t done = 0; done < size; done += chunk) {
+        uint64_t n = KILN_MIN(chunk, size - done);
+        struct vk_xfer x;
+        KILN_TRY(vk_xfer_begin(d, n, &x));
+        VkBufferCopy region = {.srcOffset = off + done, .dstOffset = 0, .size = n};
+        vkCmdCopyBuffer(x.cb, b->buf, x.st.buf, 1, &region);
+        KILN_TRY(vk_xfer_submit(d, &x, "a transfer (a buffer readback)"));
+        buf->last_use = x.ticket;   /* a destroy waits for it */
+        kiln_result r = xfer_wait(d, &x, chunk == size ? w : NULL);
+        if (r == KILN_OK)
+            memcpy((char *)data + done, x.st.map, n);
+        vk_xfer_free(d, &x);
+        KILN_TRY(r);
+    }
+    return KILN_OK;
 }

@@ -178,6 +178,7 @@ static void vk_destroy(struct kb_device *dev)
         /* Nothing is left running here (a lost device with unfinished work
          * is abandoned instead), so this returns at once. */
         vkDeviceWaitIdle(d->device);
+        vk_xfer_reap(d, true);
         release_kept(d);
         for (int f = 0; f < FILTERS; f++)
             for (int a = 0; a < ADDRESSES; a++)
@@ -198,7 +199,9 @@ static void vk_destroy(struct kb_device *dev)
     if (d->instance)
         vkDestroyInstance(d->instance, NULL);
     free(d->kept);
+    free(d->xfers);
     pthread_mutex_destroy(&d->kept_lock);
+    kb_device_finish(&d->base);
     free(d);
 }
 
@@ -221,6 +224,7 @@ kiln_result vkb_create(const struct kb_settings *set, struct kb_device **out)
     if (!d)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the Vulkan device");
     d->base.ops = &vk_ops;
+    kb_device_init(&d->base);
     pthread_mutex_init(&d->kept_lock, NULL);
     kiln_result r = vk_make_instance(d, set->validation);
     if (r == KILN_OK)
@@ -283,12 +287,8 @@ kiln_result vkb_create(const struct kb_settings *set, struct kb_device **out)
     VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
     VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
-    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                       .commandBufferCount = 1};
     if ((vr = vkCreateCommandPool(d->device, &pci, NULL, &d->cmd_pool)) != VK_SUCCESS ||
-        (vr = vkCreateSemaphore(d->device, &sci, NULL, &d->timeline)) != VK_SUCCESS ||
-        (cai.commandPool = d->cmd_pool, vr = vkAllocateCommandBuffers(d->device, &cai, &d->xfer_cb)) != VK_SUCCESS) {
+        (vr = vkCreateSemaphore(d->device, &sci, NULL, &d->timeline)) != VK_SUCCESS) {
         vk_destroy(&d->base);
         return vk_fail(vr, __FILE__, __LINE__, "creating the queue's command pool and timeline");
     }

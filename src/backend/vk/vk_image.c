@@ -126,15 +126,23 @@ kiln_result vk_image_create(struct kb_device *dev, const struct kb_image *in, st
     /* Texels zero (kiln.h promises it; Vulkan does not), then into its one
      * layout: the transfer's closing barrier makes the clear visible to
      * shaders. */
-    vk_xfer_begin(d);
-    image_barrier(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                  VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-    VkClearColorValue zero = {{0}};
-    VkImageSubresourceRange all = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    vkCmdClearColorImage(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &zero, 1, &all);
-    image_barrier(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL,
-                  VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, IMAGE_STAGES, IMAGE_ACCESS);
-    kiln_result r = vk_xfer_end_and_wait(d);
+    struct vk_xfer x;
+    kiln_result r = vk_xfer_begin(d, 0, &x);
+    if (r == KILN_OK) {
+        image_barrier(x.cb, m->image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                      VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                      VK_ACCESS_TRANSFER_WRITE_BIT);
+        VkClearColorValue zero = {{0}};
+        VkImageSubresourceRange all = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdClearColorImage(x.cb, m->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &zero, 1, &all);
+        image_barrier(x.cb, m->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL,
+                      VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, IMAGE_STAGES, IMAGE_ACCESS);
+        r = vk_xfer_submit(d, &x, "a transfer (a new image's clear)");
+    }
+    if (r == KILN_OK) {   /* left to run: whatever uses the image next is ordered after it */
+        m->base.last_use = m->base.last_write = x.ticket;
+        vk_xfer_let_run(d, &x);
+    }
     if (r < 0) {
         vk_image_destroy(dev, &m->base);   /* kept, not destroyed, if the clear may still run */
         return r;
@@ -154,45 +162,52 @@ void vk_image_destroy(struct kb_device *dev, struct kb_image *img)
 }
 
 /* Copies every texel between an image and the host through a staging
- * buffer, with one transfer submit ordered after every earlier submit; the
- * image is in a transfer layout for the copy alone and back in GENERAL
- * when the submit ends. */
-static kiln_result image_copy(struct vk_device *d, struct vk_image *m, void *host, bool upload)
+ * buffer, with one transfer ordered after every earlier submit; the image
+ * is in a transfer layout for the copy alone and back in GENERAL when the
+ * transfer ends. An upload is left to run; a readback waited for through
+ * w. */
+static kiln_result image_copy(struct vk_device *d, struct vk_image *m, void *host, bool upload,
+                              const struct kb_wait *w)
 {
-    KILN_TRY(kb_ticket_wait(&d->base, d->base.submitted, UINT64_MAX));
-    struct staging st;
-    KILN_TRY(vk_staging_make(d, m->base.bytes, &st));
+    struct vk_xfer x;
+    KILN_TRY(vk_xfer_begin(d, m->base.bytes, &x));
     if (upload)
-        memcpy(st.map, host, (size_t)m->base.bytes);
-    vk_xfer_begin(d);
+        memcpy(x.st.map, host, (size_t)m->base.bytes);
     VkBufferImageCopy region = {
         .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
         .imageExtent = {m->base.width, m->base.height, m->base.depth},
     };
     VkImageLayout copy = upload ? VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    image_barrier(d->xfer_cb, m->image, VK_IMAGE_LAYOUT_GENERAL, copy, IMAGE_STAGES, IMAGE_ACCESS,
+    image_barrier(x.cb, m->image, VK_IMAGE_LAYOUT_GENERAL, copy, IMAGE_STAGES, IMAGE_ACCESS,
                   VK_PIPELINE_STAGE_TRANSFER_BIT, upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT);
     if (upload)
-        vkCmdCopyBufferToImage(d->xfer_cb, st.buf, m->image, copy, 1, &region);
+        vkCmdCopyBufferToImage(x.cb, x.st.buf, m->image, copy, 1, &region);
     else
-        vkCmdCopyImageToBuffer(d->xfer_cb, m->image, copy, st.buf, 1, &region);
-    image_barrier(d->xfer_cb, m->image, copy, VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_TRANSFER_BIT,
+        vkCmdCopyImageToBuffer(x.cb, m->image, copy, x.st.buf, 1, &region);
+    image_barrier(x.cb, m->image, copy, VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_TRANSFER_BIT,
                   upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT, IMAGE_STAGES, IMAGE_ACCESS);
-    kiln_result r = vk_xfer_end_and_wait(d);
-    if (r == KILN_OK && !upload)
-        memcpy(host, st.map, (size_t)m->base.bytes);
-    vk_staging_free(d, &st);
+    KILN_TRY(vk_xfer_submit(d, &x, upload ? "a transfer (an image upload)" : "a transfer (an image readback)"));
+    m->base.last_use = x.ticket;
+    if (upload) {
+        m->base.last_write = x.ticket;
+        vk_xfer_let_run(d, &x);
+        return KILN_OK;
+    }
+    kiln_result r = w ? w->fn(w->ud, x.ticket) : kb_ticket_wait(&d->base, x.ticket, UINT64_MAX);
+    if (r == KILN_OK)
+        memcpy(host, x.st.map, (size_t)m->base.bytes);
+    vk_xfer_free(d, &x);
     return r;
 }
 
 kiln_result vk_image_write(struct kb_device *dev, struct kb_image *img, const void *data)
 {
-    return image_copy(vkd(dev), (struct vk_image *)img, (void *)data, true);
+    return image_copy(vkd(dev), (struct vk_image *)img, (void *)data, true, NULL);
 }
 
-kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, void *data)
+kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, void *data, const struct kb_wait *w)
 {
-    return image_copy(vkd(dev), (struct vk_image *)img, data, false);
+    return image_copy(vkd(dev), (struct vk_image *)img, data, false, w);
 }
 
 /* The device's sampler for a filled-in desc, made on first use. */

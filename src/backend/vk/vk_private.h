@@ -83,7 +83,12 @@ struct vk_device {
     VkQueue queue;
     uint32_t queue_family;
     VkCommandPool cmd_pool;
-    VkCommandBuffer xfer_cb;         /* staging copies, one at a time */
+    /* Transfers submitted and not yet seen done (fills, clears, staged
+     * uploads): freed once their ticket is (vk_xfer_reap). Under the
+     * context lock. */
+    struct vk_xfer *xfers;
+    uint32_t xfer_count, xfer_cap;
+    uint64_t xfer_bytes;             /* their staging bytes (bounded: XFER_STAGING_MAX) */
     VkSemaphore timeline;
     uint32_t mem_device;             /* memory type of buffers */
     uint32_t mem_staging;            /* host-visible coherent type for staging */
@@ -91,8 +96,8 @@ struct vk_device {
     VkPhysicalDeviceMemoryProperties memprops;   /* filled by fill_caps */
     VkSampler samplers[FILTERS][ADDRESSES];      /* by kiln_sampler_desc; under the context lock */
     /* vkb_fault: */
-    bool fault_lost;                 /* submits and waits report VK_ERROR_DEVICE_LOST */
-    uint64_t hang_from;              /* tickets from here on are never done, as kiln sees them (0: none) */
+    _Atomic bool fault_lost;         /* submits and waits report VK_ERROR_DEVICE_LOST (atomic: waits run on any thread) */
+    _Atomic uint64_t hang_from;      /* tickets from here on are never done, as kiln sees them (0: none) */
     /* Abandonment (see the top): objects left to the running work, by kind. */
     pthread_mutex_t kept_lock;       /* guards kept, kept_count, kept_cap, kept_kinds (compile workers destroy pipelines) */
     void **kept;                     /* host structs and handles, kept reachable */
@@ -114,6 +119,17 @@ struct staging {
 
 struct kb_cache {
     VkPipelineCache cache;
+};
+
+/* A transfer: a command buffer of its own and, for a staged copy, its
+ * staging buffer. Many may be in flight; each is ordered after every
+ * earlier submit on the queue (its opening barrier) and makes its writes
+ * visible to later submits and the host (its closing one). */
+struct vk_xfer {
+    VkCommandBuffer cb;
+    struct staging st;       /* st.buf VK_NULL_HANDLE: none */
+    uint64_t bytes;          /* st's size */
+    uint64_t ticket;         /* its submit, once made */
 };
 
 _Static_assert(offsetof(struct vk_device, base) == 0, "a struct kb_device * of the Vulkan backend is its vk_device");
@@ -148,16 +164,27 @@ bool vk_probe_cache_keeps_code(struct vk_device *d);
 /* vk_buffer.c */
 void vk_staging_free(struct vk_device *d, struct staging *st);
 kiln_result vk_staging_make(struct vk_device *d, uint64_t size, struct staging *st);
-void vk_xfer_begin(struct vk_device *d);
-kiln_result vk_xfer_end_and_wait(struct vk_device *d);
+/* Begins a transfer with a staging buffer of staging_bytes (0: none). */
+kiln_result vk_xfer_begin(struct vk_device *d, uint64_t staging_bytes, struct vk_xfer *x);
+/* Ends and submits it, noted as `what`: x->ticket. On failure x is freed. */
+kiln_result vk_xfer_submit(struct vk_device *d, struct vk_xfer *x, const char *what);
+/* Leaves a submitted transfer to run: freed once done. */
+void vk_xfer_let_run(struct vk_device *d, struct vk_xfer *x);
+/* Frees a transfer (kept where a lost device may still run it). */
+void vk_xfer_free(struct vk_device *d, struct vk_xfer *x);
+/* Frees the transfers in flight that are done (all: waits for every one). */
+void vk_xfer_reap(struct vk_device *d, bool all);
 kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char *what, uint64_t *ticket);
 kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t timeout_ns);
+/* Zeroes a new device-local buffer on the device, left to run (its
+ * last_use and last_write moved to the fill). */
+kiln_result vk_buffer_zero(struct vk_device *d, struct vk_buffer *b);
 kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out);
 void vk_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf);
 kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
                                    uint64_t size);
 kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data,
-                                  uint64_t size);
+                                  uint64_t size, const struct kb_wait *w);
 
 /* vk_pipeline.c */
 VkFormat vk_format(kiln_format f);
@@ -180,7 +207,7 @@ kiln_result vk_sampler_for(struct vk_device *d, kiln_sampler_desc sd, VkSampler 
 kiln_result vk_image_create(struct kb_device *dev, const struct kb_image *in, struct kb_image **out);
 void vk_image_destroy(struct kb_device *dev, struct kb_image *img);
 kiln_result vk_image_write(struct kb_device *dev, struct kb_image *img, const void *data);
-kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, void *data);
+kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, void *data, const struct kb_wait *w);
 uint32_t vk_image_usage(struct kb_device *dev, kiln_format format, uint32_t dims, bool *linear);
 
 /* vk_cmd.c */
