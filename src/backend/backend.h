@@ -72,8 +72,9 @@ struct kb_device {
     char lost_why[768];                    /* the first reason, written before `lost` */
     /* The newest ticket submitted: the one count of tickets issued. A
      * backend's submit (a scheme's or its own transfer) signals
-     * submitted + 1 and, once the submit is made, stores it here. */
-    uint64_t submitted;
+     * submitted + 1 and, once the submit is made, stores it here (atomic:
+     * waits, on any thread, read it). */
+    _Atomic uint64_t submitted;
     /* Guards the loss bookkeeping below (seen_done, progress_ns, notes),
      * which submits write under the context lock and waits read and write
      * with or without it. Taken after the context lock; no wait is made

@@ -5,6 +5,9 @@
 kiln_test(test_threads api/test_threads.c)
 set_tests_properties(test_threads PROPERTIES LABELS threads)
 kiln_test(test_defaults api/test_defaults.c)
+# A wait on one thread lets another's calls on the context go on (the real
+# device; in process and through a server).
+kiln_test(test_concurrency api/test_concurrency.c)
 kiln_test(test_settings api/test_settings.c)
 add_executable(test_link_names api/test_link_names.c)
 target_link_libraries(test_link_names PRIVATE kiln)

@@ -2,3 +2,7 @@
 # context/: a lost device, on the mock and through the Vulkan backend's
 # fault hook.
 kiln_test(test_lost context/test_lost.c)
+# Waits let the context go: other threads' calls run while one waits
+# (mock: its gate holds work in flight exactly as long as the test says).
+kiln_test(test_waits context/test_waits.c)
+set_tests_properties(test_waits PROPERTIES LABELS threads)

@@ -58,6 +58,11 @@ struct mock_device {
     _Atomic bool lost;           /* mockb_lose */
     uint64_t abandoned;          /* objects destroyed while abandoned (freed anyway: nothing runs them) */
     struct kb_cmd *last_submitted;
+    /* mockb_gate: submits from gate_from on wait at the gate (0: open). */
+    pthread_mutex_t gate_lock;   /* guards gate_from and gated; gate_cond waits on it */
+    pthread_cond_t gate_cond;
+    uint64_t gate_from;
+    uint32_t gated;
     uint64_t (*cost)(void *ud, const struct kb_pipeline *pipe);   /* mockb_set_cost */
     void *cost_ud;
     bool keeps_code;             /* its caches keep compiled code (mockb_keep_compiled_code) */
@@ -102,6 +107,28 @@ void mockb_hang(struct kb_device *dev, bool hang)
 }
 
 void mockb_lose(struct kb_device *dev) { md(dev)->lost = true; }
+
+void mockb_gate(struct kb_device *dev, bool closed)
+{
+    struct mock_device *d = md(dev);
+    pthread_mutex_lock(&d->gate_lock);
+    if (closed && !d->gate_from) {
+        d->gate_from = d->base.submitted + 1;
+    } else if (!closed && d->gate_from) {
+        d->gate_from = 0;
+        pthread_cond_broadcast(&d->gate_cond);
+    }
+    pthread_mutex_unlock(&d->gate_lock);
+}
+
+uint32_t mockb_gated(struct kb_device *dev)
+{
+    struct mock_device *d = md(dev);
+    pthread_mutex_lock(&d->gate_lock);
+    uint32_t n = d->gated;
+    pthread_mutex_unlock(&d->gate_lock);
+    return n;
+}
 
 uint32_t mockb_pipeline_spec(const struct kb_pipeline *pipe, struct kb_spec *out, uint32_t cap)
 {
@@ -155,6 +182,8 @@ static void mock_destroy(struct kb_device *dev)
         log_info("mock: abandoned device: %llu objects a device would have left to its running work (the mock frees "
                  "them: nothing runs them)", (unsigned long long)md(dev)->abandoned);
     pthread_mutex_destroy(&md(dev)->lock);
+    pthread_mutex_destroy(&md(dev)->gate_lock);
+    pthread_cond_destroy(&md(dev)->gate_cond);
     kb_device_finish(dev);
     free(dev);
 }
@@ -477,7 +506,10 @@ static kiln_result mock_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t
     if (d->lost)
         return KILN_RAISE(KILN_ERR_DEVICE_LOST, "mock: the device is lost (mockb_lose)");
     *ticket = ++d->base.submitted;
-    if (!d->hold && !d->hang_from)
+    pthread_mutex_lock(&d->gate_lock);
+    bool gated = d->gate_from != 0;
+    pthread_mutex_unlock(&d->gate_lock);
+    if (!d->hold && !d->hang_from && !gated)
         d->done_ticket = d->base.submitted;
     d->last_submitted = c;
     count(d, &d->counts.submits);
@@ -504,6 +536,30 @@ static kiln_result mock_ticket_wait(struct kb_device *dev, uint64_t ticket, uint
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
         }
         return KILN_RAISE(KILN_ERR_TIMEOUT, "mock: ticket %llu hangs (mockb_hang)", (unsigned long long)ticket);
+    }
+    pthread_mutex_lock(&d->gate_lock);
+    if (d->gate_from && ticket >= d->gate_from) {
+        /* At the gate until it opens or the bound runs out. */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        uint64_t ns = KILN_MIN(timeout_ns, 3600ull * 1000000000u);
+        until.tv_sec += (time_t)(ns / 1000000000u);
+        until.tv_nsec += (long)(ns % 1000000000u);
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        d->gated++;
+        int e = 0;
+        while (d->gate_from && ticket >= d->gate_from && e != ETIMEDOUT)
+            e = pthread_cond_timedwait(&d->gate_cond, &d->gate_lock, &until);
+        d->gated--;
+        bool open = !(d->gate_from && ticket >= d->gate_from);
+        pthread_mutex_unlock(&d->gate_lock);
+        if (!open)
+            return KILN_RAISE(KILN_ERR_TIMEOUT, "mock: ticket %llu at the gate (mockb_gate)", (unsigned long long)ticket);
+    } else {
+        pthread_mutex_unlock(&d->gate_lock);
     }
     /* Waiting "runs" the work up to the ticket. */
     uint64_t seen = atomic_load(&d->done_ticket);
@@ -553,6 +609,8 @@ kiln_result mockb_create(const struct kb_settings *set, struct kb_device **out)
     d->base.ops = &mock_ops;
     kb_device_init(&d->base);
     pthread_mutex_init(&d->lock, NULL);
+    pthread_mutex_init(&d->gate_lock, NULL);
+    pthread_cond_init(&d->gate_cond, NULL);
     kiln_caps *c = &d->base.caps;
     snprintf(c->device_name, sizeof c->device_name, "kiln mock device");
     snprintf(c->driver_name, sizeof c->driver_name, "kiln mock");

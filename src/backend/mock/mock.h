@@ -46,6 +46,13 @@ void mockb_hang(struct kb_device *dev, bool hang);
 void mockb_lose(struct kb_device *dev);
 /* Completes every ticket submitted so far. */
 void mockb_release(struct kb_device *dev);
+/* While gated, submits made from now on stay in flight and a wait on one
+ * blocks (up to its bound) until the gate opens, which finishes them: a
+ * wait that lasts exactly as long as the test says, for tests of what
+ * other threads may do meanwhile. */
+void mockb_gate(struct kb_device *dev, bool closed);
+/* Threads blocked at the gate now. */
+uint32_t mockb_gated(struct kb_device *dev);
 /* The specialization constants a pipeline was made with: copies up to cap
  * into out; returns how many there are. */
 uint32_t mockb_pipeline_spec(const struct kb_pipeline *pipe, struct kb_spec *out, uint32_t cap);
