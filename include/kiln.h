@@ -19,7 +19,25 @@
  *   process.
  * - Calls return kiln_result: KILN_OK (0) or a negative error. The text of the
  *   last error on the calling thread is kiln_last_error().
- * - Calls on one context may come from any thread; a context serializes them.
+ * - Threads. Calls on one context may come from any thread. A context runs
+ *   them one at a time, except that a call never waits holding the
+ *   context: while kiln_ticket_wait, kiln_context_wait_idle,
+ *   kiln_program_wait, kiln_context_precompile, a submit waiting for a
+ *   program (KILN_PENDING_WAIT), kiln_node_set_program waiting for a
+ *   compile, a readback of bytes submitted work still writes, an upload
+ *   over bytes submitted work still uses, or a destroy waits, other
+ *   threads' calls on that context run. Each waits only for what it needs:
+ *   a readback for the submits that may write its bytes, an upload for
+ *   those that use them, a destroy for those that use the object. A
+ *   destroy waits for the object's work (it is never refused for it); a
+ *   call of another thread waiting on that object then fails with
+ *   KILN_ERR_HANDLE naming it. Calls on different contexts never wait for
+ *   each other. Remotely (KILN_REMOTE) the same holds, a wait letting
+ *   other calls in every 2 ms at most.
+ * - KILN_SYNC=1 (read at context create) makes every call that leaves work
+ *   running (a submit, an upload, a create that fills memory) wait for it,
+ *   so an error appears at the call that caused it (as
+ *   CUDA_LAUNCH_BLOCKING does), in process and remotely.
  */
 #ifndef KILN_H
 #define KILN_H
@@ -410,14 +428,18 @@ typedef struct kiln_buffer_desc {
 KILN_API kiln_buffer_desc kiln_buffer_desc_defaults(const kiln_buffer_desc *desc);
 
 KILN_API KILN_NODISCARD kiln_result kiln_buffer_create(kiln_context ctx, const kiln_buffer_desc *desc, kiln_buffer *out);
-/* KILN_ERR_BUSY while a scheme node binds it. Waits for submitted work. */
+/* KILN_ERR_BUSY while a scheme node binds it. Waits for the submits that
+ * use it (other calls on the context go on meanwhile). */
 KILN_API kiln_result kiln_buffer_destroy(kiln_context ctx, kiln_buffer buf);
-/* Copies size bytes from data into the buffer at offset. Ordered after every
- * earlier submit of the context (it waits for them). */
+/* Copies size bytes from data into the buffer at offset; data may be
+ * reused once the call returns. Ordered after every earlier submit of the
+ * context: it waits for those that use the bytes (mapped memory), or
+ * leaves a transfer queued behind them (device memory). */
 KILN_API KILN_NODISCARD kiln_result kiln_buffer_upload(kiln_context ctx, kiln_buffer buf, uint64_t offset,
                                                        const void *data, uint64_t size);
-/* Copies size bytes at offset into data, after every earlier submit finished
- * (KILN_ERR_DEVICE_LOST if one never does: see device_timeout_ms). */
+/* Copies size bytes at offset into data, once every earlier submit that may
+ * write them finished (KILN_ERR_DEVICE_LOST if one never does: see
+ * device_timeout_ms). */
 KILN_API KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer buf, uint64_t offset,
                                                          void *data, uint64_t size);
 
@@ -684,14 +706,15 @@ typedef struct kiln_image_desc {
 KILN_API kiln_image_desc kiln_image_desc_defaults(const kiln_image_desc *desc);
 
 KILN_API KILN_NODISCARD kiln_result kiln_image_create(kiln_context ctx, const kiln_image_desc *desc, kiln_image *out);
-/* KILN_ERR_BUSY while a scheme node binds it. Waits for submitted work. */
+/* KILN_ERR_BUSY while a scheme node binds it. Waits for the submits that
+ * use it. */
 KILN_API kiln_result kiln_image_destroy(kiln_context ctx, kiln_image img);
 /* Copies every texel from data (size must be the image's bytes: width *
- * height * depth * kiln_format_size(format)). Ordered after every earlier
- * submit of the context (it waits for them). */
+ * height * depth * kiln_format_size(format)); data may be reused once the
+ * call returns. Ordered after every earlier submit of the context. */
 KILN_API KILN_NODISCARD kiln_result kiln_image_upload(kiln_context ctx, kiln_image img, const void *data, uint64_t size);
-/* Copies every texel into data (size as for upload), after every earlier
- * submit finished. */
+/* Copies every texel into data (size as for upload), once every earlier
+ * submit that may write the image finished. */
 KILN_API KILN_NODISCARD kiln_result kiln_image_readback(kiln_context ctx, kiln_image img, void *data, uint64_t size);
 
 /* How a sampler reads an image (a kiln_binding's sampler, for a sampler
@@ -1015,7 +1038,7 @@ KILN_API KILN_NODISCARD kiln_result kiln_archive_tidy(kiln_context ctx, const ki
  * then fewer SPIR-V words first, programs an earlier run found slow last.
  * Returns when all are ready or failed, or once none has finished for
  * stall_s seconds: the rest then go on as background compiles (said in one
- * log line). Other calls on the context wait meanwhile. With no archive
+ * log line). Other calls on the context go on meanwhile. With no archive
  * (KILN_ARCHIVE=0), returns at once with zero programs. */
 typedef struct kiln_precompile_desc {
     double stall_s;           /* 0 = KILN_PRECOMPILE_STALL_S, else 5 */
