@@ -347,6 +347,35 @@ static void round_trip(const char *staging)
 TEST(buffers_round_trip_unified) { round_trip(NULL); }
 TEST(buffers_round_trip_staged) { round_trip("1"); }
 
+/* A staged copy of more than one chunk (64 MiB): an upload in chunks left
+ * to run, a readback in a batch of chunks waited for once (more than one
+ * batch, past 256 MiB, with KILN_TEST_STAGED_MIB=300). */
+TEST(buffers_round_trip_staged_in_chunks)
+{
+    const char *mib = getenv("KILN_TEST_STAGED_MIB");
+    size_t size = ((size_t)(mib ? atoi(mib) : 130) << 20) + 12345;
+    setenv("KILN_FORCE_STAGING", "1", 1);
+    kiln_context ctx;
+    kiln_result r = test_context(&ctx);
+    unsetenv("KILN_FORCE_STAGING");
+    REQUIRE_OK(r);
+    uint8_t *a = malloc(size), *b = malloc(size);
+    REQUIRE(a && b);
+    for (size_t i = 0; i < size; i++)
+        a[i] = (uint8_t)(i * 131 + (i >> 20));
+    kiln_buffer buf;
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = size}, &buf));
+    CHECK_OK(kiln_buffer_upload(ctx, buf, 0, a, size));
+    memset(b, 0, size);
+    CHECK_OK(kiln_buffer_readback(ctx, buf, 0, b, size));
+    CHECK(!memcmp(a, b, size));
+    CHECK_OK(kiln_buffer_readback(ctx, buf, size - 100, b, 100));   /* a tail in one chunk */
+    CHECK(!memcmp(a + size - 100, b, 100));
+    free(a);
+    free(b);
+    test_context_done(ctx);
+}
+
 TEST(uniform_buffers_and_two_dimensional_grids)
 {
     kiln_context ctx;
@@ -619,6 +648,7 @@ int main(void)
     RUN(set_program_swaps_a_variant_under_a_recorded_node);
     RUN(buffers_round_trip_unified);
     RUN(buffers_round_trip_staged);
+    RUN(buffers_round_trip_staged_in_chunks);
     RUN(uniform_buffers_and_two_dimensional_grids);
     RUN(grids_outside_the_device_limits_are_refused);
     RUN(caps_and_device_choice);

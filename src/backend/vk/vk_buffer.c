@@ -203,8 +203,15 @@ kiln_result vk_staging_make(struct vk_device *d, uint64_t size, struct staging *
 
 void vk_xfer_free(struct vk_device *d, struct vk_xfer *x)
 {
-    if (x->st.buf)
+    bool keep = x->st.buf && !vk_unfinished_lost(d) && !atomic_load(&d->base.abandon) &&
+                d->spare_count < sizeof d->spares / sizeof d->spares[0] &&
+                d->spare_bytes + x->bytes <= XFER_STAGING_MAX;
+    if (keep) {
+        d->spares[d->spare_count++] = (struct vk_spare){x->st, x->bytes};
+        d->spare_bytes += x->bytes;
+    } else if (x->st.buf) {
         vk_staging_free(d, &x->st);
+    }
     if (x->cb && !vk_keep(d, KEPT_CMD, NULL, (void *)x->cb, NULL))
         vkFreeCommandBuffers(d->device, d->cmd_pool, 1, &x->cb);
     *x = (struct vk_xfer){0};
@@ -225,6 +232,10 @@ void vk_xfer_reap(struct vk_device *d, bool all)
         }
     }
     d->xfer_count = kept;
+    for (uint32_t i = 0; all && i < d->spare_count; i++)
+        vk_staging_free(d, &d->spares[i].st);
+    if (all)
+        d->spare_count = 0, d->spare_bytes = 0;
 }
 
 kiln_result vk_xfer_begin(struct vk_device *d, uint64_t staging_bytes, struct vk_xfer *x)
@@ -241,6 +252,16 @@ kiln_result vk_xfer_begin(struct vk_device *d, uint64_t staging_bytes, struct vk
                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                        .commandBufferCount = 1};
     VK_CHECK(vkAllocateCommandBuffers(d->device, &cai, &x->cb), "vkAllocateCommandBuffers (transfer)");
+    for (uint32_t i = 0; staging_bytes && i < d->spare_count; i++) {
+        struct vk_spare *sp = &d->spares[i];
+        if (sp->bytes >= staging_bytes && sp->bytes / 2 <= staging_bytes) {   /* fits, and not twice too big */
+            x->st = sp->st;
+            x->bytes = sp->bytes;
+            d->spare_bytes -= sp->bytes;
+            *sp = d->spares[--d->spare_count];
+            staging_bytes = 0;
+        }
+    }
     if (staging_bytes) {
         kiln_result r = vk_staging_make(d, staging_bytes, &x->st);
         if (r < 0) {
@@ -292,12 +313,6 @@ void vk_xfer_let_run(struct vk_device *d, struct vk_xfer *x)
     *x = (struct vk_xfer){0};
 }
 
-/* Waits for a transfer a read needs done. */
-static kiln_result xfer_wait(struct vk_device *d, const struct vk_xfer *x, const struct kb_wait *w)
-{
-    return w ? w->fn(w->ud, x->ticket) : kb_ticket_wait(&d->base, x->ticket, UINT64_MAX);
-}
-
 /* Fills a new buffer with zeros on the device, left to run. */
 kiln_result vk_buffer_zero(struct vk_device *d, struct vk_buffer *b)
 {
@@ -320,7 +335,7 @@ kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64
         return KILN_OK;
     }
     /* Staged: each chunk copied into staging of its own and left to run. */
-    uint64_t chunk = size <= XFER_STAGING_MAX ? size : XFER_CHUNK;
+    uint64_t chunk = XFER_CHUNK;
     for (uint64_t done = 0; done < size; done += chunk) {
         uint64_t n = KILN_MIN(chunk, size - done);
         struct vk_xfer x;
@@ -344,22 +359,41 @@ kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_
         memcpy(data, (char *)b->map + off, size);
         return KILN_OK;
     }
-    /* Staged: one transfer, waited for through w (the caller's lock let
-     * go); a read past XFER_STAGING_MAX goes in chunks, each waited for
-     * holding it (the buffer must outlive every chunk). */
-    uint64_t chunk = size <= XFER_STAGING_MAX ? size : XFER_CHUNK;
-    for (uint64_t done = 0; done < size; done += chunk) {
-        uint64_t n = KILN_MIN(chunk, size - done);
-        struct vk_xfer x;
-        KILN_TRY(vk_xfer_begin(d, n, &x));
-        VkBufferCopy region = {.srcOffset = off + done, .dstOffset = 0, .size = n};
-        vkCmdCopyBuffer(x.cb, b->buf, x.st.buf, 1, &region);
-        KILN_TRY(vk_xfer_submit(d, &x, "a transfer (a buffer readback)"));
-        buf->last_use = x.ticket;   /* a destroy waits for it */
-        kiln_result r = xfer_wait(d, &x, chunk == size ? w : NULL);
-        if (r == KILN_OK)
-            memcpy((char *)data + done, x.st.map, n);
-        vk_xfer_free(d, &x);
+    /* Staged: chunks of XFER_CHUNK, each a transfer into staging of its
+     * own, in batches of up to XFER_STAGING_MAX bytes; a batch is
+     * submitted whole, then waited for once. The last batch is waited for
+     * through w (the caller's lock let go); earlier ones holding it, since
+     * the buffer must outlive every later chunk's copy. */
+    enum { BATCH = (int)(XFER_STAGING_MAX / XFER_CHUNK) };
+    for (uint64_t done = 0; done < size;) {
+        struct vk_xfer x[BATCH];
+        uint64_t at[BATCH], len[BATCH];
+        int n = 0;
+        kiln_result r = KILN_OK;
+        for (; n < BATCH && done < size; n++, done += len[n - 1]) {
+            at[n] = done;
+            len[n] = KILN_MIN(XFER_CHUNK, size - done);
+            r = vk_xfer_begin(d, len[n], &x[n]);
+            if (r == KILN_OK) {
+                VkBufferCopy region = {.srcOffset = off + done, .dstOffset = 0, .size = len[n]};
+                vkCmdCopyBuffer(x[n].cb, b->buf, x[n].st.buf, 1, &region);
+                r = vk_xfer_submit(d, &x[n], "a transfer (a buffer readback)");
+            }
+            if (r < 0)
+                break;   /* x[n] is freed; those before are waited for below */
+            buf->last_use = x[n].ticket;   /* a destroy waits for it */
+        }
+        if (n && r == KILN_OK) {
+            const struct vk_xfer *last = &x[n - 1];
+            r = done >= size && w ? w->fn(w->ud, last->ticket) : kb_ticket_wait(&d->base, last->ticket, UINT64_MAX);
+        } else if (n) {
+            (void)kb_ticket_wait(&d->base, x[n - 1].ticket, UINT64_MAX);
+        }
+        for (int i = 0; i < n; i++) {
+            if (r == KILN_OK)
+                memcpy((char *)data + at[i], x[i].st.map, len[i]);
+            vk_xfer_free(d, &x[i]);
+        }
         KILN_TRY(r);
     }
     return KILN_OK;

@@ -72,6 +72,13 @@ struct kb_cmd {
     uint32_t timed;          /* timed dispatches in the current recording */
 };
 
+/* A host-visible, coherent staging buffer of `size` bytes, mapped. */
+struct staging {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map;
+};
+
 struct vk_device {
     struct kb_device base;
     float timestamp_period;      /* ns per timestamp tick */
@@ -89,6 +96,13 @@ struct vk_device {
     struct vk_xfer *xfers;
     uint32_t xfer_count, xfer_cap;
     uint64_t xfer_bytes;             /* their staging bytes (bounded: XFER_STAGING_MAX) */
+    /* Staging buffers of finished transfers kept for the next (allocating
+     * and first touching pinned memory costs more than the copy), their
+     * bytes bounded by XFER_STAGING_MAX; freed with the device. Under the
+     * context lock. */
+    struct vk_spare { struct staging st; uint64_t bytes; } spares[8];
+    uint32_t spare_count;
+    uint64_t spare_bytes;
     VkSemaphore timeline;
     uint32_t mem_device;             /* memory type of buffers */
     uint32_t mem_staging;            /* host-visible coherent type for staging */
@@ -110,12 +124,6 @@ enum kept_kind {
     KEPT_BUFFER, KEPT_LAYOUT, KEPT_PIPELINE, KEPT_CACHE, KEPT_BINDSET, KEPT_CMD, KEPT_STAGING, KEPT_IMAGE, KEPT_KINDS
 };
 
-/* A host-visible, coherent staging buffer of `size` bytes, mapped. */
-struct staging {
-    VkBuffer buf;
-    VkDeviceMemory mem;
-    void *map;
-};
 
 struct kb_cache {
     VkPipelineCache cache;
