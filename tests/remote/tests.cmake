@@ -18,6 +18,10 @@ add_test(NAME catalogue COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/catalogue.sh ${PROJ
 # the ThreadSanitizer suite too (label threads).
 kiln_test(test_remote_threads remote/test_remote_threads.c)
 set_tests_properties(test_remote_threads PROPERTIES LABELS threads)
+# No client stalls another: one waits on the server for a compile, one for
+# a ticket, while a third's calls finish (mock: held and gated).
+kiln_test(test_server_waits remote/test_server_waits.c)
+set_tests_properties(test_server_waits PROPERTIES LABELS threads)
 
 # Clients killed with SIGKILL at random points while two others run: the
 # server's connections, objects and descriptors return to their level, its
