@@ -111,24 +111,33 @@ static void put_by_class(char *buf, size_t cap, int *at, const char *key, const 
     put(buf, cap, at, "}");
 }
 
-int pipe_stats_json(const struct pipe_stats *s, char *buf, size_t cap)
+int pipe_stats_json(const struct pipe_stats *s, enum pipe_side side, const char *who, char *buf, size_t cap)
 {
     int at = 0;
     if (cap)
         buf[0] = 0;
-    put(buf, cap, &at, "{\"submits\":%llu,", (unsigned long long)s->submits);
+    put(buf, cap, &at, "{\"side\":\"%s\",", side == PIPE_SIDE_SERVER ? "server" : "client");
+    if (side == PIPE_SIDE_SERVER)
+        put(buf, cap, &at, "\"client\":\"%s\",", who ? who : "");
+    put(buf, cap, &at, "\"submits\":%llu,", (unsigned long long)s->submits);
     put_by_class(buf, cap, &at, "calls", s->calls);
     put(buf, cap, &at, ",");
     put_by_class(buf, cap, &at, "bytes_sent", s->bytes_sent);
     put(buf, cap, &at, ",");
     put_by_class(buf, cap, &at, "bytes_received", s->bytes_received);
-    put(buf, cap, &at, ",\"segment_bytes\":%llu,\"memo_hits\":%llu,\"memo_misses\":%llu,\"refused\":%llu}",
-        (unsigned long long)s->segment_bytes, (unsigned long long)s->memo_hits,
-        (unsigned long long)s->memo_misses, (unsigned long long)s->refused);
+    put(buf, cap, &at, ",\"segment_bytes\":%llu,", (unsigned long long)s->segment_bytes);
+    if (side == PIPE_SIDE_CLIENT)
+        put(buf, cap, &at, "\"memo_hits\":%llu,\"memo_misses\":%llu,", (unsigned long long)s->memo_hits,
+            (unsigned long long)s->memo_misses);
+    put(buf, cap, &at, "\"refused\":%llu", (unsigned long long)s->refused);
+    if (side == PIPE_SIDE_SERVER)
+        put(buf, cap, &at, ",\"applied\":%llu,\"stalls\":%llu,\"stalled_ns\":%llu", (unsigned long long)s->applied,
+            (unsigned long long)s->stalls, (unsigned long long)s->stalled_ns);
+    put(buf, cap, &at, "}");
     return at;
 }
 
-int pipe_stats_line(const struct pipe_stats *s, char *buf, size_t cap)
+int pipe_stats_line(const struct pipe_stats *s, enum pipe_side side, const char *who, char *buf, size_t cap)
 {
     uint64_t calls = 0, sent = 0, received = 0;
     for (uint32_t i = 0; i < PIPE_CLASSES; i++) {
@@ -139,13 +148,40 @@ int pipe_stats_line(const struct pipe_stats *s, char *buf, size_t cap)
     int at = 0;
     if (cap)
         buf[0] = 0;
-    put(buf, cap, &at, "pipe: %llu submits, %llu calls (", (unsigned long long)s->submits,
-        (unsigned long long)calls);
+    if (side == PIPE_SIDE_SERVER)
+        put(buf, cap, &at, "pipe (server, %s): ", who ? who : "a client");
+    else
+        put(buf, cap, &at, "pipe: ");
+    put(buf, cap, &at, "%llu submits, %llu calls (", (unsigned long long)s->submits, (unsigned long long)calls);
     for (uint32_t i = 0; i < PIPE_CLASSES; i++)
         put(buf, cap, &at, "%s%s %llu", i ? ", " : "", class_names[i], (unsigned long long)s->calls[i]);
-    put(buf, cap, &at, "), %llu bytes sent, %llu received, %llu through the segment; memo %llu hits, %llu misses; "
-        "%llu refused", (unsigned long long)sent, (unsigned long long)received,
-        (unsigned long long)s->segment_bytes, (unsigned long long)s->memo_hits,
-        (unsigned long long)s->memo_misses, (unsigned long long)s->refused);
+    put(buf, cap, &at, "), %llu bytes sent, %llu received, %llu through the segment; ", (unsigned long long)sent,
+        (unsigned long long)received, (unsigned long long)s->segment_bytes);
+    if (side == PIPE_SIDE_CLIENT)
+        put(buf, cap, &at, "memo %llu hits, %llu misses; ", (unsigned long long)s->memo_hits,
+            (unsigned long long)s->memo_misses);
+    put(buf, cap, &at, "%llu refused", (unsigned long long)s->refused);
+    if (side == PIPE_SIDE_SERVER)
+        put(buf, cap, &at, "; %llu applied, %llu stalls on the host lock (%.3f ms)", (unsigned long long)s->applied,
+            (unsigned long long)s->stalls, (double)s->stalled_ns / 1e6);
     return at;
+}
+
+void pipe_stats_flush(struct pipe_stats *s, enum pipe_side side, const char *who, bool log, const char *file)
+{
+    if (log) {
+        char line[1024];
+        pipe_stats_line(s, side, who, line, sizeof line);
+        log_warn("%s", line);
+    }
+    if (file) {
+        FILE *f = fopen(file, "a");
+        if (f) {
+            char json[2048];
+            pipe_stats_json(s, side, who, json, sizeof json);
+            fprintf(f, "%s\n", json);
+            fclose(f);
+        }
+    }
+    memset(s, 0, sizeof *s);
 }

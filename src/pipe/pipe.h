@@ -176,25 +176,39 @@ kiln_result pipe_read_str(struct bytes_reader *r, struct pipe_arena *a, const ch
 
 /* ---- counters ------------------------------------------------------------------------ */
 
-/* One connection's counts, kept by the client: off (KILN_PIPE_STATS and
- * KILN_PIPE_STATS_FILE unset) they cost one branch per call. A summary
- * goes out every PIPE_STATS_EVERY submits: a log line (KILN_PIPE_STATS=1)
- * and a JSON line appended to KILN_PIPE_STATS_FILE. The names are pinned
- * by test_pipe. */
+/* One connection's counts, kept by the client and, of the same names, by
+ * the server for each client: off (KILN_PIPE_STATS and
+ * KILN_PIPE_STATS_FILE unset, in the process that keeps them; a server
+ * reads them at its start) they cost one branch per call. A summary goes
+ * out every PIPE_STATS_EVERY submits (the server's also when the client
+ * goes): a log line (KILN_PIPE_STATS=1) and a JSON line appended to
+ * KILN_PIPE_STATS_FILE, its "side" "client" or "server". The names are
+ * pinned by test_pipe. */
 #define PIPE_STATS_EVERY 120u
+#define PIPE_STALL_NS (1000u * 1000u)   /* a wait for the server's host lock past this is a stall */
+enum pipe_side { PIPE_SIDE_CLIENT, PIPE_SIDE_SERVER };
 struct pipe_stats {
     uint64_t calls[PIPE_CLASSES];
-    uint64_t bytes_sent[PIPE_CLASSES];       /* request frames */
-    uint64_t bytes_received[PIPE_CLASSES];   /* reply frames */
+    uint64_t bytes_sent[PIPE_CLASSES];       /* frames this side sent: requests, or replies */
+    uint64_t bytes_received[PIPE_CLASSES];   /* frames it received */
     uint64_t segment_bytes;                  /* bulk data through the segment, both ways */
-    uint64_t memo_hits, memo_misses;         /* PIPE_F_MEMO answers kept, and asked for */
+    uint64_t memo_hits, memo_misses;         /* the client's: PIPE_F_MEMO answers kept, and asked for */
     uint64_t refused;                        /* calls the server answered with an error */
     uint64_t submits;
+    /* The server's: */
+    uint64_t applied;                        /* requests applied */
+    uint64_t stalls;                         /* times a call waited past PIPE_STALL_NS for the host lock */
+    uint64_t stalled_ns;                     /* how long those waits took, all told */
 };
 /* Writes the counts as one JSON object (no newline) into buf; returns the
- * length it needed (as snprintf). */
-int pipe_stats_json(const struct pipe_stats *s, char *buf, size_t cap);
+ * length it needed (as snprintf). who: the server's name for the client
+ * (a server's counts), else NULL. */
+int pipe_stats_json(const struct pipe_stats *s, enum pipe_side side, const char *who, char *buf, size_t cap);
 /* One line for people. */
-int pipe_stats_line(const struct pipe_stats *s, char *buf, size_t cap);
+int pipe_stats_line(const struct pipe_stats *s, enum pipe_side side, const char *who, char *buf, size_t cap);
+/* The summary: the line logged (as a warning, so it shows by default)
+ * when log, the JSON line appended to file when not NULL; then the counts
+ * start again from zero. */
+void pipe_stats_flush(struct pipe_stats *s, enum pipe_side side, const char *who, bool log, const char *file);
 
 #endif

@@ -36,7 +36,23 @@ struct req {
 
 typedef kiln_result (*apply_fn)(struct req *q);
 
-static void lock(struct srv_client *cl) { pthread_mutex_lock(&cl->srv->host_lock); }
+/* Takes the host lock; a wait for it past PIPE_STALL_NS is the client's
+ * stall (counted when the server counts). */
+static void lock(struct srv_client *cl)
+{
+    if (!cl->srv->stats_on || pthread_mutex_trylock(&cl->srv->host_lock) == 0) {
+        if (!cl->srv->stats_on)
+            pthread_mutex_lock(&cl->srv->host_lock);
+        return;
+    }
+    uint64_t t0 = time_now_ns();
+    pthread_mutex_lock(&cl->srv->host_lock);
+    uint64_t waited = time_now_ns() - t0;
+    if (waited > PIPE_STALL_NS) {
+        cl->stats.stalls++;
+        cl->stats.stalled_ns += waited;
+    }
+}
 static void unlock(struct srv_client *cl) { pthread_mutex_unlock(&cl->srv->host_lock); }
 
 /* OP runs a call of the context's table under the host lock, as api/ runs
@@ -292,6 +308,7 @@ static kiln_result range_bytes(struct req *q, const struct pipe_rec_range *r, bo
     KILN_TRY(no_tail(q));
     if (!q->cl->segment)
         return KILN_RAISE(KILN_ERR_INVALID, "request: data in a segment; this connection has none");
+    q->cl->stats.segment_bytes += r->size;
     return q->cl->segment(q->cl->segment_ud, r->segment, r->size, p);
 }
 
@@ -854,6 +871,16 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
     cl->calls++;
     cl->refused += r < 0;
     reply(rep, head.op, head.seq, r, &out);
+    if (cl->srv->stats_on && head.op < PIPE_OPS) {
+        enum pipe_class cls = pipe_op_class(head.op);
+        cl->stats.calls[cls]++;
+        cl->stats.bytes_received[cls] += len;
+        cl->stats.bytes_sent[cls] += rep->len;
+        cl->stats.refused += r < 0;
+        cl->stats.applied++;
+        if (head.op == PIPE_OP_scheme_submit && ++cl->stats.submits == PIPE_STATS_EVERY)
+            pipe_stats_flush(&cl->stats, PIPE_SIDE_SERVER, cl->who, cl->srv->stats_log, cl->srv->stats_file);
+    }
     if (out.cap > PIPE_OUT_MAX) {   /* an inline readback's: not kept */
         free(out.p);
         out = (struct bytes){0};
@@ -906,6 +933,8 @@ void srv_client_close(struct srv_client *cl)
         s->serial_live[k]--;
         pthread_mutex_unlock(&s->mu);
     }
+    if (cl->srv->stats_on && cl->stats.applied)   /* what came since the last summary */
+        pipe_stats_flush(&cl->stats, PIPE_SIDE_SERVER, cl->who, cl->srv->stats_log, cl->srv->stats_file);
     log_info("%s: gone after %llu calls (%llu refused)", cl->who, (unsigned long long)cl->calls,
              (unsigned long long)cl->refused);
     free(cl->out.p);

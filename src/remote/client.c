@@ -88,21 +88,7 @@ static kiln_result lose(struct rclient *rc, const char *what)
 
 static void stats_flush(struct rclient *rc)
 {
-    if (rc->stats_log) {
-        char line[1024];
-        pipe_stats_line(&rc->stats, line, sizeof line);
-        log_warn("%s", line);
-    }
-    if (rc->stats_file) {
-        FILE *f = fopen(rc->stats_file, "a");
-        if (f) {
-            char json[2048];
-            pipe_stats_json(&rc->stats, json, sizeof json);
-            fprintf(f, "%s\n", json);
-            fclose(f);
-        }
-    }
-    memset(&rc->stats, 0, sizeof rc->stats);
+    pipe_stats_flush(&rc->stats, PIPE_SIDE_CLIENT, NULL, rc->stats_log, rc->stats_file);
 }
 
 static void count(struct rclient *rc, uint32_t op, size_t sent, size_t received, bool refused)

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "base/list.h"
+#include "pipe/pipe.h"
 #include "remote.h"
 #include "transport/transport.h"
 
@@ -66,6 +67,10 @@ struct srv {
     int reserve_fd;              /* given up to accept a connection when descriptors run out (-1: none) */
     bool fds_short;              /* in an out-of-descriptors episode (srv_run's thread only) */
     uint64_t fds_refused;        /* connections refused in it */
+    /* Per-client counters (pipe.h), as KILN_PIPE_STATS and
+     * KILN_PIPE_STATS_FILE said at the server's start; set once. */
+    bool stats_on, stats_log;
+    char *stats_file;
     pthread_mutex_t warn_lock;   /* guards warn */
     struct srv_warn_rate warn[SRV_WARN_COUNT];
 };
@@ -80,6 +85,7 @@ struct srv_client {
     void *segment_ud;
     uint64_t bytes;              /* of its buffers and images */
     uint64_t calls, refused;
+    struct pipe_stats stats;     /* since its last summary (srv.stats_on); its worker's alone */
     struct bytes out;            /* a reply's out bytes, reused from request to request */
     char who[64];                /* "client 3 (pid 1234)" */
 };

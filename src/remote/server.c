@@ -456,6 +456,10 @@ static struct srv *srv_new(const kiln_server_desc *d)
     s->hello_ns = f.hello_timeout_ms * 1000000ull;
     pthread_mutex_init(&s->warn_lock, NULL);
     s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const char *sv = getenv("KILN_PIPE_STATS"), *sf = getenv("KILN_PIPE_STATS_FILE");
+    s->stats_log = sv && *sv && env_flag("KILN_PIPE_STATS", 0);
+    s->stats_file = sf && *sf ? strdup(sf) : NULL;
+    s->stats_on = s->stats_log || s->stats_file;
     return s;
 }
 
@@ -652,6 +656,7 @@ void srv_destroy(struct srv *s)
         if (s->wake[i] >= 0)
             close(s->wake[i]);
     free(s->allow_uids);
+    free(s->stats_file);
     if (s->reserve_fd >= 0)
         close(s->reserve_fd);
     pthread_mutex_destroy(&s->warn_lock);

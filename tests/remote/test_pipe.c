@@ -424,12 +424,12 @@ TEST(stats_json_names)
     struct pipe_stats z = {0};
     char buf[2048];
     const char *want_zero =
-        "{\"submits\":0,"
+        "{\"side\":\"client\",\"submits\":0,"
         "\"calls\":{\"object\":0,\"data\":0,\"query\":0,\"state\":0,\"submit\":0,\"wait\":0,\"archive\":0},"
         "\"bytes_sent\":{\"object\":0,\"data\":0,\"query\":0,\"state\":0,\"submit\":0,\"wait\":0,\"archive\":0},"
         "\"bytes_received\":{\"object\":0,\"data\":0,\"query\":0,\"state\":0,\"submit\":0,\"wait\":0,\"archive\":0},"
         "\"segment_bytes\":0,\"memo_hits\":0,\"memo_misses\":0,\"refused\":0}";
-    int n = pipe_stats_json(&z, buf, sizeof buf);
+    int n = pipe_stats_json(&z, PIPE_SIDE_CLIENT, NULL, buf, sizeof buf);
     CHECK_EQ(n, strlen(want_zero));
     if (strcmp(buf, want_zero))
         fprintf(stderr, "got  %s\nwant %s\n", buf, want_zero);
@@ -443,20 +443,35 @@ TEST(stats_json_names)
         s.bytes_received[i] = 20 + i;
     }
     const char *want =
-        "{\"submits\":34,"
+        "{\"side\":\"client\",\"submits\":34,"
         "\"calls\":{\"object\":1,\"data\":2,\"query\":3,\"state\":4,\"submit\":5,\"wait\":6,\"archive\":7},"
         "\"bytes_sent\":{\"object\":10,\"data\":11,\"query\":12,\"state\":13,\"submit\":14,\"wait\":15,\"archive\":16},"
         "\"bytes_received\":{\"object\":20,\"data\":21,\"query\":22,\"state\":23,\"submit\":24,\"wait\":25,"
         "\"archive\":26},\"segment_bytes\":30,\"memo_hits\":31,\"memo_misses\":32,\"refused\":33}";
-    n = pipe_stats_json(&s, buf, sizeof buf);
+    n = pipe_stats_json(&s, PIPE_SIDE_CLIENT, NULL, buf, sizeof buf);
     CHECK_EQ(n, strlen(want));
     if (strcmp(buf, want))
         fprintf(stderr, "got  %s\nwant %s\n", buf, want);
     CHECK(!strcmp(buf, want));
 
+    /* The server's counts for a client: its name, no memo, and what it
+     * applied and how it stalled. */
+    s.applied = 40, s.stalls = 41, s.stalled_ns = 42;
+    const char *want_server =
+        "{\"side\":\"server\",\"client\":\"client 7\",\"submits\":34,"
+        "\"calls\":{\"object\":1,\"data\":2,\"query\":3,\"state\":4,\"submit\":5,\"wait\":6,\"archive\":7},"
+        "\"bytes_sent\":{\"object\":10,\"data\":11,\"query\":12,\"state\":13,\"submit\":14,\"wait\":15,\"archive\":16},"
+        "\"bytes_received\":{\"object\":20,\"data\":21,\"query\":22,\"state\":23,\"submit\":24,\"wait\":25,"
+        "\"archive\":26},\"segment_bytes\":30,\"refused\":33,\"applied\":40,\"stalls\":41,\"stalled_ns\":42}";
+    n = pipe_stats_json(&s, PIPE_SIDE_SERVER, "client 7", buf, sizeof buf);
+    CHECK_EQ(n, strlen(want_server));
+    if (strcmp(buf, want_server))
+        fprintf(stderr, "got  %s\nwant %s\n", buf, want_server);
+    CHECK(!strcmp(buf, want_server));
+
     /* Too small a buffer: cut, NUL-terminated, the length it needed told. */
     char small[16];
-    CHECK_EQ(pipe_stats_json(&s, small, sizeof small), strlen(want));
+    CHECK_EQ(pipe_stats_json(&s, PIPE_SIDE_CLIENT, NULL, small, sizeof small), strlen(want));
     CHECK_EQ(strlen(small), sizeof small - 1);
     CHECK(!strncmp(small, want, sizeof small - 1));
 }

@@ -887,7 +887,7 @@ static void stats_file_run(const struct server *s, const char *file)
     char shape[1024];
     json_shape(line, shape, sizeof shape);
 #define CLASSES "{object,data,query,state,submit,wait,archive}"
-    static const char want[] = "submits,calls" CLASSES ",bytes_sent" CLASSES ",bytes_received" CLASSES
+    static const char want[] = "side,submits,calls" CLASSES ",bytes_sent" CLASSES ",bytes_received" CLASSES
                                ",segment_bytes,memo_hits,memo_misses,refused";
 #undef CLASSES
     CHECK(!strcmp(shape, want));
@@ -918,6 +918,75 @@ TEST(pipe_stats_file_gets_a_json_line_of_the_pinned_names_every_120_submits)
     folder_remove(&s, (const char *const[]){"pipe.jsonl", NULL});
 }
 
+/* The server counts each client's calls under the same names (its side
+ * "server", the client named), a line every 120 of its submits and one
+ * when it goes. */
+TEST(a_server_keeps_counters_for_each_client)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    char file[192];
+    snprintf(file, sizeof file, "%s/server.jsonl", s.dir);
+    setenv("KILN_PIPE_STATS_FILE", file, 1);   /* read by the server at its start alone */
+    kiln_result started = server_start(&s, NULL);
+    unsetenv("KILN_PIPE_STATS_FILE");
+    if (started == KILN_OK) {
+        kiln_context c = {0};
+        kiln_buffer buf;
+        kiln_program prog;
+        kiln_scheme sch;
+        kiln_node node;
+        REQUIRE_OK(client(&s, &c));
+        REQUIRE_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256 * 4}, &buf));
+        REQUIRE_OK(make_program(c, k_mad, "mad.comp", &prog));
+        REQUIRE_OK(kiln_scheme_create(c, NULL, &sch));
+        kiln_binding b = {.binding = 0, .buffer = buf};
+        REQUIRE_OK(kiln_scheme_add_node(c, sch, &(kiln_node_desc){.program = prog, .bindings = &b,
+                                                                  .binding_count = 1, .groups = {4}},
+                                        &node));
+        for (int i = 0; i < 120; i++)
+            CHECK_OK(kiln_scheme_submit(c, sch, NULL));
+        CHECK_RESULT(kiln_buffer_upload(c, (kiln_buffer){12345}, 0, "x", 1), KILN_ERR_HANDLE);
+        CHECK_OK(kiln_context_destroy(c));
+        char lines[2][4096] = {{0}};
+        int n = 0;
+        for (int tries = 0; tries < 1000 && n < 2; tries++) {   /* the close's line comes from the worker */
+            FILE *f = fopen(file, "r");
+            n = 0;
+            while (f && n < 2 && fgets(lines[n], sizeof lines[n], f))
+                n++;
+            if (f)
+                fclose(f);
+            if (n < 2)
+                usleep(10 * 1000);
+        }
+        CHECK_EQ(n, 2);
+        char shape[1024];
+        json_shape(lines[0], shape, sizeof shape);
+#define CLASSES "{object,data,query,state,submit,wait,archive}"
+        static const char want[] = "side,client,submits,calls" CLASSES ",bytes_sent" CLASSES
+                                   ",bytes_received" CLASSES ",segment_bytes,refused,applied,stalls,stalled_ns";
+#undef CLASSES
+        CHECK(!strcmp(shape, want));
+        if (strcmp(shape, want))
+            fprintf(stderr, "keys: %s\nwant: %s\nline: %s", shape, want, lines[0]);
+        CHECK(strstr(lines[0], "\"side\":\"server\",\"client\":\"client ") != NULL);
+        CHECK_EQ(json_number(lines[0], NULL, "submits"), 120);
+        CHECK_EQ(json_number(lines[0], "calls", "submit"), 120);
+        CHECK(json_number(lines[0], NULL, "applied") >= 120 + 5);   /* the create, buffer, program, scheme, node */
+        CHECK(json_number(lines[0], "bytes_received", "submit") > 0);
+        CHECK(json_number(lines[0], "bytes_sent", "submit") > 0);
+        CHECK_EQ(json_number(lines[0], NULL, "refused"), 0);
+        /* The second: from then to the client's end, the refused upload in it. */
+        CHECK_EQ(json_number(lines[1], NULL, "submits"), 0);
+        CHECK_EQ(json_number(lines[1], NULL, "refused"), 1);
+    } else {
+        CHECK(!"server_start");
+    }
+    server_end(&s);
+    folder_remove(&s, (const char *const[]){"server.jsonl", NULL});
+}
+
 int main(void)
 {
     /* These tests make their own servers. */
@@ -933,5 +1002,6 @@ int main(void)
     RUN(desc_fields_the_server_owns_and_bad_targets_are_refused_by_name);
     RUN(the_socket_is_private_a_stale_one_is_replaced_and_a_file_is_left_alone);
     RUN(pipe_stats_file_gets_a_json_line_of_the_pinned_names_every_120_submits);
+    RUN(a_server_keeps_counters_for_each_client);
     return TEST_SUMMARY();
 }
