@@ -640,9 +640,14 @@ static kiln_result l_scheme_destroy(struct kctx *kc, kiln_scheme h)
     struct scheme *s;
     for (;;) {   /* its submits done first, the context let go while they run */
         GET(schemes, struct scheme, "scheme", h, s);
-        if (kb_ticket_done(c->dev) >= s->last_ticket)
+        if (c->closing || kb_ticket_done(c->dev) >= s->last_ticket)
             break;
-        KILN_TRY(wait_ticket(c, s->last_ticket, UINT64_MAX));
+        kiln_result r = wait_ticket(c, s->last_ticket, UINT64_MAX);
+        if (r == KILN_ERR_DEVICE_LOST) {   /* destroyed all the same: scheme_destroy keeps what lost work may use */
+            GET(schemes, struct scheme, "scheme", h, s);
+            break;
+        }
+        KILN_TRY(r);
     }
     for (uint32_t i = 0; i < s->node_count; i++)
         pool_remove(&c->nodes, s->nodes[i]->id);
