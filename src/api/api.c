@@ -52,9 +52,14 @@ static kiln_result enter(kiln_context h, struct kctx **out)
     c->users++;
     pthread_mutex_unlock(&users_lock);
     pthread_rwlock_unlock(&contexts_lock);
-    atomic_fetch_add(&c->queued, 1);
+    /* Only a remote context's waits look at queued: a local one's let the
+     * lock go for the whole wait. */
+    bool count = !ctx_is_local(c);
+    if (count)
+        atomic_fetch_add(&c->queued, 1);
     pthread_mutex_lock(&c->lock);
-    atomic_fetch_sub(&c->queued, 1);
+    if (count)
+        atomic_fetch_sub(&c->queued, 1);
     *out = c;
     return KILN_OK;
 }

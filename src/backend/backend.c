@@ -175,7 +175,7 @@ kiln_result kb_submit(struct kb_device *d, struct kb_cmd *c, const char *what, u
 }
 
 /* What a wait does next, judged under watch. */
-enum verdict { WAIT_ON, WAIT_LOSE, WAIT_FAULT, WAIT_TIMEOUT };
+enum verdict { WAIT_ON, WAIT_LOSE, WAIT_FAULT };
 
 kiln_result kb_ticket_wait_as(struct kb_device *d, const void *owner, uint64_t ticket, uint64_t timeout_ns)
 {

@@ -63,8 +63,8 @@ struct kctx {
      * server's client context the server's host lock (ctx_calls_under).
      * Set before the first call, then only read. */
     pthread_mutex_t *held;
-    /* Threads blocked on lock, entering (api/): a remote wait letting the
-     * context go between its slices lets them in first. */
+    /* Threads blocked on lock, entering a remote context (api/): its wait
+     * letting the context go between slices lets them in first. */
     _Atomic uint32_t queued;
     /* Threads inside or entering the context; protected by the api's
      * users_lock. kiln_context_destroy waits for it to drop to 0. */

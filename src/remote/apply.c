@@ -40,11 +40,12 @@ typedef kiln_result (*apply_fn)(struct req *q);
  * stall (counted when the server counts). */
 static void lock(struct srv_client *cl)
 {
-    if (!cl->srv->stats_on || pthread_mutex_trylock(&cl->srv->host_lock) == 0) {
-        if (!cl->srv->stats_on)
-            pthread_mutex_lock(&cl->srv->host_lock);
+    if (!cl->srv->stats_on) {
+        pthread_mutex_lock(&cl->srv->host_lock);
         return;
     }
+    if (pthread_mutex_trylock(&cl->srv->host_lock) == 0)
+        return;
     uint64_t t0 = time_now_ns();
     pthread_mutex_lock(&cl->srv->host_lock);
     uint64_t waited = time_now_ns() - t0;

@@ -199,7 +199,7 @@ kiln_result vk_staging_make(struct vk_device *d, uint64_t size, struct staging *
 /* ---- transfers ----------------------------------------------------------------- */
 
 #define XFER_STAGING_MAX (256ull << 20)   /* staging bytes of transfers left running, at most */
-#define XFER_CHUNK (64ull << 20)          /* a staged copy past XFER_STAGING_MAX goes in chunks of this */
+#define XFER_CHUNK (64ull << 20)          /* a staged copy goes in chunks of this, each its own transfer */
 
 void vk_xfer_free(struct vk_device *d, struct vk_xfer *x)
 {
@@ -335,9 +335,8 @@ kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64
         return KILN_OK;
     }
     /* Staged: each chunk copied into staging of its own and left to run. */
-    uint64_t chunk = XFER_CHUNK;
-    for (uint64_t done = 0; done < size; done += chunk) {
-        uint64_t n = KILN_MIN(chunk, size - done);
+    for (uint64_t done = 0; done < size; done += XFER_CHUNK) {
+        uint64_t n = KILN_MIN(XFER_CHUNK, size - done);
         struct vk_xfer x;
         KILN_TRY(vk_xfer_begin(d, n, &x));
         memcpy(x.st.map, (const char *)data + done, n);
