@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# exports.sh LIBRARY HEADER [PREFIX [MACRO [FORBIDDEN]]]: fails, listing
+# exports.sh LIBRARY HEADER [PREFIX [MACRO [FORBIDDEN [REQUIRED]]]]: fails, listing
 # them, if the library defines a symbol another object could link to other
 # than PREFIX* (default kiln_; libkiln-wave's are kiln_wave_): a GLOBAL or
 # UNIQUE one, or a WEAK one of default visibility. (Hidden weak symbols are C++ COMDAT
@@ -15,12 +15,16 @@
 # the lines starting with MACRO (default KILN_API). FORBIDDEN, a regular
 # expression, names symbols the library must not hold at all, not even
 # local ones, nor need from elsewhere: libkiln holds no wave code (wave_*)
-# and needs no libelf (elf_*, gelf_*).
+# and needs no libelf (elf_*, gelf_*). REQUIRED, a regular expression,
+# names symbols the library must hold (as local ones: kiln's own code it
+# ships and calls, such as the command stream's ring and heartbeat), each
+# alternative at least once.
 set -eu
 lib=$1
 prefix=${3:-kiln_}
 macro=${4:-KILN_API}
 forbidden=${5:-}
+required=${6:-}
 want=$(grep -c "^$macro " "$2")
 # A shared library exports what its dynamic symbol table holds; a static
 # one, what its objects' symbol tables hold.
@@ -49,6 +53,15 @@ if [ -n "$forbidden" ]; then
     echo "0 passed, 1 failed"
     exit 1
   fi
+fi
+if [ -n "$required" ]; then
+  for name in $(echo "$required" | sed 's/^\^(//; s/)\$$//; s/|/ /g'); do
+    if ! readelf -W -s "$lib" | awk '$7 != "UND" { print $8 }' | grep -qx "$name"; then
+      echo "$lib does not hold $name (it ships the code that defines it)"
+      echo "0 passed, 1 failed"
+      exit 1
+    fi
+  done
 fi
 if [ "$total" -ne "$want" ]; then
   echo "$lib exports $total $prefix* calls; $2 declares $want"

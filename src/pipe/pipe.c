@@ -25,7 +25,7 @@ _Static_assert(sizeof rows / sizeof rows[0] == PIPE_OPS, "one row per catalogue 
 static const char *const class_names[PIPE_CLASSES] = {"object", "data", "query", "state", "submit", "wait",
                                                       "archive"};
 
-const char *pipe_op_name(uint32_t op) { return op < PIPE_OPS ? rows[op].name : NULL; }
+const char *pipe_op_name(uint32_t op) { return op < PIPE_OPS ? rows[op].name : op == PIPE_OP_STREAM ? "stream" : NULL; }
 enum pipe_class pipe_op_class(uint32_t op) { return op < PIPE_OPS ? rows[op].cls : PIPE_CLASSES; }
 uint32_t pipe_op_flags(uint32_t op) { return op < PIPE_OPS ? rows[op].flags : 0; }
 uint32_t pipe_op_rec_size(uint32_t op) { return op < PIPE_OPS ? rows[op].rec_size : 0; }

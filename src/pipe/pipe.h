@@ -28,7 +28,7 @@
 
 /* The protocol's version: a client and a server of other versions do not
  * talk (the server refuses context_create, naming both). */
-#define PIPE_VERSION 2u   /* 2: a program's included files travel with it */
+#define PIPE_VERSION 3u   /* 3: calls go on the command stream (remote/stream.c) */
 
 enum pipe_class { PIPE_CLASS_OBJECT, PIPE_CLASS_DATA, PIPE_CLASS_QUERY, PIPE_CLASS_STATE, PIPE_CLASS_SUBMIT,
                   PIPE_CLASS_WAIT, PIPE_CLASS_ARCHIVE, PIPE_CLASSES };
@@ -48,6 +48,10 @@ enum pipe_op {
 #undef X
     PIPE_OPS
 };
+/* Not a call of the catalogue: the client's request, as a frame after
+ * context_create, to move the connection onto the command stream whose
+ * segment it just announced (remote_private.h). */
+#define PIPE_OP_STREAM 0x4d525453u
 
 /* ---- records ---------------------------------------------------------------------- */
 
@@ -143,7 +147,8 @@ _Static_assert(sizeof(struct pipe_req) == 24 && sizeof(struct pipe_rep) == 24, "
 #define PIPE_OUT_MAX (256u << 10)
 
 /* Per row: its name ("buffer_upload"), class, flags and record size. An op
- * past the catalogue gets NULL, PIPE_CLASSES, 0 and 0. */
+ * past the catalogue gets NULL ("stream" for PIPE_OP_STREAM), PIPE_CLASSES,
+ * 0 and 0. */
 const char *pipe_op_name(uint32_t op);
 enum pipe_class pipe_op_class(uint32_t op);
 uint32_t pipe_op_flags(uint32_t op);

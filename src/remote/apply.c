@@ -811,7 +811,7 @@ _Static_assert(sizeof appliers / sizeof appliers[0] == PIPE_OPS, "one applier pe
 /* ---- one request -------------------------------------------------------------------------- */
 
 /* The reply: head, message, out. */
-static void reply(struct bytes *rep, uint32_t op, uint64_t seq, kiln_result r, const struct bytes *out)
+void srv_reply(struct bytes *rep, uint32_t op, uint64_t seq, kiln_result r, const struct bytes *out)
 {
     const char *msg = r < 0 ? err_last() : "";
     size_t mlen = strlen(msg);
@@ -871,7 +871,7 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
     }
     cl->calls++;
     cl->refused += r < 0;
-    reply(rep, head.op, head.seq, r, &out);
+    srv_reply(rep, head.op, head.seq, r, &out);
     if (cl->srv->stats_on && head.op < PIPE_OPS) {
         enum pipe_class cls = pipe_op_class(head.op);
         cl->stats.calls[cls]++;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "kiln.h"
@@ -55,6 +56,8 @@ struct rclient {
     size_t rep_cap;
     bool lost;
     char lost_why[512];
+    struct stream st;            /* the command stream, once open (st.live) */
+    pid_t pid;                   /* the process that made it: a forked child may not use it */
     struct tp_segment seg;       /* fd -1: none yet */
     uint64_t seg_serial;         /* the serial it was announced with */
     bool have_caps;
@@ -107,8 +110,73 @@ static void count(struct rclient *rc, uint32_t op, size_t sent, size_t received,
 /* Sends op with its record and rc->tail, waits for the reply. A fixed
  * answer (out_len NULL) must be exactly out_cap bytes; otherwise up to
  * out_cap are copied and *out_len says how many came. */
+/* The request in rc->req: a record on the stream (or a record announcing
+ * it, then a frame), or a frame before the stream opens. */
+static kiln_result send_request(struct rclient *rc)
+{
+    if (!rc->st.live)
+        return tp_send(rc->tp, rc->req.p, rc->req.len);
+    if (rc->req.len <= stream_record_max(&rc->st))
+        return stream_put(&rc->st, STREAM_MSG, rc->req.p, rc->req.len, NULL, 0);
+    uint64_t n = rc->req.len;
+    KILN_TRY(stream_put(&rc->st, STREAM_FRAME, &n, sizeof n, NULL, 0));
+    return tp_send(rc->tp, rc->req.p, rc->req.len);
+}
+
+/* One frame into rc->rep, grown to fit. */
+static kiln_result receive_frame(struct rclient *rc, uint64_t timeout_ns, size_t *len)
+{
+    for (;;) {
+        kiln_result r = tp_recv(rc->tp, rc->rep, rc->rep_cap, len, timeout_ns);
+        if (r != KILN_ERR_LIMIT)
+            return r;
+        uint8_t *p = realloc(rc->rep, *len);
+        if (!p)
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a reply of %zu bytes", *len);
+        rc->rep = p;
+        rc->rep_cap = *len;
+        err_clear();   /* the frame did not fit: no error of the call's */
+    }
+}
+
+/* The reply: *rep (valid until the next call) and *len. The stream's wait
+ * watches the server's heartbeat and socket: a server stopped, hung in
+ * every thread or gone is noticed within KILN_IPC_PEER_TIMEOUT_MS. */
+static kiln_result receive(struct rclient *rc, const uint8_t **rep, size_t *len)
+{
+    if (!rc->st.live) {
+        KILN_TRY(receive_frame(rc, UINT64_MAX, len));
+        *rep = rc->rep;
+        return KILN_OK;
+    }
+    for (;;) {
+        uint32_t kind;
+        kiln_result r = stream_get(&rc->st, UINT64_MAX, &kind, rep, len);
+        if (r == KILN_ERR_TIMEOUT) {
+            err_clear();
+            continue;
+        }
+        KILN_TRY(r);
+        if (kind == STREAM_MSG)
+            return KILN_OK;
+        uint64_t want = 0;
+        if (*len != sizeof want)
+            return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a frame record of %zu bytes", *len);
+        memcpy(&want, *rep, sizeof want);
+        KILN_TRY(receive_frame(rc, STREAM_FRAME_WAIT_NS, len));
+        if (*len != want)
+            return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a reply frame of %zu bytes where its record said %llu",
+                              *len, (unsigned long long)want);
+        *rep = rc->rep;
+        return KILN_OK;
+    }
+}
+
 static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *out, size_t out_cap, size_t *out_len)
 {
+    if (rc->pid != getpid())
+        return KILN_RAISE(KILN_ERR_INVALID, "this remote context belongs to process %ld, not to this one (%ld): a "
+                          "forked child makes a context of its own", (long)rc->pid, (long)getpid());
     if (rc->lost)
         return lost(rc);
     uint32_t rec_size = pipe_op_rec_size(op);
@@ -122,28 +190,18 @@ static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *
         rc->req.oom = rc->tail.oom = false;
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a %s request", pipe_op_name(op));
     }
-    if (tp_send(rc->tp, rc->req.p, rc->req.len) < 0)
+    if (send_request(rc) < 0)
         return lose(rc, "sending a request");
     size_t len = 0;
-    for (;;) {
-        kiln_result r = tp_recv(rc->tp, rc->rep, rc->rep_cap, &len, UINT64_MAX);
-        if (r == KILN_OK)
-            break;
-        if (r != KILN_ERR_LIMIT)
-            return lose(rc, "waiting for a reply");
-        uint8_t *p = realloc(rc->rep, len);
-        if (!p)
-            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a reply of %zu bytes", len);
-        rc->rep = p;
-        rc->rep_cap = len;
-        err_clear();   /* the frame did not fit: no error of the call's */
-    }
+    const uint8_t *rp;
+    if (receive(rc, &rp, &len) < 0)
+        return lose(rc, "waiting for a reply");
     struct pipe_rep rep;
     if (len < sizeof rep) {
         (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a reply of %zu bytes", len);
         return lose(rc, "reading a reply");
     }
-    memcpy(&rep, rc->rep, sizeof rep);
+    memcpy(&rep, rp, sizeof rep);
     if (rep.seq != head.seq || rep.op != op || rep.msg_size > len - sizeof rep ||
         rep.out_size != len - sizeof rep - rep.msg_size || rep.result > 0 || rep.result < KILN_ERR_DEVICE_LOST) {
         (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: reply to call %llu (%s) is for call %llu (op %u), "
@@ -151,9 +209,9 @@ static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *
                          (unsigned long long)rep.seq, rep.op, rep.result, rep.msg_size, rep.out_size, len);
         return lose(rc, "reading a reply");
     }
-    if (rc->stats_on)
+    if (rc->stats_on && op < PIPE_OPS)
         count(rc, op, rc->req.len + TP_FRAME_HEADER, len + TP_FRAME_HEADER, rep.result < 0);
-    const uint8_t *msg = rc->rep + sizeof rep, *o = msg + rep.msg_size;
+    const uint8_t *msg = rp + sizeof rep, *o = msg + rep.msg_size;
     if (rep.result < 0)
         return KILN_RAISE((kiln_result)rep.result, "%.*s", (int)rep.msg_size, (const char *)msg);
     if (out_len) {
@@ -240,11 +298,21 @@ static kiln_result segment(struct rclient *rc, uint64_t size, struct pipe_rec_ra
     return KILN_OK;
 }
 
+/* The most bytes of data a request or reply carries inline: what fits a
+ * record with room for its heads, up to PIPE_INLINE_MAX. */
+static uint64_t inline_max(const struct rclient *rc)
+{
+    if (!rc->st.live)
+        return PIPE_INLINE_MAX;
+    size_t m = stream_record_max(&rc->st);
+    return KILN_MIN((uint64_t)PIPE_INLINE_MAX, m > 4096 ? m - 4096 : 0);
+}
+
 static kiln_result data_in(struct rclient *rc, uint32_t op, struct pipe_rec_range *rec, const void *data)
 {
     if (!data && rec->size)
         return KILN_RAISE(KILN_ERR_INVALID, "data pointer is NULL");
-    if (rec->size <= PIPE_INLINE_MAX) {
+    if (rec->size <= inline_max(rc)) {
         bytes_put(&rc->tail, data, rec->size);
     } else {
         KILN_TRY(segment(rc, rec->size, rec));
@@ -258,7 +326,7 @@ static kiln_result data_out(struct rclient *rc, uint32_t op, struct pipe_rec_ran
 {
     if (!data && rec->size)
         return KILN_RAISE(KILN_ERR_INVALID, "data pointer is NULL");
-    if (rec->size <= PIPE_INLINE_MAX)
+    if (rec->size <= inline_max(rc))
         return call(rc, op, rec, data, rec->size, NULL);
     KILN_TRY(segment(rc, rec->size, rec));
     KILN_TRY(call(rc, op, rec, NULL, 0, NULL));
@@ -694,6 +762,7 @@ static void r_destroy(struct kctx *c)
         stats_flush(rc);
     if (rc->tp)
         tp_destroy(rc->tp);
+    stream_finish(&rc->st);
     if (rc->inproc)
         remote_inproc_release(rc->inproc);
     if (rc->seg.fd >= 0)
@@ -774,6 +843,23 @@ static kiln_result hello(struct rclient *rc, const kiln_context_desc *desc)
     return REC(context_create, rec);
 }
 
+/* Moves the connection onto the command stream: the segment announced on
+ * the descriptor channel, then PIPE_OP_STREAM (the last frame), whose
+ * answer is the server's epoch. */
+static kiln_result open_stream(struct rclient *rc)
+{
+    KILN_TRY(stream_make(&rc->st));
+    uint32_t ann[4] = {STREAM_MAGIC, 0, 0, 0};
+    uint64_t size = rc->st.seg.size, epoch = 0;
+    memcpy(&ann[2], &size, sizeof size);
+    if (tp_send_fds(rc->tp, ann, sizeof ann, &rc->st.seg.fd, 1) < 0)
+        return lose(rc, "announcing the command stream");
+    KILN_TRY(call(rc, PIPE_OP_STREAM, NULL, &epoch, sizeof epoch, NULL));
+    if (stream_start(&rc->st, epoch, tp_peer_fd(rc->tp)) < 0)
+        return lose(rc, "starting the command stream");
+    return KILN_OK;
+}
+
 kiln_result remote_create(const char *target, const kiln_context_desc *desc, uint32_t serial, struct kctx **out)
 {
     struct rclient *rc = mem_calloc(1, sizeof *rc);
@@ -782,6 +868,8 @@ kiln_result remote_create(const char *target, const kiln_context_desc *desc, uin
     rc->base.ops = &remote_ops;
     rc->base.serial = serial;
     rc->seg.fd = -1;
+    stream_init(&rc->st);
+    rc->pid = getpid();
     pthread_mutex_init(&rc->base.lock, NULL);
     rc->base.held = &rc->base.lock;
     rc->sync = env_flag("KILN_SYNC", 0);
@@ -804,6 +892,8 @@ kiln_result remote_create(const char *target, const kiln_context_desc *desc, uin
         rc->stats_file = sf && *sf ? strdup(sf) : NULL;
         rc->stats_on = rc->stats_log || rc->stats_file;
         r = hello(rc, desc);
+        if (r == KILN_OK)
+            r = open_stream(rc);
         if (r == KILN_ERR_DEVICE_LOST)   /* the server hung up at once: say who */
             r = KILN_RAISE(KILN_ERR_IO, "%s", kiln_last_error());
     }

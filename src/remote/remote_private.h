@@ -29,7 +29,7 @@ struct srv_conn;
 
 /* Warnings a client can cause, each rate-limited on its own. */
 enum srv_warn_kind { SRV_WARN_HELLO, SRV_WARN_GONE, SRV_WARN_UID, SRV_WARN_FULL, SRV_WARN_SLOW, SRV_WARN_START,
-                     SRV_WARN_FDS, SRV_WARN_FDS_BACK, SRV_WARN_COUNT };
+                     SRV_WARN_FDS, SRV_WARN_FDS_BACK, SRV_WARN_STREAM, SRV_WARN_COUNT };
 struct srv_warn_rate {
     uint64_t last_ns;            /* the last one logged */
     uint64_t quiet;              /* held back since */
@@ -71,6 +71,15 @@ struct srv {
      * KILN_PIPE_STATS_FILE said at the server's start; set once. */
     bool stats_on, stats_log;
     char *stats_file;
+    uint64_t epoch;              /* this run's, written into every stream's control page */
+    /* The server's heartbeat: one thread beats in every live stream's
+     * control page (beating: a list of its own, under beat_lock, so that
+     * nothing else the server locks can hold a beat back). */
+    pthread_mutex_t beat_lock;
+    pthread_cond_t beat_cond;
+    struct srv_conn *beating;
+    bool beat_stop, beat_running;
+    struct kthread beat;
     pthread_mutex_t warn_lock;   /* guards warn */
     struct srv_warn_rate warn[SRV_WARN_COUNT];
 };
@@ -89,6 +98,65 @@ struct srv_client {
     struct bytes out;            /* a reply's out bytes, reused from request to request */
     char who[64];                /* "client 3 (pid 1234)" */
 };
+
+/* ---- the command stream (stream.c) ------------------------------------------------------- */
+
+/* Record kinds, both rings: a message in the record, or a message that is
+ * the next frame on the socket (its payload: the frame's u64 length). */
+enum stream_kind { STREAM_MSG = 1, STREAM_FRAME = 2, STREAM_KINDS = 2 };
+#define STREAM_RING_KIB_DEFAULT 1024u              /* KILN_IPC_RING_KIB: each ring's size */
+#define STREAM_RING_MAX (64ull << 20)
+#define STREAM_CLIENT_TIMEOUT_MS_DEFAULT 300000u   /* KILN_IPC_CLIENT_TIMEOUT_MS: a silent client's objects live this long */
+#define STREAM_BUF_KEEP (256u << 10)               /* a record buffer past this goes back after its message */
+#define STREAM_FRAME_WAIT_NS (10ull * 1000 * 1000 * 1000)   /* a frame a record announced must come within this */
+
+/* The stream's announcement on the descriptor channel, with the segment:
+ * {STREAM_MAGIC, the segment's bytes}. The request PIPE_OP_STREAM (a frame)
+ * follows it; its reply's out is the server's epoch. */
+#define STREAM_MAGIC 0x4d525453u   /* "STRM" */
+
+struct stream {
+    struct tp_segment seg;       /* fd -1: none */
+    struct tp_control *ctl;      /* at seg.map */
+    struct tp_layout layout;
+    struct tp_ring out, in;      /* this side's: the ring it writes, the ring it reads */
+    struct tp_peer peer;         /* the other side's heartbeat and socket */
+    struct tp_heartbeat beat;    /* the client's (the server beats for all its clients) */
+    uint64_t epoch;
+    uint8_t *buf;                /* the last record read */
+    size_t cap;
+    bool server, live;
+};
+void stream_init(struct stream *st);
+/* The client's: a new segment, its control page and rings. */
+KILN_NODISCARD kiln_result stream_make(struct stream *st);
+/* The server's: the client's segment (fd consumed), checked, its epoch
+ * and generation written. */
+KILN_NODISCARD kiln_result stream_adopt(struct stream *st, int fd, uint64_t size, uint64_t epoch);
+/* Both sides, once the server answered PIPE_OP_STREAM: the peer watched
+ * (its heartbeat, and peer_fd's closing), the client's heartbeat started
+ * and the epoch the server answered checked against the page. */
+KILN_NODISCARD kiln_result stream_start(struct stream *st, uint64_t epoch, int peer_fd);
+void stream_finish(struct stream *st);
+/* The most bytes one record's message may hold; more go as a frame. */
+size_t stream_record_max(const struct stream *st);
+/* Writes one record of kind holding a then b, and publishes it. */
+KILN_NODISCARD kiln_result stream_put(struct stream *st, uint32_t kind, const void *a, size_t na, const void *b,
+                                      size_t nb);
+/* The next record, copied out and retired: *msg (valid until the next get)
+ * and *len. KILN_ERR_TIMEOUT when none came within timeout_ns (or the wait
+ * woke for nothing); KILN_ERR_IO when the peer died, its epoch changed or
+ * it broke the ring. */
+KILN_NODISCARD kiln_result stream_get(struct stream *st, uint64_t timeout_ns, uint32_t *kind, const uint8_t **msg,
+                                      size_t *len);
+/* Gives back a big record buffer. */
+void stream_shrink(struct stream *st);
+/* A server's epoch: random, nonzero. */
+uint64_t stream_epoch_new(void);
+
+/* A reply to op's call seq: its head, r's message when r is an error,
+ * else out's bytes (rep->len 0 first). */
+void srv_reply(struct bytes *rep, uint32_t op, uint64_t seq, kiln_result r, const struct bytes *out);
 
 /* Makes a new host in place of one whose device was lost (host_lock
  * held): new clients are served by it; clients of the old one keep

@@ -50,7 +50,54 @@ struct srv_conn {
     struct tp_segment seg;       /* the bulk-data segment (fd -1: none) */
     uint64_t seg_serial;
     uint64_t born_ns;            /* accepted at (time_now_ns) */
+    struct stream st;            /* the command stream, once the client opened it */
+    _Atomic bool ending;         /* srv_destroy: the stream's waits end */
+    struct srv_conn *beat_next;  /* on srv.beating (under beat_lock) */
+    bool in_beat;                /* under beat_lock */
+    uint8_t *buf;                /* frames read (cap bytes) */
+    size_t cap;
 };
+
+/* ---- the server's heartbeat ------------------------------------------------------------------ */
+
+static void *beat_main(void *arg)
+{
+    struct srv *s = arg;
+    uint64_t period = env_u64("KILN_IPC_PEER_TIMEOUT_MS", TP_PEER_TIMEOUT_MS_DEFAULT) * 1000000ull / 8;
+    pthread_mutex_lock(&s->beat_lock);
+    while (!s->beat_stop) {
+        for (struct srv_conn *cn = s->beating; cn; cn = cn->beat_next)
+            atomic_fetch_add_explicit(&cn->st.ctl->server_heartbeat, 1, memory_order_relaxed);
+        cond_wait_ns(&s->beat_cond, &s->beat_lock, period);
+    }
+    pthread_mutex_unlock(&s->beat_lock);
+    return NULL;
+}
+
+static void beat_join(struct srv_conn *cn)
+{
+    struct srv *s = cn->srv;
+    pthread_mutex_lock(&s->beat_lock);
+    cn->beat_next = s->beating;
+    s->beating = cn;
+    cn->in_beat = true;
+    atomic_fetch_add_explicit(&cn->st.ctl->server_heartbeat, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&s->beat_lock);
+}
+
+static void beat_leave(struct srv_conn *cn)
+{
+    struct srv *s = cn->srv;
+    pthread_mutex_lock(&s->beat_lock);
+    if (cn->in_beat) {
+        struct srv_conn **pp = &s->beating;
+        while (*pp != cn)
+            pp = &(*pp)->beat_next;
+        *pp = cn->beat_next;
+        cn->in_beat = false;
+    }
+    pthread_mutex_unlock(&s->beat_lock);
+}
 
 /* ---- warnings a client can cause ------------------------------------------------------------ */
 
@@ -181,6 +228,151 @@ static bool admit(struct srv_conn *cn, uint64_t deadline)
     return true;
 }
 
+/* ---- requests and replies ----------------------------------------------------------------- */
+
+/* Reads one frame into cn->buf within timeout_ns; its length in *len. */
+static kiln_result read_frame(struct srv_conn *cn, uint64_t timeout_ns, size_t *len)
+{
+    size_t want = 64 << 10;
+    *len = 0;
+    for (;;) {
+        kiln_result r = cn->cap ? tp_recv(cn->tp, cn->buf, cn->cap, len, timeout_ns) : KILN_ERR_LIMIT;
+        if (r != KILN_ERR_LIMIT)
+            return r;
+        want = KILN_MAX(want, *len);
+        uint8_t *p = realloc(cn->buf, want);
+        if (!p)
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a request of %zu bytes", want);
+        err_clear();
+        cn->buf = p;
+        cn->cap = want;
+    }
+}
+
+/* The next request: a frame until the stream is open (within the
+ * connection's deadline until it has a context), then a record (or the
+ * frame a record announces). False when the connection is to end. */
+static bool next_request(struct srv_conn *cn, uint64_t deadline, const uint8_t **req, size_t *len)
+{
+    struct srv *s = cn->srv;
+    struct srv_client *cl = cn->cl;
+    if (!cn->st.live) {
+        bool made = cl->ctx != NULL;
+        kiln_result r = read_frame(cn, made ? UINT64_MAX : left_ns(deadline), len);
+        if (r == KILN_ERR_TIMEOUT && !made)
+            srv_warn(s, SRV_WARN_SLOW, LOG_INFO,
+                     "kiln serve: %s closed: it made no context within %.0f s of connecting", cl->who,
+                     (double)s->hello_ns / 1e9);
+        *req = cn->buf;
+        return r == KILN_OK;   /* else the client went: closed, died, or broke the framing */
+    }
+    for (;;) {
+        uint32_t kind;
+        const uint8_t *msg;
+        kiln_result r = stream_get(&cn->st, UINT64_MAX, &kind, &msg, len);
+        if (r == KILN_ERR_TIMEOUT) {
+            err_clear();
+            continue;
+        }
+        if (r < 0) {
+            if (!atomic_load(&cn->ending) && !strstr(err_last(), "socket closed"))
+                srv_warn(s, SRV_WARN_STREAM, LOG_WARN, "kiln serve: %s closed: its command stream: %s", cl->who,
+                         err_last());
+            return false;
+        }
+        if (kind == STREAM_MSG) {
+            *req = msg;
+            return true;
+        }
+        uint64_t want = 0;
+        if (*len == sizeof want)
+            memcpy(&want, msg, sizeof want);
+        r = *len != sizeof want || want > TP_FRAME_MAX
+                ? KILN_RAISE(KILN_ERR_IO, "a frame record of %zu bytes announcing %llu", *len, (unsigned long long)want)
+                : read_frame(cn, STREAM_FRAME_WAIT_NS, len);
+        if (r == KILN_OK && *len != want)
+            r = KILN_RAISE(KILN_ERR_IO, "a frame of %zu bytes where its record said %llu", *len,
+                           (unsigned long long)want);
+        if (r < 0) {
+            srv_warn(s, SRV_WARN_STREAM, LOG_WARN, "kiln serve: %s closed: its command stream: %s", cl->who,
+                     err_last());
+            return false;
+        }
+        *req = cn->buf;
+        return true;
+    }
+}
+
+/* Sends a reply: a frame until the stream is open, then a record (or a
+ * record announcing the frame that follows it). */
+static kiln_result send_reply(struct srv_conn *cn, const struct bytes *rep)
+{
+    if (!cn->st.live)
+        return tp_send(cn->tp, rep->p, rep->len);
+    if (rep->len <= stream_record_max(&cn->st))
+        return stream_put(&cn->st, STREAM_MSG, rep->p, rep->len, NULL, 0);
+    uint64_t n = rep->len;
+    KILN_TRY(stream_put(&cn->st, STREAM_FRAME, &n, sizeof n, NULL, 0));
+    return tp_send(cn->tp, rep->p, rep->len);
+}
+
+/* PIPE_OP_STREAM: adopts the segment announced just before it. Its reply
+ * (a frame) carries the epoch; the stream starts once that is sent
+ * (start_stream). False when the connection is to end. */
+static bool open_stream(struct srv_conn *cn, const uint8_t *req, size_t len, struct bytes *rep)
+{
+    struct pipe_req head;
+    memcpy(&head, req, sizeof head);
+    kiln_result r;
+    if (!cn->cl->ctx) {
+        r = KILN_RAISE(KILN_ERR_HANDLE, "request: a command stream before the connection's context was made");
+    } else if (head.rec_size || head.tail_size || head.reserved || len != sizeof head) {
+        r = KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a stream request of %zu bytes (record %u, tail %u)", len,
+                       head.rec_size, head.tail_size);
+    } else {
+        uint8_t msg[TP_SIDEBAND_PAYLOAD];
+        int fds[TP_FDS_MAX];
+        size_t n = 0;
+        uint32_t nfds = 0;
+        r = tp_recv_fds(cn->tp, msg, sizeof msg, &n, fds, TP_FDS_MAX, &nfds, SEGMENT_WAIT_NS);
+        uint32_t ann[4] = {0};
+        uint64_t size = 0;
+        if (r == KILN_OK) {
+            if (n == sizeof ann)
+                memcpy(ann, msg, sizeof ann);
+            memcpy(&size, &ann[2], sizeof size);
+            if (n != sizeof ann || nfds != 1 || ann[0] != STREAM_MAGIC) {
+                for (uint32_t i = 0; i < nfds; i++)
+                    close(fds[i]);
+                r = KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a stream announcement of %zu bytes, %u descriptors, "
+                               "magic %08x", n, nfds, ann[0]);
+            } else {
+                r = stream_adopt(&cn->st, fds[0], size, cn->srv->epoch);
+            }
+        } else {
+            r = KILN_RAISE(KILN_ERR_IO, "a command stream never announced (%s)", err_last());
+        }
+    }
+    struct bytes out = {0};
+    uint64_t epoch = cn->srv->epoch;
+    bytes_put(&out, &epoch, sizeof epoch);
+    srv_reply(rep, PIPE_OP_STREAM, head.seq, r, &out);
+    free(out.p);
+    if (r < 0)
+        srv_warn(cn->srv, SRV_WARN_STREAM, LOG_WARN, "kiln serve: %s closed: %s", cn->cl->who, err_last());
+    return r == KILN_OK;
+}
+
+/* The stream's reply went: from now on every request is a record. */
+static bool start_stream(struct srv_conn *cn)
+{
+    if (stream_start(&cn->st, cn->srv->epoch, tp_peer_fd(cn->tp)) < 0)
+        return false;
+    cn->st.peer.stop = &cn->ending;
+    beat_join(cn);
+    return true;
+}
+
 static void serve(struct srv_conn *cn)
 {
     struct srv *s = cn->srv;
@@ -193,46 +385,34 @@ static void serve(struct srv_conn *cn)
     pthread_mutex_lock(&s->mu);
     cn->cl = cl;
     pthread_mutex_unlock(&s->mu);
-    size_t cap = 64 << 10, len = 0;
-    uint8_t *buf = malloc(cap);
     struct bytes rep = {0};
-    while (buf) {
-        /* Until it has a context, a connection has until its deadline; a
-         * client that holds one may idle. */
-        bool made = cl->ctx != NULL;
-        kiln_result r = tp_recv(cn->tp, buf, cap, &len, made ? UINT64_MAX : left_ns(deadline));
-        if (r == KILN_ERR_LIMIT) {
-            uint8_t *p = realloc(buf, len);
-            if (!p)
-                break;
-            buf = p;
-            cap = len;
-            continue;
-        }
-        if (r == KILN_ERR_TIMEOUT && !made) {
-            srv_warn(s, SRV_WARN_SLOW, LOG_INFO,
-                     "kiln serve: %s closed: it made no context within %.0f s of connecting", cl->who,
-                     (double)s->hello_ns / 1e9);
+    for (;;) {
+        const uint8_t *req;
+        size_t len;
+        if (!next_request(cn, deadline, &req, &len))
             break;
+        bool go_on;
+        if (!cn->st.live && len >= sizeof(struct pipe_req) && ((const struct pipe_req *)(const void *)req)->op ==
+                                                                  PIPE_OP_STREAM) {
+            go_on = open_stream(cn, req, len, &rep);
+        } else {
+            go_on = srv_apply(cl, req, len, &rep);
         }
-        if (r < 0)
-            break;   /* the client went: closed, died, or broke the framing */
-        bool go_on = srv_apply(cl, buf, len, &rep);
-        if (rep.oom || tp_send(cn->tp, rep.p, rep.len) < 0 || !go_on)
+        if (rep.oom || send_reply(cn, &rep) < 0 || !go_on)
+            break;
+        if (cn->st.ctl && !cn->st.live && !start_stream(cn))
             break;
         if (rep.cap > (1u << 22)) {   /* a big readback's buffer is not kept */
             free(rep.p);
             rep = (struct bytes){0};
         }
-        if (cap > REQ_KEEP) {   /* nor a big request's */
-            uint8_t *p = realloc(buf, 64 << 10);
-            if (p) {
-                buf = p;
-                cap = 64 << 10;
-            }
+        if (cn->cap > REQ_KEEP) {   /* nor a big request's */
+            free(cn->buf);
+            cn->buf = NULL;
+            cn->cap = 0;
         }
+        stream_shrink(&cn->st);
     }
-    free(buf);
     free(rep.p);
     pthread_mutex_lock(&s->mu);
     cn->cl = NULL;
@@ -256,6 +436,10 @@ static void *conn_main(void *arg)
         tp_destroy(t);
     if (cn->seg.fd >= 0)
         tp_segment_finish(&cn->seg);
+    beat_leave(cn);
+    stream_finish(&cn->st);
+    free(cn->buf);
+    cn->buf = NULL;
     pthread_mutex_lock(&s->mu);
     cn->done = true;
     s->live--;
@@ -285,6 +469,7 @@ static kiln_result start(struct srv *s, int accepted, struct tp *t)
     cn->tp = t;
     cn->peer_fd = -1;
     cn->seg.fd = -1;
+    stream_init(&cn->st);
     cn->born_ns = time_now_ns();
     pthread_mutex_lock(&s->mu);
     s->live++;
@@ -455,6 +640,9 @@ static struct srv *srv_new(const kiln_server_desc *d)
     s->max_clients = f.max_clients;
     s->hello_ns = f.hello_timeout_ms * 1000000ull;
     pthread_mutex_init(&s->warn_lock, NULL);
+    pthread_mutex_init(&s->beat_lock, NULL);
+    pthread_cond_init(&s->beat_cond, NULL);
+    s->epoch = stream_epoch_new();
     s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     const char *sv = getenv("KILN_PIPE_STATS"), *sf = getenv("KILN_PIPE_STATS_FILE");
     s->stats_log = sv && *sv && env_flag("KILN_PIPE_STATS", 0);
@@ -490,6 +678,8 @@ kiln_result srv_create(const kiln_server_desc *desc, struct srv **out)
         r = host_make(s, &s->host);
     if (r == KILN_OK && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK))
         r = KILN_RAISE(KILN_ERR_IO, "pipe: %s", strerror(errno));
+    if (r == KILN_OK && (r = kthread_start(&s->beat, "kiln-serve-beat", 0, beat_main, s)) == KILN_OK)
+        s->beat_running = true;
     if (r < 0) {
         srv_destroy(s);
         return r;
@@ -635,13 +825,24 @@ void srv_destroy(struct srv *s)
     /* Every connection ends: its socket shut, so its worker's wait ends and
      * it frees its client's objects. */
     pthread_mutex_lock(&s->mu);
-    for (struct srv_conn *cn = s->conns; cn; cn = cn->next)
+    for (struct srv_conn *cn = s->conns; cn; cn = cn->next) {
+        atomic_store(&cn->ending, true);
         if (cn->peer_fd >= 0)
             shutdown(cn->peer_fd, SHUT_RDWR);
+    }
     while (s->live)
         pthread_cond_wait(&s->cond, &s->mu);
     pthread_mutex_unlock(&s->mu);
     reap(s);
+    if (s->beat_running) {
+        pthread_mutex_lock(&s->beat_lock);
+        s->beat_stop = true;
+        pthread_cond_signal(&s->beat_cond);
+        pthread_mutex_unlock(&s->beat_lock);
+        kthread_join(&s->beat);
+    }
+    pthread_mutex_destroy(&s->beat_lock);
+    pthread_cond_destroy(&s->beat_cond);
     while (s->old_hosts) {
         struct srv_old_host *o = s->old_hosts;
         s->old_hosts = o->next;

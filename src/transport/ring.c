@@ -150,6 +150,11 @@ kiln_result tp_peer_check(struct tp_peer *p)
 {
     if (p->dead)
         return KILN_RAISE(KILN_ERR_IO, "peer is dead: %s", p->why);
+    if (p->stop && atomic_load_explicit(p->stop, memory_order_acquire)) {
+        snprintf(p->why, sizeof p->why, "this side is closing");
+        p->dead = true;
+        return KILN_RAISE(KILN_ERR_IO, "peer is dead: %s", p->why);
+    }
     if (p->fd >= 0) {
         struct pollfd pf = {.fd = p->fd, .events = POLLRDHUP};
         if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {

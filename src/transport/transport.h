@@ -227,16 +227,17 @@ struct tp_peer {
     const _Atomic uint64_t *heartbeat;   /* borrowed; NULL: not watched */
     int fd;                              /* borrowed; -1: none */
     uint64_t timeout_ns;
+    const _Atomic bool *stop;            /* borrowed; NULL: none. Once set, the peer counts as gone (our side ends) */
     uint64_t last, since_ns;             /* the value last seen, and when it last moved */
     bool dead;
     char why[160];
 };
-/* KILN_IPC_PEER_TIMEOUT_MS, default 2000: how long a heartbeat may stand still. */
-#define TP_PEER_TIMEOUT_MS_DEFAULT 2000
+/* KILN_IPC_PEER_TIMEOUT_MS, default 5000: how long a heartbeat may stand still. */
+#define TP_PEER_TIMEOUT_MS_DEFAULT 5000
 void tp_peer_init(struct tp_peer *p, const _Atomic uint64_t *heartbeat, int fd, uint64_t timeout_ns);
 /* KILN_OK while the peer lives; KILN_ERR_IO once it is seen dead (then for
- * ever), saying why: its socket closed, or its heartbeat stood still past
- * the timeout. */
+ * ever), saying why: its socket closed, its heartbeat stood still past the
+ * timeout, or this side's stop flag was set. */
 kiln_result tp_peer_check(struct tp_peer *p);
 
 /* A side's heartbeat: a thread that adds 1 to counter every period_ns

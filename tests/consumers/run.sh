@@ -84,7 +84,7 @@ minor=$(sed -n 's/^#define KILN_VERSION_MINOR \([0-9]*\).*/\1/p' "$root/include/
 so=$(ls "$work"/prefix-shared/lib*/libkiln.so.0.$minor 2>/dev/null | head -1)
 step shared-soname sh -c "readelf -d '${so:-libkiln.so.0.$minor not installed}' | grep -q 'SONAME.*\[libkiln.so.0.$minor\]'"
 step shared-exports sh "$root/cmake/exports.sh" "${so:-libkiln.so.0.$minor not installed}" "$root/include/kiln.h" \
-  kiln_ KILN_API "^(wave_|g?elf(32|64)?_|tp_ring_|tp_control_|tp_heartbeat_|tp_peer_(init|check)$)"
+  kiln_ KILN_API "^(wave_|g?elf(32|64)?_)" "^(tp_ring_read|tp_ring_publish|tp_heartbeat_start|tp_peer_check|stream_get)$"
 so=$(ls "$work"/prefix-shared/lib*/libkiln-wave.so.0.$minor 2>/dev/null | head -1)
 step shared-exports-wave sh "$root/cmake/exports.sh" "${so:-libkiln-wave.so.0.$minor not installed}" \
   "$root/include/kiln_wave.h" kiln_wave_ KILN_WAVE_API
