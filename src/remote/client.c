@@ -754,6 +754,14 @@ static kiln_result r_compiles_pending(struct kctx *c, uint32_t *out)
 static void r_destroy(struct kctx *c)
 {
     struct rclient *rc = rc_of(c);
+    if (rc->pid != getpid()) {
+        /* A forked child's copy: it closes its descriptors and maps; the
+         * connection and the heartbeat (a thread of the parent's) are
+         * the parent's. */
+        rc->st.beat.running = false;
+        rc->lost = true;
+        rc->stats.submits = rc->stats.calls[PIPE_CLASS_OBJECT] = 0;
+    }
     if (rc->tp && !rc->lost) {
         struct pipe_rec_none rec = {0};
         (void)REC(context_destroy, rec);
@@ -763,7 +771,7 @@ static void r_destroy(struct kctx *c)
     if (rc->tp)
         tp_destroy(rc->tp);
     stream_finish(&rc->st);
-    if (rc->inproc)
+    if (rc->inproc && rc->pid == getpid())   /* a child's copy of the in-process server is not to be freed */
         remote_inproc_release(rc->inproc);
     if (rc->seg.fd >= 0)
         tp_segment_finish(&rc->seg);

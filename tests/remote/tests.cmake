@@ -23,6 +23,12 @@ set_tests_properties(test_remote_threads PROPERTIES LABELS threads)
 kiln_test(test_server_waits remote/test_server_waits.c)
 set_tests_properties(test_server_waits PROPERTIES LABELS threads)
 
+# The command stream: calls as records in shared memory, the control page
+# live, big messages as frames, a stopped server noticed, a replaced one
+# (its epoch), a forked child refused, a client scribbling on its rings
+# losing its own connection alone.
+kiln_test(test_stream remote/test_stream.c)
+
 # Clients killed with SIGKILL at random points while two others run: the
 # server's connections, objects and descriptors return to their level, its
 # resident memory stays within 10%, the others' results stay right. A short

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_stream.c: the command stream, from a client's side and from a
+ * hostile one's. A client's calls after its context is made travel as
+ * records in a shared segment (found here as a hostile client would find
+ * it: its descriptor in /proc/self/fd, mapped); the control page is live
+ * (the server's epoch, the generation, the cursors and sequence numbers,
+ * the server's heartbeat); messages past half a small ring go as frames
+ * and still arrive whole; a server stopped with SIGSTOP is noticed within
+ * the peer timeout, and a page whose epoch changes is taken as a replaced
+ * server; a forked child gets a clear error. A client that scribbles on
+ * its own rings (a kind no ring has, a head moved backwards or far ahead,
+ * a record past what was published, a frame announced past the frame
+ * limit, a request of garbage) loses its connection and nothing else: the
+ * server frees its objects and serves an honest client right after. Its
+ * segment cannot be cut under the server (sealed).
+ *
+ * These tests make their own servers: KILN_REMOTE, if set, is cleared.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "remote/remote.h"
+#include "remote/remote_private.h"
+#include "test.h"
+#include "remote/server_harness.h"
+#include "transport/transport.h"
+
+static void nap_ms(unsigned ms) { nanosleep(&(struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L}, NULL); }
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the segment, as a hostile client finds it ------------------------------------------- */
+
+/* The descriptors of this process that are command-stream segments. */
+static unsigned stream_fds(int *out, unsigned cap)
+{
+    unsigned n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char link[300], to[256];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(link, to, sizeof to - 1);
+        if (len <= 0)
+            continue;
+        to[len] = 0;
+        if (strstr(to, "memfd:kiln-stream") && n < cap)
+            out[n++] = atoi(e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+struct mapped {
+    int fd;
+    uint8_t *map;
+    size_t size;
+    struct tp_control *ctl;
+};
+
+/* The stream segment that appeared since `before` (n descriptors), mapped. */
+static bool map_new_stream(const int *before, unsigned n, struct mapped *m)
+{
+    int now[64];
+    unsigned k = stream_fds(now, 64);
+    for (unsigned i = 0; i < k; i++) {
+        bool old = false;
+        for (unsigned j = 0; j < n; j++)
+            old |= now[i] == before[j];
+        if (old)
+            continue;
+        struct stat st;
+        if (fstat(now[i], &st))
+            return false;
+        m->fd = now[i];
+        m->size = (size_t)st.st_size;
+        m->map = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+        m->ctl = (struct tp_control *)m->map;
+        return m->map != MAP_FAILED;
+    }
+    return false;
+}
+
+static void unmap(struct mapped *m) { munmap(m->map, m->size); }
+
+/* A client on s, and its stream's segment mapped. */
+static bool client_mapped(const struct server *s, kiln_context *c, struct mapped *m)
+{
+    int before[64];
+    unsigned n = stream_fds(before, 64);
+    if (client(s, c) != KILN_OK) {
+        fprintf(stderr, "client: %s\n", kiln_last_error());
+        return false;
+    }
+    return map_new_stream(before, n, m);
+}
+
+static bool folder(struct server *s) { return folder_make_as(s, "/tmp/kiln-stream"); }
+
+static void server_end(struct server *s)
+{
+    server_stop(s);
+    unlink(s->path);
+    rmdir(s->dir);
+}
+
+static kiln_server_desc mock_server(kiln_context_desc *host)
+{
+    *host = (kiln_context_desc){.backend = KILN_BACKEND_MOCK};
+    return (kiln_server_desc){.context = host};
+}
+
+/* An honest client's whole round: a buffer up and back. */
+static bool honest_round(const struct server *s)
+{
+    kiln_context c;
+    if (client(s, &c) != KILN_OK)
+        return false;
+    uint32_t v[300], got[300];
+    for (uint32_t i = 0; i < 300; i++)
+        v[i] = i * 2654435761u;
+    kiln_buffer b;
+    bool ok = kiln_buffer_create(c, &(kiln_buffer_desc){.size = sizeof v}, &b) == KILN_OK &&
+              kiln_buffer_upload(c, b, 0, v, sizeof v) == KILN_OK &&
+              kiln_buffer_readback(c, b, 0, got, sizeof got) == KILN_OK && !memcmp(v, got, sizeof v);
+    if (!ok)
+        fprintf(stderr, "honest client: %s\n", kiln_last_error());
+    kiln_context_destroy(c);
+    return ok;
+}
+
+/* ---- a client's view ------------------------------------------------------------------------- */
+
+/* After the handshake every call is a record: the command ring's
+ * sequence numbers count the calls, each one answered on the return ring;
+ * the server wrote its epoch and generation and its heartbeat moves. */
+TEST(a_clients_calls_go_on_its_command_stream)
+{
+    struct server s;
+    kiln_context_desc host;
+    kiln_server_desc sd = mock_server(&host);
+    REQUIRE(folder(&s));
+    REQUIRE_OK(server_start(&s, &sd));
+    kiln_context c;
+    struct mapped m;
+    REQUIRE(client_mapped(&s, &c, &m));
+    struct tp_control *ctl = m.ctl;
+    CHECK_EQ(ctl->magic, TP_CONTROL_MAGIC);
+    CHECK(atomic_load(&ctl->epoch) != 0);
+    CHECK_EQ(atomic_load(&ctl->generation), 1);
+    uint64_t sent = atomic_load(&ctl->cmd.submitted_seq), applied = atomic_load(&ctl->cmd.applied_seq);
+    uint64_t answered = atomic_load(&ctl->stage.submitted_seq);
+    CHECK_EQ(sent, applied);
+    kiln_buffer b;
+    CHECK_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 4096}, &b));
+    uint32_t v[1024] = {7, 8, 9}, got[1024];
+    CHECK_OK(kiln_buffer_upload(c, b, 0, v, sizeof v));
+    CHECK_OK(kiln_buffer_readback(c, b, 0, got, sizeof got));
+    CHECK(!memcmp(v, got, sizeof v));
+    CHECK_EQ(atomic_load(&ctl->cmd.submitted_seq), sent + 3);
+    CHECK_EQ(atomic_load(&ctl->cmd.applied_seq), sent + 3);
+    CHECK_EQ(atomic_load(&ctl->cmd.retired_seq), sent + 3);
+    CHECK_EQ(atomic_load(&ctl->stage.submitted_seq), answered + 3);
+    CHECK_EQ(atomic_load(&ctl->stage.retired_seq), answered + 3);
+    uint64_t beat = atomic_load(&ctl->server_heartbeat), until = now_ms() + 10000;
+    while (atomic_load(&ctl->server_heartbeat) == beat && now_ms() < until)
+        nap_ms(20);
+    CHECK(atomic_load(&ctl->server_heartbeat) != beat);
+    /* The segment is sealed: the client cannot cut it under the server. */
+    CHECK(ftruncate(m.fd, 4096) != 0 && errno == EPERM);
+    unmap(&m);
+    kiln_context_destroy(c);
+    server_end(&s);
+}
+
+/* With rings of 4 KiB (KILN_IPC_RING_KIB=4) most messages are past half a
+ * ring: they go as frames their records announce, and a real program
+ * (a source of 40 KiB) compiles and runs right. */
+TEST(with_small_rings_big_messages_go_as_frames_and_arrive_whole)
+{
+    setenv("KILN_IPC_RING_KIB", "4", 1);
+    struct server s;
+    REQUIRE(folder(&s));
+    REQUIRE_OK(server_start(&s, NULL));
+    kiln_context c;
+    struct mapped m;
+    REQUIRE(client_mapped(&s, &c, &m));
+    CHECK_EQ(m.ctl->cmd_ring_size, 4096);
+    char *src = malloc(48 << 10);
+    REQUIRE(src);
+    int at = snprintf(src, 48 << 10, "#version 450\nlayout(local_size_x = 64) in;\n"
+                                     "layout(std430, binding = 0) buffer B { uint v[]; };\n");
+    for (int i = 0; i < 600; i++)
+        at += snprintf(src + at, (48 << 10) - (size_t)at, "// line %04d of a long comment, to make the source big\n",
+                       i);
+    snprintf(src + at, (48 << 10) - (size_t)at, "void main() { v[gl_GlobalInvocationID.x] *= 3u; }\n");
+    kiln_program p;
+    CHECK_OK(kiln_program_create(c, &(kiln_program_desc){.source = src, .name = "big"}, &p));
+    CHECK_OK(kiln_program_wait(c, p));
+    kiln_program_interface iface;
+    CHECK_OK(kiln_program_interface_get(c, p, &iface));
+    CHECK_EQ(iface.workgroup_size[0], 64);
+    enum { N = 64 * 40 };
+    uint32_t *v = malloc(N * 4), *got = malloc(N * 4);
+    REQUIRE(v && got);
+    for (uint32_t i = 0; i < N; i++)
+        v[i] = i;
+    kiln_buffer b;
+    CHECK_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = N * 4}, &b));
+    CHECK_OK(kiln_buffer_upload(c, b, 0, v, N * 4));
+    kiln_scheme sc;
+    CHECK_OK(kiln_scheme_create(c, NULL, &sc));
+    kiln_node n;
+    CHECK_OK(kiln_scheme_add_node(c, sc, &(kiln_node_desc){.program = p, .groups = {40, 1, 1},
+                                                          .bindings = (kiln_binding[]){{.binding = 0, .buffer = b}},
+                                                          .binding_count = 1}, &n));
+    kiln_ticket t;
+    CHECK_OK(kiln_scheme_submit(c, sc, &t));
+    CHECK_OK(kiln_ticket_wait(c, t, UINT64_MAX));
+    CHECK_OK(kiln_buffer_readback(c, b, 0, got, N * 4));
+    bool right = true;
+    for (uint32_t i = 0; i < N; i++)
+        right &= got[i] == i * 3u;
+    CHECK(right);
+    free(v);
+    free(got);
+    free(src);
+    unmap(&m);
+    kiln_context_destroy(c);
+    server_end(&s);
+    unsetenv("KILN_IPC_RING_KIB");
+}
+
+/* Whether pid is stopped, as /proc says. */
+static bool stopped(pid_t pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool t = fgets(line, sizeof line, f) && strrchr(line, ')') && strrchr(line, ')')[2] == 'T';
+    fclose(f);
+    return t;
+}
+
+/* A server that stops (SIGSTOP) is noticed within the peer timeout (1 s
+ * here, the bound generous for loaded machines): the call fails with
+ * KILN_ERR_DEVICE_LOST naming the heartbeat, and every later call too. */
+TEST(a_stopped_server_is_noticed_within_the_peer_timeout)
+{
+    struct server s;
+    REQUIRE(folder(&s));
+    setenv("KILN_IPC_PEER_TIMEOUT_MS", "1000", 1);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n > 0) {
+            self[n] = 0;
+            execl(self, self, "--serve", s.path, (char *)NULL);
+        }
+        _exit(6);
+    }
+    for (int i = 0; i < 600 && access(s.path, F_OK); i++)
+        nap_ms(50);
+    REQUIRE(access(s.path, F_OK) == 0);
+    kiln_context c;
+    REQUIRE_OK(client(&s, &c));
+    kiln_buffer b;
+    CHECK_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256}, &b));
+    kill(pid, SIGSTOP);
+    /* Stopped for sure (kill returns before the signal takes it). */
+    for (int i = 0; i < 1000 && !stopped(pid); i++)
+        nap_ms(2);
+    REQUIRE(stopped(pid));
+    uint64_t t0 = now_ms();
+    CHECK_RESULT(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256}, &b), KILN_ERR_DEVICE_LOST);
+    uint64_t took = now_ms() - t0;
+    CHECK_MSG("heartbeat");
+    CHECK(took >= 900 && took < 20000);
+    fprintf(stderr, "  noticed after %llu ms: %s\n", (unsigned long long)took, kiln_last_error());
+    CHECK_RESULT(kiln_context_wait_idle(c), KILN_ERR_DEVICE_LOST);
+    kiln_context_destroy(c);
+    kill(pid, SIGKILL);
+    kill(pid, SIGCONT);
+    waitpid(pid, NULL, 0);
+    unsetenv("KILN_IPC_PEER_TIMEOUT_MS");
+    unlink(s.path);
+    rmdir(s.dir);
+}
+
+/* A control page whose epoch changes is not the server the client spoke
+ * to: its next call fails naming the epoch, and the server is unharmed. */
+TEST(an_epoch_that_changes_is_a_replaced_server)
+{
+    struct server s;
+    kiln_context_desc host;
+    kiln_server_desc sd = mock_server(&host);
+    REQUIRE(folder(&s));
+    REQUIRE_OK(server_start(&s, &sd));
+    kiln_context c;
+    struct mapped m;
+    REQUIRE(client_mapped(&s, &c, &m));
+    atomic_fetch_add(&m.ctl->epoch, 1);
+    kiln_buffer b;
+    CHECK_RESULT(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256}, &b), KILN_ERR_DEVICE_LOST);
+    CHECK_MSG("epoch");
+    unmap(&m);
+    kiln_context_destroy(c);
+    CHECK(honest_round(&s));
+    server_end(&s);
+}
+
+/* A forked child using its parent's remote context gets a clear error;
+ * the parent's context goes on. */
+TEST(a_forked_child_cannot_use_its_parents_remote_context)
+{
+    struct server s;
+    kiln_context_desc host;
+    kiln_server_desc sd = mock_server(&host);
+    REQUIRE(folder(&s));
+    REQUIRE_OK(server_start(&s, &sd));
+    kiln_context c;
+    REQUIRE_OK(client(&s, &c));
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        kiln_buffer b;
+        kiln_result r = kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256}, &b);
+        bool said = strstr(kiln_last_error(), "forked child") != NULL;
+        kiln_context_destroy(c);   /* the child's copies closed; the parent's connection stands */
+        _exit(r == KILN_ERR_INVALID && said ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    kiln_buffer b;
+    CHECK_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256}, &b));
+    uint32_t v[64] = {1, 2, 3}, got[64];
+    CHECK_OK(kiln_buffer_upload(c, b, 0, v, sizeof v));
+    CHECK_OK(kiln_buffer_readback(c, b, 0, got, sizeof got));
+    CHECK(!memcmp(v, got, sizeof v));
+    kiln_context_destroy(c);
+    server_end(&s);
+}
+
+/* ---- a hostile client's rings ------------------------------------------------------------------ */
+
+enum scribble { BAD_KIND, HEAD_BACK, HEAD_FAR, SIZE_PAST, FRAME_HUGE, GARBAGE_REQUEST, SCRIBBLES };
+static const char *const scribble_names[] = {"a record of a kind no ring has", "the head moved backwards",
+                                             "the head two rings ahead", "a record past what was published",
+                                             "a frame announced past the frame limit", "a request of garbage"};
+
+/* Writes one record {size, kind, payload} at the command ring's head and
+ * publishes it, behind the client's back. */
+static void post_raw(struct mapped *m, uint32_t size, uint32_t kind, const void *payload, size_t n, uint64_t advance)
+{
+    struct tp_control *ctl = m->ctl;
+    uint8_t *ring = m->map + TP_CONTROL_SIZE;
+    uint64_t head = atomic_load(&ctl->cmd.head), pos = head & (ctl->cmd_ring_size - 1);
+    uint32_t hdr[2] = {size, kind};
+    memcpy(ring + pos, hdr, sizeof hdr);
+    memcpy(ring + pos + 8, payload, n);
+    atomic_store(&ctl->cmd.head, head + advance);
+    atomic_store(&ctl->cmd.consumer_parked, 0);
+}
+
+static void scribble(struct mapped *m, enum scribble how)
+{
+    struct tp_control *ctl = m->ctl;
+    uint64_t head = atomic_load(&ctl->cmd.head);
+    uint8_t junk[64];
+    for (unsigned i = 0; i < sizeof junk; i++)
+        junk[i] = (uint8_t)(i * 37 + 11);
+    switch (how) {
+    case BAD_KIND: post_raw(m, 16, 99, junk, 8, 16); break;
+    case HEAD_BACK: atomic_store(&ctl->cmd.head, head - 8); break;
+    case HEAD_FAR: atomic_store(&ctl->cmd.head, head + 2 * ctl->cmd_ring_size); break;
+    case SIZE_PAST: post_raw(m, 4096, STREAM_MSG, junk, 8, 16); break;
+    case FRAME_HUGE: {
+        uint64_t huge = 1ull << 40;
+        post_raw(m, 16, STREAM_FRAME, &huge, 8, 16);
+        break;
+    }
+    case GARBAGE_REQUEST: post_raw(m, 8 + 64, STREAM_MSG, junk, 64, 72); break;
+    case SCRIBBLES: break;
+    }
+}
+
+static uint32_t live_clients(struct server *s)
+{
+    uint32_t live = 0;
+    srv_counts(srv_of(s->ks), &live, NULL, NULL);
+    return live;
+}
+
+/* Each scribble on a client's command ring ends that client's connection
+ * (its objects freed) and no other: an honest client that holds a buffer
+ * throughout keeps it and its bytes, and a new one is served. */
+TEST(a_client_scribbling_on_its_ring_loses_its_connection_alone)
+{
+    struct server s;
+    kiln_context_desc host;
+    kiln_server_desc sd = mock_server(&host);
+    REQUIRE(folder(&s));
+    REQUIRE_OK(server_start(&s, &sd));
+    kiln_context honest;
+    REQUIRE_OK(client(&s, &honest));
+    kiln_buffer hb;
+    uint32_t v[256], got[256];
+    for (uint32_t i = 0; i < 256; i++)
+        v[i] = i ^ 0x5a5a5a5au;
+    REQUIRE_OK(kiln_buffer_create(honest, &(kiln_buffer_desc){.size = sizeof v}, &hb));
+    REQUIRE_OK(kiln_buffer_upload(honest, hb, 0, v, sizeof v));
+    uint64_t base_objects = 0;
+    srv_counts(srv_of(s.ks), NULL, NULL, &base_objects);
+    for (int how = 0; how < SCRIBBLES; how++) {
+        kiln_context c;
+        struct mapped m;
+        REQUIRE(client_mapped(&s, &c, &m));
+        kiln_buffer b;
+        CHECK_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 1 << 16}, &b));
+        CHECK_EQ(live_clients(&s), 2);
+        scribble(&m, (enum scribble)how);
+        if (how == GARBAGE_REQUEST) {
+            /* The server refuses a call it does not know and goes on, as
+             * on the socket; the client's own cursors no longer match the
+             * ring's, so its next call finds the stream broken (or the
+             * server does, and closes it) and the client goes. */
+            uint64_t end = atomic_load(&m.ctl->cmd.head), until = now_ms() + 10000;
+            while (atomic_load(&m.ctl->cmd.applied) != end && now_ms() < until)
+                nap_ms(5);
+            CHECK_RESULT(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256}, &b), KILN_ERR_DEVICE_LOST);
+            unmap(&m);
+            kiln_context_destroy(c);
+        }
+        uint64_t until = now_ms() + 10000;
+        while (live_clients(&s) != 1 && now_ms() < until)
+            nap_ms(10);
+        bool closed = live_clients(&s) == 1;
+        CHECK(closed);
+        if (!closed)
+            fprintf(stderr, "  after %s the connection stayed\n", scribble_names[how]);
+        uint64_t objects = 0;
+        srv_counts(srv_of(s.ks), NULL, NULL, &objects);
+        CHECK_EQ(objects, base_objects);
+        if (how != GARBAGE_REQUEST) {
+            CHECK_RESULT(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256}, &b), KILN_ERR_DEVICE_LOST);
+            unmap(&m);
+            kiln_context_destroy(c);
+        }
+        CHECK_OK(kiln_buffer_readback(honest, hb, 0, got, sizeof got));
+        CHECK(!memcmp(v, got, sizeof v));
+    }
+    CHECK(honest_round(&s));
+    kiln_context_destroy(honest);
+    server_end(&s);
+}
+
+/* The child server of the stop test: a mock device at path. */
+static int serve_child(const char *path)
+{
+    kiln_context_desc host = {.backend = KILN_BACKEND_MOCK};
+    kiln_server *ks;
+    if (kiln_server_create(&(kiln_server_desc){.context = &host, .socket_path = path}, &ks) != KILN_OK) {
+        fprintf(stderr, "serve: %s\n", kiln_last_error());
+        return 1;
+    }
+    kiln_result r = kiln_server_run(ks);
+    kiln_server_destroy(ks);
+    return r == KILN_OK ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--serve"))
+        return serve_child(argv[2]);
+    if (getenv("KILN_REMOTE"))
+        unsetenv("KILN_REMOTE");
+    signal(SIGPIPE, SIG_IGN);
+    RUN(a_clients_calls_go_on_its_command_stream);
+    RUN(with_small_rings_big_messages_go_as_frames_and_arrive_whole);
+    RUN(a_stopped_server_is_noticed_within_the_peer_timeout);
+    RUN(an_epoch_that_changes_is_a_replaced_server);
+    RUN(a_forked_child_cannot_use_its_parents_remote_context);
+    RUN(a_client_scribbling_on_its_ring_loses_its_connection_alone);
+    return TEST_SUMMARY();
+}
