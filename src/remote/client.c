@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * client.c: a context whose calls run in a kiln server. Each rt_ops entry
- * encodes its call as the catalogue's record (pipe.h), sends it as one
- * frame and waits for the reply frame; the context handle is the client's,
+ * encodes its call as the catalogue's record (pipe.h), posts it on the
+ * connection's command stream (stream.c; context_create, before the
+ * stream opens, goes as a frame) and waits for its reply on the return
+ * ring; the context handle is the client's,
  * every other handle the server's (tagged with the server-side context's
  * serial, so they resolve nowhere else). api/ serializes calls per
  * context, so one call is in flight per connection.
@@ -17,9 +19,11 @@
  * transport's descriptor channel just before the request that first uses
  * it: an upload is one copy into it, a readback one copy out.
  *
- * A server that dies, or a connection that breaks, makes this and every
- * later call fail with KILN_ERR_DEVICE_LOST naming the server and what
- * happened; no call waits on a dead server.
+ * A server that dies, stops beating or changes its epoch, or a connection
+ * that breaks, makes this and every later call fail with
+ * KILN_ERR_DEVICE_LOST naming the server and what happened; no call waits
+ * on a dead server. A forked child's calls are refused (the connection is
+ * the parent's).
  */
 #define _GNU_SOURCE
 #include <stdio.h>

@@ -13,8 +13,8 @@
  *   nothing after a desynchronized header can be trusted. A destination too
  *   small gets KILN_ERR_LIMIT with the size needed, and the frame stays
  *   queued.
- * - the control page and the SPSC ring (ring.c: tested, not in the shipped
- *   library until the server uses it): one 4 KiB page
+ * - the control page and the SPSC ring (ring.c; remote/stream.c puts a
+ *   connection's calls on them): one 4 KiB page
  *   of cursors, flags and counters, and rings of records in shared memory,
  *   read by copy-then-validate.
  * - the doorbell (ring.c): spin, then park on a futex in the control page,
