@@ -129,7 +129,8 @@ int pipe_stats_json(const struct pipe_stats *s, enum pipe_side side, const char 
     if (side == PIPE_SIDE_CLIENT)
         put(buf, cap, &at, "\"memo_hits\":%llu,\"memo_misses\":%llu,", (unsigned long long)s->memo_hits,
             (unsigned long long)s->memo_misses);
-    put(buf, cap, &at, "\"refused\":%llu", (unsigned long long)s->refused);
+    put(buf, cap, &at, "\"refused\":%llu,\"posted\":%llu,\"deferred\":%llu", (unsigned long long)s->refused,
+        (unsigned long long)s->posted, (unsigned long long)s->deferred);
     if (side == PIPE_SIDE_SERVER)
         put(buf, cap, &at, ",\"applied\":%llu,\"stalls\":%llu,\"stalled_ns\":%llu", (unsigned long long)s->applied,
             (unsigned long long)s->stalls, (unsigned long long)s->stalled_ns);
@@ -160,7 +161,8 @@ int pipe_stats_line(const struct pipe_stats *s, enum pipe_side side, const char 
     if (side == PIPE_SIDE_CLIENT)
         put(buf, cap, &at, "memo %llu hits, %llu misses; ", (unsigned long long)s->memo_hits,
             (unsigned long long)s->memo_misses);
-    put(buf, cap, &at, "%llu refused", (unsigned long long)s->refused);
+    put(buf, cap, &at, "%llu refused; %llu run ahead, %llu of them failed", (unsigned long long)s->refused,
+        (unsigned long long)s->posted, (unsigned long long)s->deferred);
     if (side == PIPE_SIDE_SERVER)
         put(buf, cap, &at, "; %llu applied, %llu stalls on the host lock (%.3f ms)", (unsigned long long)s->applied,
             (unsigned long long)s->stalls, (double)s->stalled_ns / 1e6);

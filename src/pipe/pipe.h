@@ -109,6 +109,10 @@ struct pipe_rec_context {
     uint32_t device_len, archive_dir_len, archive_readonly_len, trace_path_len;
     uint32_t version, reserved;
 };
+/* scheme_add_node's answer: the node, and its param words once final
+ * (its program ready), else PIPE_WORDS_UNKNOWN. */
+#define PIPE_WORDS_UNKNOWN 0xffffffffu
+struct pipe_node_made { uint64_t id; uint32_t param_words, own_block; };   /* own_block: the program's own push_constant block */
 struct pipe_rec_tidy { kiln_archive_tidy_desc desc; };   /* plain numbers */
 struct pipe_rec_precompile { double stall_s; };
 
@@ -130,8 +134,14 @@ struct pipe_req {
     uint32_t op;          /* enum pipe_op */
     uint32_t rec_size;    /* must be the op's record size */
     uint32_t tail_size;
-    uint32_t reserved;    /* 0 */
+    uint32_t flags;       /* enum pipe_req_flags */
     uint64_t seq;         /* the client's call count; the reply carries it back */
+};
+enum pipe_req_flags {
+    /* Run ahead (on the command stream only): the client does not wait for
+     * the answer. The server answers only an error, which the client
+     * reports at its next synchronization point (kiln.h, "Run-ahead"). */
+    PIPE_REQ_POSTED = 1u << 0,
 };
 struct pipe_rep {
     uint32_t op;
@@ -199,6 +209,8 @@ struct pipe_stats {
     uint64_t segment_bytes;                  /* bulk data through the segment, both ways */
     uint64_t memo_hits, memo_misses;         /* the client's: PIPE_F_MEMO answers kept, and asked for */
     uint64_t refused;                        /* calls the server answered with an error */
+    uint64_t posted;                         /* calls run ahead: sent (client), applied (server) with no answer awaited */
+    uint64_t deferred;                       /* run-ahead calls that failed: errors reported at a later call */
     uint64_t submits;
     /* The server's: */
     uint64_t applied;                        /* requests applied */

@@ -647,7 +647,17 @@ static kiln_result a_scheme_add_node(struct req *q)
     KILN_TRY(res);
     kiln_node n;
     KILN_TRY(OP(q, scheme_add_node, (kiln_scheme){r->scheme}, &d, &n));
-    put_out(q, &n.id, sizeof n.id);
+    /* The node's param words, final once its program is ready: the client
+     * checks a param slot against them itself, and runs set_param ahead. */
+    kiln_program_state ps = KILN_PROGRAM_PENDING;
+    uint32_t word, words = 0;
+    kiln_program_interface iface;
+    bool final = OP(q, program_status, d.program, &ps) == KILN_OK && ps == KILN_PROGRAM_READY &&
+                 OP(q, node_get_params, n, &word, 0, &words) == KILN_OK &&
+                 OP(q, program_interface_get, d.program, &iface) == KILN_OK;
+    struct pipe_node_made made = {.id = n.id, .param_words = final ? words : PIPE_WORDS_UNKNOWN,
+                                  .own_block = final && iface.own_push_block};
+    put_out(q, &made, sizeof made);
     return KILN_OK;
 }
 
@@ -844,12 +854,12 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
         uint32_t rec_size = pipe_op_rec_size(head.op);
         if (head.op >= PIPE_OPS) {
             r = KILN_RAISE(KILN_ERR_INVALID, "request: unknown call %u (this server knows %u)", head.op, PIPE_OPS);
-        } else if (head.rec_size != rec_size || head.reserved ||
+        } else if (head.rec_size != rec_size || (head.flags & ~(uint32_t)PIPE_REQ_POSTED) ||
                    (uint64_t)head.tail_size != len - sizeof head - KILN_MIN(len - sizeof head, rec_size) ||
                    len - sizeof head < rec_size) {
             r = KILN_RAISE(KILN_ERR_IO, "protocol mismatch: %s's request says a %u-byte record and %u tail bytes "
-                           "(reserved %u) in %zu bytes; its record is %u bytes", pipe_op_name(head.op),
-                           head.rec_size, head.tail_size, head.reserved, len, rec_size);
+                           "(flags %x) in %zu bytes; its record is %u bytes", pipe_op_name(head.op),
+                           head.rec_size, head.tail_size, head.flags, len, rec_size);
             go_on = false;
         } else if (!cl->ctx && head.op != PIPE_OP_context_create) {
             r = KILN_RAISE(KILN_ERR_HANDLE, "request: %s before the connection's context was made",
@@ -871,13 +881,19 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
     }
     cl->calls++;
     cl->refused += r < 0;
-    srv_reply(rep, head.op, head.seq, r, &out);
+    bool posted = (head.flags & PIPE_REQ_POSTED) && go_on;
+    if (posted && r >= 0)
+        rep->len = 0;   /* run ahead and done: nothing to answer */
+    else
+        srv_reply(rep, head.op, head.seq, r, &out);
     if (cl->srv->stats_on && head.op < PIPE_OPS) {
         enum pipe_class cls = pipe_op_class(head.op);
         cl->stats.calls[cls]++;
         cl->stats.bytes_received[cls] += len;
         cl->stats.bytes_sent[cls] += rep->len;
         cl->stats.refused += r < 0;
+        cl->stats.posted += posted;
+        cl->stats.deferred += posted && r < 0;
         cl->stats.applied++;
         if (head.op == PIPE_OP_scheme_submit && ++cl->stats.submits == PIPE_STATS_EVERY)
             pipe_stats_flush(&cl->stats, PIPE_SIDE_SERVER, cl->who, cl->srv->stats_log, cl->srv->stats_file);

@@ -49,6 +49,26 @@ struct memo_iface {
     kiln_program_interface iface;
 };
 
+/* The first run-ahead call that failed since the last synchronization
+ * point, and how many did. */
+struct deferred {
+    uint32_t count;
+    uint32_t op;
+    kiln_result result;
+    uint64_t seq;
+    char msg[512];
+};
+
+/* A node the client made and has not removed: its scheme, and its
+ * program, whose interface (when memoized) bounds its param slots. An
+ * open-addressed table keyed by the node's handle (0: empty, ~0: gone). */
+struct rnode {
+    uint64_t id, scheme;
+    uint32_t param_words;   /* PIPE_WORDS_UNKNOWN: not known (its program was compiling, or swapped) */
+    bool own_block;         /* its words are its program's own push_constant block's */
+};
+#define NODE_GONE UINT64_MAX
+
 struct rclient {
     struct kctx base;            /* first: api/ sees a kctx; its ops (remote_ops) say it is remote */
     struct tp *tp;
@@ -71,6 +91,11 @@ struct rclient {
     bool stats_on, stats_log;
     bool sync;                   /* KILN_SYNC: a submit waits for its ticket */
     uint64_t newest;             /* the newest ticket a submit returned */
+    struct deferred deferred;    /* run-ahead errors not yet reported */
+    uint64_t deferred_seq;       /* the last run-ahead call whose error came */
+    struct rnode *nodes;         /* nodes_cap slots, a power of two */
+    uint32_t nodes_cap, nodes_used;   /* used: live and gone slots */
+    bool nodes_short;            /* a node could not be kept: nodes missing from the table are not stale */
     char *stats_file;
     struct pipe_stats stats;     /* since the last summary */
 };
@@ -111,19 +136,31 @@ static void count(struct rclient *rc, uint32_t op, size_t sent, size_t received,
 
 /* ---- one call ------------------------------------------------------------------------- */
 
-/* Sends op with its record and rc->tail, waits for the reply. A fixed
- * answer (out_len NULL) must be exactly out_cap bytes; otherwise up to
- * out_cap are copied and *out_len says how many came. */
 /* The request in rc->req: a record on the stream (or a record announcing
- * it, then a frame), or a frame before the stream opens. */
+ * it, then a frame), or a frame before the stream opens. A record waits
+ * for room in slices, taking the answers that came meanwhile (run-ahead
+ * calls' errors), so a server blocked on a full return ring is never
+ * waited for by a client blocked on a full command ring. */
+static kiln_result drain(struct rclient *rc);
+static kiln_result put(struct rclient *rc, uint32_t kind, const void *p, size_t n)
+{
+    for (;;) {
+        kiln_result r = stream_put(&rc->st, kind, p, n, NULL, 0, SLICE_NS);
+        if (r != KILN_ERR_TIMEOUT)
+            return r;
+        err_clear();
+        KILN_TRY(drain(rc));
+    }
+}
+
 static kiln_result send_request(struct rclient *rc)
 {
     if (!rc->st.live)
         return tp_send(rc->tp, rc->req.p, rc->req.len);
     if (rc->req.len <= stream_record_max(&rc->st))
-        return stream_put(&rc->st, STREAM_MSG, rc->req.p, rc->req.len, NULL, 0);
+        return put(rc, STREAM_MSG, rc->req.p, rc->req.len);
     uint64_t n = rc->req.len;
-    KILN_TRY(stream_put(&rc->st, STREAM_FRAME, &n, sizeof n, NULL, 0));
+    KILN_TRY(put(rc, STREAM_FRAME, &n, sizeof n));
     return tp_send(rc->tp, rc->req.p, rc->req.len);
 }
 
@@ -143,9 +180,28 @@ static kiln_result receive_frame(struct rclient *rc, uint64_t timeout_ns, size_t
     }
 }
 
-/* The reply: *rep (valid until the next call) and *len. The stream's wait
- * watches the server's heartbeat and socket: a server stopped, hung in
- * every thread or gone is noticed within KILN_IPC_PEER_TIMEOUT_MS. */
+/* A record's message, or the frame it announces: *rep (valid until the
+ * next receive) and *len. */
+static kiln_result message(struct rclient *rc, uint32_t kind, const uint8_t **rep, size_t *len)
+{
+    if (kind == STREAM_MSG)
+        return KILN_OK;
+    uint64_t want = 0;
+    if (*len != sizeof want)
+        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a frame record of %zu bytes", *len);
+    memcpy(&want, *rep, sizeof want);
+    KILN_TRY(receive_frame(rc, STREAM_FRAME_WAIT_NS, len));
+    if (*len != want)
+        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a reply frame of %zu bytes where its record said %llu",
+                          *len, (unsigned long long)want);
+    *rep = rc->rep;
+    return KILN_OK;
+}
+
+/* The next answer: *rep (valid until the next receive) and *len. The
+ * stream's wait watches the server's heartbeat and socket: a server
+ * stopped, hung in every thread or gone is noticed within
+ * KILN_IPC_PEER_TIMEOUT_MS. */
 static kiln_result receive(struct rclient *rc, const uint8_t **rep, size_t *len)
 {
     if (!rc->st.live) {
@@ -161,22 +217,78 @@ static kiln_result receive(struct rclient *rc, const uint8_t **rep, size_t *len)
             continue;
         }
         KILN_TRY(r);
-        if (kind == STREAM_MSG)
-            return KILN_OK;
-        uint64_t want = 0;
-        if (*len != sizeof want)
-            return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a frame record of %zu bytes", *len);
-        memcpy(&want, *rep, sizeof want);
-        KILN_TRY(receive_frame(rc, STREAM_FRAME_WAIT_NS, len));
-        if (*len != want)
-            return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a reply frame of %zu bytes where its record said %llu",
-                              *len, (unsigned long long)want);
-        *rep = rc->rep;
-        return KILN_OK;
+        return message(rc, kind, rep, len);
     }
 }
 
-static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *out, size_t out_cap, size_t *out_len)
+/* An answer's head, checked against its length. */
+static kiln_result parse(const uint8_t *rp, size_t len, struct pipe_rep *rep)
+{
+    if (len < sizeof *rep)
+        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a reply of %zu bytes", len);
+    memcpy(rep, rp, sizeof *rep);
+    if (rep->msg_size > len - sizeof *rep || rep->out_size != len - sizeof *rep - rep->msg_size || rep->result > 0 ||
+        rep->result < KILN_ERR_DEVICE_LOST)
+        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: reply to call %llu (op %u), result %d, %u + %u bytes of %zu",
+                          (unsigned long long)rep->seq, rep->op, rep->result, rep->msg_size, rep->out_size, len);
+    return KILN_OK;
+}
+
+/* An answer that is not the one awaited: a run-ahead call's error, kept
+ * for the next synchronization point. Anything else breaks the stream. */
+static kiln_result defer(struct rclient *rc, const struct pipe_rep *rep, const uint8_t *rp, uint64_t before)
+{
+    if (rep->result >= 0 || rep->seq <= rc->deferred_seq || rep->seq >= before || !pipe_op_name(rep->op))
+        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: an answer to call %llu (op %u, result %d) where no "
+                          "run-ahead call of that number can have failed", (unsigned long long)rep->seq, rep->op,
+                          rep->result);
+    rc->deferred_seq = rep->seq;
+    if (!rc->deferred.count++) {
+        rc->deferred.result = (kiln_result)rep->result;
+        rc->deferred.seq = rep->seq;
+        rc->deferred.op = rep->op;
+        snprintf(rc->deferred.msg, sizeof rc->deferred.msg, "%.*s", (int)rep->msg_size,
+                 (const char *)rp + sizeof *rep);
+    }
+    if (rc->stats_on)
+        rc->stats.deferred++;
+    return KILN_OK;
+}
+
+/* Takes every answer already in the return ring (run-ahead calls'
+ * errors), waiting for none. */
+static kiln_result drain(struct rclient *rc)
+{
+    for (;;) {
+        uint32_t kind;
+        const uint8_t *rp;
+        size_t len;
+        kiln_result r = stream_try_get(&rc->st, &kind, &rp, &len);
+        if (r == KILN_ERR_PENDING)
+            return KILN_OK;
+        struct pipe_rep rep;
+        if (r < 0 || message(rc, kind, &rp, &len) < 0 || parse(rp, len, &rep) < 0 || defer(rc, &rep, rp, rc->seq + 1) < 0)
+            return lose(rc, "reading a run-ahead call's answer");
+    }
+}
+
+/* A synchronization point's result: r, or, when r is a success and a
+ * run-ahead call failed since the last one, that call's error, naming it. */
+static kiln_result settle(struct rclient *rc, kiln_result r)
+{
+    if (r < 0 || !rc->deferred.count)
+        return r;
+    struct deferred d = rc->deferred;
+    rc->deferred.count = 0;
+    char more[64] = "";
+    if (d.count > 1)
+        snprintf(more, sizeof more, " (and %u more run-ahead calls failed since)", d.count - 1);
+    return KILN_RAISE(d.result, "an earlier call failed: %s (call %llu, run ahead): %s%s", pipe_op_name(d.op),
+                      (unsigned long long)d.seq, d.msg, more);
+}
+
+/* Builds op's request from rec and rc->tail into rc->req. */
+static kiln_result build(struct rclient *rc, uint32_t op, const void *rec, uint32_t flags, struct pipe_req *head)
 {
     if (rc->pid != getpid())
         return KILN_RAISE(KILN_ERR_INVALID, "this remote context belongs to process %ld, not to this one (%ld): a "
@@ -184,9 +296,10 @@ static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *
     if (rc->lost)
         return lost(rc);
     uint32_t rec_size = pipe_op_rec_size(op);
-    struct pipe_req head = {.op = op, .rec_size = rec_size, .tail_size = (uint32_t)rc->tail.len, .seq = ++rc->seq};
+    *head = (struct pipe_req){.op = op, .rec_size = rec_size, .tail_size = (uint32_t)rc->tail.len, .flags = flags,
+                              .seq = ++rc->seq};
     rc->req.len = 0;
-    bytes_put(&rc->req, &head, sizeof head);
+    bytes_put(&rc->req, head, sizeof *head);
     bytes_put(&rc->req, rec, rec_size);
     bytes_put(&rc->req, rc->tail.p, rc->tail.len);
     rc->tail.len = 0;
@@ -194,23 +307,52 @@ static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *
         rc->req.oom = rc->tail.oom = false;
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a %s request", pipe_op_name(op));
     }
+    return KILN_OK;
+}
+
+/* Posts op with its record, run ahead: no answer is waited for (on the
+ * stream; before it, and under KILN_SYNC, it is an ordinary call). */
+static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *out, size_t out_cap, size_t *out_len);
+static kiln_result post(struct rclient *rc, uint32_t op, const void *rec)
+{
+    if (!rc->st.live || rc->sync)
+        return call(rc, op, rec, NULL, 0, NULL);
+    struct pipe_req head;
+    KILN_TRY(build(rc, op, rec, PIPE_REQ_POSTED, &head));
+    if (send_request(rc) < 0 || drain(rc) < 0)
+        return lose(rc, "sending a request");
+    if (rc->stats_on && op < PIPE_OPS) {
+        rc->stats.posted++;
+        count(rc, op, rc->req.len + TP_FRAME_HEADER, 0, false);
+    }
+    return KILN_OK;
+}
+
+/* Sends op with its record and rc->tail, waits for the reply. A fixed
+ * answer (out_len NULL) must be exactly out_cap bytes; otherwise up to
+ * out_cap are copied and *out_len says how many came. */
+static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *out, size_t out_cap, size_t *out_len)
+{
+    struct pipe_req head;
+    KILN_TRY(build(rc, op, rec, 0, &head));
     if (send_request(rc) < 0)
         return lose(rc, "sending a request");
     size_t len = 0;
     const uint8_t *rp;
-    if (receive(rc, &rp, &len) < 0)
-        return lose(rc, "waiting for a reply");
     struct pipe_rep rep;
-    if (len < sizeof rep) {
-        (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a reply of %zu bytes", len);
-        return lose(rc, "reading a reply");
+    for (;;) {
+        if (receive(rc, &rp, &len) < 0)
+            return lose(rc, "waiting for a reply");
+        if (parse(rp, len, &rep) < 0)
+            return lose(rc, "reading a reply");
+        if (rep.seq == head.seq)
+            break;
+        if (defer(rc, &rep, rp, head.seq) < 0)
+            return lose(rc, "reading a reply");
     }
-    memcpy(&rep, rp, sizeof rep);
-    if (rep.seq != head.seq || rep.op != op || rep.msg_size > len - sizeof rep ||
-        rep.out_size != len - sizeof rep - rep.msg_size || rep.result > 0 || rep.result < KILN_ERR_DEVICE_LOST) {
-        (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: reply to call %llu (%s) is for call %llu (op %u), "
-                         "result %d, %u + %u bytes of %zu", (unsigned long long)head.seq, pipe_op_name(op),
-                         (unsigned long long)rep.seq, rep.op, rep.result, rep.msg_size, rep.out_size, len);
+    if (rep.op != op) {
+        (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: reply to call %llu (%s) is for op %u",
+                         (unsigned long long)head.seq, pipe_op_name(op), rep.op);
         return lose(rc, "reading a reply");
     }
     if (rc->stats_on && op < PIPE_OPS)
@@ -339,6 +481,66 @@ static kiln_result data_out(struct rclient *rc, uint32_t op, struct pipe_rec_ran
     return KILN_OK;
 }
 
+/* ---- the client's nodes -------------------------------------------------------------------- */
+
+static uint32_t node_hash(uint64_t id, uint32_t mask) { return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & mask; }
+
+static struct rnode *node_find(struct rclient *rc, uint64_t id)
+{
+    if (!rc->nodes_cap || !id || id == NODE_GONE)
+        return NULL;
+    uint32_t mask = rc->nodes_cap - 1;
+    for (uint32_t i = node_hash(id, mask);; i = (i + 1) & mask) {
+        if (rc->nodes[i].id == id)
+            return &rc->nodes[i];
+        if (!rc->nodes[i].id)
+            return NULL;
+    }
+}
+
+static void node_put(struct rnode *t, uint32_t cap, const struct rnode *n)
+{
+    for (uint32_t i = node_hash(n->id, cap - 1);; i = (i + 1) & (cap - 1)) {
+        if (!t[i].id) {
+            t[i] = *n;
+            return;
+        }
+    }
+}
+
+/* Keeps a node; the table grows (gone slots dropped) past 1/2 used. */
+static void node_keep(struct rclient *rc, const struct rnode *n)
+{
+    if (2 * (rc->nodes_used + 1) > rc->nodes_cap) {
+        uint32_t live = 0;
+        for (uint32_t i = 0; i < rc->nodes_cap; i++)
+            live += rc->nodes[i].id && rc->nodes[i].id != NODE_GONE;
+        uint32_t cap = 64;
+        while (cap < 4 * (live + 1))
+            cap *= 2;
+        struct rnode *t = mem_calloc(cap, sizeof *t);
+        if (!t) {
+            rc->nodes_short = true;
+            return;
+        }
+        for (uint32_t i = 0; i < rc->nodes_cap; i++)
+            if (rc->nodes[i].id && rc->nodes[i].id != NODE_GONE)
+                node_put(t, cap, &rc->nodes[i]);
+        free(rc->nodes);
+        rc->nodes = t;
+        rc->nodes_cap = cap;
+        rc->nodes_used = live;
+    }
+    node_put(rc->nodes, rc->nodes_cap, n);
+    rc->nodes_used++;
+}
+
+static void node_forget(struct rnode *n)
+{
+    if (n)
+        n->id = NODE_GONE;
+}
+
 /* ---- the calls --------------------------------------------------------------------------- */
 
 static kiln_result r_context_caps(struct kctx *c, kiln_caps *out)
@@ -361,7 +563,7 @@ static kiln_result r_context_wait_idle(struct kctx *c)
     if (rc->newest)   /* the long part in slices; the call itself then finds little left */
         KILN_TRY(wait_ticket(rc, rc->newest, UINT64_MAX));
     struct pipe_rec_none rec = {0};
-    return REC(context_wait_idle, rec);
+    return settle(rc, REC(context_wait_idle, rec));
 }
 
 static kiln_result r_context_stats_get(struct kctx *c, kiln_context_stats *out)
@@ -401,7 +603,7 @@ static kiln_result r_buffer_upload(struct kctx *c, kiln_buffer b, uint64_t off, 
 static kiln_result r_buffer_readback(struct kctx *c, kiln_buffer b, uint64_t off, void *data, uint64_t size)
 {
     struct pipe_rec_range rec = {.id = b.id, .offset = off, .size = size};
-    return data_out(rc_of(c), PIPE_OP_buffer_readback, &rec, data);
+    return settle(rc_of(c), data_out(rc_of(c), PIPE_OP_buffer_readback, &rec, data));
 }
 
 static kiln_result r_image_create(struct kctx *c, const kiln_image_desc *desc, kiln_image *out)
@@ -429,7 +631,7 @@ static kiln_result r_image_upload(struct kctx *c, kiln_image i, const void *data
 static kiln_result r_image_readback(struct kctx *c, kiln_image i, void *data, uint64_t size)
 {
     struct pipe_rec_range rec = {.id = i.id, .size = size};
-    return data_out(rc_of(c), PIPE_OP_image_readback, &rec, data);
+    return settle(rc_of(c), data_out(rc_of(c), PIPE_OP_image_readback, &rec, data));
 }
 
 /* The files the program includes, read here, on the client's side, as a
@@ -530,7 +732,7 @@ static kiln_result r_program_wait(struct kctx *c, kiln_program p)
             break;
         between_slices(rc, nap);
     }
-    return REC(program_wait, rec);
+    return settle(rc, REC(program_wait, rec));
 }
 
 static kiln_result r_program_log(struct kctx *c, kiln_program p, char *buf, size_t cap, size_t *len)
@@ -601,7 +803,12 @@ static kiln_result r_scheme_create(struct kctx *c, const kiln_scheme_desc *desc,
 
 static kiln_result r_scheme_destroy(struct kctx *c, kiln_scheme s)
 {
-    return r_destroy_handle(rc_of(c), PIPE_OP_scheme_destroy, s.id);
+    struct rclient *rc = rc_of(c);
+    KILN_TRY(r_destroy_handle(rc, PIPE_OP_scheme_destroy, s.id));
+    for (uint32_t i = 0; i < rc->nodes_cap; i++)
+        if (rc->nodes[i].id && rc->nodes[i].id != NODE_GONE && rc->nodes[i].scheme == s.id)
+            node_forget(&rc->nodes[i]);
+    return KILN_OK;
 }
 
 static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_node_desc *desc, kiln_node *out)
@@ -624,7 +831,11 @@ static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_n
     bytes_put(&rc->tail, d.bindings, (size_t)d.binding_count * sizeof d.bindings[0]);
     bytes_put(&rc->tail, d.params, (size_t)d.param_count * sizeof d.params[0]);
     pipe_put_str(&rc->tail, d.label, SIZE_MAX);
-    return ASK(scheme_add_node, rec, &out->id);
+    struct pipe_node_made made;
+    KILN_TRY(ASK(scheme_add_node, rec, &made));
+    out->id = made.id;
+    node_keep(rc, &(struct rnode){made.id, s.id, made.param_words, made.own_block != 0});
+    return KILN_OK;
 }
 
 static kiln_result r_scheme_submit(struct kctx *c, kiln_scheme s, kiln_ticket *out)
@@ -648,21 +859,58 @@ static kiln_result r_scheme_stats_get(struct kctx *c, kiln_scheme s, kiln_scheme
 
 static kiln_result r_node_remove(struct kctx *c, kiln_node n)
 {
-    return r_destroy_handle(rc_of(c), PIPE_OP_node_remove, n.id);
+    struct rclient *rc = rc_of(c);
+    KILN_TRY(r_destroy_handle(rc, PIPE_OP_node_remove, n.id));
+    node_forget(node_find(rc, n.id));
+    return KILN_OK;
 }
 
+/* Run ahead when the client knows the node and its param words: a slot
+ * past them is refused here, at once, as the server would; a handle the
+ * client does not know (stale, another context's, never made) goes to the
+ * server, which says which. */
 static kiln_result r_node_set_param(struct kctx *c, kiln_node n, uint32_t slot, uint32_t word)
 {
     struct rclient *rc = rc_of(c);
     struct pipe_rec_param rec = {n.id, slot, word};
-    return REC(node_set_param, rec);
+    const struct rnode *known = node_find(rc, n.id);
+    if (!known || known->param_words == PIPE_WORDS_UNKNOWN)
+        return REC(node_set_param, rec);
+    if (slot >= known->param_words)
+        return KILN_RAISE(KILN_ERR_INVALID, "node 0x%016llx: param slot %u, slots are 0..%u%s", (unsigned long long)n.id,
+                          slot, known->param_words - 1,
+                          known->own_block ? " (the words of program's own push_constant block)" : "");
+    return post(rc, PIPE_OP_node_set_param, &rec);
+}
+
+/* Run ahead when the client knows the node and the program is ready (its
+ * interface memoized): the node's param words become the program's. A
+ * swap only the server can refuse (the program binds otherwise) is
+ * reported at the next synchronization point. */
+static const kiln_program_interface *iface_known(struct rclient *rc, uint64_t id)
+{
+    for (uint32_t i = 0; i < rc->iface_count; i++)
+        if (rc->ifaces[i].id == id)
+            return &rc->ifaces[i].iface;
+    return NULL;
 }
 
 static kiln_result r_node_set_program(struct kctx *c, kiln_node n, kiln_program p)
 {
     struct rclient *rc = rc_of(c);
     struct pipe_rec_pair rec = {n.id, p.id};
-    return REC(node_set_program, rec);
+    struct rnode *known = node_find(rc, n.id);
+    const kiln_program_interface *iface = iface_known(rc, p.id);
+    if (!known || !iface) {
+        KILN_TRY(REC(node_set_program, rec));
+        if ((known = node_find(rc, n.id)))
+            known->param_words = PIPE_WORDS_UNKNOWN;   /* another program's: asked of the server from now on */
+        return KILN_OK;
+    }
+    KILN_TRY(post(rc, PIPE_OP_node_set_program, &rec));
+    known->param_words = iface->param_words;
+    known->own_block = iface->own_push_block != 0;
+    return KILN_OK;
 }
 
 /* A list answer: [u32 how many there are][u32 0][up to cap items]. */
@@ -692,15 +940,15 @@ static kiln_result list(struct rclient *rc, uint32_t op, uint64_t id, uint32_t f
 
 static kiln_result r_node_get_params(struct kctx *c, kiln_node n, uint32_t *out, uint32_t cap, uint32_t *count)
 {
-    return list(rc_of(c), PIPE_OP_node_get_params, n.id, 0, out, out ? cap : 0, sizeof *out, count);
+    return settle(rc_of(c), list(rc_of(c), PIPE_OP_node_get_params, n.id, 0, out, out ? cap : 0, sizeof *out, count));
 }
 
 static kiln_result r_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout_ns)
 {
     struct rclient *rc = rc_of(c);
     if (!t.value)
-        return KILN_OK;
-    return wait_ticket(rc, t.value, timeout_ns);
+        return settle(rc, KILN_OK);
+    return settle(rc, wait_ticket(rc, t.value, timeout_ns));
 }
 
 static kiln_result r_archive_info_get(struct kctx *c, kiln_archive_info *out)
@@ -772,6 +1020,10 @@ static void r_destroy(struct kctx *c)
     }
     if (rc->stats.submits || rc->stats.calls[PIPE_CLASS_OBJECT])
         stats_flush(rc);
+    if (rc->deferred.count)   /* never lost: said where it can still be read */
+        log_warn("%s: a remote context was destroyed with %u run-ahead call errors no later call reported; the "
+                 "first: %s (call %llu): %s", rc->where, rc->deferred.count, pipe_op_name(rc->deferred.op),
+                 (unsigned long long)rc->deferred.seq, rc->deferred.msg);
     if (rc->tp)
         tp_destroy(rc->tp);
     stream_finish(&rc->st);
@@ -783,6 +1035,7 @@ static void r_destroy(struct kctx *c)
     free(rc->tail.p);
     free(rc->rep);
     free(rc->ifaces);
+    free(rc->nodes);
     free(rc->stats_file);
     pthread_mutex_destroy(&rc->base.lock);
     free(rc);
@@ -860,7 +1113,13 @@ static kiln_result hello(struct rclient *rc, const kiln_context_desc *desc)
  * answer is the server's epoch. */
 static kiln_result open_stream(struct rclient *rc)
 {
-    KILN_TRY(stream_make(&rc->st));
+    if (stream_make(&rc->st) < 0) {
+        /* No shared memory to be had (RLIMIT_FSIZE, no memfd or shm):
+         * the connection goes on as frames, as it began. */
+        log_info("%s: no command stream (%s): calls go as frames on the socket", rc->where, err_last());
+        err_clear();
+        return KILN_OK;
+    }
     uint32_t ann[4] = {STREAM_MAGIC, 0, 0, 0};
     uint64_t size = rc->st.seg.size, epoch = 0;
     memcpy(&ann[2], &size, sizeof size);

@@ -64,7 +64,8 @@ typedef kiln_result (*srv_segment_fn)(void *ud, uint64_t serial, uint64_t need, 
 KILN_NODISCARD kiln_result srv_client_open(struct srv *s, srv_segment_fn segment, void *ud,
                                            struct srv_client **out);
 /* Applies one request frame and writes its whole reply frame to reply
- * (reply->len 0 first). Returns false when the connection is to end after
+ * (reply->len 0 first; left 0 for a run-ahead request, PIPE_REQ_POSTED,
+ * that succeeded: it has no answer). Returns false when the connection is to end after
  * the reply goes (context_destroy, or a request so broken nothing after it
  * can be trusted: its reply says why). */
 bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct bytes *reply);

@@ -140,15 +140,19 @@ KILN_NODISCARD kiln_result stream_start(struct stream *st, uint64_t epoch, int p
 void stream_finish(struct stream *st);
 /* The most bytes one record's message may hold; more go as a frame. */
 size_t stream_record_max(const struct stream *st);
-/* Writes one record of kind holding a then b, and publishes it. */
+/* Writes one record of kind holding a then b, and publishes it, waiting
+ * at most timeout_ns for room (KILN_ERR_TIMEOUT). */
 KILN_NODISCARD kiln_result stream_put(struct stream *st, uint32_t kind, const void *a, size_t na, const void *b,
-                                      size_t nb);
+                                      size_t nb, uint64_t timeout_ns);
 /* The next record, copied out and retired: *msg (valid until the next get)
  * and *len. KILN_ERR_TIMEOUT when none came within timeout_ns (or the wait
  * woke for nothing); KILN_ERR_IO when the peer died, its epoch changed or
  * it broke the ring. */
 KILN_NODISCARD kiln_result stream_get(struct stream *st, uint64_t timeout_ns, uint32_t *kind, const uint8_t **msg,
                                       size_t *len);
+/* The next record if one is there (KILN_ERR_PENDING: none), without
+ * waiting: one load of the producer's head when the ring is empty. */
+KILN_NODISCARD kiln_result stream_try_get(struct stream *st, uint32_t *kind, const uint8_t **msg, size_t *len);
 /* Gives back a big record buffer. */
 void stream_shrink(struct stream *st);
 /* A server's epoch: random, nonzero. */

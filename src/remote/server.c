@@ -310,9 +310,9 @@ static kiln_result send_reply(struct srv_conn *cn, const struct bytes *rep)
     if (!cn->st.live)
         return tp_send(cn->tp, rep->p, rep->len);
     if (rep->len <= stream_record_max(&cn->st))
-        return stream_put(&cn->st, STREAM_MSG, rep->p, rep->len, NULL, 0);
+        return stream_put(&cn->st, STREAM_MSG, rep->p, rep->len, NULL, 0, UINT64_MAX);
     uint64_t n = rep->len;
-    KILN_TRY(stream_put(&cn->st, STREAM_FRAME, &n, sizeof n, NULL, 0));
+    KILN_TRY(stream_put(&cn->st, STREAM_FRAME, &n, sizeof n, NULL, 0, UINT64_MAX));
     return tp_send(cn->tp, rep->p, rep->len);
 }
 
@@ -326,7 +326,7 @@ static bool open_stream(struct srv_conn *cn, const uint8_t *req, size_t len, str
     kiln_result r;
     if (!cn->cl->ctx) {
         r = KILN_RAISE(KILN_ERR_HANDLE, "request: a command stream before the connection's context was made");
-    } else if (head.rec_size || head.tail_size || head.reserved || len != sizeof head) {
+    } else if (head.rec_size || head.tail_size || head.flags || len != sizeof head) {
         r = KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a stream request of %zu bytes (record %u, tail %u)", len,
                        head.rec_size, head.tail_size);
     } else {
@@ -398,7 +398,7 @@ static void serve(struct srv_conn *cn)
         } else {
             go_on = srv_apply(cl, req, len, &rep);
         }
-        if (rep.oom || send_reply(cn, &rep) < 0 || !go_on)
+        if (rep.oom || (rep.len && send_reply(cn, &rep) < 0) || !go_on)
             break;
         if (cn->st.ctl && !cn->st.live && !start_stream(cn))
             break;

@@ -124,10 +124,11 @@ size_t stream_record_max(const struct stream *st)
     return TP_RECORD_MAX(st->out.size) - TP_RECORD_HEADER;
 }
 
-kiln_result stream_put(struct stream *st, uint32_t kind, const void *a, size_t na, const void *b, size_t nb)
+kiln_result stream_put(struct stream *st, uint32_t kind, const void *a, size_t na, const void *b, size_t nb,
+                       uint64_t timeout_ns)
 {
     void *p;
-    KILN_TRY(tp_ring_reserve(&st->out, kind, na + nb, UINT64_MAX, &p));
+    KILN_TRY(tp_ring_reserve(&st->out, kind, na + nb, timeout_ns, &p));
     memcpy(p, a, na);
     if (nb)
         memcpy((uint8_t *)p + na, b, nb);
@@ -146,11 +147,10 @@ static kiln_result epoch_check(struct stream *st)
                       (unsigned long long)st->epoch, (unsigned long long)now);
 }
 
-kiln_result stream_get(struct stream *st, uint64_t timeout_ns, uint32_t *kind, const uint8_t **msg, size_t *len)
+/* Reads the record ready in the ring (KILN_ERR_PENDING: none), copied
+ * out into st->buf and retired. */
+static kiln_result take(struct stream *st, uint32_t *kind, const uint8_t **msg, size_t *len)
 {
-    KILN_TRY(epoch_check(st));
-    KILN_TRY(tp_ring_wait(&st->in, timeout_ns));
-    KILN_TRY(epoch_check(st));
     struct tp_record rec;
     kiln_result r = tp_ring_read(&st->in, st->buf, st->cap, &rec);
     if (r == KILN_ERR_LIMIT) {
@@ -162,14 +162,30 @@ kiln_result stream_get(struct stream *st, uint64_t timeout_ns, uint32_t *kind, c
         st->cap = rec.size;
         r = tp_ring_read(&st->in, st->buf, st->cap, &rec);
     }
-    if (r == KILN_ERR_PENDING)   /* woken for nothing: the caller waits again */
-        return KILN_RAISE(KILN_ERR_TIMEOUT, "no record yet");
-    KILN_TRY(r);
+    if (r != KILN_OK)
+        return r;
     KILN_TRY(tp_ring_retire(&st->in, &rec));
     *kind = rec.kind;
     *msg = st->buf;
     *len = rec.size;
     return KILN_OK;
+}
+
+kiln_result stream_get(struct stream *st, uint64_t timeout_ns, uint32_t *kind, const uint8_t **msg, size_t *len)
+{
+    KILN_TRY(epoch_check(st));
+    KILN_TRY(tp_ring_wait(&st->in, timeout_ns));
+    KILN_TRY(epoch_check(st));
+    kiln_result r = take(st, kind, msg, len);
+    if (r == KILN_ERR_PENDING)   /* woken for nothing: the caller waits again */
+        return KILN_RAISE(KILN_ERR_TIMEOUT, "no record yet");
+    return r;
+}
+
+kiln_result stream_try_get(struct stream *st, uint32_t *kind, const uint8_t **msg, size_t *len)
+{
+    KILN_TRY(epoch_check(st));
+    return take(st, kind, msg, len);
 }
 
 void stream_shrink(struct stream *st)

@@ -90,6 +90,12 @@ static bool feed(struct run *run, const uint8_t *frame, size_t len)
     bool go_on = srv_apply(run->cl, frame, len, &run->rep);
     const uint8_t *p = run->rep.p;
     struct pipe_rep rep;
+    if (!run->rep.oom && !run->rep.len && len >= sizeof(struct pipe_req) && go_on) {
+        struct pipe_req req;
+        memcpy(&req, frame, sizeof req);
+        if (req.flags & PIPE_REQ_POSTED)
+            return true;   /* run ahead and done: no answer */
+    }
     if (run->rep.oom || run->rep.len < sizeof rep)
         abort();   /* no reply, or not even its head */
     memcpy(&rep, p, sizeof rep);
@@ -120,8 +126,8 @@ static bool feed(struct run *run, const uint8_t *frame, size_t len)
             abort();   /* the connection ended for another reason */
     }
     if (rep.result == KILN_OK && op_returns_id(rep.op)) {
-        if (rep.out_size != 8)
-            abort();   /* a made object's answer is its id */
+        if (rep.out_size != (rep.op == PIPE_OP_scheme_add_node ? sizeof(struct pipe_node_made) : 8))
+            abort();   /* a made object's answer is its id (a node's, with its param words) */
         if (run->id_count < IDS_MAX)
             memcpy(&run->ids[run->id_count++], msg + rep.msg_size, 8);
     }

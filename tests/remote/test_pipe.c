@@ -132,10 +132,12 @@ static kiln_result context_create(struct conn *c)
 }
 
 /* The id a create call answered with (0 when it answered otherwise). */
+/* A made object's id: its answer (a node's, struct pipe_node_made, starts
+ * with it). */
 static uint64_t out_id(const struct conn *c)
 {
     uint64_t id = 0;
-    if (c->result == KILN_OK && c->out_len == sizeof id)
+    if (c->result == KILN_OK && (c->out_len == sizeof id || c->out_len == sizeof(struct pipe_node_made)))
         memcpy(&id, c->out, sizeof id);
     return id;
 }
@@ -428,7 +430,7 @@ TEST(stats_json_names)
         "\"calls\":{\"object\":0,\"data\":0,\"query\":0,\"state\":0,\"submit\":0,\"wait\":0,\"archive\":0},"
         "\"bytes_sent\":{\"object\":0,\"data\":0,\"query\":0,\"state\":0,\"submit\":0,\"wait\":0,\"archive\":0},"
         "\"bytes_received\":{\"object\":0,\"data\":0,\"query\":0,\"state\":0,\"submit\":0,\"wait\":0,\"archive\":0},"
-        "\"segment_bytes\":0,\"memo_hits\":0,\"memo_misses\":0,\"refused\":0}";
+        "\"segment_bytes\":0,\"memo_hits\":0,\"memo_misses\":0,\"refused\":0,\"posted\":0,\"deferred\":0}";
     int n = pipe_stats_json(&z, PIPE_SIDE_CLIENT, NULL, buf, sizeof buf);
     CHECK_EQ(n, strlen(want_zero));
     if (strcmp(buf, want_zero))
@@ -436,7 +438,8 @@ TEST(stats_json_names)
     CHECK(!strcmp(buf, want_zero));
 
     /* Every field its own value: each name carries its own number. */
-    struct pipe_stats s = {.segment_bytes = 30, .memo_hits = 31, .memo_misses = 32, .refused = 33, .submits = 34};
+    struct pipe_stats s = {.segment_bytes = 30, .memo_hits = 31, .memo_misses = 32, .refused = 33, .submits = 34,
+                          .posted = 35, .deferred = 36};
     for (uint32_t i = 0; i < PIPE_CLASSES; i++) {
         s.calls[i] = i + 1;
         s.bytes_sent[i] = 10 + i;
@@ -447,7 +450,7 @@ TEST(stats_json_names)
         "\"calls\":{\"object\":1,\"data\":2,\"query\":3,\"state\":4,\"submit\":5,\"wait\":6,\"archive\":7},"
         "\"bytes_sent\":{\"object\":10,\"data\":11,\"query\":12,\"state\":13,\"submit\":14,\"wait\":15,\"archive\":16},"
         "\"bytes_received\":{\"object\":20,\"data\":21,\"query\":22,\"state\":23,\"submit\":24,\"wait\":25,"
-        "\"archive\":26},\"segment_bytes\":30,\"memo_hits\":31,\"memo_misses\":32,\"refused\":33}";
+        "\"archive\":26},\"segment_bytes\":30,\"memo_hits\":31,\"memo_misses\":32,\"refused\":33,\"posted\":35,\"deferred\":36}";
     n = pipe_stats_json(&s, PIPE_SIDE_CLIENT, NULL, buf, sizeof buf);
     CHECK_EQ(n, strlen(want));
     if (strcmp(buf, want))
@@ -462,7 +465,7 @@ TEST(stats_json_names)
         "\"calls\":{\"object\":1,\"data\":2,\"query\":3,\"state\":4,\"submit\":5,\"wait\":6,\"archive\":7},"
         "\"bytes_sent\":{\"object\":10,\"data\":11,\"query\":12,\"state\":13,\"submit\":14,\"wait\":15,\"archive\":16},"
         "\"bytes_received\":{\"object\":20,\"data\":21,\"query\":22,\"state\":23,\"submit\":24,\"wait\":25,"
-        "\"archive\":26},\"segment_bytes\":30,\"refused\":33,\"applied\":40,\"stalls\":41,\"stalled_ns\":42}";
+        "\"archive\":26},\"segment_bytes\":30,\"refused\":33,\"posted\":35,\"deferred\":36,\"applied\":40,\"stalls\":41,\"stalled_ns\":42}";
     n = pipe_stats_json(&s, PIPE_SIDE_SERVER, "client 7", buf, sizeof buf);
     CHECK_EQ(n, strlen(want_server));
     if (strcmp(buf, want_server))

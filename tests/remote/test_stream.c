@@ -365,6 +365,120 @@ TEST(a_forked_child_cannot_use_its_parents_remote_context)
     server_end(&s);
 }
 
+/* ---- run-ahead ------------------------------------------------------------------------------- */
+
+static const char add_src[] = "#version 450\nlayout(local_size_x = 64) in;\n"
+                              "layout(std430, binding = 0) buffer B { uint v[]; };\n"
+                              "void main() { uint i = gl_GlobalInvocationID.x; v[i] = kiln_param(0) + i; }\n";
+static const char other_src[] = "#version 450\nlayout(local_size_x = 64) in;\n"
+                                "layout(std430, binding = 0) readonly buffer A { uint a[]; };\n"
+                                "layout(std430, binding = 1) buffer B { uint v[]; };\n"
+                                "void main() { uint i = gl_GlobalInvocationID.x; v[i] = a[i]; }\n";
+
+struct ahead {
+    kiln_context c;
+    struct mapped m;
+    kiln_program p, other;
+    kiln_buffer b;
+    kiln_scheme sc;
+    kiln_node n;
+};
+
+static bool ahead_make(const struct server *s, struct ahead *a)
+{
+    kiln_program_interface iface;
+    return client_mapped(s, &a->c, &a->m) &&
+           kiln_program_create(a->c, &(kiln_program_desc){.source = add_src, .name = "add"}, &a->p) == KILN_OK &&
+           kiln_program_create(a->c, &(kiln_program_desc){.source = other_src, .name = "other"}, &a->other) ==
+               KILN_OK &&
+           kiln_program_wait(a->c, a->p) == KILN_OK && kiln_program_wait(a->c, a->other) == KILN_OK &&
+           kiln_program_interface_get(a->c, a->other, &iface) == KILN_OK &&
+           kiln_buffer_create(a->c, &(kiln_buffer_desc){.size = 256 * 4}, &a->b) == KILN_OK &&
+           kiln_scheme_create(a->c, NULL, &a->sc) == KILN_OK &&
+           kiln_scheme_add_node(a->c, a->sc, &(kiln_node_desc){.program = a->p, .groups = {4, 1, 1},
+                                                              .bindings = (kiln_binding[]){{.binding = 0, .buffer = a->b}},
+                                                              .binding_count = 1}, &a->n) == KILN_OK;
+}
+
+static void ahead_end(struct ahead *a)
+{
+    unmap(&a->m);
+    kiln_context_destroy(a->c);
+}
+
+/* set_param on a node whose program is ready runs ahead: 1000 calls post
+ * 1000 records and get no answer, and the frame that follows computes
+ * with the last word; a slot past the program's words is refused at once
+ * by the client, and a removed node's handle at once by the server. */
+TEST(set_param_runs_ahead_and_its_own_errors_come_at_once)
+{
+    struct server s;
+    REQUIRE(folder(&s));
+    REQUIRE_OK(server_start(&s, NULL));
+    struct ahead a;
+    REQUIRE(ahead_make(&s, &a));
+    struct tp_control *ctl = a.m.ctl;
+    uint64_t sent = atomic_load(&ctl->cmd.submitted_seq), answered = atomic_load(&ctl->stage.submitted_seq);
+    for (uint32_t i = 1; i <= 1000; i++)
+        CHECK_OK(kiln_node_set_param(a.c, a.n, 0, i));
+    CHECK_EQ(atomic_load(&ctl->cmd.submitted_seq), sent + 1000);
+    CHECK_EQ(atomic_load(&ctl->stage.submitted_seq), answered);   /* not one answer */
+    kiln_ticket t;
+    CHECK_OK(kiln_scheme_submit(a.c, a.sc, &t));
+    CHECK_OK(kiln_ticket_wait(a.c, t, UINT64_MAX));
+    uint32_t got[256];
+    CHECK_OK(kiln_buffer_readback(a.c, a.b, 0, got, sizeof got));
+    CHECK_EQ(got[0], 1000);
+    CHECK_EQ(got[255], 1255);
+    CHECK_RESULT(kiln_node_set_param(a.c, a.n, KILN_MAX_PARAM_WORDS, 1), KILN_ERR_INVALID);
+    CHECK_MSG("param slot");
+    kiln_node gone;
+    CHECK_OK(kiln_scheme_add_node(a.c, a.sc, &(kiln_node_desc){.program = a.p, .groups = {4, 1, 1},
+                                                              .bindings = (kiln_binding[]){{.binding = 0, .buffer = a.b}},
+                                                              .binding_count = 1}, &gone));
+    CHECK_OK(kiln_node_remove(a.c, gone));
+    CHECK_RESULT(kiln_node_set_param(a.c, gone, 0, 1), KILN_ERR_HANDLE);
+    CHECK_MSG("stale");
+    ahead_end(&a);
+    server_end(&s);
+}
+
+/* An error only the server can find (a program swap it refuses: the new
+ * program binds otherwise) comes at the next synchronization point,
+ * naming the call that failed, once; the call itself returned at once.
+ * Under KILN_SYNC=1 it comes at its call. */
+TEST(a_run_ahead_error_comes_at_the_next_sync_naming_its_call)
+{
+    struct server s;
+    REQUIRE(folder(&s));
+    REQUIRE_OK(server_start(&s, NULL));
+    struct ahead a;
+    REQUIRE(ahead_make(&s, &a));
+    kiln_ticket t;
+    CHECK_OK(kiln_scheme_submit(a.c, a.sc, &t));
+    CHECK_OK(kiln_node_set_program(a.c, a.n, a.other));   /* run ahead: refused on the server */
+    CHECK_RESULT(kiln_ticket_wait(a.c, t, UINT64_MAX), KILN_ERR_LAYOUT);
+    CHECK_MSG("node_set_program");
+    CHECK_MSG("run ahead");
+    CHECK_MSG("does not bind like");
+    CHECK_OK(kiln_ticket_wait(a.c, t, UINT64_MAX));   /* said once */
+    CHECK_OK(kiln_node_set_param(a.c, a.n, 0, 5));     /* the node kept its program */
+    CHECK_OK(kiln_scheme_submit(a.c, a.sc, &t));
+    CHECK_OK(kiln_ticket_wait(a.c, t, UINT64_MAX));
+    uint32_t got[256];
+    CHECK_OK(kiln_buffer_readback(a.c, a.b, 0, got, sizeof got));
+    CHECK_EQ(got[3], 8);
+    ahead_end(&a);
+
+    setenv("KILN_SYNC", "1", 1);
+    REQUIRE(ahead_make(&s, &a));
+    CHECK_RESULT(kiln_node_set_program(a.c, a.n, a.other), KILN_ERR_LAYOUT);
+    CHECK_MSG("does not bind like");
+    ahead_end(&a);
+    unsetenv("KILN_SYNC");
+    server_end(&s);
+}
+
 /* ---- a hostile client's rings ------------------------------------------------------------------ */
 
 enum scribble { BAD_KIND, HEAD_BACK, HEAD_FAR, SIZE_PAST, FRAME_HUGE, GARBAGE_REQUEST, SCRIBBLES };
@@ -504,6 +618,8 @@ int main(int argc, char **argv)
     RUN(a_stopped_server_is_noticed_within_the_peer_timeout);
     RUN(an_epoch_that_changes_is_a_replaced_server);
     RUN(a_forked_child_cannot_use_its_parents_remote_context);
+    RUN(set_param_runs_ahead_and_its_own_errors_come_at_once);
+    RUN(a_run_ahead_error_comes_at_the_next_sync_naming_its_call);
     RUN(a_client_scribbling_on_its_ring_loses_its_connection_alone);
     return TEST_SUMMARY();
 }
