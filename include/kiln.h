@@ -37,7 +37,21 @@
  * - KILN_SYNC=1 (read at context create) makes every call that leaves work
  *   running (a submit, an upload, a create that fills memory) wait for it,
  *   so an error appears at the call that caused it (as
- *   CUDA_LAUNCH_BLOCKING does), in process and remotely.
+ *   CUDA_LAUNCH_BLOCKING does), in process and remotely; remotely it also
+ *   turns run-ahead off.
+ * - Run-ahead (remote contexts). kiln_node_set_param on a node whose
+ *   program was ready when the node was added, and kiln_node_set_program
+ *   to a program whose interface this context has read, return without
+ *   waiting for the server. What the client can check it checks at once
+ *   (a param slot past the node's words, a handle it does not know, which
+ *   the server then judges at once as before); an error only the server
+ *   can find is returned by the context's next synchronization point:
+ *   kiln_ticket_wait, kiln_context_wait_idle, kiln_program_wait,
+ *   kiln_buffer_readback, kiln_image_readback or kiln_node_get_params,
+ *   when that call itself succeeds (its own work done), naming the call
+ *   that failed ("an earlier call failed: node_set_program (call 812, run
+ *   ahead): ..."), once. None is lost: one never reported is logged when
+ *   the context is destroyed. In process every call's error is its own.
  */
 #ifndef KILN_H
 #define KILN_H
