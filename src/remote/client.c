@@ -43,6 +43,7 @@
 #define CONNECT_TIMEOUT_NS (5ull * 1000 * 1000 * 1000)
 #define SLICE_NS (2ull * 1000 * 1000)        /* a remote wait holds the context this long at most */
 #define YIELD_NS (1ull * 1000 * 1000)        /* how long a wait between slices lets queued callers go first */
+#define WAIT_SPIN_US 2000u                   /* a wait's answer is spun for this long (4 cores or more): a slice */
 
 struct memo_iface {
     uint64_t id;
@@ -90,6 +91,7 @@ struct rclient {
     uint32_t iface_count, iface_cap;
     bool stats_on, stats_log;
     bool sync;                   /* KILN_SYNC: a submit waits for its ticket */
+    uint32_t wait_spin_us;       /* KILN_IPC_WAIT_SPIN_US: how long a wait's answer is spun for */
     uint64_t newest;             /* the newest ticket a submit returned */
     struct deferred deferred;    /* run-ahead errors not yet reported */
     uint64_t deferred_seq;       /* the last run-ahead call whose error came */
@@ -328,6 +330,21 @@ static kiln_result post(struct rclient *rc, uint32_t op, const void *rec)
     return KILN_OK;
 }
 
+/* The answer to call seq, taking run-ahead calls' errors that come first. */
+static kiln_result await(struct rclient *rc, uint64_t seq, const uint8_t **rp, size_t *len, struct pipe_rep *rep)
+{
+    for (;;) {
+        if (receive(rc, rp, len) < 0)
+            return lose(rc, "waiting for a reply");
+        if (parse(*rp, *len, rep) < 0)
+            return lose(rc, "reading a reply");
+        if (rep->seq == seq)
+            return KILN_OK;
+        if (defer(rc, rep, *rp, seq) < 0)
+            return lose(rc, "reading a reply");
+    }
+}
+
 /* Sends op with its record and rc->tail, waits for the reply. A fixed
  * answer (out_len NULL) must be exactly out_cap bytes; otherwise up to
  * out_cap are copied and *out_len says how many came. */
@@ -340,16 +357,16 @@ static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *
     size_t len = 0;
     const uint8_t *rp;
     struct pipe_rep rep;
-    for (;;) {
-        if (receive(rc, &rp, &len) < 0)
-            return lose(rc, "waiting for a reply");
-        if (parse(rp, len, &rep) < 0)
-            return lose(rc, "reading a reply");
-        if (rep.seq == head.seq)
-            break;
-        if (defer(rc, &rep, rp, head.seq) < 0)
-            return lose(rc, "reading a reply");
-    }
+    /* A wait's answer comes when the device is done, a slice at most: the
+     * client spins that long before it parks (waking from a futex costs
+     * tens of microseconds), as a local wait on a fence may. */
+    uint32_t spin = rc->st.in.spin_us;
+    if (pipe_op_flags(op) & PIPE_F_WAITS)
+        rc->st.in.spin_us = rc->wait_spin_us;
+    kiln_result got = await(rc, head.seq, &rp, &len, &rep);
+    rc->st.in.spin_us = spin;
+    if (got < 0)
+        return got;
     if (rep.op != op) {
         (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: reply to call %llu (%s) is for op %u",
                          (unsigned long long)head.seq, pipe_op_name(op), rep.op);
@@ -1144,6 +1161,12 @@ kiln_result remote_create(const char *target, const kiln_context_desc *desc, uin
     pthread_mutex_init(&rc->base.lock, NULL);
     rc->base.held = &rc->base.lock;
     rc->sync = env_flag("KILN_SYNC", 0);
+    /* Spinning takes a core: only where there are cores to spare (on two,
+     * a spinning client would slow the device work it waits for when the
+     * device is the CPU), as CUDA's automatic schedule does. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    rc->wait_spin_us = (uint32_t)KILN_MIN(env_u64("KILN_IPC_WAIT_SPIN_US", cpus >= 4 ? WAIT_SPIN_US : TP_SPIN_US_DEFAULT),
+                                          1000000u);
     kiln_result r;
     if (!strcmp(target, "inproc")) {
         snprintf(rc->where, sizeof rc->where, "kiln server in this process");

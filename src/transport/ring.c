@@ -52,6 +52,16 @@ static _Atomic uint64_t park_slice_ns = TP_PARK_SLICE_NS;
 void tp_test_park_slice(uint64_t ns) { atomic_store(&park_slice_ns, ns ? ns : TP_PARK_SLICE_NS); }
 #endif
 
+/* A spinning loop's breath: lets the core's other thread run. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
 static uint64_t align8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
 
 static bool pow2_in_range(uint64_t n) { return n >= TP_RING_MIN && n <= TP_RING_MAX && !(n & (n - 1)); }
@@ -290,6 +300,7 @@ static kiln_result park_until(struct tp_ring *r, _Atomic uint32_t *flag, bool (*
     timeout_ns = KILN_MIN(timeout_ns, 1ull << 62);   /* start + timeout_ns cannot wrap */
     uint64_t start = time_now_ns(), spin_ns = (uint64_t)r->spin_us * 1000u;
     for (uint32_t i = 0;; i++) {
+        cpu_relax();
         if (ready(r)) {
             r->spin_hits++;
             return r->broken ? broken_error(r) : KILN_OK;
