@@ -188,6 +188,8 @@ struct kb_step {
     bool timed;              /* time this dispatch (where the device has timestamps) */
 };
 
+struct kb_host;   /* host memory the device reads in place (host_import) */
+
 struct backend_ops {
     const char *name;
     /* Capability: the pipeline layout follows the program's signature, so a
@@ -206,6 +208,18 @@ struct backend_ops {
                                 uint64_t size);
     kiln_result (*buffer_read)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data, uint64_t size,
                                const struct kb_wait *w);
+    /* Host memory the device reads in place (size bytes at p, both aligned
+     * to the page): a server imports a client's sealed data segment once,
+     * so an upload from it is one copy on the device. NULL, or an error,
+     * where the device cannot (then the caller copies on the host). Released before the memory is unmapped. */
+    kiln_result (*host_import)(struct kb_device *dev, void *p, uint64_t size, struct kb_host **out);
+    void (*host_release)(struct kb_device *dev, struct kb_host *h);
+    /* Copies size bytes at src_off of h into buf at off on the device,
+     * waited for through w: h's bytes are the caller's again when it
+     * returns. As buffer_write, the caller has waited for the buffer's
+     * users; last_use and last_write move to the copy. */
+    kiln_result (*buffer_write_host)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, struct kb_host *h,
+                                     uint64_t src_off, uint64_t size, const struct kb_wait *w);
     /* Makes an image of `in`'s size, dims, format and usage (resolved by
      * the caller: usage never 0), its texels zero, in its one layout.
      * The uses the device supports for a format: image_usage. */
@@ -316,6 +330,19 @@ static inline void kb_destroy(struct kb_device *d) { d->ops->destroy(d); }
 static inline kiln_result kb_buffer_create(struct kb_device *d, uint64_t size, uint32_t usage, struct kb_buffer **o)
 { return d->ops->buffer_create(d, size, usage, o); }
 static inline void kb_buffer_destroy(struct kb_device *d, struct kb_buffer *b) { d->ops->buffer_destroy(d, b); }
+static inline kiln_result kb_host_import(struct kb_device *d, void *p, uint64_t n, struct kb_host **out)
+{
+    *out = NULL;
+    return d->ops->host_import ? d->ops->host_import(d, p, n, out) : KILN_ERR_DEVICE;
+}
+static inline void kb_host_release(struct kb_device *d, struct kb_host *h)
+{
+    if (h)
+        d->ops->host_release(d, h);
+}
+static inline kiln_result kb_buffer_write_host(struct kb_device *d, struct kb_buffer *b, uint64_t off,
+                                               struct kb_host *h, uint64_t src_off, uint64_t n, const struct kb_wait *w)
+{ return d->ops->buffer_write_host(d, b, off, h, src_off, n, w); }
 static inline kiln_result kb_buffer_write(struct kb_device *d, struct kb_buffer *b, uint64_t off, const void *p,
                                           uint64_t n)
 { return d->ops->buffer_write(d, b, off, p, n); }

@@ -492,6 +492,30 @@ static kiln_result l_buffer_upload(struct kctx *kc, kiln_buffer h, uint64_t off,
     return made(c, b->last_write);
 }
 
+kiln_result ctx_host_import(struct kctx *kc, void *p, uint64_t size, struct kb_host **out)
+{
+    return kb_host_import(lctx_of(kc)->dev, p, size, out);
+}
+
+void ctx_host_release(struct kctx *kc, struct kb_host *h) { kb_host_release(lctx_of(kc)->dev, h); }
+
+kiln_result ctx_buffer_upload_host(struct kctx *kc, kiln_buffer h, uint64_t off, struct kb_host *src, const void *map,
+                                   uint64_t size, uint64_t *on_device)
+{
+    struct lctx *c = lctx_of(kc);
+    struct kb_buffer *b;
+    KILN_TRY(buffer_io(c, h, off, map, size, true, &b));
+    if (!size)
+        return KILN_OK;
+    if (b->mapped) {   /* the host's copy is the only one either way */
+        KILN_TRY(kb_buffer_write(c->dev, b, off, map, size));
+        return made(c, b->last_write);
+    }
+    KILN_TRY(kb_buffer_write_host(c->dev, b, off, src, 0, size, &(struct kb_wait){wait_transfer, c}));
+    *on_device += size;
+    return KILN_OK;
+}
+
 static kiln_result l_buffer_readback(struct kctx *kc, kiln_buffer h, uint64_t off, void *data, uint64_t size)
 {
     struct lctx *c = lctx_of(kc);

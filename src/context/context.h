@@ -149,6 +149,18 @@ void ctx_device_leave(struct kctx *c);
 /* The host device's fault callback (kb_device.fault): owner, a client
  * context of it, is latched at fault with why. */
 void ctx_client_fault(void *ud, const void *owner, const char *why);
+/* A server's view of a client's data segment, imported once on c's
+ * device (kb_host_import): size bytes at p. KILN_ERR_DEVICE where the
+ * device cannot import it (the caller then copies on the host). */
+KILN_NODISCARD kiln_result ctx_host_import(struct kctx *c, void *p, uint64_t size, struct kb_host **out);
+void ctx_host_release(struct kctx *c, struct kb_host *h);
+/* kiln_buffer_upload of size bytes from the start of src (mapped at map):
+ * a device copy from the imported memory, waited for (the context let go)
+ * so the bytes are the caller's again when it returns; a host-visible
+ * buffer takes the bytes from map. *on_device grows by the bytes the
+ * device copied. */
+KILN_NODISCARD kiln_result ctx_buffer_upload_host(struct kctx *c, kiln_buffer b, uint64_t off, struct kb_host *src,
+                                                  const void *map, uint64_t size, uint64_t *on_device);
 /* Waits up to slice_ns for every submit of the context to finish, its
  * fault notwithstanding (the host's device lock held): KILN_OK when they
  * have, KILN_ERR_TIMEOUT when not yet, KILN_ERR_DEVICE_LOST when the

@@ -32,6 +32,7 @@ struct req {
     struct pipe_arena arena;
     struct bytes *out;
     kiln_result live;            /* ctx_live's verdict, for OP */
+    uint64_t seg_size;           /* the segment's bytes, when range_bytes mapped it */
 };
 
 typedef kiln_result (*apply_fn)(struct req *q);
@@ -310,7 +311,39 @@ static kiln_result range_bytes(struct req *q, const struct pipe_rec_range *r, bo
     if (!q->cl->segment)
         return KILN_RAISE(KILN_ERR_INVALID, "request: data in a segment; this connection has none");
     q->cl->stats.segment_bytes += r->size;
-    return q->cl->segment(q->cl->segment_ud, r->segment, r->size, p);
+    return q->cl->segment(q->cl->segment_ud, r->segment, r->size, p, &q->seg_size);
+}
+
+/* The segment at map imported on the device, once (NULL where the device
+ * cannot: the copy then stays on the host). */
+static struct kb_host *imported(struct req *q, uint8_t *map)
+{
+    struct srv_client *cl = q->cl;
+    if (cl->import_map == map)
+        return cl->import;
+    srv_client_unimport(cl);
+    struct kb_host *h = NULL;
+    kiln_result r = leave(q, enter(q) == KILN_OK ? ctx_host_import(q->c, map, q->seg_size, &h) : KILN_OK);
+    if (r < 0 || !h) {
+        log_info("kiln serve: %s: its data segment is not imported on the device (%s): uploads copy on the host",
+                 cl->who, r < 0 ? err_last() : "lost");
+        err_clear();
+        h = NULL;
+    }
+    cl->import = h;
+    cl->import_map = map;
+    return h;
+}
+
+void srv_client_unimport(struct srv_client *cl)
+{
+    if (cl->import) {
+        lock(cl);
+        ctx_host_release(cl->ctx, cl->import);
+        unlock(cl);
+    }
+    cl->import = NULL;
+    cl->import_map = NULL;
 }
 
 /* True when the range cannot be moved: no such buffer of the client's, or
@@ -341,6 +374,12 @@ static kiln_result a_buffer_upload(struct req *q)
     if (buffer_range_bad(q, r))
         return OP(q, buffer_upload, (kiln_buffer){r->id}, r->offset, q, r->size);
     KILN_TRY(range_bytes(q, r, true, &p));
+    struct kb_host *h = r->via == PIPE_VIA_SEGMENT && p && r->size ? imported(q, p) : NULL;
+    if (h) {   /* one copy, on the device, straight from the client's segment */
+        return leave(q, enter(q) == KILN_OK ? ctx_buffer_upload_host(q->c, (kiln_buffer){r->id}, r->offset, h, p,
+                                                                      r->size, &q->cl->stats.imported_bytes)
+                                            : KILN_OK);
+    }
     return OP(q, buffer_upload, (kiln_buffer){r->id}, r->offset, p ? p : (const void *)"", r->size);
 }
 
@@ -926,6 +965,7 @@ void srv_client_close(struct srv_client *cl)
     if (!cl)
         return;
     if (cl->ctx) {
+        srv_client_unimport(cl);
         /* Death by handle: everything the context holds goes, in the
          * context's own order (its work waited for, schemes before the
          * programs and buffers they use). */

@@ -60,7 +60,7 @@ struct srv *srv_of(kiln_server *ks);
 /* A connection's state, apart from how its bytes move: for the server's
  * workers and for the applier's fuzz target. segment, when not NULL, maps
  * the bulk-data segment announced with serial (at least `need` bytes). */
-typedef kiln_result (*srv_segment_fn)(void *ud, uint64_t serial, uint64_t need, uint8_t **map);
+typedef kiln_result (*srv_segment_fn)(void *ud, uint64_t serial, uint64_t need, uint8_t **map, uint64_t *size);
 KILN_NODISCARD kiln_result srv_client_open(struct srv *s, srv_segment_fn segment, void *ud,
                                            struct srv_client **out);
 /* Applies one request frame and writes its whole reply frame to reply
@@ -69,6 +69,9 @@ KILN_NODISCARD kiln_result srv_client_open(struct srv *s, srv_segment_fn segment
  * the reply goes (context_destroy, or a request so broken nothing after it
  * can be trusted: its reply says why). */
 bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct bytes *reply);
+/* Gives back the client's data segment's import on the device (before
+ * the segment is unmapped: replaced by a bigger one, or at the end). */
+void srv_client_unimport(struct srv_client *cl);
 /* Frees everything the client's context holds (its death, or its end). */
 void srv_client_close(struct srv_client *cl);
 

@@ -96,6 +96,10 @@ struct srv_client {
     uint64_t calls, refused;
     struct pipe_stats stats;     /* since its last summary (srv.stats_on); its worker's alone */
     struct bytes out;            /* a reply's out bytes, reused from request to request */
+    /* The data segment imported on the device (VK_EXT_external_memory_host,
+     * under host_lock): an upload from it is one device copy. */
+    struct kb_host *import;
+    const uint8_t *import_map;   /* the mapping import (or its refusal) is for; NULL: none tried */
     char who[64];                /* "client 3 (pid 1234)" */
 };
 

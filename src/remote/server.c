@@ -135,7 +135,7 @@ static void srv_warn(struct srv *s, enum srv_warn_kind k, enum log_level level, 
 
 /* The applier's segment: the one announced with serial, adopted from the
  * descriptor channel (announcements come before the request using them). */
-static kiln_result conn_segment(void *ud, uint64_t serial, uint64_t need, uint8_t **map)
+static kiln_result conn_segment(void *ud, uint64_t serial, uint64_t need, uint8_t **map, uint64_t *size)
 {
     struct srv_conn *cn = ud;
     if (!serial)   /* the client found no segment could hold it */
@@ -160,8 +160,10 @@ static kiln_result conn_segment(void *ud, uint64_t serial, uint64_t need, uint8_
         memcpy(ann, msg, sizeof ann);
         struct tp_segment s;
         KILN_TRY(tp_segment_adopt(&s, fds[0], ann[1], 0));
-        if (cn->seg.fd >= 0)
+        if (cn->seg.fd >= 0) {
+            srv_client_unimport(cn->cl);   /* before its memory goes */
             tp_segment_finish(&cn->seg);
+        }
         cn->seg = s;
         cn->seg_serial = ann[0];
     }
@@ -169,6 +171,7 @@ static kiln_result conn_segment(void *ud, uint64_t serial, uint64_t need, uint8_
         return KILN_RAISE(KILN_ERR_INVALID, "request: %llu bytes in a segment of %llu", (unsigned long long)need,
                           (unsigned long long)cn->seg.size);
     *map = cn->seg.map;
+    *size = cn->seg.size;
     return KILN_OK;
 }
 

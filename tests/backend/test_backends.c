@@ -11,10 +11,12 @@
  * kinds and names unique, kiln_backend_name and kb_backend_named agree,
  * the default first.
  */
+#define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "backend/backend.h"
 #include "program/program.h"
@@ -28,8 +30,11 @@
     X(pipeline_create) X(pipeline_destroy) X(cache_create) X(cache_data) X(cache_destroy)          \
     X(cache_merge) X(bindset_create) X(bindset_destroy) X(cmd_create) X(cmd_destroy) X(cmd_record) \
     X(submit) X(cmd_times) X(ticket_done) X(ticket_wait)
+/* Ops a backend may leave NULL (the caller then does without). */
+#define KB_OPTIONAL_OPS(X) X(host_import) X(host_release) X(buffer_write_host)
 #define COUNT_OP(op) +1
-_Static_assert(sizeof(struct backend_ops) == offsetof(struct backend_ops, destroy) + (0 KB_OPS(COUNT_OP)) * sizeof(void (*)(void)),
+_Static_assert(sizeof(struct backend_ops) == offsetof(struct backend_ops, destroy) +
+                                                 (0 KB_OPS(COUNT_OP) KB_OPTIONAL_OPS(COUNT_OP)) * sizeof(void (*)(void)),
                "struct backend_ops has an op KB_OPS does not list");
 
 static const char *const shader =
@@ -77,6 +82,35 @@ static void contract(const struct kb_backend *b)
         uint32_t n = 0;
         CHECK_OK(b->enumerate(NULL, 0, &n));
         CHECK(n >= 1);
+    }
+
+    /* host memory in place, where the device imports it: a device copy
+     * from a page-aligned mapping lands right */
+    {
+        size_t n = 64 << 10;
+        uint32_t *host = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(host != MAP_FAILED);
+        for (uint32_t i = 0; i < n / 4; i++)
+            host[i] = i * 2654435761u;
+        struct kb_host *h;
+        kiln_result r = kb_host_import(dev, host, n, &h);
+        fprintf(stderr, "  %s: host import %s\n", b->name, r == KILN_OK ? "works" : "not offered");
+        if (r == KILN_OK) {
+            CHECK(dev->ops->host_release && dev->ops->buffer_write_host);
+            struct kb_buffer *dst;
+            REQUIRE_OK(kb_buffer_create(dev, n, KILN_BUFFER_STORAGE, &dst));
+            CHECK_OK(kb_buffer_write_host(dev, dst, 0, h, 4096, n - 4096, NULL));
+            CHECK_RESULT(kb_buffer_write_host(dev, dst, 0, h, 4096, n, NULL), KILN_ERR_INVALID);   /* past its end */
+            uint32_t *back = malloc(n - 4096);
+            REQUIRE(back);
+            CHECK_OK(kb_buffer_read(dev, dst, 0, back, n - 4096, NULL));
+            CHECK(!memcmp(back, host + 1024, n - 4096));
+            free(back);
+            kb_buffer_destroy(dev, dst);
+            kb_host_release(dev, h);
+        }
+        err_clear();
+        munmap(host, n);
     }
 
     /* buffers: zeroed at first, then the bytes written, at an offset too */

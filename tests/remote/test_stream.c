@@ -365,6 +365,61 @@ TEST(a_forked_child_cannot_use_its_parents_remote_context)
     server_end(&s);
 }
 
+/* An upload through the data segment to a buffer in device memory (the
+ * server's device forced to staging) is one device copy straight from the
+ * client's segment, which the server imported once: the bytes land right,
+ * again after the segment grows, and the server's counters say how many
+ * bytes went so (where the device imports host memory; elsewhere the
+ * bytes still land right, copied on the host). */
+TEST(an_upload_through_the_segment_is_one_device_copy_where_the_device_imports_it)
+{
+    struct server s;
+    REQUIRE(folder(&s));
+    char stats[96];
+    snprintf(stats, sizeof stats, "%s/server.jsonl", s.dir);
+    setenv("KILN_PIPE_STATS_FILE", stats, 1);
+    kiln_context_desc host = {.force_staging = 1, .validation = 1};
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.context = &host}));
+    unsetenv("KILN_PIPE_STATS_FILE");
+    kiln_context c;
+    REQUIRE_OK(client(&s, &c));
+    uint64_t total = 0;
+    for (uint32_t mib = 3; mib <= 5; mib += 2) {   /* the second grows the segment */
+        size_t n = (size_t)mib << 20;
+        uint8_t *v = malloc(n), *got = malloc(n);
+        REQUIRE(v && got);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (uint8_t)(i * 131 + mib);
+        kiln_buffer b;
+        CHECK_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = n + 4096}, &b));
+        CHECK_OK(kiln_buffer_upload(c, b, 4096, v, n));
+        CHECK_OK(kiln_buffer_readback(c, b, 4096, got, n));
+        CHECK(!memcmp(v, got, n));
+        total += n;
+        free(v);
+        free(got);
+    }
+    kiln_context_stats st;
+    CHECK_OK(kiln_context_stats_get(c, &st));
+    CHECK_EQ(st.validation_errors, 0);
+    kiln_context_destroy(c);
+    server_stop(&s);
+    FILE *f = fopen(stats, "r");
+    char line[4096] = "";
+    CHECK(f && fgets(line, sizeof line, f));
+    if (f)
+        fclose(f);
+    const char *at = strstr(line, "\"imported_bytes\":");
+    CHECK(at != NULL);
+    unsigned long long imported = at ? strtoull(at + 17, NULL, 10) : 0;
+    fprintf(stderr, "  %llu of %llu bytes copied on the device from the imported segment\n", imported,
+            (unsigned long long)total);
+    CHECK(imported == 0 || imported == total);
+    unlink(stats);
+    unlink(s.path);
+    rmdir(s.dir);
+}
+
 /* ---- run-ahead ------------------------------------------------------------------------------- */
 
 static const char add_src[] = "#version 450\nlayout(local_size_x = 64) in;\n"
@@ -618,6 +673,7 @@ int main(int argc, char **argv)
     RUN(a_stopped_server_is_noticed_within_the_peer_timeout);
     RUN(an_epoch_that_changes_is_a_replaced_server);
     RUN(a_forked_child_cannot_use_its_parents_remote_context);
+    RUN(an_upload_through_the_segment_is_one_device_copy_where_the_device_imports_it);
     RUN(set_param_runs_ahead_and_its_own_errors_come_at_once);
     RUN(a_run_ahead_error_comes_at_the_next_sync_naming_its_call);
     RUN(a_client_scribbling_on_its_ring_loses_its_connection_alone);

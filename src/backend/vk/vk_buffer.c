@@ -397,3 +397,91 @@ kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_
     }
     return KILN_OK;
 }
+
+/* ---- host memory in place -------------------------------------------------------------- */
+
+kiln_result vk_host_import(struct kb_device *dev, void *p, uint64_t size, struct kb_host **out)
+{
+    struct vk_device *d = vkd(dev);
+    *out = NULL;
+    if (!d->host_align || (uintptr_t)p % d->host_align || size % d->host_align || !size)
+        return KILN_RAISE(KILN_ERR_DEVICE, "host import: not offered, or %llu bytes at %p not aligned to %llu",
+                          (unsigned long long)size, p, (unsigned long long)d->host_align);
+    const VkExternalMemoryHandleTypeFlagBits kind = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    VkMemoryHostPointerPropertiesEXT props = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+    VkResult vr = d->host_props(d->device, kind, p, &props);
+    if (vr != VK_SUCCESS || !props.memoryTypeBits)
+        return KILN_RAISE(KILN_ERR_DEVICE, "host import: the driver takes no memory at %p (%d)", p, (int)vr);
+    struct vk_host *h = mem_calloc(1, sizeof *h);
+    if (!h)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a host import");
+    VkExternalMemoryBufferCreateInfo ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                            .handleTypes = kind};
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .pNext = &ext,
+                              .size = size,
+                              .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+    vr = vkCreateBuffer(d->device, &bci, NULL, &h->buf);
+    VkMemoryRequirements req = {0};
+    if (vr == VK_SUCCESS)
+        vkGetBufferMemoryRequirements(d->device, h->buf, &req);
+    int type = vk_find_memory(&d->memprops, req.memoryTypeBits & props.memoryTypeBits, 0);
+    if (vr == VK_SUCCESS && (type < 0 || req.size > size))
+        vr = VK_ERROR_FORMAT_NOT_SUPPORTED;
+    if (vr == VK_SUCCESS) {
+        VkImportMemoryHostPointerInfoEXT imp = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+                                                .handleType = kind,
+                                                .pHostPointer = p};
+        VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                    .pNext = &imp,
+                                    .allocationSize = size,
+                                    .memoryTypeIndex = (uint32_t)type};
+        vr = vkAllocateMemory(d->device, &mai, NULL, &h->mem);
+    }
+    if (vr == VK_SUCCESS)
+        vr = vkBindBufferMemory(d->device, h->buf, h->mem, 0);
+    if (vr != VK_SUCCESS) {
+        vk_host_release(dev, (struct kb_host *)h);
+        return vk_fail(vr, __FILE__, __LINE__, "host import (vkAllocateMemory of a host pointer)");
+    }
+    h->size = size;
+    *out = (struct kb_host *)h;
+    return KILN_OK;
+}
+
+void vk_host_release(struct kb_device *dev, struct kb_host *kh)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_host *h = (struct vk_host *)kh;
+    if (!h)
+        return;
+    if (h->buf)
+        vkDestroyBuffer(d->device, h->buf, NULL);
+    if (h->mem)
+        vkFreeMemory(d->device, h->mem, NULL);
+    free(h);
+}
+
+kiln_result vk_buffer_write_host(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, struct kb_host *kh,
+                                 uint64_t src_off, uint64_t size, const struct kb_wait *w)
+{
+    struct vk_device *d = vkd(dev);
+    struct vk_buffer *b = (struct vk_buffer *)buf;
+    struct vk_host *h = (struct vk_host *)kh;
+    if (src_off > h->size || size > h->size - src_off)
+        return KILN_RAISE(KILN_ERR_INVALID, "host copy: %llu bytes at %llu of %llu", (unsigned long long)size,
+                          (unsigned long long)src_off, (unsigned long long)h->size);
+    struct vk_xfer x;
+    KILN_TRY(vk_xfer_begin(d, 0, &x));
+    VkBufferCopy region = {.srcOffset = src_off, .dstOffset = off, .size = size};
+    vkCmdCopyBuffer(x.cb, h->buf, b->buf, 1, &region);
+    KILN_TRY(vk_xfer_submit(d, &x, "a transfer (an upload from a client's segment)"));
+    buf->last_use = buf->last_write = x.ticket;
+    kiln_result r = w ? w->fn(w->ud, x.ticket) : kb_ticket_wait(&d->base, x.ticket, UINT64_MAX);
+    if (r < 0) {
+        vk_xfer_let_run(d, &x);   /* the segment's bytes may still be read: the caller keeps it until the device is done */
+        return r;
+    }
+    vk_xfer_free(d, &x);
+    return KILN_OK;
+}

@@ -264,11 +264,25 @@ kiln_result vkb_create(const struct kb_settings *set, struct kb_device **out)
     features.features.robustBufferAccess = VK_FALSE;
     f13.robustImageAccess = VK_FALSE;
     d->base.cache_control = v13 ? f13.pipelineCreationCacheControl : fcc.pipelineCreationCacheControl;
-    const char *dev_exts[] = {VK_EXT_PIPELINE_CREATION_CACHE_CONTROL_EXTENSION_NAME};
+    /* Host memory imported in place (a server's view of a client's sealed
+     * data segment): where the device has VK_EXT_external_memory_host. */
+    int has_host = vk_has_device_extension(d->phys, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    const char *dev_exts[2];
+    uint32_t ext_count = 0;
+    if (ext_cc)
+        dev_exts[ext_count++] = VK_EXT_PIPELINE_CREATION_CACHE_CONTROL_EXTENSION_NAME;
+    if (has_host > 0 && !env_flag("KILN_NO_HOST_IMPORT", 0)) {
+        VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+        VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &hp};
+        vkGetPhysicalDeviceProperties2(d->phys, &p2);
+        d->host_align = hp.minImportedHostPointerAlignment;
+        dev_exts[ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    }
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &features,
-        .enabledExtensionCount = ext_cc ? 1 : 0,
+        .enabledExtensionCount = ext_count,
         .ppEnabledExtensionNames = dev_exts,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
@@ -279,6 +293,11 @@ kiln_result vkb_create(const struct kb_settings *set, struct kb_device **out)
         return vk_fail(vr, __FILE__, __LINE__, "vkCreateDevice");
     }
     vkGetDeviceQueue(d->device, d->queue_family, 0, &d->queue);
+    if (d->host_align)
+        d->host_props = (PFN_vkGetMemoryHostPointerPropertiesEXT)vkGetDeviceProcAddr(
+            d->device, "vkGetMemoryHostPointerPropertiesEXT");
+    if (!d->host_props)
+        d->host_align = 0;
     VkCommandPoolCreateInfo pci = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
         .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
@@ -319,6 +338,9 @@ static const struct backend_ops vk_ops = {
     .buffer_destroy = vk_buffer_destroy,
     .buffer_write = vk_buffer_write,
     .buffer_read = vk_buffer_read,
+    .host_import = vk_host_import,
+    .host_release = vk_host_release,
+    .buffer_write_host = vk_buffer_write_host,
     .image_create = vk_image_create,
     .image_destroy = vk_image_destroy,
     .image_write = vk_image_write,

@@ -73,6 +73,13 @@ struct kb_cmd {
 };
 
 /* A host-visible, coherent staging buffer of `size` bytes, mapped. */
+/* Host memory the device reads in place (host_import). */
+struct vk_host {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    uint64_t size;
+};
+
 struct staging {
     VkBuffer buf;
     VkDeviceMemory mem;
@@ -104,6 +111,8 @@ struct vk_device {
     uint32_t spare_count;
     uint64_t spare_bytes;
     VkSemaphore timeline;
+    uint64_t host_align;             /* VK_EXT_external_memory_host's pointer alignment; 0: no host import */
+    PFN_vkGetMemoryHostPointerPropertiesEXT host_props;
     uint32_t mem_device;             /* memory type of buffers */
     uint32_t mem_staging;            /* host-visible coherent type for staging */
     bool unified;
@@ -191,6 +200,10 @@ kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usag
 void vk_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf);
 kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
                                    uint64_t size);
+kiln_result vk_host_import(struct kb_device *dev, void *p, uint64_t size, struct kb_host **out);
+void vk_host_release(struct kb_device *dev, struct kb_host *h);
+kiln_result vk_buffer_write_host(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, struct kb_host *h,
+                                 uint64_t src_off, uint64_t size, const struct kb_wait *w);
 kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data,
                                   uint64_t size, const struct kb_wait *w);
 
