@@ -43,6 +43,8 @@
 #define CONNECT_TIMEOUT_NS (5ull * 1000 * 1000 * 1000)
 #define SLICE_NS (2ull * 1000 * 1000)        /* a remote wait holds the context this long at most */
 #define YIELD_NS (1ull * 1000 * 1000)        /* how long a wait between slices lets queued callers go first */
+#define HUNG_LOOK_NS (100ull * 1000 * 1000)   /* how often a wait for an answer looks whether the server reads */
+#define HUNG_TIMEOUT_MS 60000u               /* KILN_IPC_HUNG_TIMEOUT_MS: records unread this long: a hung server */
 #define WAIT_SPIN_US 2000u                   /* a wait's answer is spun for this long (4 cores or more): a slice */
 
 struct memo_iface {
@@ -92,6 +94,7 @@ struct rclient {
     bool stats_on, stats_log;
     bool sync;                   /* KILN_SYNC: a submit waits for its ticket */
     uint32_t wait_spin_us;       /* KILN_IPC_WAIT_SPIN_US: how long a wait's answer is spun for */
+    uint64_t hung_ns;            /* KILN_IPC_HUNG_TIMEOUT_MS */
     uint64_t newest;             /* the newest ticket a submit returned */
     struct deferred deferred;    /* run-ahead errors not yet reported */
     uint64_t deferred_seq;       /* the last run-ahead call whose error came */
@@ -203,7 +206,10 @@ static kiln_result message(struct rclient *rc, uint32_t kind, const uint8_t **re
 /* The next answer: *rep (valid until the next receive) and *len. The
  * stream's wait watches the server's heartbeat and socket: a server
  * stopped, hung in every thread or gone is noticed within
- * KILN_IPC_PEER_TIMEOUT_MS. */
+ * KILN_IPC_PEER_TIMEOUT_MS. One whose heartbeat beats but which reads
+ * none of the records waiting for it for KILN_IPC_HUNG_TIMEOUT_MS is
+ * taken as hung (a long call's record was read when it began: its wait
+ * never counts). */
 static kiln_result receive(struct rclient *rc, const uint8_t **rep, size_t *len)
 {
     if (!rc->st.live) {
@@ -211,15 +217,26 @@ static kiln_result receive(struct rclient *rc, const uint8_t **rep, size_t *len)
         *rep = rc->rep;
         return KILN_OK;
     }
+    const struct tp_ring_ctl *cmd = &rc->st.ctl->cmd;
+    uint64_t seen = atomic_load_explicit(&cmd->applied_seq, memory_order_relaxed), since = time_now_ns();
     for (;;) {
         uint32_t kind;
-        kiln_result r = stream_get(&rc->st, UINT64_MAX, &kind, rep, len);
-        if (r == KILN_ERR_TIMEOUT) {
-            err_clear();
-            continue;
+        kiln_result r = stream_get(&rc->st, HUNG_LOOK_NS, &kind, rep, len);
+        if (r != KILN_ERR_TIMEOUT) {
+            KILN_TRY(r);
+            return message(rc, kind, rep, len);
         }
-        KILN_TRY(r);
-        return message(rc, kind, rep, len);
+        err_clear();
+        uint64_t applied = atomic_load_explicit(&cmd->applied_seq, memory_order_relaxed), now = time_now_ns();
+        if (applied != seen || applied >= rc->st.out.published_seq) {
+            seen = applied;
+            since = now;
+        } else if (now - since > rc->hung_ns) {
+            return KILN_RAISE(KILN_ERR_IO, "the server read none of this client's %llu waiting records for %llu ms "
+                              "(KILN_IPC_HUNG_TIMEOUT_MS), though its heartbeat beats: hung",
+                              (unsigned long long)(rc->st.out.published_seq - applied),
+                              (unsigned long long)((now - since) / 1000000u));
+        }
     }
 }
 
@@ -1161,6 +1178,7 @@ kiln_result remote_create(const char *target, const kiln_context_desc *desc, uin
     pthread_mutex_init(&rc->base.lock, NULL);
     rc->base.held = &rc->base.lock;
     rc->sync = env_flag("KILN_SYNC", 0);
+    rc->hung_ns = env_u64("KILN_IPC_HUNG_TIMEOUT_MS", HUNG_TIMEOUT_MS) * 1000000ull;
     /* Spinning takes a core: only where there are cores to spare (on two,
      * a spinning client would slow the device work it waits for when the
      * device is the CPU), as CUDA's automatic schedule does. */

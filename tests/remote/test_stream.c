@@ -21,11 +21,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -306,6 +308,97 @@ TEST(a_stopped_server_is_noticed_within_the_peer_timeout)
     kill(pid, SIGCONT);
     waitpid(pid, NULL, 0);
     unsetenv("KILN_IPC_PEER_TIMEOUT_MS");
+    unlink(s.path);
+    rmdir(s.dir);
+}
+
+/* ---- a server that beats but reads nothing ------------------------------------------------------ */
+
+/* A fake server: it admits one client, answers its context_create and its
+ * stream, beats its heartbeat, and then reads nothing more. */
+struct fake {
+    int listen_fd;
+    pthread_t thread;
+    struct tp *tp;
+    struct stream st;
+    struct tp_heartbeat beat;
+    _Atomic bool stop;
+};
+
+static void fake_answer(struct fake *f, const uint8_t *req, const void *out, uint32_t n)
+{
+    struct pipe_req q;
+    memcpy(&q, req, sizeof q);
+    uint8_t rep[sizeof(struct pipe_rep) + 8];
+    struct pipe_rep h = {.op = q.op, .result = 0, .out_size = n, .seq = q.seq};
+    memcpy(rep, &h, sizeof h);
+    memcpy(rep + sizeof h, out, n);
+    (void)tp_send(f->tp, rep, sizeof h + n);
+}
+
+static void *fake_main(void *arg)
+{
+    struct fake *f = arg;
+    const uint64_t s5 = 5ull * 1000 * 1000 * 1000;
+    int conn = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    struct ucred cred;
+    if (conn < 0 || tp_accept_hello(conn, s5, &f->tp, &cred) < 0 || tp_hello_answer(tp_peer_fd(f->tp), KILN_OK, NULL) < 0)
+        return NULL;
+    static uint8_t buf[64 << 10];
+    size_t len;
+    if (tp_recv(f->tp, buf, sizeof buf, &len, s5) < 0)
+        return NULL;
+    fake_answer(f, buf, NULL, 0);   /* context_create */
+    uint8_t msg[TP_SIDEBAND_PAYLOAD];
+    int fds[TP_FDS_MAX];
+    uint32_t nfds = 0;
+    uint64_t size = 0, epoch = 0x6b696c6e;
+    if (tp_recv_fds(f->tp, msg, sizeof msg, &len, fds, TP_FDS_MAX, &nfds, s5) < 0 || nfds != 1 || len != 16)
+        return NULL;
+    memcpy(&size, msg + 8, sizeof size);
+    if (stream_adopt(&f->st, fds[0], size, epoch) < 0 || tp_recv(f->tp, buf, sizeof buf, &len, s5) < 0)
+        return NULL;
+    fake_answer(f, buf, &epoch, sizeof epoch);   /* PIPE_OP_STREAM */
+    if (tp_heartbeat_start(&f->beat, &f->st.ctl->server_heartbeat, 20ull * 1000 * 1000) < 0)
+        return NULL;
+    while (!atomic_load(&f->stop))
+        nap_ms(10);
+    tp_heartbeat_stop(&f->beat);
+    return NULL;
+}
+
+/* A server whose heartbeat beats but which reads none of the records
+ * waiting for it is taken as hung after KILN_IPC_HUNG_TIMEOUT_MS (1 s
+ * here): the call fails with KILN_ERR_DEVICE_LOST saying so. */
+TEST(a_server_that_beats_but_reads_nothing_is_taken_as_hung)
+{
+    struct server s;
+    REQUIRE(folder(&s));
+    struct fake f = {.listen_fd = -1};
+    stream_init(&f.st);
+    REQUIRE_OK(tp_listen(s.path, 0600, &f.listen_fd));
+    REQUIRE(pthread_create(&f.thread, NULL, fake_main, &f) == 0);
+    setenv("KILN_IPC_HUNG_TIMEOUT_MS", "1000", 1);
+    kiln_context c;
+    kiln_result made = client(&s, &c);
+    unsetenv("KILN_IPC_HUNG_TIMEOUT_MS");
+    CHECK_OK(made);
+    if (made == KILN_OK) {
+        uint64_t t0 = now_ms();
+        kiln_buffer b;
+        CHECK_RESULT(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256}, &b), KILN_ERR_DEVICE_LOST);
+        uint64_t took = now_ms() - t0;
+        CHECK_MSG("hung");
+        CHECK(took >= 900 && took < 20000);
+        fprintf(stderr, "  noticed after %llu ms: %s\n", (unsigned long long)took, kiln_last_error());
+        kiln_context_destroy(c);
+    }
+    atomic_store(&f.stop, true);
+    pthread_join(f.thread, NULL);
+    stream_finish(&f.st);
+    if (f.tp)
+        tp_destroy(f.tp);
+    close(f.listen_fd);
     unlink(s.path);
     rmdir(s.dir);
 }
@@ -672,6 +765,7 @@ int main(int argc, char **argv)
     RUN(with_small_rings_big_messages_go_as_frames_and_arrive_whole);
     RUN(a_stopped_server_is_noticed_within_the_peer_timeout);
     RUN(an_epoch_that_changes_is_a_replaced_server);
+    RUN(a_server_that_beats_but_reads_nothing_is_taken_as_hung);
     RUN(a_forked_child_cannot_use_its_parents_remote_context);
     RUN(an_upload_through_the_segment_is_one_device_copy_where_the_device_imports_it);
     RUN(set_param_runs_ahead_and_its_own_errors_come_at_once);
