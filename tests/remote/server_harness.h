@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kiln.h"
 
@@ -79,6 +80,35 @@ static inline void server_stop(struct server *s)
 static inline kiln_result client(const struct server *s, kiln_context *out)
 {
     return kiln_context_create(&(kiln_context_desc){.remote = s->remote}, out);
+}
+
+/* Stops the server and removes its socket and folder. */
+static inline void server_finish(struct server *s)
+{
+    server_stop(s);
+    unlink(s->path);
+    rmdir(s->dir);
+}
+
+/* An honest client's whole round: a buffer up and back. */
+static inline bool honest_round(const struct server *s)
+{
+    kiln_context c;
+    if (client(s, &c) != KILN_OK) {
+        fprintf(stderr, "honest client: %s\n", kiln_last_error());
+        return false;
+    }
+    uint32_t v[64], got[64];
+    for (uint32_t i = 0; i < 64; i++)
+        v[i] = i * 2654435761u;
+    kiln_buffer b;
+    bool ok = kiln_buffer_create(c, &(kiln_buffer_desc){.size = sizeof v}, &b) == KILN_OK &&
+              kiln_buffer_upload(c, b, 0, v, sizeof v) == KILN_OK &&
+              kiln_buffer_readback(c, b, 0, got, sizeof got) == KILN_OK && !memcmp(v, got, sizeof v);
+    if (!ok)
+        fprintf(stderr, "honest client: %s\n", kiln_last_error());
+    kiln_context_destroy(c);
+    return ok;
 }
 
 #endif

@@ -59,33 +59,7 @@ static uint64_t now_ms(void)
 
 static bool folder_make(struct server *s) { return folder_make_as(s, "/tmp/kiln-hostile"); }
 
-static void server_end(struct server *s)
-{
-    server_stop(s);
-    unlink(s->path);
-    rmdir(s->dir);
-}
 
-/* An honest client's whole round: a buffer up and back. */
-static bool honest_round(const struct server *s)
-{
-    kiln_context c;
-    if (client(s, &c) != KILN_OK) {
-        fprintf(stderr, "honest client: %s\n", kiln_last_error());
-        return false;
-    }
-    uint32_t v[64], got[64];
-    for (uint32_t i = 0; i < 64; i++)
-        v[i] = i * 2654435761u;
-    kiln_buffer b;
-    bool ok = kiln_buffer_create(c, &(kiln_buffer_desc){.size = sizeof v}, &b) == KILN_OK &&
-              kiln_buffer_upload(c, b, 0, v, sizeof v) == KILN_OK &&
-              kiln_buffer_readback(c, b, 0, got, sizeof got) == KILN_OK && !memcmp(v, got, sizeof v);
-    if (!ok)
-        fprintf(stderr, "honest client: %s\n", kiln_last_error());
-    kiln_context_destroy(c);
-    return ok;
-}
 
 /* ---- raw connections ------------------------------------------------------------------------- */
 
@@ -209,7 +183,7 @@ TEST(a_hello_of_another_version_is_answered_naming_both_versions)
     CHECK(closed_within(fd, 10000));
     close(fd);
     CHECK(honest_round(&s));
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* ---- connections bounded ------------------------------------------------------------------------ */
@@ -239,7 +213,7 @@ TEST(past_max_clients_a_client_is_refused_naming_the_cap)
     if (r == KILN_OK)
         kiln_context_destroy(c);
     kiln_context_destroy(a);
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* A connection has hello_timeout_ms to say hello and make its context:
@@ -271,7 +245,7 @@ TEST(a_connection_that_makes_no_context_is_closed_at_its_deadline)
     CHECK_OK(kiln_buffer_create(idle, &(kiln_buffer_desc){.size = 256}, &b));
     kiln_context_destroy(idle);
     CHECK(honest_round(&s));
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* ---- out of descriptors ---------------------------------------------------------------------------- */
@@ -435,7 +409,7 @@ TEST(out_of_descriptors_the_server_refuses_without_spinning)
     waitpid(pid, &st, 0);
     CHECK(WIFEXITED(st) || WTERMSIG(st) == SIGTERM);
     unlink(log);
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* ---- handles across connections ---------------------------------------------------------------- */
@@ -468,7 +442,7 @@ TEST(a_handle_of_an_earlier_connection_never_resolves_in_a_later_one)
         kiln_context_destroy(c);
     }
     CHECK(same_serial >= 2);
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* ---- device faults are per client ------------------------------------------------------------ */
@@ -548,7 +522,7 @@ TEST(a_clients_runaway_work_faults_that_client_alone)
     kiln_context_destroy(a);
     kiln_context_destroy(b);
     CHECK(honest_round(&s));
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* A loss the driver reports takes the device from every client on it:
@@ -601,7 +575,7 @@ static void real_loss(kiln_backend_kind backend)
     CHECK_OK(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 16}, &x));
     kiln_context_destroy(c);
     kiln_context_destroy(b);
-    server_end(&s);
+    server_finish(&s);
 }
 
 TEST(after_a_real_loss_new_clients_get_a_new_device) { real_loss(KILN_BACKEND_MOCK); }
@@ -662,7 +636,7 @@ TEST(a_clients_included_files_travel_with_its_program)
     CHECK_OK(kiln_buffer_readback(c, b, 0, &got, sizeof got));
     CHECK_EQ(got, 42);
     kiln_context_destroy(c);
-    server_end(&s);
+    server_finish(&s);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK_EQ(system(cmd), 0);
@@ -704,7 +678,7 @@ TEST(a_client_cannot_tidy_the_servers_archive)
                                  &p));
     CHECK_OK(kiln_program_wait(c, p));
     kiln_context_destroy(c);
-    server_end(&s);   /* the server's close saves its run archive */
+    server_finish(&s);   /* the server's close saves its run archive */
     uint32_t before = count_arc(arc);
     CHECK(before >= 1);
     REQUIRE_OK(server_start(&s, &(kiln_server_desc){
@@ -715,7 +689,7 @@ TEST(a_client_cannot_tidy_the_servers_archive)
     CHECK_MSG("tidied by the server alone");
     CHECK_EQ(count_arc(arc), before);
     kiln_context_destroy(c);
-    server_end(&s);
+    server_finish(&s);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", arc);
     CHECK_EQ(system(cmd), 0);
@@ -756,7 +730,7 @@ TEST(an_image_past_the_byte_quota_is_refused_before_it_is_allocated)
     /* A small one within the quota is made. */
     CHECK_OK(kiln_image_create(c, &(kiln_image_desc){.width = 64, .height = 64, .format = KILN_FORMAT_RGBA8}, &img));
     kiln_context_destroy(c);
-    server_end(&s);
+    server_finish(&s);
 }
 
 int main(int argc, char **argv)

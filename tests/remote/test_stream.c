@@ -118,37 +118,14 @@ static bool client_mapped(const struct server *s, kiln_context *c, struct mapped
 
 static bool folder(struct server *s) { return folder_make_as(s, "/tmp/kiln-stream"); }
 
-static void server_end(struct server *s)
+
+/* A server of the mock device in a fresh folder. */
+static bool mock_start(struct server *s)
 {
-    server_stop(s);
-    unlink(s->path);
-    rmdir(s->dir);
+    kiln_context_desc host = {.backend = KILN_BACKEND_MOCK};
+    return folder(s) && server_start(s, &(kiln_server_desc){.context = &host}) == KILN_OK;
 }
 
-static kiln_server_desc mock_server(kiln_context_desc *host)
-{
-    *host = (kiln_context_desc){.backend = KILN_BACKEND_MOCK};
-    return (kiln_server_desc){.context = host};
-}
-
-/* An honest client's whole round: a buffer up and back. */
-static bool honest_round(const struct server *s)
-{
-    kiln_context c;
-    if (client(s, &c) != KILN_OK)
-        return false;
-    uint32_t v[300], got[300];
-    for (uint32_t i = 0; i < 300; i++)
-        v[i] = i * 2654435761u;
-    kiln_buffer b;
-    bool ok = kiln_buffer_create(c, &(kiln_buffer_desc){.size = sizeof v}, &b) == KILN_OK &&
-              kiln_buffer_upload(c, b, 0, v, sizeof v) == KILN_OK &&
-              kiln_buffer_readback(c, b, 0, got, sizeof got) == KILN_OK && !memcmp(v, got, sizeof v);
-    if (!ok)
-        fprintf(stderr, "honest client: %s\n", kiln_last_error());
-    kiln_context_destroy(c);
-    return ok;
-}
 
 /* ---- a client's view ------------------------------------------------------------------------- */
 
@@ -158,10 +135,7 @@ static bool honest_round(const struct server *s)
 TEST(a_clients_calls_go_on_its_command_stream)
 {
     struct server s;
-    kiln_context_desc host;
-    kiln_server_desc sd = mock_server(&host);
-    REQUIRE(folder(&s));
-    REQUIRE_OK(server_start(&s, &sd));
+    REQUIRE(mock_start(&s));
     kiln_context c;
     struct mapped m;
     REQUIRE(client_mapped(&s, &c, &m));
@@ -191,7 +165,7 @@ TEST(a_clients_calls_go_on_its_command_stream)
     CHECK(ftruncate(m.fd, 4096) != 0 && errno == EPERM);
     unmap(&m);
     kiln_context_destroy(c);
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* With rings of 4 KiB (KILN_IPC_RING_KIB=4) most messages are past half a
@@ -248,7 +222,7 @@ TEST(with_small_rings_big_messages_go_as_frames_and_arrive_whole)
     free(src);
     unmap(&m);
     kiln_context_destroy(c);
-    server_end(&s);
+    server_finish(&s);
     unsetenv("KILN_IPC_RING_KIB");
 }
 
@@ -408,10 +382,7 @@ TEST(a_server_that_beats_but_reads_nothing_is_taken_as_hung)
 TEST(an_epoch_that_changes_is_a_replaced_server)
 {
     struct server s;
-    kiln_context_desc host;
-    kiln_server_desc sd = mock_server(&host);
-    REQUIRE(folder(&s));
-    REQUIRE_OK(server_start(&s, &sd));
+    REQUIRE(mock_start(&s));
     kiln_context c;
     struct mapped m;
     REQUIRE(client_mapped(&s, &c, &m));
@@ -422,7 +393,7 @@ TEST(an_epoch_that_changes_is_a_replaced_server)
     unmap(&m);
     kiln_context_destroy(c);
     CHECK(honest_round(&s));
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* A forked child using its parent's remote context gets a clear error;
@@ -430,10 +401,7 @@ TEST(an_epoch_that_changes_is_a_replaced_server)
 TEST(a_forked_child_cannot_use_its_parents_remote_context)
 {
     struct server s;
-    kiln_context_desc host;
-    kiln_server_desc sd = mock_server(&host);
-    REQUIRE(folder(&s));
-    REQUIRE_OK(server_start(&s, &sd));
+    REQUIRE(mock_start(&s));
     kiln_context c;
     REQUIRE_OK(client(&s, &c));
     pid_t pid = fork();
@@ -455,7 +423,7 @@ TEST(a_forked_child_cannot_use_its_parents_remote_context)
     CHECK_OK(kiln_buffer_readback(c, b, 0, got, sizeof got));
     CHECK(!memcmp(v, got, sizeof v));
     kiln_context_destroy(c);
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* An upload through the data segment to a buffer in device memory (the
@@ -588,7 +556,7 @@ TEST(set_param_runs_ahead_and_its_own_errors_come_at_once)
     CHECK_RESULT(kiln_node_set_param(a.c, gone, 0, 1), KILN_ERR_HANDLE);
     CHECK_MSG("stale");
     ahead_end(&a);
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* An error only the server can find (a program swap it refuses: the new
@@ -624,7 +592,7 @@ TEST(a_run_ahead_error_comes_at_the_next_sync_naming_its_call)
     CHECK_MSG("does not bind like");
     ahead_end(&a);
     unsetenv("KILN_SYNC");
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* ---- a hostile client's rings ------------------------------------------------------------------ */
@@ -683,10 +651,7 @@ static uint32_t live_clients(struct server *s)
 TEST(a_client_scribbling_on_its_ring_loses_its_connection_alone)
 {
     struct server s;
-    kiln_context_desc host;
-    kiln_server_desc sd = mock_server(&host);
-    REQUIRE(folder(&s));
-    REQUIRE_OK(server_start(&s, &sd));
+    REQUIRE(mock_start(&s));
     kiln_context honest;
     REQUIRE_OK(client(&s, &honest));
     kiln_buffer hb;
@@ -737,7 +702,7 @@ TEST(a_client_scribbling_on_its_ring_loses_its_connection_alone)
     }
     CHECK(honest_round(&s));
     kiln_context_destroy(honest);
-    server_end(&s);
+    server_finish(&s);
 }
 
 /* The child server of the stop test: a mock device at path. */
