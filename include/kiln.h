@@ -79,7 +79,7 @@ extern "C" {
 /* kiln's version, MAJOR.MINOR.PATCH; kiln_version() is the library's own
  * (the one linked, which may differ from the header compiled against). */
 #define KILN_VERSION_MAJOR 0
-#define KILN_VERSION_MINOR 3
+#define KILN_VERSION_MINOR 4
 #define KILN_VERSION_PATCH 0
 
 /* ---- results ------------------------------------------------------------ */
@@ -101,7 +101,11 @@ typedef enum kiln_result {
     KILN_ERR_VERIFY = -13,     /* KILN_SPEC_VERIFY=1: a variant computed other values than its universal program */
     KILN_ERR_DEVICE_LOST = -14, /* the device was lost, or submitted work outlived device_timeout_ms;
                                    every later call on the context returns it; the message names
-                                   what was running */
+                                   what was running. Remotely also: the server died, stopped,
+                                   hung or was replaced */
+    KILN_ERR_PROTOCOL = -15,   /* remote: the connection to the server broke its protocol (a reply to
+                                  no call, a broken ring, another protocol version); every later
+                                  call on the context returns it; the message says what was seen */
 } kiln_result;
 
 /* A constant name for a result, such as "KILN_ERR_HANDLE". */

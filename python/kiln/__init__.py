@@ -2,7 +2,7 @@
 """kiln for Python: a GPU compute runtime over Vulkan, with numpy arrays.
 
 Design: cffi in ABI mode (`ffi.dlopen`) over the shared library
-libkiln.so.0.3 (its soname), so the package needs no compiler, only Debian's python3-cffi
+libkiln.so.0.4 (its soname), so the package needs no compiler, only Debian's python3-cffi
 and python3-numpy (run it with /usr/bin/python3, the interpreter those
 packages serve). The declarations come from _cdef.py, generated from
 include/kiln.h by gen_cdef.py and checked against it by a test.

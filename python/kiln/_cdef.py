@@ -3,7 +3,7 @@
 # cffi declarations of kiln's public API (see gen_cdef.py for why
 # the cdef is generated and committed), and the soname of the
 # library they were made from.
-SONAME = "libkiln.so.0.3"
+SONAME = "libkiln.so.0.4"
 CDEF = r"""
 typedef enum kiln_result {
     KILN_OK = 0,
@@ -21,6 +21,7 @@ typedef enum kiln_result {
     KILN_ERR_IO = -12,
     KILN_ERR_VERIFY = -13,
     KILN_ERR_DEVICE_LOST = -14,
+    KILN_ERR_PROTOCOL = -15,
 } kiln_result;
  const char *kiln_result_name(kiln_result r);
  const char *kiln_version(void);

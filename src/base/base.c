@@ -24,6 +24,7 @@
 #include <xxhash.h>
 
 static _Thread_local char last_error[1024];
+static _Thread_local kiln_result last_code;   /* the code last_error was raised with */
 
 static enum log_level parse_level(const char *v)
 {
@@ -116,12 +117,18 @@ kiln_result err_raise(kiln_result code, const char *file, int line, const char *
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     memcpy(last_error, text, sizeof last_error);
+    last_code = code;
     log_debug("%s:%d: %s: %s", file, line, kiln_result_name(code), last_error);
     return code;
 }
 
-void err_clear(void) { last_error[0] = 0; }
+void err_clear(void)
+{
+    last_error[0] = 0;
+    last_code = KILN_OK;
+}
 const char *err_last(void) { return last_error; }
+kiln_result err_last_code(void) { return last_code; }
 
 int env_flag(const char *name, int dflt)
 {
@@ -284,6 +291,7 @@ const char *kiln_result_name(kiln_result r)
     case KILN_ERR_IO: return "KILN_ERR_IO";
     case KILN_ERR_VERIFY: return "KILN_ERR_VERIFY";
     case KILN_ERR_DEVICE_LOST: return "KILN_ERR_DEVICE_LOST";
+    case KILN_ERR_PROTOCOL: return "KILN_ERR_PROTOCOL";
     }
     return "KILN_ERR_UNKNOWN";
 }

@@ -68,6 +68,8 @@ kiln_result err_raise(kiln_result code, const char *file, int line, const char *
     } while (0)
 void err_clear(void);
 const char *err_last(void);
+/* The code the last error was raised with (KILN_OK once cleared). */
+kiln_result err_last_code(void);
 
 /* Environment switches. env_flag: 1 for 1/true/yes/on, 0 for 0/false/no/off,
  * dflt when unset or empty; a value that is neither is warned about once. */

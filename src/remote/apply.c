@@ -156,7 +156,7 @@ static kiln_result a_context_create(struct req *q)
     if (q->c)
         return KILN_RAISE(KILN_ERR_INVALID, "request: this connection's context exists already");
     if (r->version != PIPE_VERSION)
-        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: the client speaks pipe version %u, this server %u",
+        return KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: the client speaks pipe version %u, this server %u",
                           r->version, PIPE_VERSION);
     kiln_context_desc d = {
         .backend = (kiln_backend_kind)r->backend, .validation = r->validation,
@@ -886,7 +886,7 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
     kiln_result r;
     bool go_on = true;
     if (len < sizeof head) {
-        r = KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a request of %zu bytes (a head is %zu)", len, sizeof head);
+        r = KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: a request of %zu bytes (a head is %zu)", len, sizeof head);
         go_on = false;
     } else {
         memcpy(&head, req, sizeof head);
@@ -896,7 +896,7 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
         } else if (head.rec_size != rec_size || (head.flags & ~(uint32_t)PIPE_REQ_POSTED) ||
                    (uint64_t)head.tail_size != len - sizeof head - KILN_MIN(len - sizeof head, rec_size) ||
                    len - sizeof head < rec_size) {
-            r = KILN_RAISE(KILN_ERR_IO, "protocol mismatch: %s's request says a %u-byte record and %u tail bytes "
+            r = KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: %s's request says a %u-byte record and %u tail bytes "
                            "(flags %x) in %zu bytes; its record is %u bytes", pipe_op_name(head.op),
                            head.rec_size, head.tail_size, head.flags, len, rec_size);
             go_on = false;
@@ -914,7 +914,7 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
                 r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for %s's reply", pipe_op_name(head.op));
             if (head.op == PIPE_OP_context_destroy && r == KILN_OK)
                 go_on = false;
-            if (head.op == PIPE_OP_context_create && r == KILN_ERR_IO)
+            if (head.op == PIPE_OP_context_create && r == KILN_ERR_PROTOCOL)
                 go_on = false;   /* another protocol version: nothing more will make sense */
         }
     }

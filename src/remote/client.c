@@ -82,6 +82,7 @@ struct rclient {
     uint8_t *rep;
     size_t rep_cap;
     bool lost;
+    kiln_result lost_code;       /* what every call returns once lost */
     char lost_why[512];
     struct stream st;            /* the command stream, once open (st.live) */
     pid_t pid;                   /* the process that made it: a forked child may not use it */
@@ -109,13 +110,18 @@ static struct rclient *rc_of(struct kctx *c) { return (struct rclient *)c; }
 
 static kiln_result lost(struct rclient *rc)
 {
-    return KILN_RAISE(KILN_ERR_DEVICE_LOST, "%s: %s", rc->where, rc->lost_why);
+    return KILN_RAISE(rc->lost_code, "%s: %s", rc->where, rc->lost_why);
 }
 
+/* The connection is over, for the reason just raised: KILN_ERR_PROTOCOL
+ * when the server broke the protocol (a reply to no call, a broken ring),
+ * else KILN_ERR_DEVICE_LOST (it died, stopped, hung, was replaced, or the
+ * socket broke). Every later call says the same. */
 static kiln_result lose(struct rclient *rc, const char *what)
 {
     if (!rc->lost) {
         rc->lost = true;
+        rc->lost_code = err_last_code() == KILN_ERR_PROTOCOL ? KILN_ERR_PROTOCOL : KILN_ERR_DEVICE_LOST;
         snprintf(rc->lost_why, sizeof rc->lost_why, "%s: %s", what, err_last());
     }
     return lost(rc);
@@ -193,11 +199,11 @@ static kiln_result message(struct rclient *rc, uint32_t kind, const uint8_t **re
         return KILN_OK;
     uint64_t want = 0;
     if (*len != sizeof want)
-        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a frame record of %zu bytes", *len);
+        return KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: a frame record of %zu bytes", *len);
     memcpy(&want, *rep, sizeof want);
     KILN_TRY(receive_frame(rc, STREAM_FRAME_WAIT_NS, len));
     if (*len != want)
-        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a reply frame of %zu bytes where its record said %llu",
+        return KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: a reply frame of %zu bytes where its record said %llu",
                           *len, (unsigned long long)want);
     *rep = rc->rep;
     return KILN_OK;
@@ -244,11 +250,11 @@ static kiln_result receive(struct rclient *rc, const uint8_t **rep, size_t *len)
 static kiln_result parse(const uint8_t *rp, size_t len, struct pipe_rep *rep)
 {
     if (len < sizeof *rep)
-        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a reply of %zu bytes", len);
+        return KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: a reply of %zu bytes", len);
     memcpy(rep, rp, sizeof *rep);
     if (rep->msg_size > len - sizeof *rep || rep->out_size != len - sizeof *rep - rep->msg_size || rep->result > 0 ||
-        rep->result < KILN_ERR_DEVICE_LOST)
-        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: reply to call %llu (op %u), result %d, %u + %u bytes of %zu",
+        rep->result < KILN_ERR_PROTOCOL)
+        return KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: reply to call %llu (op %u), result %d, %u + %u bytes of %zu",
                           (unsigned long long)rep->seq, rep->op, rep->result, rep->msg_size, rep->out_size, len);
     return KILN_OK;
 }
@@ -258,7 +264,7 @@ static kiln_result parse(const uint8_t *rp, size_t len, struct pipe_rep *rep)
 static kiln_result defer(struct rclient *rc, const struct pipe_rep *rep, const uint8_t *rp, uint64_t before)
 {
     if (rep->result >= 0 || rep->seq <= rc->deferred_seq || rep->seq >= before || !pipe_op_name(rep->op))
-        return KILN_RAISE(KILN_ERR_IO, "protocol mismatch: an answer to call %llu (op %u, result %d) where no "
+        return KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: an answer to call %llu (op %u, result %d) where no "
                           "run-ahead call of that number can have failed", (unsigned long long)rep->seq, rep->op,
                           rep->result);
     rc->deferred_seq = rep->seq;
@@ -385,7 +391,7 @@ static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *
     if (got < 0)
         return got;
     if (rep.op != op) {
-        (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: reply to call %llu (%s) is for op %u",
+        (void)KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: reply to call %llu (%s) is for op %u",
                          (unsigned long long)head.seq, pipe_op_name(op), rep.op);
         return lose(rc, "reading a reply");
     }
@@ -398,7 +404,7 @@ static kiln_result call(struct rclient *rc, uint32_t op, const void *rec, void *
         *out_len = rep.out_size;
         memcpy(out, o, KILN_MIN(out_cap, rep.out_size));
     } else if (rep.out_size != out_cap) {
-        (void)KILN_RAISE(KILN_ERR_IO, "protocol mismatch: %s answered %u bytes; %zu expected", pipe_op_name(op),
+        (void)KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: %s answered %u bytes; %zu expected", pipe_op_name(op),
                          rep.out_size, out_cap);
         return lose(rc, "reading a reply");
     } else if (out_cap) {
@@ -1213,6 +1219,7 @@ kiln_result remote_create(const char *target, const kiln_context_desc *desc, uin
         char why[1024];
         snprintf(why, sizeof why, "%s", kiln_last_error());
         rc->lost = true;   /* nothing to say goodbye to */
+        rc->lost_code = KILN_ERR_DEVICE_LOST;
         r_destroy(&rc->base);
         return KILN_RAISE(r, "%s", why);
     }

@@ -330,7 +330,7 @@ static bool open_stream(struct srv_conn *cn, const uint8_t *req, size_t len, str
     if (!cn->cl->ctx) {
         r = KILN_RAISE(KILN_ERR_HANDLE, "request: a command stream before the connection's context was made");
     } else if (head.rec_size || head.tail_size || head.flags || len != sizeof head) {
-        r = KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a stream request of %zu bytes (record %u, tail %u)", len,
+        r = KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: a stream request of %zu bytes (record %u, tail %u)", len,
                        head.rec_size, head.tail_size);
     } else {
         uint8_t msg[TP_SIDEBAND_PAYLOAD];
@@ -347,7 +347,7 @@ static bool open_stream(struct srv_conn *cn, const uint8_t *req, size_t len, str
             if (n != sizeof ann || nfds != 1 || ann[0] != STREAM_MAGIC) {
                 for (uint32_t i = 0; i < nfds; i++)
                     close(fds[i]);
-                r = KILN_RAISE(KILN_ERR_IO, "protocol mismatch: a stream announcement of %zu bytes, %u descriptors, "
+                r = KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: a stream announcement of %zu bytes, %u descriptors, "
                                "magic %08x", n, nfds, ann[0]);
             } else {
                 r = stream_adopt(&cn->st, fds[0], size, cn->srv->epoch);

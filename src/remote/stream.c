@@ -124,11 +124,19 @@ size_t stream_record_max(const struct stream *st)
     return TP_RECORD_MAX(st->out.size) - TP_RECORD_HEADER;
 }
 
+/* r, a ring's failure, as KILN_ERR_PROTOCOL when the peer broke the ring. */
+static kiln_result broken(const struct stream *st, kiln_result r)
+{
+    if (r >= 0 || r == KILN_ERR_TIMEOUT || r == KILN_ERR_PENDING || (!st->in.broken && !st->out.broken))
+        return r;
+    return KILN_RAISE(KILN_ERR_PROTOCOL, "%s", err_last());
+}
+
 kiln_result stream_put(struct stream *st, uint32_t kind, const void *a, size_t na, const void *b, size_t nb,
                        uint64_t timeout_ns)
 {
     void *p;
-    KILN_TRY(tp_ring_reserve(&st->out, kind, na + nb, timeout_ns, &p));
+    KILN_TRY(broken(st, tp_ring_reserve(&st->out, kind, na + nb, timeout_ns, &p)));
     memcpy(p, a, na);
     if (nb)
         memcpy((uint8_t *)p + na, b, nb);
@@ -174,18 +182,18 @@ static kiln_result take(struct stream *st, uint32_t *kind, const uint8_t **msg, 
 kiln_result stream_get(struct stream *st, uint64_t timeout_ns, uint32_t *kind, const uint8_t **msg, size_t *len)
 {
     KILN_TRY(epoch_check(st));
-    KILN_TRY(tp_ring_wait(&st->in, timeout_ns));
+    KILN_TRY(broken(st, tp_ring_wait(&st->in, timeout_ns)));
     KILN_TRY(epoch_check(st));
     kiln_result r = take(st, kind, msg, len);
     if (r == KILN_ERR_PENDING)   /* woken for nothing: the caller waits again */
         return KILN_RAISE(KILN_ERR_TIMEOUT, "no record yet");
-    return r;
+    return broken(st, r);
 }
 
 kiln_result stream_try_get(struct stream *st, uint32_t *kind, const uint8_t **msg, size_t *len)
 {
     KILN_TRY(epoch_check(st));
-    return take(st, kind, msg, len);
+    return broken(st, take(st, kind, msg, len));
 }
 
 void stream_shrink(struct stream *st)

@@ -121,7 +121,7 @@ static bool feed(struct run *run, const uint8_t *frame, size_t len)
         abort();   /* the message is text */
     if (!go_on) {
         bool destroyed = rep.op == PIPE_OP_context_destroy && rep.result == KILN_OK;
-        bool mismatch = rep.result == KILN_ERR_IO && memmem(msg, rep.msg_size, "protocol mismatch", 17);
+        bool mismatch = rep.result == KILN_ERR_PROTOCOL && memmem(msg, rep.msg_size, "protocol mismatch", 17);
         if (!destroyed && !mismatch)
             abort();   /* the connection ended for another reason */
     }

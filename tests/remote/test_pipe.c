@@ -350,7 +350,7 @@ TEST(broken_heads_end_the_connection)
     REQUIRE_OK(open_conn(s, &c));
     REQUIRE_OK(context_create(&c));
     struct pipe_rec_handle h = {1};
-    CHECK_EQ(send_req(&c, PIPE_OP_buffer_destroy, &h, 4, NULL, 0), KILN_ERR_IO);
+    CHECK_EQ(send_req(&c, PIPE_OP_buffer_destroy, &h, 4, NULL, 0), KILN_ERR_PROTOCOL);
     CHECK_REPLY(&c, "protocol mismatch: buffer_destroy's request says a 4-byte record");
     CHECK(!c.go_on);
     close_conn(&c);
@@ -362,14 +362,14 @@ TEST(broken_heads_end_the_connection)
     uint8_t f[sizeof head + sizeof h];
     memcpy(f, &head, sizeof head);
     memcpy(f + sizeof head, &h, sizeof h);
-    CHECK_EQ(send_frame(&c, f, sizeof f), KILN_ERR_IO);
+    CHECK_EQ(send_frame(&c, f, sizeof f), KILN_ERR_PROTOCOL);
     CHECK_REPLY(&c, "protocol mismatch");
     CHECK(!c.go_on);
     close_conn(&c);
 
     /* Fewer bytes than a head. */
     REQUIRE_OK(open_conn(s, &c));
-    CHECK_EQ(send_frame(&c, "short", 5), KILN_ERR_IO);
+    CHECK_EQ(send_frame(&c, "short", 5), KILN_ERR_PROTOCOL);
     CHECK_REPLY(&c, "protocol mismatch: a request of 5 bytes");
     CHECK(!c.go_on);
     close_conn(&c);
@@ -380,7 +380,7 @@ TEST(broken_heads_end_the_connection)
     struct bytes t = {0};
     for (int i = 0; i < 4; i++)
         pipe_put_str(&t, NULL, 0);
-    CHECK_EQ(CALL(&c, context_create, rec, &t), KILN_ERR_IO);
+    CHECK_EQ(CALL(&c, context_create, rec, &t), KILN_ERR_PROTOCOL);
     CHECK_REPLY(&c, "protocol mismatch");
     CHECK(!c.go_on);
     free(t.p);
