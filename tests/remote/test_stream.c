@@ -307,7 +307,8 @@ static void fake_answer(struct fake *f, const uint8_t *req, const void *out, uin
     uint8_t rep[sizeof(struct pipe_rep) + 8];
     struct pipe_rep h = {.op = q.op, .result = 0, .out_size = n, .seq = q.seq};
     memcpy(rep, &h, sizeof h);
-    memcpy(rep + sizeof h, out, n);
+    if (n)
+        memcpy(rep + sizeof h, out, n);
     (void)tp_send(f->tp, rep, sizeof h + n);
 }
 
