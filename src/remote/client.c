@@ -153,26 +153,17 @@ static void count(struct rclient *rc, uint32_t op, size_t sent, size_t received,
  * calls' errors), so a server blocked on a full return ring is never
  * waited for by a client blocked on a full command ring. */
 static kiln_result drain(struct rclient *rc);
-static kiln_result put(struct rclient *rc, uint32_t kind, const void *p, size_t n)
+static kiln_result send_request(struct rclient *rc)
 {
+    if (!rc->st.live)
+        return tp_send(rc->tp, rc->req.p, rc->req.len);
     for (;;) {
-        kiln_result r = stream_put(&rc->st, kind, p, n, NULL, 0, SLICE_NS);
+        kiln_result r = stream_send(&rc->st, rc->tp, rc->req.p, rc->req.len, SLICE_NS);
         if (r != KILN_ERR_TIMEOUT)
             return r;
         err_clear();
         KILN_TRY(drain(rc));
     }
-}
-
-static kiln_result send_request(struct rclient *rc)
-{
-    if (!rc->st.live)
-        return tp_send(rc->tp, rc->req.p, rc->req.len);
-    if (rc->req.len <= stream_record_max(&rc->st))
-        return put(rc, STREAM_MSG, rc->req.p, rc->req.len);
-    uint64_t n = rc->req.len;
-    KILN_TRY(put(rc, STREAM_FRAME, &n, sizeof n));
-    return tp_send(rc->tp, rc->req.p, rc->req.len);
 }
 
 /* One frame into rc->rep, grown to fit. */
@@ -197,10 +188,8 @@ static kiln_result message(struct rclient *rc, uint32_t kind, const uint8_t **re
 {
     if (kind == STREAM_MSG)
         return KILN_OK;
-    uint64_t want = 0;
-    if (*len != sizeof want)
-        return KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: a frame record of %zu bytes", *len);
-    memcpy(&want, *rep, sizeof want);
+    uint64_t want;
+    KILN_TRY(stream_announced(*rep, *len, &want));
     KILN_TRY(receive_frame(rc, STREAM_FRAME_WAIT_NS, len));
     if (*len != want)
         return KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: a reply frame of %zu bytes where its record said %llu",

@@ -154,6 +154,14 @@ KILN_NODISCARD kiln_result stream_put(struct stream *st, uint32_t kind, const vo
  * it broke the ring. */
 KILN_NODISCARD kiln_result stream_get(struct stream *st, uint64_t timeout_ns, uint32_t *kind, const uint8_t **msg,
                                       size_t *len);
+/* A whole message: one record, or, past stream_record_max, a record
+ * announcing it and then the message as a frame on tp. KILN_ERR_TIMEOUT
+ * (nothing sent) when the ring had no room within timeout_ns. */
+KILN_NODISCARD kiln_result stream_send(struct stream *st, struct tp *tp, const void *msg, size_t n,
+                                       uint64_t timeout_ns);
+/* The frame length a STREAM_FRAME record announces, checked against the
+ * frame limit (KILN_ERR_PROTOCOL when the record is not one). */
+KILN_NODISCARD kiln_result stream_announced(const uint8_t *msg, size_t len, uint64_t *want);
 /* The next record if one is there (KILN_ERR_PENDING: none), without
  * waiting: one load of the producer's head when the ring is empty. */
 KILN_NODISCARD kiln_result stream_try_get(struct stream *st, uint32_t *kind, const uint8_t **msg, size_t *len);

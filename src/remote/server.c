@@ -287,12 +287,10 @@ static bool next_request(struct srv_conn *cn, uint64_t deadline, const uint8_t *
             *req = msg;
             return true;
         }
-        uint64_t want = 0;
-        if (*len == sizeof want)
-            memcpy(&want, msg, sizeof want);
-        r = *len != sizeof want || want > TP_FRAME_MAX
-                ? KILN_RAISE(KILN_ERR_IO, "a frame record of %zu bytes announcing %llu", *len, (unsigned long long)want)
-                : read_frame(cn, STREAM_FRAME_WAIT_NS, len);
+        uint64_t want;
+        r = stream_announced(msg, *len, &want);
+        if (r == KILN_OK)
+            r = read_frame(cn, STREAM_FRAME_WAIT_NS, len);
         if (r == KILN_OK && *len != want)
             r = KILN_RAISE(KILN_ERR_IO, "a frame of %zu bytes where its record said %llu", *len,
                            (unsigned long long)want);
@@ -312,11 +310,7 @@ static kiln_result send_reply(struct srv_conn *cn, const struct bytes *rep)
 {
     if (!cn->st.live)
         return tp_send(cn->tp, rep->p, rep->len);
-    if (rep->len <= stream_record_max(&cn->st))
-        return stream_put(&cn->st, STREAM_MSG, rep->p, rep->len, NULL, 0, UINT64_MAX);
-    uint64_t n = rep->len;
-    KILN_TRY(stream_put(&cn->st, STREAM_FRAME, &n, sizeof n, NULL, 0, UINT64_MAX));
-    return tp_send(cn->tp, rep->p, rep->len);
+    return stream_send(&cn->st, cn->tp, rep->p, rep->len, UINT64_MAX);
 }
 
 /* PIPE_OP_STREAM: adopts the segment announced just before it. Its reply

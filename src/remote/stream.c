@@ -144,6 +144,26 @@ kiln_result stream_put(struct stream *st, uint32_t kind, const void *a, size_t n
     return KILN_OK;
 }
 
+kiln_result stream_send(struct stream *st, struct tp *tp, const void *msg, size_t n, uint64_t timeout_ns)
+{
+    if (n <= stream_record_max(st))
+        return stream_put(st, STREAM_MSG, msg, n, NULL, 0, timeout_ns);
+    uint64_t len = n;   /* the record first: the reader may be parked on the ring, never on the socket */
+    KILN_TRY(stream_put(st, STREAM_FRAME, &len, sizeof len, NULL, 0, timeout_ns));
+    return tp_send(tp, msg, n);
+}
+
+kiln_result stream_announced(const uint8_t *msg, size_t len, uint64_t *want)
+{
+    *want = 0;
+    if (len == sizeof *want)
+        memcpy(want, msg, sizeof *want);
+    if (len != sizeof *want || *want > TP_FRAME_MAX)
+        return KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: a frame record of %zu bytes announcing %llu", len,
+                          (unsigned long long)*want);
+    return KILN_OK;
+}
+
 /* The epoch the client was told, still in the page: a server that
  * changed it is not the one the client spoke to. */
 static kiln_result epoch_check(struct stream *st)
