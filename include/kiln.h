@@ -39,19 +39,26 @@
  *   so an error appears at the call that caused it (as
  *   CUDA_LAUNCH_BLOCKING does), in process and remotely; remotely it also
  *   turns run-ahead off.
- * - Run-ahead (remote contexts). kiln_node_set_param on a node whose
- *   program was ready when the node was added, and kiln_node_set_program
- *   to a program whose interface this context has read, return without
- *   waiting for the server. What the client can check it checks at once
- *   (a param slot past the node's words, a handle it does not know, which
- *   the server then judges at once as before); an error only the server
- *   can find is returned by the context's next synchronization point:
- *   kiln_ticket_wait, kiln_context_wait_idle, kiln_program_wait,
- *   kiln_buffer_readback, kiln_image_readback or kiln_node_get_params,
- *   when that call itself succeeds (its own work done), naming the call
- *   that failed ("an earlier call failed: node_set_program (call 812, run
- *   ahead): ..."), once. None is lost: one never reported is logged when
- *   the context is destroyed. In process every call's error is its own.
+ * - Run-ahead (remote contexts). kiln_scheme_submit, kiln_scheme_add_node
+ *   of a program this context has seen ready (kiln_program_wait or
+ *   kiln_program_interface_get said so), kiln_node_remove,
+ *   kiln_scheme_destroy, kiln_node_set_param on a node whose param words
+ *   are known that way, and kiln_node_set_program to such a program return
+ *   without waiting for the server. The client mints scheme and node
+ *   handles and numbers tickets itself (a remote context's tickets are 1,
+ *   2, 3, ..., one per submit). What the client can check it checks at
+ *   once, in the runtime's words: its own handles (a stale or foreign
+ *   scheme or node, a ticket never issued), a param slot past the node's
+ *   words. An error only the server can find (a binding's handle, a
+ *   program that failed, a lost device) is returned by the context's next
+ *   synchronization point: kiln_ticket_wait, kiln_context_wait_idle,
+ *   kiln_program_wait, kiln_buffer_readback, kiln_image_readback or
+ *   kiln_node_get_params, when that call itself succeeds (its own work
+ *   done), naming the call that failed ("an earlier call failed:
+ *   scheme_add_node (call 812, run ahead): ..."), once; a node whose add
+ *   failed so is stale from then on. None is lost: one never reported is
+ *   logged when the context is destroyed. In process every call's error
+ *   is its own; KILN_SYNC=1 makes it so remotely too.
  */
 #ifndef KILN_H
 #define KILN_H

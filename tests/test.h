@@ -108,6 +108,26 @@ int unsetenv(const char *name);
         }                                                                                          \
     } while (0)
 
+/* r, a call's result on ctx; where ctx is remote (KILN_REMOTE) and r is
+ * KILN_OK, what the next synchronization point says instead: a remote
+ * context runs calls ahead (submit, add_node, destroys, set_param), and an
+ * error only its server can find comes there, naming the call
+ * (docs/server.md, "Run-ahead"). So a test states the error a call makes
+ * locally at the call, and remotely at the next synchronization point. */
+static inline kiln_result test_settled(kiln_context ctx, kiln_result r)
+{
+    const char *remote = getenv("KILN_REMOTE");
+    if (r != KILN_OK || !remote || !*remote || !strcmp(remote, "local"))
+        return r;
+    r = kiln_context_wait_idle(ctx);
+    if (r != KILN_OK && !strstr(kiln_last_error(), "run ahead")) {
+        test_failures_++;
+        fprintf(stderr, "%s: a remote error at the synchronization point that names no run-ahead call: %s\n",
+                test_name_, kiln_last_error());
+    }
+    return r;
+}
+
 /* A context on the default Vulkan device, validation as KILN_VALIDATION says. */
 static inline kiln_result test_context(kiln_context *ctx)
 {

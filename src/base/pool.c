@@ -32,23 +32,30 @@ static uint64_t make_id(const struct pool *p, uint32_t slot, uint32_t gen)
     return ((uint64_t)gen << 32) | ((uint64_t)p->tag << POOL_SLOT_BITS) | slot;
 }
 
+static bool grow(struct pool *p)
+{
+    if (p->len < p->cap)
+        return true;
+    uint32_t cap = p->cap ? p->cap * 2 : 16;
+    struct pool_entry *e = mem_realloc(p->e, (size_t)cap * sizeof *e);
+    if (!e)
+        return false;
+    p->e = e;
+    p->cap = cap;
+    return true;
+}
+
 uint64_t pool_add(struct pool *p, void *obj)
 {
     uint32_t slot;
+    if (p->minted)
+        return 0;
     if (p->free_head) {
         slot = p->free_head - 1;
         p->free_head = p->e[slot].next_free;
     } else {
-        if (p->len >= POOL_MAX_SLOTS)
+        if (p->len >= POOL_MAX_SLOTS || !grow(p))
             return 0;
-        if (p->len == p->cap) {
-            uint32_t cap = p->cap ? p->cap * 2 : 16;
-            struct pool_entry *e = mem_realloc(p->e, (size_t)cap * sizeof *e);
-            if (!e)
-                return 0;
-            p->e = e;
-            p->cap = cap;
-        }
         slot = p->len++;
         p->e[slot] = (struct pool_entry){.gen = p->gen_floor + 1};
     }
@@ -67,11 +74,65 @@ kiln_result pool_insert(struct pool *p, void *obj, const char *what, uint64_t *i
     *id = pool_add(p, obj);
     if (*id)
         return KILN_OK;
+    if (p->minted)
+        return KILN_RAISE(KILN_ERR_INVALID, "%s handles of this context are its client's to mint", what);
     if (full)
         return KILN_RAISE(KILN_ERR_LIMIT, "no %s handles left (%u slots, %u retired)", what, POOL_MAX_SLOTS,
                           p->retired);
     return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory growing the %s handle table past %u slots", what,
                       p->cap);
+}
+
+/* Why id may not be claimed, or NULL. */
+static const char *claim_refusal(const struct pool *p, uint64_t id)
+{
+    uint32_t tag = (uint32_t)(id >> POOL_SLOT_BITS) & 0xfff, slot = pool_id_slot(id), gen = pool_id_gen(id);
+    if (tag != p->tag)
+        return pool_why(p, id);
+    if (slot >= POOL_MAX_SLOTS || gen <= p->gen_floor)
+        return "its slot or generation is out of range";
+    if (slot > p->len)
+        return "its slot skips past the next new one";
+    if (slot < p->len && p->e[slot].live)
+        return "its slot holds a live object";
+    if (slot < p->len && (p->e[slot].retired || gen < p->e[slot].gen))
+        return "its generation was issued before (a stale handle)";
+    return NULL;
+}
+
+kiln_result pool_claim(struct pool *p, uint64_t id, void *obj, const char *what)
+{
+    const char *why = claim_refusal(p, id);
+    if (why)
+        return KILN_RAISE(KILN_ERR_HANDLE, "new %s 0x%016llx: not one this context's client may make: %s", what,
+                          (unsigned long long)id, why);
+    uint32_t slot = pool_id_slot(id), gen = pool_id_gen(id);
+    if (slot == p->len) {
+        if (!grow(p))
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory growing the %s handle table past %u slots", what,
+                              p->cap);
+        p->len++;
+    }
+    p->minted = true;
+    p->e[slot] = (struct pool_entry){.gen = gen, .live = true, .obj = obj};
+    p->live++;
+    if (gen > p->gen_high)
+        p->gen_high = gen;
+    return KILN_OK;
+}
+
+void pool_void(struct pool *p, uint64_t id)
+{
+    if (claim_refusal(p, id) || (pool_id_slot(id) == p->len && !grow(p)))
+        return;
+    if (pool_id_slot(id) == p->len)
+        p->len++;
+    uint32_t slot = pool_id_slot(id), gen = pool_id_gen(id);
+    p->minted = true;
+    p->e[slot] = (struct pool_entry){.gen = gen == UINT32_MAX ? gen : gen + 1, .retired = gen == UINT32_MAX};
+    p->retired += gen == UINT32_MAX;
+    if (gen > p->gen_high)
+        p->gen_high = gen;
 }
 
 static struct pool_entry *lookup(const struct pool *p, uint64_t id)
@@ -122,9 +183,12 @@ void *pool_remove(struct pool *p, uint64_t id)
     p->live--;
     if (e->gen == UINT32_MAX) {
         p->retired++;   /* the next generation would wrap to an id already issued */
+        e->retired = true;
         return obj;
     }
     e->gen++;
+    if (p->minted)
+        return obj;   /* its owner mints the next id: no free list here */
     e->next_free = p->free_head;
     p->free_head = (uint32_t)(e - p->e) + 1;
     return obj;

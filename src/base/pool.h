@@ -26,6 +26,7 @@ enum pool_type { POOL_CONTEXT = 1, POOL_BUFFER = 2, POOL_PROGRAM = 3, POOL_SCHEM
 struct pool_entry {
     uint32_t gen;     /* current generation; the live id carries it */
     bool live;
+    bool retired;     /* its generation reached the top: never live again */
     uint32_t next_free;
     void *obj;
 };
@@ -39,6 +40,7 @@ struct pool {
     uint32_t retired;      /* slots retired at generation wrap */
     uint32_t gen_floor;    /* every generation this pool issues is above it */
     uint32_t gen_high;     /* the highest generation it issued (gen_floor when none) */
+    bool minted;           /* its ids are minted elsewhere (pool_claim): it issues none itself */
 };
 
 void pool_init(struct pool *p, enum pool_type type, uint32_t serial);
@@ -56,6 +58,17 @@ uint64_t pool_add(struct pool *p, void *obj);
  * KILN_ERR_NO_MEMORY when the slot table could not grow; `what` names the
  * object ("buffer") in the message. *id is 0 on failure. */
 kiln_result pool_insert(struct pool *p, void *obj, const char *what, uint64_t *id);
+/* Stores obj under id, an id minted by its owner's own pool of the same
+ * type, serial and floor (a remote client's, which runs ahead of the
+ * server that holds the objects). Refused (KILN_ERR_HANDLE, naming why)
+ * unless id has this pool's tag and names either the next new slot or a
+ * free one, at a generation at least the slot's next: so no id that was
+ * ever live here resolves again. From the first claim on, the pool issues
+ * no ids of its own (pool_add refuses). */
+kiln_result pool_claim(struct pool *p, uint64_t id, void *obj, const char *what);
+/* As pool_claim then pool_remove, raising nothing: the slot moves on as
+ * if id had been made and destroyed. Nothing when id may not be claimed. */
+void pool_void(struct pool *p, uint64_t id);
 /* The object of a live id, else NULL (null, stale, foreign or wrong type). */
 void *pool_get(const struct pool *p, uint64_t id);
 /* Why pool_get refused an id: a short phrase for messages. */

@@ -625,6 +625,36 @@ static kiln_result l_program_interface_get(struct kctx *kc, kiln_program h, kiln
 
 /* ---- schemes and nodes ------------------------------------------------------------------ */
 
+/* A new scheme's or node's handle: the one its remote client minted
+ * (ctx_mint), else its pool's next. */
+static kiln_result insert(struct lctx *c, struct pool *p, void *obj, const char *what, uint64_t *id)
+{
+    uint64_t want = c->mint;
+    c->mint = 0;
+    if (!want)
+        return pool_insert(p, obj, what, id);
+    KILN_TRY(pool_claim(p, want, obj, what));
+    *id = want;
+    return KILN_OK;
+}
+
+static struct pool *minted_pool(struct lctx *c, uint64_t id)
+{
+    uint32_t type = (uint32_t)(id >> POOL_SLOT_BITS) & 0xf;
+    return type == POOL_SCHEME ? &c->schemes : type == POOL_NODE ? &c->nodes : NULL;
+}
+
+void ctx_mint(struct kctx *kc, uint64_t id) { lctx_of(kc)->mint = id; }
+
+void ctx_mint_void(struct kctx *kc, uint64_t id)
+{
+    struct lctx *c = lctx_of(kc);
+    c->mint = 0;
+    struct pool *p = minted_pool(c, id);
+    if (p && !pool_get(p, id))
+        pool_void(p, id);
+}
+
 static kiln_result l_scheme_create(struct kctx *kc, const kiln_scheme_desc *desc, kiln_scheme *out)
 {
     struct lctx *c = lctx_of(kc);
@@ -632,7 +662,7 @@ static kiln_result l_scheme_create(struct kctx *kc, const kiln_scheme_desc *desc
     struct scheme *s;
     KILN_TRY(scheme_create(c->dev, d.label, c->pending == KILN_PENDING_SKIP, c->skip_log, c->spec_verify, &c->spec,
                            &s));
-    kiln_result r = pool_insert(&c->schemes, s, "scheme", &s->id);
+    kiln_result r = insert(c, &c->schemes, s, "scheme", &s->id);
     if (r < 0) {
         scheme_destroy(s);
         return r;
@@ -723,7 +753,7 @@ static kiln_result l_scheme_add_node(struct kctx *kc, kiln_scheme h, const kiln_
     init.param_count = d.param_count;
     struct node *n;
     KILN_TRY(scheme_node_add(s, &init, &n));
-    kiln_result r = pool_insert(&c->nodes, n, "node", &n->id);
+    kiln_result r = insert(c, &c->nodes, n, "node", &n->id);
     if (r < 0) {
         scheme_node_remove(n);
         return r;

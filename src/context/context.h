@@ -97,6 +97,15 @@ struct prog_include;
 KILN_NODISCARD kiln_result ctx_program_create_sealed(struct kctx *c, const kiln_program_desc *d,
                                                      struct prog_include *files, uint32_t n, kiln_program *out);
 
+/* A server's client that mints its own scheme and node handles (pipe.h):
+ * the next scheme or node made on c takes id (pool_claim: refused, by
+ * name, unless it is the next the client's pool may mint), once; 0: the
+ * pool's own next. ctx_mint_void: a call that was to make id failed, and
+ * its slot moves on as the client's pool did (made and destroyed), so
+ * the two pools stay in step; nothing when id cannot be minted. */
+void ctx_mint(struct kctx *c, uint64_t id);
+void ctx_mint_void(struct kctx *c, uint64_t id);
+
 /* The highest generation any of the context's handles carried: a later
  * context given the same serial takes it as its gen_floor (ctx_create_on),
  * so no handle of this one resolves there. */

@@ -33,6 +33,7 @@ struct lctx {
     char fault_why[768];
     kiln_context_desc made_with;   /* a host's desc, filled in; its strings NULL (for ctx_create_on) */
     struct pool buffers, programs, schemes, nodes, images;
+    uint64_t mint;              /* the handle the next scheme or node takes (ctx_mint), 0: its pool's next */
     uint64_t last_ticket;       /* the newest ticket issued */
     kiln_context_stats stats;
     uint64_t records_full, records_params, replays;   /* of destroyed schemes, for the close line */

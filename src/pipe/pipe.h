@@ -28,7 +28,8 @@
 
 /* The protocol's version: a client and a server of other versions do not
  * talk (the server refuses context_create, naming both). */
-#define PIPE_VERSION 3u   /* 3: calls go on the command stream (remote/stream.c) */
+#define PIPE_VERSION 4u   /* 3: calls go on the command stream (remote/stream.c); 4: the client mints
+                            * scheme and node handles and numbers its tickets */
 
 enum pipe_class { PIPE_CLASS_OBJECT, PIPE_CLASS_DATA, PIPE_CLASS_QUERY, PIPE_CLASS_STATE, PIPE_CLASS_SUBMIT,
                   PIPE_CLASS_WAIT, PIPE_CLASS_ARCHIVE, PIPE_CLASSES };
@@ -63,6 +64,10 @@ struct pipe_rec_pair { uint64_t a, b; };                  /* node_set_program: n
 struct pipe_rec_param { uint64_t node; uint32_t slot, word; };
 struct pipe_rec_list { uint64_t id; uint32_t first, cap; };   /* id: the object listed, where there is one */
 struct pipe_rec_wait { uint64_t ticket, timeout_ns; };
+/* A client numbers its tickets itself, 1, 2, 3, ..., one per submit
+ * (ticket; 0: the server numbers it, and answers the number), so a submit
+ * needs no answer; the server maps them onto the device's timeline. */
+struct pipe_rec_submit { uint64_t scheme, ticket; };
 
 /* Bulk data: inline (the request's tail, or the reply's out) or in the
  * connection's segment, from its start. */
@@ -79,9 +84,14 @@ struct pipe_rec_buffer { uint64_t size; uint32_t usage, label_len; };   /* tail:
 struct pipe_rec_image {
     uint32_t width, height, depth, dims, format, usage, label_len, reserved;   /* tail: label */
 };
-struct pipe_rec_scheme { uint32_t label_len, reserved; };   /* tail: label */
+/* A client mints its scheme and node handles (id; 0: the server's pool
+ * mints one, for a client that mints none) from a pool of the type, serial
+ * and floor context_create answered (struct pipe_context_made): so a call
+ * that makes one needs no answer. tail: label */
+struct pipe_rec_scheme { uint64_t id; uint32_t label_len, reserved; };
 /* tail: binding_count kiln_binding structs, param_count words, the label */
 struct pipe_rec_node {
+    uint64_t node;          /* minted by the client (see pipe_rec_scheme) */
     uint64_t scheme, program;
     uint32_t groups[3];
     uint32_t binding_count, param_count, label_len;
@@ -112,6 +122,9 @@ struct pipe_rec_context {
 /* scheme_add_node's answer: the node, and its param words once final
  * (its program ready), else PIPE_WORDS_UNKNOWN. */
 #define PIPE_WORDS_UNKNOWN 0xffffffffu
+/* context_create's answer: the serial and generation floor of the
+ * context's handles, for the client's own scheme and node pools. */
+struct pipe_context_made { uint32_t serial, floor; };
 struct pipe_node_made { uint64_t id; uint32_t param_words, own_block; };   /* own_block: the program's own push_constant block */
 struct pipe_rec_tidy { kiln_archive_tidy_desc desc; };   /* plain numbers */
 struct pipe_rec_precompile { double stall_s; };
@@ -123,7 +136,7 @@ struct pipe_rec_precompile { double stall_s; };
 #include "context/calls.def"
 #undef L
 #undef X
-_Static_assert(sizeof(struct pipe_rec_range) == 40 && sizeof(struct pipe_rec_node) == 40 &&
+_Static_assert(sizeof(struct pipe_rec_range) == 40 && sizeof(struct pipe_rec_node) == 48 &&
                    sizeof(struct pipe_rec_program) == 32 && sizeof(struct pipe_rec_context) == 104 &&
                    sizeof(struct pipe_rec_tidy) == 32 && sizeof(struct pipe_rec_image) == 32,
                "pipe records are part of the wire: a change is a new PIPE_VERSION");

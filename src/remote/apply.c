@@ -202,7 +202,12 @@ static kiln_result a_context_create(struct req *q)
     else
         s->serial_live[serial & 0xff]--;
     pthread_mutex_unlock(&s->mu);
-    return res;
+    KILN_TRY(res);
+    /* The client mints its scheme and node handles from pools of this
+     * serial and floor (pipe_rec_scheme). */
+    struct pipe_context_made made = {serial, floor};
+    put_out(q, &made, sizeof made);
+    return KILN_OK;
 }
 
 static kiln_result a_context_destroy(struct req *q) { return no_tail(q); }
@@ -607,7 +612,13 @@ static kiln_result a_program_wait(struct req *q)
             break;
         nanosleep(&(struct timespec){0, (long)nap}, NULL);
     }
-    return OP(q, program_wait, p);
+    /* Ready: its interface comes with the answer (the client memoizes it,
+     * and runs ahead the calls it bounds). */
+    KILN_TRY(OP(q, program_wait, p));
+    kiln_program_interface iface;
+    KILN_TRY(OP(q, program_interface_get, p, &iface));
+    put_out(q, &iface, sizeof iface);
+    return KILN_OK;
 }
 
 static kiln_result a_program_log(struct req *q)
@@ -644,7 +655,19 @@ static kiln_result a_program_interface_get(struct req *q)
 
 /* ---- schemes and nodes ------------------------------------------------------------------------ */
 
-static kiln_result a_scheme_create(struct req *q)
+/* A scheme or node the client minted (its id) was not made: the context's
+ * pool moves on as the client's did, so the next id it mints is taken. */
+static kiln_result unmade(struct req *q, uint64_t id, kiln_result r)
+{
+    if (r < 0 && id && q->c) {
+        lock(q->cl);
+        ctx_mint_void(q->c, id);
+        unlock(q->cl);
+    }
+    return r;
+}
+
+static kiln_result scheme_create(struct req *q, uint64_t id)
 {
     kiln_scheme_desc d = {0};
     KILN_TRY(pipe_read_str(&q->tail, &q->arena, "label", false, &d.label, NULL));
@@ -654,9 +677,15 @@ static kiln_result a_scheme_create(struct req *q)
     unlock(q->cl);
     KILN_TRY(res);
     kiln_scheme s;
-    KILN_TRY(OP(q, scheme_create, &d, &s));
+    KILN_TRY(leave(q, enter(q) == KILN_OK ? (ctx_mint(q->c, id), q->c->ops->scheme_create(q->c, &d, &s)) : KILN_OK));
     put_out(q, &s.id, sizeof s.id);
     return KILN_OK;
+}
+
+static kiln_result a_scheme_create(struct req *q)
+{
+    uint64_t id = ((const struct pipe_rec_scheme *)q->rec)->id;
+    return unmade(q, id, scheme_create(q, id));
 }
 
 static kiln_result a_scheme_destroy(struct req *q)
@@ -665,7 +694,7 @@ static kiln_result a_scheme_destroy(struct req *q)
     return OP(q, scheme_destroy, (kiln_scheme){((const struct pipe_rec_handle *)q->rec)->id});
 }
 
-static kiln_result a_scheme_add_node(struct req *q)
+static kiln_result add_node(struct req *q)
 {
     const struct pipe_rec_node *r = q->rec;
     if (r->binding_count > KILN_MAX_DESCRIPTORS || r->param_count > KILN_MAX_PARAM_WORDS)
@@ -685,7 +714,9 @@ static kiln_result a_scheme_add_node(struct req *q)
     unlock(q->cl);
     KILN_TRY(res);
     kiln_node n;
-    KILN_TRY(OP(q, scheme_add_node, (kiln_scheme){r->scheme}, &d, &n));
+    KILN_TRY(leave(q, enter(q) == KILN_OK
+                          ? (ctx_mint(q->c, r->node), q->c->ops->scheme_add_node(q->c, (kiln_scheme){r->scheme}, &d, &n))
+                          : KILN_OK));
     /* The node's param words, final once its program is ready: the client
      * checks a param slot against them itself, and runs set_param ahead. */
     kiln_program_state ps = KILN_PROGRAM_PENDING;
@@ -700,12 +731,40 @@ static kiln_result a_scheme_add_node(struct req *q)
     return KILN_OK;
 }
 
+static kiln_result a_scheme_add_node(struct req *q)
+{
+    uint64_t id = ((const struct pipe_rec_node *)q->rec)->node;
+    return unmade(q, id, add_node(q));
+}
+
+/* The client's ticket k as a device ticket (k at most its newest). */
+static uint64_t dev_ticket(const struct srv_client *cl, uint64_t k)
+{
+    if (!k || !cl->dev_tickets)
+        return 0;
+    uint64_t oldest = cl->tickets >= SRV_TICKETS_KEPT ? cl->tickets - SRV_TICKETS_KEPT + 1 : 1;
+    return cl->dev_tickets[KILN_MAX(k, oldest) % SRV_TICKETS_KEPT];
+}
+
+/* The client numbers its tickets (pipe_rec_submit); the number is taken
+ * before anything can fail, so a refused submit's ticket still names
+ * something: the submit before it. */
 static kiln_result a_scheme_submit(struct req *q)
 {
+    const struct pipe_rec_submit *r = q->rec;
+    struct srv_client *cl = q->cl;
+    if (r->ticket && r->ticket != cl->tickets + 1)
+        return KILN_RAISE(KILN_ERR_INVALID, "request: submit numbered ticket %llu; this client's next is %llu",
+                          (unsigned long long)r->ticket, (unsigned long long)cl->tickets + 1);
+    if (!cl->dev_tickets && !(cl->dev_tickets = mem_calloc(SRV_TICKETS_KEPT, sizeof *cl->dev_tickets)))
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for %s's tickets", cl->who);
+    uint64_t k = ++cl->tickets, *dev = &cl->dev_tickets[k % SRV_TICKETS_KEPT];
+    *dev = k > 1 ? cl->dev_tickets[(k - 1) % SRV_TICKETS_KEPT] : 0;
     kiln_ticket t = {0};
     KILN_TRY(no_tail(q));
-    KILN_TRY(OP(q, scheme_submit, (kiln_scheme){((const struct pipe_rec_handle *)q->rec)->id}, &t));
-    put_out(q, &t.value, sizeof t.value);
+    KILN_TRY(OP(q, scheme_submit, (kiln_scheme){r->scheme}, &t));
+    *dev = t.value;
+    put_out(q, &k, sizeof k);
     return KILN_OK;
 }
 
@@ -774,7 +833,10 @@ static kiln_result a_ticket_wait(struct req *q)
 {
     const struct pipe_rec_wait *r = q->rec;
     KILN_TRY(no_tail(q));
-    return wait_sliced(q, r->ticket, r->timeout_ns);
+    if (r->ticket > q->cl->tickets)
+        return KILN_RAISE(KILN_ERR_INVALID, "ticket %llu was never issued by this context (newest: %llu)",
+                          (unsigned long long)r->ticket, (unsigned long long)q->cl->tickets);
+    return wait_sliced(q, dev_ticket(q->cl, r->ticket), r->timeout_ns);
 }
 
 static kiln_result a_archive_info_get(struct req *q)
@@ -995,5 +1057,6 @@ void srv_client_close(struct srv_client *cl)
     log_info("%s: gone after %llu calls (%llu refused)", cl->who, (unsigned long long)cl->calls,
              (unsigned long long)cl->refused);
     free(cl->out.p);
+    free(cl->dev_tickets);
     free(cl);
 }

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "base/pool.h"
 #include "kiln.h"
 #include "pipe/pipe.h"
 #include "program/program.h"
@@ -62,15 +63,13 @@ struct deferred {
     char msg[512];
 };
 
-/* A node the client made and has not removed: its scheme, and its
- * program, whose interface (when memoized) bounds its param slots. An
- * open-addressed table keyed by the node's handle (0: empty, ~0: gone). */
+/* A node the client made and has not removed (the object of its handle
+ * in rclient.nodes): its scheme, and its program's param words. */
 struct rnode {
-    uint64_t id, scheme;
+    uint64_t scheme;
     uint32_t param_words;   /* PIPE_WORDS_UNKNOWN: not known (its program was compiling, or swapped) */
     bool own_block;         /* its words are its program's own push_constant block's */
 };
-#define NODE_GONE UINT64_MAX
 
 struct rclient {
     struct kctx base;            /* first: api/ sees a kctx; its ops (remote_ops) say it is remote */
@@ -96,12 +95,15 @@ struct rclient {
     bool sync;                   /* KILN_SYNC: a submit waits for its ticket */
     uint32_t wait_spin_us;       /* KILN_IPC_WAIT_SPIN_US: how long a wait's answer is spun for */
     uint64_t hung_ns;            /* KILN_IPC_HUNG_TIMEOUT_MS */
-    uint64_t newest;             /* the newest ticket a submit returned */
     struct deferred deferred;    /* run-ahead errors not yet reported */
     uint64_t deferred_seq;       /* the last run-ahead call whose error came */
-    struct rnode *nodes;         /* nodes_cap slots, a power of two */
-    uint32_t nodes_cap, nodes_used;   /* used: live and gone slots */
-    bool nodes_short;            /* a node could not be kept: nodes missing from the table are not stale */
+    /* The client mints its scheme and node handles (pipe_rec_scheme) from
+     * pools of the server context's serial and floor, as the server's own
+     * pools would: so it knows which are live, and makes them without
+     * waiting. A scheme's object is rc itself; a node's its struct rnode. */
+    struct pool schemes, nodes;
+    uint64_t tickets;            /* its newest ticket: it numbers them (pipe_rec_submit) */
+    bool sent;                   /* the last request built went out */
     char *stats_file;
     struct pipe_stats stats;     /* since the last summary */
 };
@@ -155,10 +157,14 @@ static void count(struct rclient *rc, uint32_t op, size_t sent, size_t received,
 static kiln_result drain(struct rclient *rc);
 static kiln_result send_request(struct rclient *rc)
 {
-    if (!rc->st.live)
-        return tp_send(rc->tp, rc->req.p, rc->req.len);
+    if (!rc->st.live) {
+        KILN_TRY(tp_send(rc->tp, rc->req.p, rc->req.len));
+        rc->sent = true;
+        return KILN_OK;
+    }
     for (;;) {
         kiln_result r = stream_send(&rc->st, rc->tp, rc->req.p, rc->req.len, SLICE_NS);
+        rc->sent = r == KILN_OK;
         if (r != KILN_ERR_TIMEOUT)
             return r;
         err_clear();
@@ -304,6 +310,7 @@ static kiln_result settle(struct rclient *rc, kiln_result r)
 /* Builds op's request from rec and rc->tail into rc->req. */
 static kiln_result build(struct rclient *rc, uint32_t op, const void *rec, uint32_t flags, struct pipe_req *head)
 {
+    rc->sent = false;
     if (rc->pid != getpid())
         return KILN_RAISE(KILN_ERR_INVALID, "this remote context belongs to process %ld, not to this one (%ld): a "
                           "forked child makes a context of its own", (long)rc->pid, (long)getpid());
@@ -510,65 +517,25 @@ static kiln_result data_out(struct rclient *rc, uint32_t op, struct pipe_rec_ran
     return KILN_OK;
 }
 
-/* ---- the client's nodes -------------------------------------------------------------------- */
+/* ---- the client's schemes and nodes ---------------------------------------------------- */
 
-static uint32_t node_hash(uint64_t id, uint32_t mask) { return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & mask; }
-
-static struct rnode *node_find(struct rclient *rc, uint64_t id)
+/* The scheme of a handle the client minted, or the runtime's refusal of
+ * it, at once, in its words (a stale, foreign or never-made handle). */
+static kiln_result scheme_live(struct rclient *rc, kiln_scheme s)
 {
-    if (!rc->nodes_cap || !id || id == NODE_GONE)
-        return NULL;
-    uint32_t mask = rc->nodes_cap - 1;
-    for (uint32_t i = node_hash(id, mask);; i = (i + 1) & mask) {
-        if (rc->nodes[i].id == id)
-            return &rc->nodes[i];
-        if (!rc->nodes[i].id)
-            return NULL;
-    }
+    if (!pool_get(&rc->schemes, s.id))
+        return KILN_RAISE(KILN_ERR_HANDLE, "scheme 0x%016llx: %s", (unsigned long long)s.id, pool_why(&rc->schemes, s.id));
+    return KILN_OK;
 }
 
-static void node_put(struct rnode *t, uint32_t cap, const struct rnode *n)
+static kiln_result node_live(struct rclient *rc, kiln_node n, struct rnode **out)
 {
-    for (uint32_t i = node_hash(n->id, cap - 1);; i = (i + 1) & (cap - 1)) {
-        if (!t[i].id) {
-            t[i] = *n;
-            return;
-        }
-    }
+    if (!(*out = pool_get(&rc->nodes, n.id)))
+        return KILN_RAISE(KILN_ERR_HANDLE, "node 0x%016llx: %s", (unsigned long long)n.id, pool_why(&rc->nodes, n.id));
+    return KILN_OK;
 }
 
-/* Keeps a node; the table grows (gone slots dropped) past 1/2 used. */
-static void node_keep(struct rclient *rc, const struct rnode *n)
-{
-    if (2 * (rc->nodes_used + 1) > rc->nodes_cap) {
-        uint32_t live = 0;
-        for (uint32_t i = 0; i < rc->nodes_cap; i++)
-            live += rc->nodes[i].id && rc->nodes[i].id != NODE_GONE;
-        uint32_t cap = 64;
-        while (cap < 4 * (live + 1))
-            cap *= 2;
-        struct rnode *t = mem_calloc(cap, sizeof *t);
-        if (!t) {
-            rc->nodes_short = true;
-            return;
-        }
-        for (uint32_t i = 0; i < rc->nodes_cap; i++)
-            if (rc->nodes[i].id && rc->nodes[i].id != NODE_GONE)
-                node_put(t, cap, &rc->nodes[i]);
-        free(rc->nodes);
-        rc->nodes = t;
-        rc->nodes_cap = cap;
-        rc->nodes_used = live;
-    }
-    node_put(rc->nodes, rc->nodes_cap, n);
-    rc->nodes_used++;
-}
-
-static void node_forget(struct rnode *n)
-{
-    if (n)
-        n->id = NODE_GONE;
-}
+static void node_drop(struct rclient *rc, uint64_t id) { free(pool_remove(&rc->nodes, id)); }
 
 /* ---- the calls --------------------------------------------------------------------------- */
 
@@ -589,8 +556,8 @@ static kiln_result r_context_caps(struct kctx *c, kiln_caps *out)
 static kiln_result r_context_wait_idle(struct kctx *c)
 {
     struct rclient *rc = rc_of(c);
-    if (rc->newest)   /* the long part in slices; the call itself then finds little left */
-        KILN_TRY(wait_ticket(rc, rc->newest, UINT64_MAX));
+    if (rc->tickets)   /* the long part in slices; the call itself then finds little left */
+        KILN_TRY(wait_ticket(rc, rc->tickets, UINT64_MAX));
     struct pipe_rec_none rec = {0};
     return settle(rc, REC(context_wait_idle, rec));
 }
@@ -748,6 +715,8 @@ static kiln_result r_program_status(struct kctx *c, kiln_program p, kiln_program
     return KILN_OK;
 }
 
+static const kiln_program_interface *iface_known(struct rclient *rc, uint64_t id);
+static void memo_keep(struct rclient *rc, uint64_t id, const kiln_program_interface *iface);
 static kiln_result r_program_wait(struct kctx *c, kiln_program p)
 {
     struct rclient *rc = rc_of(c);
@@ -761,7 +730,11 @@ static kiln_result r_program_wait(struct kctx *c, kiln_program p)
             break;
         between_slices(rc, nap);
     }
-    return settle(rc, REC(program_wait, rec));
+    kiln_program_interface iface;   /* a ready program's answer: memoized */
+    KILN_TRY(settle(rc, ASK(program_wait, rec, &iface)));
+    if (!iface_known(rc, p.id))
+        memo_keep(rc, p.id, &iface);
+    return KILN_OK;
 }
 
 static kiln_result r_program_log(struct kctx *c, kiln_program p, char *buf, size_t cap, size_t *len)
@@ -791,6 +764,22 @@ static kiln_result r_program_log(struct kctx *c, kiln_program p, char *buf, size
     return r;
 }
 
+/* A ready program's interface, kept: it is fixed for the life of its id
+ * (a destroyed program's id never names another). Not kept when memory
+ * runs out: asked again next time. */
+static void memo_keep(struct rclient *rc, uint64_t id, const kiln_program_interface *iface)
+{
+    if (rc->iface_count == rc->iface_cap) {
+        uint32_t cap = rc->iface_cap ? 2 * rc->iface_cap : 16;
+        struct memo_iface *m = realloc(rc->ifaces, cap * sizeof *m);
+        if (!m)
+            return;
+        rc->ifaces = m;
+        rc->iface_cap = cap;
+    }
+    rc->ifaces[rc->iface_count++] = (struct memo_iface){id, *iface};
+}
+
 static kiln_result r_program_interface_get(struct kctx *c, kiln_program p, kiln_program_interface *out)
 {
     struct rclient *rc = rc_of(c);
@@ -806,44 +795,61 @@ static kiln_result r_program_interface_get(struct kctx *c, kiln_program p, kiln_
         rc->stats.memo_misses++;
     struct pipe_rec_handle rec = {p.id};
     KILN_TRY(ASK(program_interface_get, rec, out));
-    /* Answered: the program is ready, and its interface is fixed for the
-     * life of this id (a destroyed program's id never names another). */
-    if (rc->iface_count == rc->iface_cap) {
-        uint32_t cap = rc->iface_cap ? 2 * rc->iface_cap : 16;
-        struct memo_iface *m = realloc(rc->ifaces, cap * sizeof *m);
-        if (!m)
-            return KILN_OK;   /* not kept; asked again next time */
-        rc->ifaces = m;
-        rc->iface_cap = cap;
-    }
-    rc->ifaces[rc->iface_count++] = (struct memo_iface){p.id, *out};
+    memo_keep(rc, p.id, out);
     return KILN_OK;
 }
 
+/* Made with the handle the client mints; answered (its errors are the
+ * caller's at once). */
 static kiln_result r_scheme_create(struct kctx *c, const kiln_scheme_desc *desc, kiln_scheme *out)
 {
     struct rclient *rc = rc_of(c);
     kiln_scheme_desc d = kiln_scheme_desc_defaults(desc);
     struct pipe_rec_scheme rec = {0};
+    KILN_TRY(pool_insert(&rc->schemes, rc, "scheme", &rec.id));
     pipe_put_str(&rc->tail, d.label, SIZE_MAX);
     rec.label_len = (uint32_t)rc->tail.len;
-    return ASK(scheme_create, rec, &out->id);
-}
-
-static kiln_result r_scheme_destroy(struct kctx *c, kiln_scheme s)
-{
-    struct rclient *rc = rc_of(c);
-    KILN_TRY(r_destroy_handle(rc, PIPE_OP_scheme_destroy, s.id));
-    for (uint32_t i = 0; i < rc->nodes_cap; i++)
-        if (rc->nodes[i].id && rc->nodes[i].id != NODE_GONE && rc->nodes[i].scheme == s.id)
-            node_forget(&rc->nodes[i]);
+    uint64_t id = 0;
+    kiln_result r = ASK(scheme_create, rec, &id);
+    if (r == KILN_OK && id != rec.id) {
+        (void)KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: scheme 0x%016llx made as 0x%016llx",
+                         (unsigned long long)rec.id, (unsigned long long)id);
+        r = lose(rc, "reading a reply");
+    }
+    if (r < 0) {
+        pool_remove(&rc->schemes, rec.id);   /* as the server's pool does with a scheme not made */
+        return r;
+    }
+    out->id = id;
     return KILN_OK;
 }
 
+/* Run ahead: the client knows its schemes. The scheme's nodes go with it. */
+static kiln_result r_scheme_destroy(struct kctx *c, kiln_scheme s)
+{
+    struct rclient *rc = rc_of(c);
+    KILN_TRY(scheme_live(rc, s));
+    struct pipe_rec_handle rec = {s.id};
+    KILN_TRY(post(rc, PIPE_OP_scheme_destroy, &rec));
+    pool_remove(&rc->schemes, s.id);
+    uint64_t id;
+    struct rnode *n;
+    for (uint32_t cur = 0; (n = pool_next(&rc->nodes, &cur, &id));)
+        if (n->scheme == s.id)
+            node_drop(rc, id);
+    return KILN_OK;
+}
+
+/* Made with the handle the client mints: run ahead when the program is
+ * ready (its interface memoized, which gives the node's param words);
+ * otherwise answered. What only the server can refuse (a binding's
+ * handle, its kind) is reported, run ahead, at the next synchronization
+ * point; the node's handle is then stale. */
 static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_node_desc *desc, kiln_node *out)
 {
     struct rclient *rc = rc_of(c);
     kiln_node_desc d = kiln_node_desc_defaults(desc);
+    KILN_TRY(scheme_live(rc, s));
     if (d.binding_count > KILN_MAX_DESCRIPTORS)
         return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u bindings, at most %d (KILN_MAX_DESCRIPTORS)",
                           d.binding_count, KILN_MAX_DESCRIPTORS);
@@ -854,29 +860,72 @@ static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_n
     if (d.param_count > KILN_MAX_PARAM_WORDS)
         return KILN_RAISE(KILN_ERR_LIMIT, "node desc: %u param words; a program has at most %d", d.param_count,
                           KILN_MAX_PARAM_WORDS);
+    struct rnode *n = mem_calloc(1, sizeof *n);
+    if (!n)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a node");
     struct pipe_rec_node rec = {.scheme = s.id, .program = d.program.id, .binding_count = d.binding_count,
                                 .param_count = d.param_count};
+    kiln_result r = pool_insert(&rc->nodes, n, "node", &rec.node);
+    if (r < 0) {
+        free(n);
+        return r;
+    }
     memcpy(rec.groups, d.groups, sizeof rec.groups);
     bytes_put(&rc->tail, d.bindings, (size_t)d.binding_count * sizeof d.bindings[0]);
     bytes_put(&rc->tail, d.params, (size_t)d.param_count * sizeof d.params[0]);
     pipe_put_str(&rc->tail, d.label, SIZE_MAX);
-    struct pipe_node_made made;
-    KILN_TRY(ASK(scheme_add_node, rec, &made));
-    out->id = made.id;
-    node_keep(rc, &(struct rnode){made.id, s.id, made.param_words, made.own_block != 0});
+    const kiln_program_interface *iface = iface_known(rc, d.program.id);
+    *n = (struct rnode){.scheme = s.id, .param_words = PIPE_WORDS_UNKNOWN};
+    if (iface && rc->st.live && !rc->sync) {
+        r = post(rc, PIPE_OP_scheme_add_node, &rec);
+        n->param_words = iface->param_words;
+        n->own_block = iface->own_push_block != 0;
+    } else {
+        struct pipe_node_made made;
+        r = ASK(scheme_add_node, rec, &made);
+        if (r == KILN_OK && made.id != rec.node) {
+            (void)KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: node 0x%016llx made as 0x%016llx",
+                             (unsigned long long)rec.node, (unsigned long long)made.id);
+            r = lose(rc, "reading a reply");
+        }
+        n->param_words = made.param_words;
+        n->own_block = made.own_block != 0;
+    }
+    if (r < 0) {
+        node_drop(rc, rec.node);   /* as the server's pool does with a node not made */
+        return r;
+    }
+    out->id = rec.node;
     return KILN_OK;
 }
 
+/* Run ahead: the client numbers its tickets, and the server maps them
+ * onto the device's timeline. A submit only the server can refuse (a
+ * program that failed, a lost device) is reported at the next
+ * synchronization point, such as the wait on this ticket. */
 static kiln_result r_scheme_submit(struct kctx *c, kiln_scheme s, kiln_ticket *out)
 {
     struct rclient *rc = rc_of(c);
-    struct pipe_rec_handle rec = {s.id};
-    kiln_ticket t;
-    KILN_TRY(ASK(scheme_submit, rec, &t.value));
-    rc->newest = KILN_MAX(rc->newest, t.value);
+    KILN_TRY(scheme_live(rc, s));
+    struct pipe_rec_submit rec = {s.id, rc->tickets + 1};
+    kiln_result r;
+    if (rc->st.live && !rc->sync) {
+        r = post(rc, PIPE_OP_scheme_submit, &rec);
+    } else {
+        uint64_t k = 0;
+        r = ASK(scheme_submit, rec, &k);
+        if (r == KILN_OK && k != rec.ticket) {
+            (void)KILN_RAISE(KILN_ERR_PROTOCOL, "protocol mismatch: submit numbered %llu answered %llu",
+                             (unsigned long long)rec.ticket, (unsigned long long)k);
+            r = lose(rc, "reading a reply");
+        }
+    }
+    if (rc->sent)
+        rc->tickets = rec.ticket;   /* taken by the server whatever became of the submit */
+    KILN_TRY(r);
     if (out)
-        *out = t;
-    return rc->sync ? wait_ticket(rc, t.value, UINT64_MAX) : KILN_OK;   /* KILN_SYNC: its error at its call */
+        out->value = rec.ticket;
+    return rc->sync ? wait_ticket(rc, rec.ticket, UINT64_MAX) : KILN_OK;   /* KILN_SYNC: its error at its call */
 }
 
 static kiln_result r_scheme_stats_get(struct kctx *c, kiln_scheme s, kiln_scheme_stats *out)
@@ -886,24 +935,27 @@ static kiln_result r_scheme_stats_get(struct kctx *c, kiln_scheme s, kiln_scheme
     return ASK(scheme_stats_get, rec, out);
 }
 
+/* Run ahead: the client knows its nodes. */
 static kiln_result r_node_remove(struct kctx *c, kiln_node n)
 {
     struct rclient *rc = rc_of(c);
-    KILN_TRY(r_destroy_handle(rc, PIPE_OP_node_remove, n.id));
-    node_forget(node_find(rc, n.id));
+    struct rnode *known;
+    KILN_TRY(node_live(rc, n, &known));
+    struct pipe_rec_handle rec = {n.id};
+    KILN_TRY(post(rc, PIPE_OP_node_remove, &rec));
+    node_drop(rc, n.id);
     return KILN_OK;
 }
 
-/* Run ahead when the client knows the node and its param words: a slot
- * past them is refused here, at once, as the server would; a handle the
- * client does not know (stale, another context's, never made) goes to the
- * server, which says which. */
+/* Run ahead when the client knows the node's param words: a slot past
+ * them is refused here, at once, as the server would. */
 static kiln_result r_node_set_param(struct kctx *c, kiln_node n, uint32_t slot, uint32_t word)
 {
     struct rclient *rc = rc_of(c);
     struct pipe_rec_param rec = {n.id, slot, word};
-    const struct rnode *known = node_find(rc, n.id);
-    if (!known || known->param_words == PIPE_WORDS_UNKNOWN)
+    struct rnode *known;
+    KILN_TRY(node_live(rc, n, &known));
+    if (known->param_words == PIPE_WORDS_UNKNOWN)
         return REC(node_set_param, rec);
     if (slot >= known->param_words)
         return KILN_RAISE(KILN_ERR_INVALID, "node 0x%016llx: param slot %u, slots are 0..%u%s", (unsigned long long)n.id,
@@ -912,10 +964,10 @@ static kiln_result r_node_set_param(struct kctx *c, kiln_node n, uint32_t slot, 
     return post(rc, PIPE_OP_node_set_param, &rec);
 }
 
-/* Run ahead when the client knows the node and the program is ready (its
- * interface memoized): the node's param words become the program's. A
- * swap only the server can refuse (the program binds otherwise) is
- * reported at the next synchronization point. */
+/* Run ahead when the program is ready (its interface memoized): the
+ * node's param words become the program's. A swap only the server can
+ * refuse (the program binds otherwise) is reported at the next
+ * synchronization point. */
 static const kiln_program_interface *iface_known(struct rclient *rc, uint64_t id)
 {
     for (uint32_t i = 0; i < rc->iface_count; i++)
@@ -928,12 +980,12 @@ static kiln_result r_node_set_program(struct kctx *c, kiln_node n, kiln_program 
 {
     struct rclient *rc = rc_of(c);
     struct pipe_rec_pair rec = {n.id, p.id};
-    struct rnode *known = node_find(rc, n.id);
+    struct rnode *known;
+    KILN_TRY(node_live(rc, n, &known));
     const kiln_program_interface *iface = iface_known(rc, p.id);
-    if (!known || !iface) {
+    if (!iface) {
         KILN_TRY(REC(node_set_program, rec));
-        if ((known = node_find(rc, n.id)))
-            known->param_words = PIPE_WORDS_UNKNOWN;   /* another program's: asked of the server from now on */
+        known->param_words = PIPE_WORDS_UNKNOWN;   /* another program's: asked of the server from now on */
         return KILN_OK;
     }
     KILN_TRY(post(rc, PIPE_OP_node_set_program, &rec));
@@ -969,6 +1021,8 @@ static kiln_result list(struct rclient *rc, uint32_t op, uint64_t id, uint32_t f
 
 static kiln_result r_node_get_params(struct kctx *c, kiln_node n, uint32_t *out, uint32_t cap, uint32_t *count)
 {
+    struct rnode *known;
+    KILN_TRY(node_live(rc_of(c), n, &known));
     return settle(rc_of(c), list(rc_of(c), PIPE_OP_node_get_params, n.id, 0, out, out ? cap : 0, sizeof *out, count));
 }
 
@@ -977,6 +1031,9 @@ static kiln_result r_ticket_wait(struct kctx *c, kiln_ticket t, uint64_t timeout
     struct rclient *rc = rc_of(c);
     if (!t.value)
         return settle(rc, KILN_OK);
+    if (t.value > rc->tickets)
+        return KILN_RAISE(KILN_ERR_INVALID, "ticket %llu was never issued by this context (newest: %llu)",
+                          (unsigned long long)t.value, (unsigned long long)rc->tickets);
     return settle(rc, wait_ticket(rc, t.value, timeout_ns));
 }
 
@@ -1064,7 +1121,11 @@ static void r_destroy(struct kctx *c)
     free(rc->tail.p);
     free(rc->rep);
     free(rc->ifaces);
-    free(rc->nodes);
+    uint64_t id;
+    for (uint32_t cur = 0; pool_next(&rc->nodes, &cur, &id);)
+        node_drop(rc, id);
+    pool_finish(&rc->nodes);
+    pool_finish(&rc->schemes);
     free(rc->stats_file);
     pthread_mutex_destroy(&rc->base.lock);
     free(rc);
@@ -1134,7 +1195,11 @@ static kiln_result hello(struct rclient *rc, const kiln_context_desc *desc)
     pipe_put_str(&rc->tail, d.trace_path, SIZE_MAX);
     if (!desc || !desc->backend)
         rec.backend = 0;   /* "the server's" */
-    return REC(context_create, rec);
+    struct pipe_context_made made;
+    KILN_TRY(ASK(context_create, rec, &made));
+    pool_init_floor(&rc->schemes, POOL_SCHEME, made.serial, made.floor);
+    pool_init_floor(&rc->nodes, POOL_NODE, made.serial, made.floor);
+    return KILN_OK;
 }
 
 /* Moves the connection onto the command stream: the segment announced on

@@ -100,8 +100,16 @@ struct srv_client {
      * under host_lock): an upload from it is one device copy. */
     struct kb_host *import;
     const uint8_t *import_map;   /* the mapping import (or its refusal) is for; NULL: none tried */
+    /* Its tickets are its own numbers (pipe_rec_submit): ticket k's device
+     * ticket is dev_tickets[k % SRV_TICKETS_KEPT] while k is among the
+     * last SRV_TICKETS_KEPT; an older one waits for the oldest kept (it is
+     * done when that is). A submit that failed maps to the one before it. */
+    uint64_t *dev_tickets;       /* SRV_TICKETS_KEPT, made at the first submit */
+    uint64_t tickets;            /* its newest ticket */
     char who[64];                /* "client 3 (pid 1234)" */
 };
+
+#define SRV_TICKETS_KEPT 1024u
 
 /* ---- the command stream (stream.c) ------------------------------------------------------- */
 

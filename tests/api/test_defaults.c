@@ -135,9 +135,9 @@ TEST(buffer_desc_defaults_are_storage_and_buffer)
     REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
     kiln_node n;
     kiln_binding b[2] = {{.binding = 0, .buffer = plain}, {.binding = 1, .buffer = out}};
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = p, .bindings = b, .binding_count = 2,
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = p, .bindings = b, .binding_count = 2,
                                                                  .groups = {1}},
-                                      &n),
+                                      &n)),
                  KILN_ERR_LAYOUT);
     CHECK_MSG("buffer 'buffer' was created without KILN_BUFFER_UNIFORM");
     /* As storage it binds (binding 1). */
@@ -282,7 +282,7 @@ TEST(scheme_desc_defaults_label_it_scheme)
         REQUIRE_OK(kiln_scheme_create(ctx, zero_desc ? &(kiln_scheme_desc){0} : NULL, &s));
         kiln_node n;
         REQUIRE_OK(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = bad, .groups = {1}}, &n));
-        CHECK_RESULT(kiln_scheme_submit(ctx, s, NULL), KILN_ERR_COMPILE);
+        CHECK_RESULT(test_settled(ctx, kiln_scheme_submit(ctx, s, NULL)), KILN_ERR_COMPILE);
         CHECK_MSG("scheme 'scheme' node 'node0'");
         CHECK_MSG("bad.comp");
         CHECK_OK(kiln_scheme_destroy(ctx, s));
@@ -351,8 +351,8 @@ TEST(node_desc_defaults_make_y_and_z_one)
     CHECK_EQ(o[3], 1);
     CHECK_EQ(o[4], 64);
     /* x has no default. */
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = p, .bindings = &bind, .binding_count = 1},
-                                      &n),
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = p, .bindings = &bind, .binding_count = 1},
+                                      &n)),
                  KILN_ERR_INVALID);
     CHECK_MSG("node 'node1': a grid of 0 workgroups in x");
     test_context_done(ctx);

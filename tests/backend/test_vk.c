@@ -404,11 +404,11 @@ TEST(uniform_buffers_and_two_dimensional_grids)
     kiln_node_desc d = {.program = p, .bindings = b, .binding_count = 2, .groups = {4, 3}, .params = (const uint32_t[KILN_PARAM_WORDS]){[5] = 9}, .param_count = KILN_PARAM_WORDS};
     kiln_node n;
     /* A storage-only buffer where the program declares a uniform block. */
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &d, &n), KILN_ERR_LAYOUT);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &d, &n)), KILN_ERR_LAYOUT);
     CHECK_MSG("uniform");
     b[0].buffer = u;
     b[1].buffer = u;   /* and a uniform-only buffer where it wants storage */
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &d, &n), KILN_ERR_LAYOUT);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &d, &n)), KILN_ERR_LAYOUT);
     CHECK_MSG("KILN_BUFFER_STORAGE");
     b[1].buffer = o;
     REQUIRE_OK(kiln_scheme_add_node(ctx, s, &d, &n));
@@ -438,14 +438,14 @@ TEST(grids_outside_the_device_limits_are_refused)
     kiln_binding b = {.binding = 0, .buffer = x};
     kiln_node n;
     kiln_node_desc d = {.program = p, .bindings = &b, .binding_count = 1};
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &d, &n), KILN_ERR_INVALID);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &d, &n)), KILN_ERR_INVALID);
     CHECK_MSG("0 workgroups in x");
     d.groups[0] = caps.max_workgroup_count[0] + 1u;
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &d, &n), KILN_ERR_LIMIT);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &d, &n)), KILN_ERR_LIMIT);
     CHECK_MSG("workgroups in x");
     d.groups[0] = 1;
     d.groups[2] = caps.max_workgroup_count[2] + 1u;
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &d, &n), KILN_ERR_LIMIT);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &d, &n)), KILN_ERR_LIMIT);
     CHECK_MSG("in z");
     kiln_scheme_stats st;
     CHECK_OK(kiln_scheme_stats_get(ctx, s, &st));
@@ -516,7 +516,7 @@ TEST(shared_memory_over_the_device_limit_is_refused)
         kiln_result r = kiln_scheme_add_node(ctx, s2, &(kiln_node_desc){.program = p, .bindings = &b,
                                                                         .binding_count = 1, .groups = {1}}, &n);
         if (r == KILN_OK)
-            CHECK_RESULT(kiln_scheme_submit(ctx, s2, NULL), KILN_ERR_LIMIT);
+            CHECK_RESULT(test_settled(ctx, kiln_scheme_submit(ctx, s2, NULL)), KILN_ERR_LIMIT);
         else
             CHECK_EQ(r, KILN_ERR_LIMIT);
         CHECK_MSG("maxComputeSharedMemorySize");

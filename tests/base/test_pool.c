@@ -119,6 +119,60 @@ TEST(many_objects)
     pool_finish(&p);
 }
 
+/* A pool that takes the ids another pool of its tag and floor mints (a
+ * remote client's) follows it through adds, removes and failed makes
+ * (pool_void), and refuses every id that could let an old one live again. */
+TEST(claimed_ids_follow_the_minting_pool_and_refuse_reuse)
+{
+    struct pool mint, held;
+    pool_init_floor(&mint, POOL_NODE, 9, 40);
+    pool_init_floor(&held, POOL_NODE, 9, 40);
+    int objs[64];
+    uint64_t ids[64];
+    for (int i = 0; i < 64; i++) {
+        ids[i] = pool_add(&mint, &objs[i]);
+        if (i % 5 == 3)
+            pool_void(&held, ids[i]);   /* its make failed on the holder */
+        else
+            CHECK_OK(pool_claim(&held, ids[i], &objs[i], "node"));
+    }
+    for (int i = 0; i < 64; i += 2) {   /* the minter removes; so does the holder, where it was made */
+        pool_remove(&mint, ids[i]);
+        CHECK(pool_remove(&held, ids[i]) == (i % 5 == 3 ? NULL : &objs[i]));
+    }
+    for (int i = 0; i < 64; i += 2) {   /* reused slots under new generations, taken */
+        uint64_t again = pool_add(&mint, &objs[i]);
+        CHECK(again != ids[i]);
+        CHECK_OK(pool_claim(&held, again, &objs[i], "node"));
+        CHECK(pool_get(&held, again) == &objs[i]);
+        CHECK(pool_get(&held, ids[i]) == NULL);
+    }
+    CHECK_EQ(pool_id_gen(ids[0]), 41);   /* above the floor */
+    /* Refused: a live slot, an old generation, a slot past the next, another tag. */
+    CHECK_RESULT(pool_claim(&held, ids[1], &objs[1], "node"), KILN_ERR_HANDLE);
+    CHECK_MSG("live object");
+    pool_remove(&held, ids[1]);
+    CHECK_RESULT(pool_claim(&held, ids[1], &objs[1], "node"), KILN_ERR_HANDLE);
+    CHECK_MSG("issued before");
+    uint64_t far = (ids[1] & ~(uint64_t)POOL_MAX_SLOTS) | (held.len + 1);
+    CHECK_RESULT(pool_claim(&held, far, &objs[1], "node"), KILN_ERR_HANDLE);
+    CHECK_MSG("skips past");
+    struct pool other;
+    pool_init(&other, POOL_NODE, 10);
+    uint64_t foreign = pool_add(&other, &objs[0]);
+    CHECK_RESULT(pool_claim(&held, foreign, &objs[0], "node"), KILN_ERR_HANDLE);
+    CHECK_MSG("another context");
+    uint64_t below = (uint64_t)40 << 32 | (ids[1] & 0xffffffffu);   /* at the floor: an earlier pool's */
+    CHECK_RESULT(pool_claim(&held, below, &objs[1], "node"), KILN_ERR_HANDLE);
+    /* A holder issues no ids of its own. */
+    uint64_t own;
+    CHECK_RESULT(pool_insert(&held, &objs[0], "node", &own), KILN_ERR_INVALID);
+    CHECK_EQ(own, 0);
+    pool_finish(&other);
+    pool_finish(&mint);
+    pool_finish(&held);
+}
+
 int main(void)
 {
     RUN(ids_are_nonzero_and_resolve);
@@ -127,5 +181,6 @@ int main(void)
     RUN(generation_wrap_retires_the_slot);
     RUN(iteration_visits_live_objects);
     RUN(many_objects);
+    RUN(claimed_ids_follow_the_minting_pool_and_refuse_reuse);
     return TEST_SUMMARY();
 }

@@ -591,10 +591,10 @@ TEST(bindings_given_wrong_are_refused_by_name)
     kiln_binding miss[2] = {{.set = 1, .binding = 0, .buffer = b}, {.binding = 1, .buffer = c}};
     nd.bindings = miss;
     nd.binding_count = 2;
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &nd, &node), KILN_ERR_LAYOUT);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &nd, &node)), KILN_ERR_LAYOUT);
     CHECK_MSG("binding 1 is not declared by program set1.comp");
     nd.binding_count = 1;
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &nd, &node), KILN_ERR_LAYOUT);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &nd, &node)), KILN_ERR_LAYOUT);
     CHECK_MSG("program set1.comp declares binding 1 of set 1 ('Out') but nothing is bound to it");
 
     /* An array element not bound, one past the end, one given twice. */
@@ -604,13 +604,13 @@ TEST(bindings_given_wrong_are_refused_by_name)
                            {.set = 1, .binding = 2, .element = 3, .buffer = b},
                            {.set = 1, .binding = 2, .element = 4, .buffer = b}};
     nd = (kiln_node_desc){.program = parr, .bindings = arr, .binding_count = 4, .groups = {1}};
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &nd, &node), KILN_ERR_LAYOUT);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &nd, &node)), KILN_ERR_LAYOUT);
     CHECK_MSG("declares binding 2 of set 1 ('Parts') as an array of 4; element 2 is not bound");
     nd.binding_count = 5;
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &nd, &node), KILN_ERR_LAYOUT);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &nd, &node)), KILN_ERR_LAYOUT);
     CHECK_MSG("binding 2 of set 1 ('Parts') is an array; element 4 is past its end");
     arr[4].element = 1;
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &nd, &node), KILN_ERR_INVALID);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &nd, &node)), KILN_ERR_INVALID);
     CHECK_MSG("binding 2 of set 1 element 1 is given twice");
 
     /* A texel buffer without a format, with another than its shader's,
@@ -619,21 +619,21 @@ TEST(bindings_given_wrong_are_refused_by_name)
                            {.set = 1, .binding = 1, .buffer = c, .format = KILN_FORMAT_R32I},
                            {.binding = 2, .buffer = c}};
     nd = (kiln_node_desc){.program = ptex, .bindings = tex, .binding_count = 3, .groups = {1}};
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &nd, &node), KILN_ERR_LAYOUT);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &nd, &node)), KILN_ERR_LAYOUT);
     CHECK_MSG("binding 0 ('colors') is a uniform texel buffer bound without a format");
     tex[0].format = KILN_FORMAT_RGBA32F;
     tex[2].format = KILN_FORMAT_R32F;
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &nd, &node), KILN_ERR_INVALID);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &nd, &node)), KILN_ERR_INVALID);
     CHECK_MSG("binding 2 is a storage buffer in utexel.comp; a format (r32f) is for texel buffers only");
     tex[2].format = 0;
     tex[1].buffer = odd;
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &nd, &node), KILN_ERR_INVALID);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &nd, &node)), KILN_ERR_INVALID);
     CHECK_MSG("binding 1 of set 1 (r32i, 4-byte texels): a range of 10 bytes is not a whole number of texels");
     kiln_binding st[3] = {{.binding = 0, .buffer = b, .format = KILN_FORMAT_R32UI},
                           {.binding = 1, .buffer = c},
                           {.set = 1, .binding = 0, .buffer = c}};
     nd = (kiln_node_desc){.program = pst, .bindings = st, .binding_count = 3, .groups = {1}};
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s, &nd, &node), KILN_ERR_LAYOUT);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s, &nd, &node)), KILN_ERR_LAYOUT);
     CHECK_MSG("binding 0 ('src') is bound as r32ui, but texel.comp declares it r32f");
     CHECK_EQ(kiln_format_size(KILN_FORMAT_RGBA8), 4);
     CHECK(!strcmp(kiln_format_name(KILN_FORMAT_RGBA8_SNORM), "rgba8_snorm") && !kiln_format_name(0) &&

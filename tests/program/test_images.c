@@ -530,12 +530,12 @@ TEST(images_given_wrong_are_refused_by_name)
     REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
     kiln_node n;
 #define ADD(prog, ...)                                                                             \
-    kiln_scheme_add_node(ctx, s,                                                                   \
+    test_settled(ctx, kiln_scheme_add_node(ctx, s,                                                 \
                          &(kiln_node_desc){.program = prog, .bindings = (kiln_binding[]){__VA_ARGS__}, \
                                            .binding_count = sizeof((kiln_binding[]){__VA_ARGS__}) /     \
                                                             sizeof(kiln_binding),                   \
                                            .groups = {1}},                                          \
-                         &n)
+                         &n))
     CHECK_RESULT(ADD(p, {.image = rgba8, .sampler = {.filter = KILN_FILTER_NEAREST}}), KILN_ERR_INVALID);
     CHECK_MSG("a storage image is read with imageLoad");
     CHECK_RESULT(ADD(p, {.buffer = buf}), KILN_ERR_LAYOUT);

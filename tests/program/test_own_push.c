@@ -154,12 +154,12 @@ TEST(own_block_words_are_the_node_params)
      * by the submit that binds it). */
     uint32_t many[WORDS + 1] = {0};
     kiln_node n2;
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s,
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s,
                                       &(kiln_node_desc){.program = p,
                                                         .bindings = &(kiln_binding){.binding = 0, .buffer = out},
                                                         .binding_count = 1, .groups = {1}, .params = many,
                                                         .param_count = WORDS + 1},
-                                      &n2),
+                                      &n2)),
                  KILN_ERR_INVALID);
     CHECK_MSG("30 param words given; program own.comp has 29");
     check_run(ctx, s, out, w, __LINE__);

@@ -784,10 +784,10 @@ TEST(a_block_sized_by_a_constant_needs_the_bytes_its_value_makes)
     kiln_scheme s;
     kiln_node n;
     REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
-    CHECK_RESULT(kiln_scheme_add_node(ctx, s,
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s,
                                       &(kiln_node_desc){.program = seven, .bindings = &(kiln_binding){.buffer = small},
                                                         .binding_count = 1, .groups = {4}},
-                                      &n),
+                                      &n)),
                  KILN_ERR_LAYOUT);   /* 7 levels need 36 */
     CHECK_MSG("needs at least 36 bytes, 16 are bound");
     CHECK_OK(run_node(ctx, seven, &big, 1, 4));

@@ -51,8 +51,12 @@ struct waiting {
 static void *waiting_body(void *arg)
 {
     struct waiting *w = arg;
-    w->result = w->ticket.value ? kiln_ticket_wait(w->ctx, w->ticket, UINT64_MAX)
-                                : kiln_scheme_submit(w->ctx, w->scheme, NULL);
+    /* A scheme's submit waits for its compile on the server (the wait
+     * policy); it runs ahead, so its wait is the ticket's. */
+    if (!w->ticket.value)
+        w->result = kiln_scheme_submit(w->ctx, w->scheme, &w->ticket);
+    if (w->result == KILN_OK)
+        w->result = kiln_ticket_wait(w->ctx, w->ticket, UINT64_MAX);
     snprintf(w->why, sizeof w->why, "%s", kiln_last_error());
     atomic_store(&w->done, true);
     return NULL;

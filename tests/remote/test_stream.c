@@ -324,7 +324,8 @@ static void *fake_main(void *arg)
     size_t len;
     if (tp_recv(f->tp, buf, sizeof buf, &len, s5) < 0)
         return NULL;
-    fake_answer(f, buf, NULL, 0);   /* context_create */
+    struct pipe_context_made made = {.serial = 1};
+    fake_answer(f, buf, &made, sizeof made);   /* context_create */
     uint8_t msg[TP_SIDEBAND_PAYLOAD];
     int fds[TP_FDS_MAX];
     uint32_t nfds = 0;
@@ -597,6 +598,90 @@ TEST(a_run_ahead_error_comes_at_the_next_sync_naming_its_call)
     server_finish(&s);
 }
 
+/* add_node, submit and node_remove run ahead: the client mints the node
+ * handles and numbers the tickets, so 100 of each post 300 records and
+ * get no answer, and the frame computes with every node. A handle or a
+ * ticket the client knows is not live is refused at once, sending
+ * nothing. A ticket older than the server keeps mapped still waits right. */
+TEST(add_node_submit_and_remove_run_ahead_with_handles_and_tickets_the_client_made)
+{
+    struct server s;
+    REQUIRE(folder(&s));
+    REQUIRE_OK(server_start(&s, NULL));
+    struct ahead a;
+    REQUIRE(ahead_make(&s, &a));
+    struct tp_control *ctl = a.m.ctl;
+    uint64_t sent = atomic_load(&ctl->cmd.submitted_seq), answered = atomic_load(&ctl->stage.submitted_seq);
+    kiln_node nodes[100];
+    kiln_ticket first = {0}, t = {0};
+    for (uint32_t i = 0; i < 100; i++) {
+        kiln_ticket before = t;
+        CHECK_OK(kiln_scheme_add_node(a.c, a.sc, &(kiln_node_desc){.program = a.p, .groups = {4, 1, 1},
+                                                                  .bindings = (kiln_binding[]){{.binding = 0, .buffer = a.b}},
+                                                                  .binding_count = 1, .params = &i, .param_count = 1},
+                                      &nodes[i]));
+        CHECK_OK(kiln_scheme_submit(a.c, a.sc, &t));
+        if (i)
+            CHECK_EQ(t.value, before.value + 1);   /* numbered by the client, one per submit */
+        else
+            first = t;
+    }
+    CHECK_EQ(atomic_load(&ctl->cmd.submitted_seq), sent + 200);
+    CHECK_EQ(atomic_load(&ctl->stage.submitted_seq), answered);   /* not one answer */
+    CHECK_OK(kiln_ticket_wait(a.c, t, UINT64_MAX));
+    uint32_t got[256];
+    CHECK_OK(kiln_buffer_readback(a.c, a.b, 0, got, sizeof got));
+    CHECK_EQ(got[7], 99 + 7);   /* the last node added wrote last */
+    for (uint32_t i = 0; i < 100; i++)
+        CHECK_OK(kiln_node_remove(a.c, nodes[i]));
+    CHECK_OK(kiln_node_set_param(a.c, a.n, 0, 40));
+    for (int i = 0; i < 1500; i++)   /* past the tickets the server keeps mapped */
+        CHECK_OK(kiln_scheme_submit(a.c, a.sc, &t));
+    CHECK_OK(kiln_ticket_wait(a.c, first, UINT64_MAX));
+    CHECK_OK(kiln_ticket_wait(a.c, t, UINT64_MAX));
+    CHECK_OK(kiln_buffer_readback(a.c, a.b, 0, got, sizeof got));
+    CHECK_EQ(got[7], 47);   /* the removed nodes' writes are gone */
+
+    /* Known dead: refused by the client, nothing sent. */
+    kiln_scheme gone;
+    REQUIRE_OK(kiln_scheme_create(a.c, NULL, &gone));
+    CHECK_OK(kiln_scheme_destroy(a.c, gone));
+    sent = atomic_load(&ctl->cmd.submitted_seq);
+    CHECK_RESULT(kiln_node_set_param(a.c, nodes[3], 0, 1), KILN_ERR_HANDLE);
+    CHECK_MSG("stale handle");
+    CHECK_RESULT(kiln_node_remove(a.c, nodes[3]), KILN_ERR_HANDLE);
+    CHECK_RESULT(kiln_scheme_submit(a.c, gone, &t), KILN_ERR_HANDLE);
+    CHECK_MSG("scheme 0x");
+    CHECK_RESULT(kiln_scheme_add_node(a.c, gone, &(kiln_node_desc){.program = a.p, .groups = {1, 1, 1}}, &nodes[0]),
+                 KILN_ERR_HANDLE);
+    CHECK_RESULT(kiln_node_set_param(a.c, (kiln_node){nodes[5].id + 1}, 0, 1), KILN_ERR_HANDLE);
+    CHECK_RESULT(kiln_ticket_wait(a.c, (kiln_ticket){t.value + 1}, 0), KILN_ERR_INVALID);
+    CHECK_MSG("never issued");
+    CHECK_EQ(atomic_load(&ctl->cmd.submitted_seq), sent);
+
+    /* What only the server can find (a binding's buffer destroyed) comes
+     * at the next synchronization point, naming the add. */
+    kiln_buffer dead;
+    REQUIRE_OK(kiln_buffer_create(a.c, &(kiln_buffer_desc){.size = 1024}, &dead));
+    REQUIRE_OK(kiln_buffer_destroy(a.c, dead));
+    kiln_node bad;
+    CHECK_OK(kiln_scheme_add_node(a.c, a.sc, &(kiln_node_desc){.program = a.p, .groups = {4, 1, 1},
+                                                              .bindings = (kiln_binding[]){{.binding = 0, .buffer = dead}},
+                                                              .binding_count = 1}, &bad));
+    CHECK_OK(kiln_scheme_submit(a.c, a.sc, &t));
+    CHECK_RESULT(kiln_ticket_wait(a.c, t, UINT64_MAX), KILN_ERR_HANDLE);
+    CHECK_MSG("scheme_add_node");
+    CHECK_MSG("run ahead");
+    CHECK_MSG("stale handle");
+    CHECK_OK(kiln_ticket_wait(a.c, t, UINT64_MAX));   /* said once; the submit ran without the node */
+    CHECK_OK(kiln_node_set_param(a.c, a.n, 0, 9));
+    CHECK_OK(kiln_scheme_submit(a.c, a.sc, &t));
+    CHECK_OK(kiln_buffer_readback(a.c, a.b, 0, got, sizeof got));
+    CHECK_EQ(got[7], 16);
+    ahead_end(&a);
+    server_finish(&s);
+}
+
 /* ---- a hostile client's rings ------------------------------------------------------------------ */
 
 enum scribble { BAD_KIND, HEAD_BACK, HEAD_FAR, SIZE_PAST, FRAME_HUGE, GARBAGE_REQUEST, SCRIBBLES };
@@ -742,6 +827,7 @@ int main(int argc, char **argv)
     RUN(an_upload_through_the_segment_is_one_device_copy_where_the_device_imports_it);
     RUN(set_param_runs_ahead_and_its_own_errors_come_at_once);
     RUN(a_run_ahead_error_comes_at_the_next_sync_naming_its_call);
+    RUN(add_node_submit_and_remove_run_ahead_with_handles_and_tickets_the_client_made);
     RUN(a_client_scribbling_on_its_ring_loses_its_connection_alone);
     return TEST_SUMMARY();
 }

@@ -217,7 +217,7 @@ TEST(verify_mode_catches_a_wrong_variant)
     int verify_errors = 0;
     for (int frame = 1; frame <= 40; frame++) {
         kiln_ticket t;
-        kiln_result r = kiln_scheme_submit(ctx, s, &t);
+        kiln_result r = test_settled(ctx, kiln_scheme_submit(ctx, s, &t));
         if (r == KILN_ERR_VERIFY) {
             verify_errors++;
             CHECK(strstr(kiln_last_error(), "node 'liar' (liar.comp)") != NULL);

@@ -1150,7 +1150,10 @@ static int run(struct run_args *a, struct run_summary *sum)
     }
     nd.params = words;
     kiln_node node;
-    if ((r = kiln_scheme_add_node(ctx, scheme, &nd, &node)) < 0) {
+    /* A remote context runs the add ahead: what only its server can refuse
+     * comes at the next synchronization point, asked for here so that it
+     * is named as the binding's. */
+    if ((r = kiln_scheme_add_node(ctx, scheme, &nd, &node)) < 0 || (r = kiln_context_wait_idle(ctx)) < 0) {
         cli_fail("binding the shader's buffers", r);
         if (r == KILN_ERR_LAYOUT || r == KILN_ERR_INVALID)
             print_bindings(a, &iface);
