@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/pool.h"
 #include "pipe/pipe.h"
 #include "remote/remote.h"
 #include "test.h"
@@ -268,6 +269,115 @@ TEST(foreign_handles_refused)
     CHECK_OK(CALL(&a, node_remove, node, NULL));
     CHECK_OK(CALL(&a, buffer_destroy, h, NULL));
     close_conn(&a);
+    srv_destroy(s);
+}
+
+/* A node of prog in scheme, with the handle id the client minted, binding buffer at 0. */
+static kiln_result add_minted(struct conn *c, uint64_t id, uint64_t scheme, uint64_t prog, uint64_t buffer)
+{
+    kiln_binding b = {.binding = 0, .buffer = {buffer}};
+    struct bytes t = {0};
+    bytes_put(&t, &b, sizeof b);
+    pipe_put_str(&t, NULL, 0);
+    struct pipe_rec_node rec = {.node = id, .scheme = scheme, .program = prog, .groups = {1, 1, 1},
+                                .binding_count = 1};
+    kiln_result r = CALL(c, scheme_add_node, rec, &t);
+    free(t.p);
+    return r;
+}
+
+/* A client mints its scheme and node handles and numbers its tickets: the
+ * server takes each that its own pool could have made, and refuses, by
+ * name and keeping the connection, every one that could let an old handle
+ * live again or skip ahead; a make that fails leaves the two pools in step. */
+TEST(minted_handles_and_ticket_numbers_are_checked)
+{
+    struct srv *s;
+    REQUIRE_OK(server(&s));
+    struct conn c;
+    REQUIRE_OK(open_conn(s, &c));
+    REQUIRE_OK(context_create(&c));
+    struct pipe_context_made made;
+    REQUIRE(c.out_len == sizeof made);
+    memcpy(&made, c.out, sizeof made);
+    struct pool schemes, nodes, foreign;
+    pool_init_floor(&schemes, POOL_SCHEME, made.serial, made.floor);
+    pool_init_floor(&nodes, POOL_NODE, made.serial, made.floor);
+    pool_init_floor(&foreign, POOL_SCHEME, made.serial + 1, made.floor);
+    uint64_t buf = buffer_create(&c, 256), prog = 0;
+    REQUIRE(buf != 0);
+    /* The program, made as program_and_scheme makes it; its scheme is
+     * minted below instead. */
+    struct bytes t = {0};
+    pipe_put_str(&t, k_src, SIZE_MAX);
+    pipe_put_str(&t, "add.comp", SIZE_MAX);
+    pipe_put_str(&t, NULL, 0);
+    bytes_put_u32(&t, 0);
+    struct pipe_rec_program pr = {.source_len = (uint32_t)strlen(k_src), .name_len = 8};
+    REQUIRE_OK(CALL(&c, program_create, pr, &t));
+    prog = out_id(&c);
+    struct pipe_rec_handle w = {prog};
+    REQUIRE_OK(CALL(&c, program_wait, w, NULL));
+    CHECK_EQ(c.out_len, sizeof(kiln_program_interface));   /* a ready program's answer: its interface */
+    t.len = 0;
+    pipe_put_str(&t, NULL, 0);
+    int obj;
+    struct pipe_rec_scheme sr = {.id = pool_add(&foreign, &obj), .label_len = (uint32_t)t.len};
+    CHECK_EQ(CALL(&c, scheme_create, sr, &t), KILN_ERR_HANDLE);
+    CHECK_REPLY(&c, "another context");
+    sr.id = pool_add(&schemes, &obj);
+    REQUIRE_OK(CALL(&c, scheme_create, sr, &t));
+    CHECK_EQ(out_id(&c), sr.id);
+    uint64_t scheme = sr.id;
+    free(t.p);
+
+    uint64_t n1 = pool_add(&nodes, &obj);
+    CHECK_OK(add_minted(&c, n1, scheme, prog, buf));
+    CHECK_EQ(out_id(&c), n1);
+    CHECK_EQ(add_minted(&c, n1, scheme, prog, buf), KILN_ERR_HANDLE);   /* again */
+    CHECK_REPLY(&c, "live object");
+    uint64_t skip = (n1 & ~(uint64_t)POOL_MAX_SLOTS) | (pool_id_slot(n1) + 5);
+    CHECK_EQ(add_minted(&c, skip, scheme, prog, buf), KILN_ERR_HANDLE);
+    CHECK_REPLY(&c, "skips past");
+    struct pipe_rec_handle h = {n1};
+    CHECK_OK(CALL(&c, node_remove, h, NULL));
+    pool_remove(&nodes, n1);
+    CHECK_EQ(add_minted(&c, n1, scheme, prog, buf), KILN_ERR_HANDLE);   /* a removed node's handle */
+    CHECK_REPLY(&c, "issued before");
+    /* A make the server refuses (its binding's buffer is not one): the
+     * client's pool drops the id, as the server's did, and the next id it
+     * mints (that slot, one generation on) is taken. */
+    uint64_t n2 = pool_add(&nodes, &obj);
+    CHECK_EQ(add_minted(&c, n2, scheme, prog, buf ^ 0x100000000ull), KILN_ERR_HANDLE);
+    pool_remove(&nodes, n2);
+    uint64_t n3 = pool_add(&nodes, &obj);
+    CHECK_EQ(pool_id_slot(n3), pool_id_slot(n2));
+    CHECK_OK(add_minted(&c, n3, scheme, prog, buf));
+    CHECK_EQ(out_id(&c), n3);
+
+    /* Tickets: the client's own numbers, in order from 1. */
+    struct pipe_rec_submit sub = {scheme, 2};
+    CHECK_EQ(CALL(&c, scheme_submit, sub, NULL), KILN_ERR_INVALID);
+    CHECK_REPLY(&c, "next is 1");
+    sub.ticket = 1;
+    REQUIRE_OK(CALL(&c, scheme_submit, sub, NULL));
+    CHECK_EQ(out_id(&c), 1);
+    struct pipe_rec_wait wt = {5, UINT64_MAX};
+    CHECK_EQ(CALL(&c, ticket_wait, wt, NULL), KILN_ERR_INVALID);
+    CHECK_REPLY(&c, "never issued");
+    wt.ticket = 1;
+    CHECK_OK(CALL(&c, ticket_wait, wt, NULL));
+    sub.ticket = 0;   /* numbered by the server */
+    REQUIRE_OK(CALL(&c, scheme_submit, sub, NULL));
+    CHECK_EQ(out_id(&c), 2);
+    CHECK(c.go_on);
+    uint32_t got[64];
+    CHECK_OK(readback(&c, buf, got, sizeof got));
+    CHECK_EQ(got[0], 0);   /* the nodes' param is 0: the buffer stays zero, and is whole */
+    pool_finish(&schemes);
+    pool_finish(&nodes);
+    pool_finish(&foreign);
+    close_conn(&c);
     srv_destroy(s);
 }
 
@@ -567,6 +677,7 @@ TEST(a_program_reads_no_file_of_the_servers)
 int main(void)
 {
     RUN(foreign_handles_refused);
+    RUN(minted_handles_and_ticket_numbers_are_checked);
     RUN(refusals_keep_the_connection);
     RUN(broken_heads_end_the_connection);
     RUN(catalogue_order);
