@@ -28,6 +28,17 @@ set_tests_properties(test_server_waits PROPERTIES LABELS threads)
 # (its epoch), a forked child refused, a client scribbling on its rings
 # losing its own connection alone.
 kiln_test(test_stream remote/test_stream.c)
+# The command stream's two rings model-checked with Spin (stream.pml): no
+# side asleep for good on either ring, answers in call order, for one and
+# two slots; and a client that waits for room without taking answers must
+# deadlock with its server.
+set(KILN_STREAM_MODEL ${CMAKE_CURRENT_LIST_DIR}/stream.pml)
+add_test(NAME spin_stream COMMAND sh ${KILN_SPIN_SH} ${KILN_STREAM_MODEL} ${CMAKE_CURRENT_BINARY_DIR}/spin/stream holds)
+add_test(NAME spin_stream_two_slots COMMAND sh ${KILN_SPIN_SH} ${KILN_STREAM_MODEL}
+         ${CMAKE_CURRENT_BINARY_DIR}/spin/stream2 holds -DN=5 -DCAPC=2 -DCAPR=2)
+add_test(NAME spin_stream_nodrain COMMAND sh ${KILN_SPIN_SH} ${KILN_STREAM_MODEL}
+         ${CMAKE_CURRENT_BINARY_DIR}/spin/nodrain finds-deadlock -DNODRAIN)
+set_tests_properties(spin_stream spin_stream_two_slots spin_stream_nodrain PROPERTIES TIMEOUT 300 LABELS spin)
 
 # Clients killed with SIGKILL at random points while two others run: the
 # server's connections, objects and descriptors return to their level, its
