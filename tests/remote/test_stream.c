@@ -528,7 +528,7 @@ static void ahead_end(struct ahead *a)
 /* set_param on a node whose program is ready runs ahead: 1000 calls post
  * 1000 records and get no answer, and the frame that follows computes
  * with the last word; a slot past the program's words is refused at once
- * by the client, and a removed node's handle at once by the server. */
+ * by the client, and a removed node's handle at once, by the client too. */
 TEST(set_param_runs_ahead_and_its_own_errors_come_at_once)
 {
     struct server s;
@@ -599,8 +599,8 @@ TEST(a_run_ahead_error_comes_at_the_next_sync_naming_its_call)
 }
 
 /* add_node, submit and node_remove run ahead: the client mints the node
- * handles and numbers the tickets, so 100 of each post 300 records and
- * get no answer, and the frame computes with every node. A handle or a
+ * handles and numbers the tickets, so 100 adds and 100 submits post 200
+ * records and get no answer, and the frame computes with every node. A handle or a
  * ticket the client knows is not live is refused at once, sending
  * nothing. A ticket older than the server keeps mapped still waits right. */
 TEST(add_node_submit_and_remove_run_ahead_with_handles_and_tickets_the_client_made)
