@@ -123,11 +123,10 @@ kiln_result pool_claim(struct pool *p, uint64_t id, void *obj, const char *what)
 
 void pool_void(struct pool *p, uint64_t id)
 {
-    if (claim_refusal(p, id) || (pool_id_slot(id) == p->len && !grow(p)))
-        return;
-    if (pool_id_slot(id) == p->len)
-        p->len++;
     uint32_t slot = pool_id_slot(id), gen = pool_id_gen(id);
+    if (claim_refusal(p, id) || (slot == p->len && !grow(p)))
+        return;
+    p->len += slot == p->len;
     p->minted = true;
     p->e[slot] = (struct pool_entry){.gen = gen == UINT32_MAX ? gen : gen + 1, .retired = gen == UINT32_MAX};
     p->retired += gen == UINT32_MAX;

@@ -33,6 +33,7 @@ struct req {
     struct bytes *out;
     kiln_result live;            /* ctx_live's verdict, for OP */
     uint64_t seg_size;           /* the segment's bytes, when range_bytes mapped it */
+    bool posted;                 /* run ahead: answered only if it fails */
 };
 
 typedef kiln_result (*apply_fn)(struct req *q);
@@ -717,6 +718,8 @@ static kiln_result add_node(struct req *q)
     KILN_TRY(leave(q, enter(q) == KILN_OK
                           ? (ctx_mint(q->c, r->node), q->c->ops->scheme_add_node(q->c, (kiln_scheme){r->scheme}, &d, &n))
                           : KILN_OK));
+    if (q->posted)
+        return KILN_OK;   /* no answer goes back: the client knew the words */
     /* The node's param words, final once its program is ready: the client
      * checks a param slot against them itself, and runs set_param ahead. */
     kiln_program_state ps = KILN_PROGRAM_PENDING;
@@ -967,7 +970,8 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
                            pipe_op_name(head.op));
         } else {
             memcpy(recbuf, req + sizeof head, rec_size);
-            struct req q = {.cl = cl, .c = cl->ctx, .rec = recbuf, .out = &out};
+            struct req q = {.cl = cl, .c = cl->ctx, .rec = recbuf, .out = &out,
+                            .posted = (head.flags & PIPE_REQ_POSTED) != 0};
             bytes_reader_init(&q.tail, req + sizeof head + rec_size, head.tail_size);
             pipe_arena_init(&q.arena, head.tail_size);
             r = appliers[head.op](&q);

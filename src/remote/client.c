@@ -690,6 +690,31 @@ static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *des
     return ASK(program_create, rec, &out->id);
 }
 
+/* The interface of a program known ready, or NULL. */
+static const kiln_program_interface *iface_known(struct rclient *rc, uint64_t id)
+{
+    for (uint32_t i = 0; i < rc->iface_count; i++)
+        if (rc->ifaces[i].id == id)
+            return &rc->ifaces[i].iface;
+    return NULL;
+}
+
+/* A ready program's interface, kept: it is fixed for the life of its id
+ * (a destroyed program's id never names another). Not kept when memory
+ * runs out: asked again next time. */
+static void memo_keep(struct rclient *rc, uint64_t id, const kiln_program_interface *iface)
+{
+    if (rc->iface_count == rc->iface_cap) {
+        uint32_t cap = rc->iface_cap ? 2 * rc->iface_cap : 16;
+        struct memo_iface *m = realloc(rc->ifaces, cap * sizeof *m);
+        if (!m)
+            return;
+        rc->ifaces = m;
+        rc->iface_cap = cap;
+    }
+    rc->ifaces[rc->iface_count++] = (struct memo_iface){id, *iface};
+}
+
 static void memo_forget(struct rclient *rc, uint64_t id)
 {
     for (uint32_t i = 0; i < rc->iface_count; i++)
@@ -715,8 +740,6 @@ static kiln_result r_program_status(struct kctx *c, kiln_program p, kiln_program
     return KILN_OK;
 }
 
-static const kiln_program_interface *iface_known(struct rclient *rc, uint64_t id);
-static void memo_keep(struct rclient *rc, uint64_t id, const kiln_program_interface *iface);
 static kiln_result r_program_wait(struct kctx *c, kiln_program p)
 {
     struct rclient *rc = rc_of(c);
@@ -764,35 +787,16 @@ static kiln_result r_program_log(struct kctx *c, kiln_program p, char *buf, size
     return r;
 }
 
-/* A ready program's interface, kept: it is fixed for the life of its id
- * (a destroyed program's id never names another). Not kept when memory
- * runs out: asked again next time. */
-static void memo_keep(struct rclient *rc, uint64_t id, const kiln_program_interface *iface)
-{
-    if (rc->iface_count == rc->iface_cap) {
-        uint32_t cap = rc->iface_cap ? 2 * rc->iface_cap : 16;
-        struct memo_iface *m = realloc(rc->ifaces, cap * sizeof *m);
-        if (!m)
-            return;
-        rc->ifaces = m;
-        rc->iface_cap = cap;
-    }
-    rc->ifaces[rc->iface_count++] = (struct memo_iface){id, *iface};
-}
-
 static kiln_result r_program_interface_get(struct kctx *c, kiln_program p, kiln_program_interface *out)
 {
     struct rclient *rc = rc_of(c);
-    for (uint32_t i = 0; i < rc->iface_count; i++) {
-        if (rc->ifaces[i].id == p.id) {
-            if (rc->stats_on)
-                rc->stats.memo_hits++;
-            *out = rc->ifaces[i].iface;
-            return KILN_OK;
-        }
-    }
+    const kiln_program_interface *known = iface_known(rc, p.id);
     if (rc->stats_on)
-        rc->stats.memo_misses++;
+        known ? rc->stats.memo_hits++ : rc->stats.memo_misses++;
+    if (known) {
+        *out = *known;
+        return KILN_OK;
+    }
     struct pipe_rec_handle rec = {p.id};
     KILN_TRY(ASK(program_interface_get, rec, out));
     memo_keep(rc, p.id, out);
@@ -860,7 +864,7 @@ static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_n
     if (d.param_count > KILN_MAX_PARAM_WORDS)
         return KILN_RAISE(KILN_ERR_LIMIT, "node desc: %u param words; a program has at most %d", d.param_count,
                           KILN_MAX_PARAM_WORDS);
-    struct rnode *n = mem_calloc(1, sizeof *n);
+    struct rnode *n = mem_alloc(sizeof *n);
     if (!n)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a node");
     struct pipe_rec_node rec = {.scheme = s.id, .program = d.program.id, .binding_count = d.binding_count,
@@ -968,14 +972,6 @@ static kiln_result r_node_set_param(struct kctx *c, kiln_node n, uint32_t slot, 
  * node's param words become the program's. A swap only the server can
  * refuse (the program binds otherwise) is reported at the next
  * synchronization point. */
-static const kiln_program_interface *iface_known(struct rclient *rc, uint64_t id)
-{
-    for (uint32_t i = 0; i < rc->iface_count; i++)
-        if (rc->ifaces[i].id == id)
-            return &rc->ifaces[i].iface;
-    return NULL;
-}
-
 static kiln_result r_node_set_program(struct kctx *c, kiln_node n, kiln_program p)
 {
     struct rclient *rc = rc_of(c);
