@@ -10,7 +10,10 @@
  *      (goal: at most 1.05x);
  *   3. kiln_node_set_param alone, a call that runs ahead remotely: per call,
  *      in blocks of 1000 (goal: at most 2 us remote);
- *   4. an upload of M MiB (default 256) through the connection's memfd
+ *   4. a 4 KiB upload alone, which runs ahead remotely (its bytes go
+ *      inline in the record): per call, in blocks of 1000 (no goal of its
+ *      own; it was a round trip before);
+ *   5. an upload of M MiB (default 256) through the connection's memfd
  *      segment, against memcpy of as many bytes (the floor: one copy; goal
  *      at most 1.5x).
  *
@@ -46,7 +49,7 @@ struct side {
     const char *name;
     kiln_context ctx;
     kiln_program prog;
-    kiln_buffer buf;
+    kiln_buffer buf, spare;   /* spare: for uploads no node reads */
     kiln_scheme scheme;
     kiln_node *nodes;
     uint64_t stride;
@@ -66,6 +69,7 @@ static void side_init(struct side *s, const char *name, const char *remote, uint
     KCHECK(kiln_program_create(s->ctx, &(kiln_program_desc){.source = source, .name = "bench.comp"}, &s->prog));
     KCHECK(kiln_program_wait(s->ctx, s->prog));
     KCHECK(kiln_buffer_create(s->ctx, &(kiln_buffer_desc){.size = s->stride * nodes, .label = "bench"}, &s->buf));
+    KCHECK(kiln_buffer_create(s->ctx, &(kiln_buffer_desc){.size = 4096, .label = "spare"}, &s->spare));
     void *zero = calloc(nodes, s->stride);
     if (!zero)
         die("out of memory");
@@ -149,6 +153,38 @@ static double params_alone(struct side *local, struct side *remote, uint32_t rou
     free(a);
     free(b);
     return r;
+}
+
+/* PARAM_BLOCK uploads of 4 KiB into the side's buffer and the wait that
+ * settles them (its time is not counted): ns per call. */
+static uint64_t uploads_once(struct side *s, uint32_t iter)
+{
+    static uint32_t words[1024];
+    uint64_t t0 = now_ns();
+    for (uint32_t i = 0; i < PARAM_BLOCK; i++) {
+        words[0] = iter + i;
+        KCHECK(kiln_buffer_upload(s->ctx, s->spare, 0, words, sizeof words));
+    }
+    uint64_t t = now_ns() - t0;
+    KCHECK(kiln_context_wait_idle(s->ctx));
+    return t / PARAM_BLOCK;
+}
+
+static void uploads_alone(struct side *local, struct side *remote, uint32_t rounds)
+{
+    uint64_t *a = calloc(rounds, sizeof *a), *b = calloc(rounds, sizeof *b);
+    if (!a || !b)
+        die("out of memory");
+    uploads_once(local, 0);
+    uploads_once(remote, 0);
+    for (uint32_t i = 0; i < rounds; i++) {
+        a[i] = uploads_once(local, i);
+        b[i] = uploads_once(remote, i);
+    }
+    double l = bench_median(a, rounds) / 1e3, r = bench_median(b, rounds) / 1e3;
+    printf("%-34s in process %9.3f us   remote %9.3f us   per call\n", "4 KiB upload alone (runs ahead)", l, r);
+    free(a);
+    free(b);
 }
 
 /* The buffers hold what both sides computed alike. */
@@ -283,6 +319,7 @@ int main(int argc, char **argv)
     double submit = compare(&local, &far, false, iters, "submit + wait");
     double param = compare(&local, &far, true, iters, "set_param + submit + wait");
     double alone = params_alone(&local, &far, rounds < 8 ? 8 : rounds);
+    uploads_alone(&local, &far, rounds < 8 ? 8 : rounds);
     check_same(&local, &far, nodes);
     double up = upload_vs_memcpy(&far, mib, rounds);
     printf("goals: submit at most %.2fx: %s (%.3fx); set_param + submit at most %.2fx: %s (%.3fx); set_param alone "

@@ -43,13 +43,18 @@
  *   of a program this context has seen ready (kiln_program_wait or
  *   kiln_program_interface_get said so), kiln_node_remove,
  *   kiln_scheme_destroy, kiln_node_set_param on a node whose param words
- *   are known that way, and kiln_node_set_program to such a program return
- *   without waiting for the server. The client mints scheme and node
+ *   are known that way, kiln_node_set_program to such a program, and
+ *   kiln_buffer_upload and kiln_image_upload of bytes that travel in the
+ *   call's record (up to half the command ring less 4 KiB, 508 KiB by
+ *   default; the bytes are copied, so the caller may reuse its memory at
+ *   once) into a buffer or image this context made, within its size,
+ *   return without waiting for the server. The client mints scheme and node
  *   handles and numbers tickets itself (a remote context's tickets are 1,
  *   2, 3, ..., one per submit). What the client can check it checks at
  *   once, in the runtime's words: its own handles (a stale or foreign
  *   scheme or node, a ticket never issued), a param slot past the node's
- *   words. An error only the server can find (a binding's handle, a
+ *   words; an upload it cannot check (another size, a buffer it does not
+ *   know) waits for its answer. An error only the server can find (a binding's handle, a
  *   program that failed, a lost device) is returned by the context's next
  *   synchronization point: kiln_ticket_wait, kiln_context_wait_idle,
  *   kiln_program_wait, kiln_buffer_readback, kiln_image_readback or

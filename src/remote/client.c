@@ -63,6 +63,71 @@ struct deferred {
     char msg[512];
 };
 
+/* The byte sizes of the buffers and images this client made and has not
+ * destroyed, by id: an open-addressed table (linear probing, removal by
+ * shifting back, so no tombstones), for uploads that run ahead. */
+struct sizes {
+    struct sized {
+        uint64_t id, bytes;   /* id 0: an empty slot */
+    } *slot;
+    uint32_t count, cap;   /* cap: 0 or a power of two */
+};
+
+static uint32_t sizes_home(const struct sizes *t, uint64_t id)
+{
+    return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (t->cap - 1);
+}
+
+static const struct sized *sizes_find(const struct sizes *t, uint64_t id)
+{
+    for (uint32_t i = t->cap ? sizes_home(t, id) : 0; t->cap && t->slot[i].id; i = (i + 1) & (t->cap - 1))
+        if (t->slot[i].id == id)
+            return &t->slot[i];
+    return NULL;
+}
+
+/* Out of memory only costs run-ahead: an id not kept is asked of the server. */
+static void sizes_put(struct sizes *t, uint64_t id, uint64_t bytes)
+{
+    if (!id)
+        return;
+    if ((t->count + 1) * 4 > t->cap * 3) {
+        uint32_t cap = t->cap ? t->cap * 2 : 64;
+        struct sized *slot = calloc(cap, sizeof *slot), *old = t->slot;
+        if (!slot)
+            return;
+        uint32_t old_cap = t->cap;
+        *t = (struct sizes){.slot = slot, .cap = cap};
+        for (uint32_t i = 0; i < old_cap; i++)
+            if (old[i].id)
+                sizes_put(t, old[i].id, old[i].bytes);
+        free(old);
+    }
+    uint32_t i = sizes_home(t, id);
+    while (t->slot[i].id && t->slot[i].id != id)
+        i = (i + 1) & (t->cap - 1);
+    t->count += !t->slot[i].id;
+    t->slot[i] = (struct sized){id, bytes};
+}
+
+static void sizes_drop(struct sizes *t, uint64_t id)
+{
+    const struct sized *f = sizes_find(t, id);
+    if (!f)
+        return;
+    uint32_t hole = (uint32_t)(f - t->slot), mask = t->cap - 1;
+    t->slot[hole].id = 0;
+    t->count--;
+    for (uint32_t i = (hole + 1) & mask; t->slot[i].id; i = (i + 1) & mask) {
+        uint32_t home = sizes_home(t, t->slot[i].id);
+        if (((i - home) & mask) >= ((i - hole) & mask)) {   /* its home is at or before the hole: move it back */
+            t->slot[hole] = t->slot[i];
+            t->slot[i].id = 0;
+            hole = i;
+        }
+    }
+}
+
 /* A node the client made and has not removed (the object of its handle
  * in rclient.nodes): its scheme, and its program's param words. */
 struct rnode {
@@ -102,6 +167,7 @@ struct rclient {
      * pools would: so it knows which are live, and makes them without
      * waiting. A scheme's object is rc itself; a node's its struct rnode. */
     struct pool schemes, nodes;
+    struct sizes sizes;          /* its buffers' and images' bytes */
     uint64_t tickets;            /* its newest ticket: it numbers them (pipe_rec_submit) */
     bool sent;                   /* the last request built went out */
     char *stats_file;
@@ -490,12 +556,28 @@ static uint64_t inline_max(const struct rclient *rc)
     return KILN_MIN((uint64_t)PIPE_INLINE_MAX, m > 4096 ? m - 4096 : 0);
 }
 
+/* Whether an upload of rec can run ahead: its bytes go inline (the
+ * record holds a copy, so the caller may reuse its memory at once) into
+ * an object this client made, within its size as the client knows it.
+ * Anything else is answered, so its errors come at the call, exact. */
+static bool upload_posts(const struct rclient *rc, uint32_t op, const struct pipe_rec_range *rec)
+{
+    const struct sized *known = sizes_find(&rc->sizes, rec->id);
+    if (!known || rec->size > inline_max(rc))
+        return false;
+    if (op == PIPE_OP_image_upload)
+        return rec->size == known->bytes;
+    return rec->offset <= known->bytes && rec->size <= known->bytes - rec->offset;
+}
+
 static kiln_result data_in(struct rclient *rc, uint32_t op, struct pipe_rec_range *rec, const void *data)
 {
     if (!data && rec->size)
         return KILN_RAISE(KILN_ERR_INVALID, "data pointer is NULL");
     if (rec->size <= inline_max(rc)) {
         bytes_put(&rc->tail, data, rec->size);
+        if (upload_posts(rc, op, rec))
+            return post(rc, op, rec);
     } else {
         KILN_TRY(segment(rc, rec->size, rec));
         if (rec->segment)
@@ -576,13 +658,18 @@ static kiln_result r_buffer_create(struct kctx *c, const kiln_buffer_desc *desc,
     struct pipe_rec_buffer rec = {.size = d.size, .usage = d.usage};
     pipe_put_str(&rc->tail, d.label, SIZE_MAX);
     rec.label_len = (uint32_t)rc->tail.len;
-    return ASK(buffer_create, rec, &out->id);
+    KILN_TRY(ASK(buffer_create, rec, &out->id));
+    sizes_put(&rc->sizes, out->id, d.size);
+    return KILN_OK;
 }
 
 static kiln_result r_destroy_handle(struct rclient *rc, uint32_t op, uint64_t id)
 {
     struct pipe_rec_handle rec = {id};
-    return call(rc, op, &rec, NULL, 0, NULL);
+    KILN_TRY(call(rc, op, &rec, NULL, 0, NULL));
+    if (op == PIPE_OP_buffer_destroy || op == PIPE_OP_image_destroy)
+        sizes_drop(&rc->sizes, id);
+    return KILN_OK;
 }
 
 static kiln_result r_buffer_destroy(struct kctx *c, kiln_buffer b)
@@ -610,7 +697,9 @@ static kiln_result r_image_create(struct kctx *c, const kiln_image_desc *desc, k
                                  .format = (uint32_t)d.format, .usage = d.usage};
     pipe_put_str(&rc->tail, d.label, SIZE_MAX);
     rec.label_len = (uint32_t)rc->tail.len;
-    return ASK(image_create, rec, &out->id);
+    KILN_TRY(ASK(image_create, rec, &out->id));
+    sizes_put(&rc->sizes, out->id, (uint64_t)d.width * d.height * d.depth * kiln_format_size(d.format));
+    return KILN_OK;
 }
 
 static kiln_result r_image_destroy(struct kctx *c, kiln_image i)
@@ -1120,6 +1209,7 @@ static void r_destroy(struct kctx *c)
     uint64_t id;
     for (uint32_t cur = 0; pool_next(&rc->nodes, &cur, &id);)
         node_drop(rc, id);
+    free(rc->sizes.slot);
     pool_finish(&rc->nodes);
     pool_finish(&rc->schemes);
     free(rc->stats_file);

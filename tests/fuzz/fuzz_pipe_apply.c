@@ -7,12 +7,31 @@
  * held, so the leak check at exit sees every client's objects gone).
  *
  * The input: byte 0 is flags (bit 0: do not begin with the harness's own
- * valid context_create, so calls before one are tried too); the rest is
- * request frames, each [u32 length][that many bytes], the length clamped
- * to what is left. Handles differ between runs (they carry the context's
- * serial), so any 8-aligned 64-bit word past a frame's head of the form
- * MARK | k is replaced by the k-th id (mod their count) that this input's
- * replies returned: seeds name their objects so and stay valid.
+ * valid context_create, so calls before one are tried too; bit 1: through
+ * the command stream, below); the rest is request frames, each [u32
+ * length][that many bytes], the length clamped to what is left. Handles
+ * differ between runs (they carry the context's serial), so any 8-aligned
+ * 64-bit word past a frame's head of the form MARK | k is replaced by the
+ * k-th id (mod their count) that this input's replies returned: seeds name
+ * their objects so and stay valid.
+ *
+ * Through the command stream (bit 1), as a client reaches the server after
+ * its handshake: the harness makes a stream of 4 KiB rings as a client
+ * does (stream_make), the server's side adopts the same sealed segment
+ * (stream_adopt), and each frame goes as a record of the command ring; the
+ * server's side takes every record ready, as the connection's loop does (a
+ * STREAM_MSG record is applied, a STREAM_FRAME record announces the frame
+ * that a message past half a ring travels in, here the input's next one),
+ * and its reply goes back on the return ring, where the client's side must
+ * read the same bytes. A length word with bit 31 set is a scribble
+ * instead of a frame: the next 12 bytes are [u32 offset][u64 value], and
+ * the value is written into the shared segment at offset (mod its size),
+ * as a hostile client may at any moment, so cursors, headers and control
+ * fields are fuzzed too; with bit 30 set the frame goes as a STREAM_FRAME
+ * record (an announcement that lies). Whatever a scribble does, the
+ * server's side must refuse it with a reason or carry on, never crash or
+ * read outside the segment; after one, replies may differ from what the
+ * server sent (the client's view of the return ring was scribbled too).
  *
  * A crash, a sanitizer report or a broken promise is a bug: every reply
  * is a whole reply (head, message, out of the sizes it says), echoes the
@@ -28,9 +47,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipe/pipe.h"
 #include "remote/remote.h"
+#include "remote/remote_private.h"
 
 /* A handle placeholder: the high 48 bits; the low 16 pick an id. */
 #define MARK 0x4b494c4e48440000ull
@@ -54,6 +75,7 @@ static struct srv *host_get(void)
     if (host)
         return host;
     kiln_set_log_level(KILN_LOG_ERROR);
+    setenv("KILN_IPC_RING_KIB", "4", 1);   /* the stream's rings: 4 KiB, so records wrap and big ones go as frames */
     trace = getenv("KILN_FUZZ_TRACE") && !strcmp(getenv("KILN_FUZZ_TRACE"), "1");
     kiln_context_desc cd = {.backend = KILN_BACKEND_MOCK, .archive = -1, .compile_threads = 1,
                             .specialization = -1};
@@ -76,6 +98,11 @@ struct run {
     struct bytes rep;
     uint64_t ids[IDS_MAX];   /* ids and tickets the replies returned, in order */
     uint32_t id_count;
+    /* through the command stream: the client's side and the server's */
+    bool stream, scribbled;
+    struct stream cst, sst;
+    const uint8_t *held;   /* the frame a STREAM_FRAME record announced (the socket's, here) */
+    size_t held_len;
 };
 
 static bool op_returns_id(uint32_t op)
@@ -134,6 +161,132 @@ static bool feed(struct run *run, const uint8_t *frame, size_t len)
     return go_on;
 }
 
+/* ---- through the command stream ------------------------------------------------------- */
+
+static bool stream_open(struct run *run)
+{
+    stream_init(&run->cst);
+    stream_init(&run->sst);
+    if (stream_make(&run->cst) != KILN_OK)
+        return false;   /* no shared memory here: nothing to feed through */
+    int fd = dup(run->cst.seg.fd);
+    uint64_t epoch = 0x6b696c6e00000001ull;
+    if (fd < 0 || stream_adopt(&run->sst, fd, run->cst.seg.size, epoch) != KILN_OK) {
+        fprintf(stderr, "fuzz_pipe_apply: the server's side refused an honest stream: %s\n", kiln_last_error());
+        abort();
+    }
+    run->cst.epoch = epoch;   /* what the server's answer to PIPE_OP_STREAM would have said */
+    return true;
+}
+
+static void stream_close(struct run *run)
+{
+    stream_finish(&run->sst);
+    stream_finish(&run->cst);
+}
+
+/* The reply the server's side made (run->rep) sent back on the return
+ * ring, and read by the client's side: the same bytes, unless a scribble
+ * changed the ring under them. */
+static bool reply_back(struct run *run)
+{
+    struct stream *s = &run->sst, *c = &run->cst;
+    size_t n = run->rep.len;
+    kiln_result r;
+    if (n <= stream_record_max(s)) {
+        r = stream_put(s, STREAM_MSG, run->rep.p, n, NULL, 0, 0);
+    } else {
+        uint64_t len = n;   /* a frame on the socket, which here is the harness */
+        r = stream_put(s, STREAM_FRAME, &len, sizeof len, NULL, 0, 0);
+    }
+    if (r < 0) {
+        if (!run->scribbled)
+            abort();   /* an honest client's return ring refused a reply */
+        return false;
+    }
+    uint32_t kind;
+    const uint8_t *msg;
+    size_t len;
+    r = stream_try_get(c, &kind, &msg, &len);
+    if (run->scribbled)
+        return r == KILN_OK;
+    if (r != KILN_OK)
+        abort();   /* a reply sent and not read back */
+    if (kind == STREAM_MSG && (len != n || memcmp(msg, run->rep.p, n)))
+        abort();   /* read back other bytes */
+    uint64_t want;
+    if (kind == STREAM_FRAME && (stream_announced(msg, len, &want) != KILN_OK || want != n))
+        abort();   /* an announcement of another size */
+    return true;
+}
+
+/* One frame (or scribble) of the input through the stream: posted by the
+ * client's side, then every record ready taken by the server's side and
+ * applied. False when the connection ends. */
+static bool feed_stream_records(struct run *run, uint32_t word, const uint8_t *frame, size_t len)
+{
+    kiln_result r = KILN_OK;
+    if (!frame) {
+        /* nothing to post: only what is ready */
+    } else if (len > stream_record_max(&run->cst) && !(word & (1u << 30))) {
+        uint64_t n = len;   /* the message travels as a frame; its record announces it */
+        run->held = frame;
+        run->held_len = len;
+        r = stream_put(&run->cst, STREAM_FRAME, &n, sizeof n, NULL, 0, 0);
+    } else {
+        r = stream_put(&run->cst, word & (1u << 30) ? STREAM_FRAME : STREAM_MSG, frame,
+                       KILN_MIN(len, stream_record_max(&run->cst)), NULL, 0, 0);
+    }
+    if (r < 0) {
+        if (!run->scribbled)
+            abort();   /* an honest client could not post to a ring the server drains */
+        return false;
+    }
+    for (;;) {
+        uint32_t kind;
+        const uint8_t *msg;
+        size_t n;
+        r = stream_try_get(&run->sst, &kind, &msg, &n);
+        if (r == KILN_ERR_PENDING) {
+            err_clear();
+            return true;
+        }
+        if (r < 0) {
+            if (!run->scribbled || !*kiln_last_error())
+                abort();   /* an honest stream broken, or a broken one without a reason */
+            return false;   /* the server closes the connection */
+        }
+        if (kind == STREAM_FRAME) {
+            uint64_t want;
+            if (stream_announced(msg, n, &want) < 0 || !run->held || want != run->held_len)
+                return false;   /* the server waits for the frame, then closes */
+            msg = run->held;
+            n = run->held_len;
+        }
+        run->held = NULL;
+        bool go_on = feed(run, msg, n);
+        if (run->rep.len && !reply_back(run))
+            return false;
+        if (!go_on)
+            return false;
+    }
+}
+
+static bool feed_stream(struct run *run, uint32_t word, const uint8_t *frame, size_t len)
+{
+    bool go_on = feed_stream_records(run, word, frame, len);
+    run->held = NULL;   /* the frame is the caller's: an announcement not yet taken finds none */
+    return go_on;
+}
+
+/* Writes value into the shared segment at offset (mod its size). */
+static void scribble(struct run *run, uint32_t offset, uint64_t value)
+{
+    uint64_t room = run->cst.seg.size - sizeof value;
+    memcpy(run->cst.seg.map + offset % room, &value, sizeof value);
+    run->scribbled = true;
+}
+
 /* The harness's context_create: a zero desc (the server's backend) of this
  * protocol version, specialization off. */
 static void hello(struct bytes *b)
@@ -161,6 +314,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data += size ? 1 : 0;
     size -= size ? 1 : 0;
     bool go_on = true;
+    run.stream = (flags & 2) && stream_open(&run);
     if (!(flags & 1)) {
         struct bytes h = {0};
         hello(&h);
@@ -177,9 +331,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     while (go_on && size >= 4) {
-        size_t n = KILN_MIN((size_t)get_u32(data), size - 4);
+        uint32_t word = get_u32(data);
         data += 4;
         size -= 4;
+        if (run.stream && (word & (1u << 31))) {
+            if (size < 12)
+                break;
+            uint64_t value;
+            memcpy(&value, data + 4, sizeof value);
+            scribble(&run, get_u32(data), value);
+            data += 12;
+            size -= 12;
+            go_on = feed_stream(&run, 0, NULL, 0);   /* the server's side may read at any moment */
+            continue;
+        }
+        size_t n = KILN_MIN((size_t)(run.stream ? word & ~(3u << 30) : word), size);
         uint8_t *frame = malloc(n ? n : 1);   /* exactly n bytes: ASan sees an overread */
         if (!frame)
             abort();
@@ -192,12 +358,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 memcpy(frame + at, &v, 8);
             }
         }
-        go_on = feed(&run, frame, n);
+        go_on = run.stream ? feed_stream(&run, word, frame, n) : feed(&run, frame, n);
         free(frame);
         data += n;
         size -= n;
     }
     srv_client_close(run.cl);
+    if (run.stream)
+        stream_close(&run);
     free(run.rep.p);
     return 0;
 }
@@ -317,19 +485,39 @@ static void list(struct seed *s, uint32_t op, uint64_t id, uint32_t first, uint3
     put_req(s, op, &r, sizeof r, NULL, 0);
 }
 
-static int seed_write(const char *dir, const char *name, struct seed *s)
+static int seed_file(const char *dir, const char *name, const char *suffix, const struct bytes *b)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s%s", dir, name, suffix);
     FILE *f = fopen(path, "wb");
-    int bad = s->b.oom || !f || fwrite(s->b.p, 1, s->b.len, f) != s->b.len;
+    int bad = b->oom || !f || fwrite(b->p, 1, b->len, f) != b->len;
     if (f && fclose(f))
         bad = 1;
-    free(s->b.p);
-    *s = (struct seed){0};
     if (bad)
         fprintf(stderr, "fuzz_pipe_apply: cannot write %s\n", path);
     return bad;
+}
+
+/* Writes the seed as frames and, as name_ring, the same through the
+ * command stream (flag bit 1), unless it is a stream seed already. */
+static int seed_write(const char *dir, const char *name, struct seed *s)
+{
+    int bad = seed_file(dir, name, "", &s->b);
+    if (!s->b.oom && s->b.len && !(s->b.p[0] & 2)) {
+        s->b.p[0] |= 2;
+        bad |= seed_file(dir, name, "_ring", &s->b);
+    }
+    free(s->b.p);
+    *s = (struct seed){0};
+    return bad;
+}
+
+/* A scribble into the stream's segment (stream seeds only). */
+static void put_scribble(struct seed *s, uint32_t offset, uint64_t value)
+{
+    bytes_put_u32(&s->b, 1u << 31);
+    bytes_put_u32(&s->b, offset);
+    bytes_put(&s->b, &value, sizeof value);
 }
 
 /* Writes seeds into dir: buffers; a program, a scheme and its node run
@@ -367,7 +555,8 @@ int fuzz_write_seeds(const char *dir)
     struct pipe_rec_param sp = {.node = mark(4), .slot = 0, .word = 5};
     REQ(&s, node_set_param, sp, &no_tail);
     list(&s, PIPE_OP_node_get_params, mark(4), 0, 8);
-    req_handle(&s, PIPE_OP_scheme_submit, mark(3));                     /* id 5: the ticket */
+    struct pipe_rec_submit sub = {.scheme = mark(3)};                /* ticket 0: the server numbers it */
+    REQ(&s, scheme_submit, sub, &no_tail);                           /* id 5: the ticket */
     struct pipe_rec_wait w = {.ticket = mark(5), .timeout_ns = 1000000000};
     REQ(&s, ticket_wait, w, &no_tail);
     req_handle(&s, PIPE_OP_scheme_stats_get, mark(3));
@@ -393,7 +582,7 @@ int fuzz_write_seeds(const char *dir)
     add_node(&s, mark(3), mark(0), mark(2), mark(2));                            /* id 4 */
     struct pipe_rec_pair np = {.a = mark(4), .b = mark(1)};
     REQ(&s, node_set_program, np, &no_tail);
-    req_handle(&s, PIPE_OP_scheme_submit, mark(3));
+    REQ(&s, scheme_submit, sub, &no_tail);
     bad |= seed_write(dir, "node_set_program", &s);
 
     bytes_put_u8(&s.b, 0);
@@ -467,5 +656,42 @@ int fuzz_write_seeds(const char *dir)
     bytes_put(&s.b, "0123456789", 10);
     bad |= seed_write(dir, "short_head", &s);
     free(nulls.p);
+
+    /* Through the stream, with scribbles (each seen by the server's side
+     * at once, as a hostile client's would be): a request, then the
+     * command ring's head (offset 0x0c0: the page's command cursors)
+     * moved back behind what the server has read. */
+    bytes_put_u8(&s.b, 2);
+    buffer_create(&s, 64, "s");                                      /* id 0 */
+    range(&s, PIPE_OP_buffer_upload, mark(0), 0, 64, PIPE_VIA_INLINE, true);
+    put_scribble(&s, 0x0c0, 8);
+    req_none(&s, PIPE_OP_context_caps);
+    bad |= seed_write(dir, "stream_head_back", &s);
+
+    /* A record the client never wrote: a header of a kind no ring has at
+     * the ring's start (past the 4 KiB control page), and the head moved
+     * past it. */
+    bytes_put_u8(&s.b, 2);
+    put_scribble(&s, 4096, 0x0000000900000010ull);
+    put_scribble(&s, 0x0c0, 16);
+    req_none(&s, PIPE_OP_context_caps);
+    bad |= seed_write(dir, "stream_bad_kind", &s);
+
+    /* Garbage the client did not publish made visible: the head moved a
+     * whole ring ahead of the tail, over zeroed bytes (pads of size 0). */
+    bytes_put_u8(&s.b, 2);
+    req_none(&s, PIPE_OP_context_caps);
+    put_scribble(&s, 0x0c0, 4096);
+    bad |= seed_write(dir, "stream_head_ahead", &s);
+
+    /* A message too big for a record of a 4 KiB ring: announced, then
+     * applied as its frame (a program of 3 KiB). */
+    bytes_put_u8(&s.b, 2);
+    char big[3072 + 128];
+    snprintf(big, sizeof big, "#version 450\nlayout(local_size_x = 1) in;\n%*s\nvoid main() {}\n", 3072, "");
+    program_create(&s, big, "big.comp");
+    req_handle(&s, PIPE_OP_program_wait, mark(0));
+    list(&s, PIPE_OP_program_log, mark(0), 0, 4096);
+    bad |= seed_write(dir, "stream_frame", &s);
     return bad;
 }

@@ -131,8 +131,9 @@ static bool mock_start(struct server *s)
 /* ---- a client's view ------------------------------------------------------------------------- */
 
 /* After the handshake every call is a record: the command ring's
- * sequence numbers count the calls, each one answered on the return ring;
- * the server wrote its epoch and generation and its heartbeat moves. */
+ * sequence numbers count the calls, each one answered on the return ring
+ * but the upload, which runs ahead (inline, into a buffer the client
+ * made); the server wrote its epoch and generation and its heartbeat moves. */
 TEST(a_clients_calls_go_on_its_command_stream)
 {
     struct server s;
@@ -156,8 +157,8 @@ TEST(a_clients_calls_go_on_its_command_stream)
     CHECK_EQ(atomic_load(&ctl->cmd.submitted_seq), sent + 3);
     CHECK_EQ(atomic_load(&ctl->cmd.applied_seq), sent + 3);
     CHECK_EQ(atomic_load(&ctl->cmd.retired_seq), sent + 3);
-    CHECK_EQ(atomic_load(&ctl->stage.submitted_seq), answered + 3);
-    CHECK_EQ(atomic_load(&ctl->stage.retired_seq), answered + 3);
+    CHECK_EQ(atomic_load(&ctl->stage.submitted_seq), answered + 2);
+    CHECK_EQ(atomic_load(&ctl->stage.retired_seq), answered + 2);
     uint64_t beat = atomic_load(&ctl->server_heartbeat), until = now_ms() + 10000;
     while (atomic_load(&ctl->server_heartbeat) == beat && now_ms() < until)
         nap_ms(20);
@@ -598,6 +599,66 @@ TEST(a_run_ahead_error_comes_at_the_next_sync_naming_its_call)
     server_finish(&s);
 }
 
+/* Inline uploads into a buffer or image the client made run ahead: 200
+ * uploads post 200 records and get no answer, the caller's memory is
+ * reused at once (each upload's bytes are copied into its record), and
+ * what reads the buffer after them sees each in order. An upload past the
+ * buffer's end, of the wrong size for an image, or into a buffer not made
+ * by this client (or destroyed) is answered, so its error comes at once,
+ * in the runtime's words. */
+TEST(inline_uploads_run_ahead_and_their_errors_come_at_once)
+{
+    struct server s;
+    REQUIRE(folder(&s));
+    REQUIRE_OK(server_start(&s, NULL));
+    struct ahead a;
+    REQUIRE(ahead_make(&s, &a));
+    struct tp_control *ctl = a.m.ctl;
+    kiln_image img;
+    REQUIRE_OK(kiln_image_create(a.c, &(kiln_image_desc){.width = 4, .height = 2, .format = KILN_FORMAT_R32UI}, &img));
+    uint64_t sent = atomic_load(&ctl->cmd.submitted_seq), answered = atomic_load(&ctl->stage.submitted_seq);
+    uint32_t words[256];
+    for (uint32_t i = 0; i < 200; i++) {
+        for (uint32_t k = 0; k < 256; k++)
+            words[k] = i * 1000 + k;   /* the same memory, rewritten after every call */
+        CHECK_OK(kiln_buffer_upload(a.c, a.b, (i % 4) * 256, words, 256));
+        CHECK_OK(kiln_image_upload(a.c, img, words, 32));
+    }
+    CHECK_EQ(atomic_load(&ctl->cmd.submitted_seq), sent + 400);
+    CHECK_EQ(atomic_load(&ctl->stage.submitted_seq), answered);   /* not one answer */
+    uint32_t got[256], texels[8];
+    CHECK_OK(kiln_buffer_readback(a.c, a.b, 0, got, sizeof got));
+    for (uint32_t q = 0; q < 4; q++)   /* quarter q was last written by upload 196 + q */
+        CHECK_EQ(got[q * 64 + 5], (196 + q) * 1000 + 5);
+    CHECK_OK(kiln_image_readback(a.c, img, texels, sizeof texels));
+    CHECK_EQ(texels[7], 199 * 1000 + 7);
+
+    /* a submit between uploads: the frame reads the upload before it */
+    CHECK_OK(kiln_node_set_param(a.c, a.n, 0, 7));
+    kiln_ticket t;
+    CHECK_OK(kiln_scheme_submit(a.c, a.sc, &t));
+    CHECK_OK(kiln_buffer_upload(a.c, a.b, 0, words, 4));   /* after the frame's writes */
+    CHECK_OK(kiln_ticket_wait(a.c, t, UINT64_MAX));
+    CHECK_OK(kiln_buffer_readback(a.c, a.b, 0, got, sizeof got));
+    CHECK_EQ(got[0], 199 * 1000);
+    CHECK_EQ(got[1], 8);
+
+    answered = atomic_load(&ctl->stage.submitted_seq);
+    CHECK_RESULT(kiln_buffer_upload(a.c, a.b, 1020, words, 8), KILN_ERR_INVALID);
+    CHECK_MSG("runs past its 1024 bytes");
+    CHECK_RESULT(kiln_image_upload(a.c, img, words, 16), KILN_ERR_INVALID);
+    CHECK_MSG("16 bytes given");
+    CHECK(atomic_load(&ctl->stage.submitted_seq) > answered);   /* the server's words, answered */
+    kiln_buffer gone;
+    REQUIRE_OK(kiln_buffer_create(a.c, &(kiln_buffer_desc){.size = 64}, &gone));
+    CHECK_OK(kiln_buffer_destroy(a.c, gone));
+    CHECK_RESULT(kiln_buffer_upload(a.c, gone, 0, words, 4), KILN_ERR_HANDLE);
+    CHECK_OK(kiln_image_destroy(a.c, img));
+    CHECK_RESULT(kiln_image_upload(a.c, img, words, 32), KILN_ERR_HANDLE);
+    ahead_end(&a);
+    server_finish(&s);
+}
+
 /* add_node, submit and node_remove run ahead: the client mints the node
  * handles and numbers the tickets, so 100 adds and 100 submits post 200
  * records and get no answer, and the frame computes with every node. A handle or a
@@ -828,6 +889,7 @@ int main(int argc, char **argv)
     RUN(set_param_runs_ahead_and_its_own_errors_come_at_once);
     RUN(a_run_ahead_error_comes_at_the_next_sync_naming_its_call);
     RUN(add_node_submit_and_remove_run_ahead_with_handles_and_tickets_the_client_made);
+    RUN(inline_uploads_run_ahead_and_their_errors_come_at_once);
     RUN(a_client_scribbling_on_its_ring_loses_its_connection_alone);
     return TEST_SUMMARY();
 }
