@@ -144,6 +144,8 @@ int main(void)
         kiln_server_destroy(server);   /* ends the connection: the client's objects freed */
         uint32_t w = 1;
         kiln_result rr = kiln_buffer_upload(ctx, b, 0, &w, 4);
+        if (rr == KILN_OK)   /* posted (run ahead): the loss comes at the next synchronization point */
+            rr = kiln_buffer_readback(ctx, b, 0, &w, 4);
         lost = rr == KILN_ERR_DEVICE_LOST && strstr(kiln_last_error(), "kiln server");
         if (!lost)
             fprintf(stderr, "after the server went: %s: %s\n", kiln_result_name(rr), kiln_last_error());
