@@ -463,8 +463,10 @@ KILN_API KILN_NODISCARD kiln_result kiln_buffer_create(kiln_context ctx, const k
 KILN_API kiln_result kiln_buffer_destroy(kiln_context ctx, kiln_buffer buf);
 /* Copies size bytes from data into the buffer at offset; data may be
  * reused once the call returns. Ordered after every earlier submit of the
- * context: it waits for those that use the bytes (mapped memory), or
- * leaves a transfer queued behind them (device memory). */
+ * context: it waits for those that use the buffer (mapped memory), or
+ * leaves a transfer that waits on the device for those alone and runs
+ * beside earlier dispatches that do not use the buffer (device memory;
+ * later submits run after it). */
 KILN_API KILN_NODISCARD kiln_result kiln_buffer_upload(kiln_context ctx, kiln_buffer buf, uint64_t offset,
                                                        const void *data, uint64_t size);
 /* Copies size bytes at offset into data, once every earlier submit that may

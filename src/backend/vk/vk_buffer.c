@@ -133,17 +133,28 @@ kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t timeout_
 }
 
 /* Submits one command buffer signalling the next ticket, returned in
- * *ticket; notes it as running `what` unless NULL (kb_submit notes it). */
-kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char *what, uint64_t *ticket)
+ * *ticket; notes it as running `what` unless NULL (kb_submit notes it).
+ * after, when nonzero, is a ticket whose work the buffer's transfer
+ * commands wait for (a wait on the timeline at the transfer stage), and
+ * nothing else before it: a transfer runs beside earlier dispatches that
+ * do not touch its bytes. A signal still covers every command submitted
+ * before it, so ticket N done still means every ticket up to N done. */
+kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char *what, uint64_t after, uint64_t *ticket)
 {
     if (d->fault_lost)
         return vk_fail(VK_ERROR_DEVICE_LOST, __FILE__, __LINE__, "vkQueueSubmit (vkb_fault)");
     uint64_t value = d->base.submitted + 1;
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
     VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .waitSemaphoreValueCount = after ? 1 : 0,
+                                        .pWaitSemaphoreValues = &after,
                                         .signalSemaphoreValueCount = 1,
                                         .pSignalSemaphoreValues = &value};
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .pNext = &ts,
+                       .waitSemaphoreCount = after ? 1 : 0,
+                       .pWaitSemaphores = &d->timeline,
+                       .pWaitDstStageMask = &stage,
                        .commandBufferCount = 1,
                        .pCommandBuffers = &cb,
                        .signalSemaphoreCount = 1,
@@ -238,9 +249,9 @@ void vk_xfer_reap(struct vk_device *d, bool all)
         d->spare_count = 0, d->spare_bytes = 0;
 }
 
-kiln_result vk_xfer_begin(struct vk_device *d, uint64_t staging_bytes, struct vk_xfer *x)
+kiln_result vk_xfer_begin(struct vk_device *d, uint64_t staging_bytes, uint64_t after, struct vk_xfer *x)
 {
-    *x = (struct vk_xfer){0};
+    *x = (struct vk_xfer){.after = after};
     vk_xfer_reap(d, false);
     /* Staging left running is bounded: past it, the oldest is waited for. */
     while (staging_bytes && d->xfer_count && d->xfer_bytes + staging_bytes > XFER_STAGING_MAX) {
@@ -273,12 +284,14 @@ kiln_result vk_xfer_begin(struct vk_device *d, uint64_t staging_bytes, struct vk
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     vkBeginCommandBuffer(x->cb, &bi);
+    /* Only earlier transfers come before it here, and the ticket `after`
+     * through the timeline (vk_queue_submit): dispatches that do not touch
+     * its bytes run on beside it. */
     VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                              .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                               VK_ACCESS_TRANSFER_WRITE_BIT,
+                              .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
                               .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-    vkCmdPipelineBarrier(x->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
+    vkCmdPipelineBarrier(x->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL,
+                         0, NULL);
     return KILN_OK;
 }
 
@@ -292,7 +305,7 @@ kiln_result vk_xfer_submit(struct vk_device *d, struct vk_xfer *x, const char *w
                          VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL, 0,
                          NULL);
     VkResult vr = vkEndCommandBuffer(x->cb);
-    kiln_result r = vr == VK_SUCCESS ? vk_queue_submit(d, x->cb, what, &x->ticket)
+    kiln_result r = vr == VK_SUCCESS ? vk_queue_submit(d, x->cb, what, x->after, &x->ticket)
                                      : vk_fail(vr, __FILE__, __LINE__, "vkEndCommandBuffer (transfer)");
     if (r < 0) {
         vk_xfer_free(d, x);
@@ -317,7 +330,7 @@ void vk_xfer_let_run(struct vk_device *d, struct vk_xfer *x)
 kiln_result vk_buffer_zero(struct vk_device *d, struct vk_buffer *b)
 {
     struct vk_xfer x;
-    KILN_TRY(vk_xfer_begin(d, 0, &x));
+    KILN_TRY(vk_xfer_begin(d, 0, 0, &x));   /* a new buffer: nothing used it */
     vkCmdFillBuffer(x.cb, b->buf, 0, VK_WHOLE_SIZE, 0);
     KILN_TRY(vk_xfer_submit(d, &x, "a transfer (a new buffer's zero fill)"));
     b->base.last_use = b->base.last_write = x.ticket;
@@ -338,7 +351,7 @@ kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64
     for (uint64_t done = 0; done < size; done += XFER_CHUNK) {
         uint64_t n = KILN_MIN(XFER_CHUNK, size - done);
         struct vk_xfer x;
-        KILN_TRY(vk_xfer_begin(d, n, &x));
+        KILN_TRY(vk_xfer_begin(d, n, buf->last_use, &x));   /* after what reads or writes it */
         memcpy(x.st.map, (const char *)data + done, n);
         VkBufferCopy region = {.srcOffset = 0, .dstOffset = off + done, .size = n};
         vkCmdCopyBuffer(x.cb, x.st.buf, b->buf, 1, &region);
@@ -372,7 +385,7 @@ kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_
         for (; n < BATCH && done < size; n++, done += len[n - 1]) {
             at[n] = done;
             len[n] = KILN_MIN(XFER_CHUNK, size - done);
-            r = vk_xfer_begin(d, len[n], &x[n]);
+            r = vk_xfer_begin(d, len[n], buf->last_write, &x[n]);   /* after what writes it */
             if (r == KILN_OK) {
                 VkBufferCopy region = {.srcOffset = off + done, .dstOffset = 0, .size = len[n]};
                 vkCmdCopyBuffer(x[n].cb, b->buf, x[n].st.buf, 1, &region);
@@ -472,7 +485,7 @@ kiln_result vk_buffer_write_host(struct kb_device *dev, struct kb_buffer *buf, u
         return KILN_RAISE(KILN_ERR_INVALID, "host copy: %llu bytes at %llu of %llu", (unsigned long long)size,
                           (unsigned long long)src_off, (unsigned long long)h->size);
     struct vk_xfer x;
-    KILN_TRY(vk_xfer_begin(d, 0, &x));
+    KILN_TRY(vk_xfer_begin(d, 0, buf->last_use, &x));
     VkBufferCopy region = {.srcOffset = src_off, .dstOffset = off, .size = size};
     vkCmdCopyBuffer(x.cb, h->buf, b->buf, 1, &region);
     KILN_TRY(vk_xfer_submit(d, &x, "a transfer (an upload from a client's segment)"));

@@ -151,7 +151,7 @@ kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const struct 
 
 kiln_result vk_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t *ticket)
 {
-    return vk_queue_submit(vkd(dev), c->cb, NULL, ticket);
+    return vk_queue_submit(vkd(dev), c->cb, NULL, 0, ticket);
 }
 
 uint64_t vk_ticket_done(struct kb_device *dev)

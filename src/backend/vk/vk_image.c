@@ -127,7 +127,7 @@ kiln_result vk_image_create(struct kb_device *dev, const struct kb_image *in, st
      * layout: the transfer's closing barrier makes the clear visible to
      * shaders. */
     struct vk_xfer x;
-    kiln_result r = vk_xfer_begin(d, 0, &x);
+    kiln_result r = vk_xfer_begin(d, 0, 0, &x);   /* a new image: nothing used it */
     if (r == KILN_OK) {
         image_barrier(x.cb, m->image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                       VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -162,7 +162,8 @@ void vk_image_destroy(struct kb_device *dev, struct kb_image *img)
 }
 
 /* Copies every texel between an image and the host through a staging
- * buffer, with one transfer ordered after every earlier submit; the image
+ * buffer, with one transfer ordered after the submits that use the image
+ * (an upload) or write it (a readback); the image
  * is in a transfer layout for the copy alone and back in GENERAL when the
  * transfer ends. An upload is left to run; a readback waited for through
  * w. */
@@ -170,7 +171,7 @@ static kiln_result image_copy(struct vk_device *d, struct vk_image *m, void *hos
                               const struct kb_wait *w)
 {
     struct vk_xfer x;
-    KILN_TRY(vk_xfer_begin(d, m->base.bytes, &x));
+    KILN_TRY(vk_xfer_begin(d, m->base.bytes, upload ? m->base.last_use : m->base.last_write, &x));
     if (upload)
         memcpy(x.st.map, host, (size_t)m->base.bytes);
     VkBufferImageCopy region = {
@@ -178,8 +179,10 @@ static kiln_result image_copy(struct vk_device *d, struct vk_image *m, void *hos
         .imageExtent = {m->base.width, m->base.height, m->base.depth},
     };
     VkImageLayout copy = upload ? VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    image_barrier(x.cb, m->image, VK_IMAGE_LAYOUT_GENERAL, copy, IMAGE_STAGES, IMAGE_ACCESS,
-                  VK_PIPELINE_STAGE_TRANSFER_BIT, upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT);
+    /* Chained to the wait for the image's own last use (vk_queue_submit)
+     * through the transfer stage, not behind every earlier dispatch. */
+    image_barrier(x.cb, m->image, VK_IMAGE_LAYOUT_GENERAL, copy, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                  VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT);
     if (upload)
         vkCmdCopyBufferToImage(x.cb, x.st.buf, m->image, copy, 1, &region);
     else

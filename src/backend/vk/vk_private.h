@@ -147,6 +147,7 @@ struct vk_xfer {
     struct staging st;       /* st.buf VK_NULL_HANDLE: none */
     uint64_t bytes;          /* st's size */
     uint64_t ticket;         /* its submit, once made */
+    uint64_t after;          /* the ticket its commands wait for: the last that touched its bytes */
 };
 
 _Static_assert(offsetof(struct vk_device, base) == 0, "a struct kb_device * of the Vulkan backend is its vk_device");
@@ -181,8 +182,10 @@ bool vk_probe_cache_keeps_code(struct vk_device *d);
 /* vk_buffer.c */
 void vk_staging_free(struct vk_device *d, struct staging *st);
 kiln_result vk_staging_make(struct vk_device *d, uint64_t size, struct staging *st);
-/* Begins a transfer with a staging buffer of staging_bytes (0: none). */
-kiln_result vk_xfer_begin(struct vk_device *d, uint64_t staging_bytes, struct vk_xfer *x);
+/* Begins a transfer with a staging buffer of staging_bytes (0: none),
+ * whose commands wait for ticket after (0: none) and earlier transfers,
+ * and for no other device work. */
+kiln_result vk_xfer_begin(struct vk_device *d, uint64_t staging_bytes, uint64_t after, struct vk_xfer *x);
 /* Ends and submits it, noted as `what`: x->ticket. On failure x is freed. */
 kiln_result vk_xfer_submit(struct vk_device *d, struct vk_xfer *x, const char *what);
 /* Leaves a submitted transfer to run: freed once done. */
@@ -191,7 +194,7 @@ void vk_xfer_let_run(struct vk_device *d, struct vk_xfer *x);
 void vk_xfer_free(struct vk_device *d, struct vk_xfer *x);
 /* Frees the transfers in flight that are done (all: waits for every one). */
 void vk_xfer_reap(struct vk_device *d, bool all);
-kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char *what, uint64_t *ticket);
+kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char *what, uint64_t after, uint64_t *ticket);
 kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t timeout_ns);
 /* Zeroes a new device-local buffer on the device, left to run (its
  * last_use and last_write moved to the fill). */
