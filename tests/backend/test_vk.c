@@ -376,6 +376,87 @@ TEST(buffers_round_trip_staged_in_chunks)
     test_context_done(ctx);
 }
 
+/* A long loop over each lane's word of A, into B. */
+static const char *k_steps = "#version 450\n"
+                             "layout(local_size_x = 64) in;\n"
+                             "layout(std430, binding = 0) readonly buffer A { uint a[]; };\n"
+                             "layout(std430, binding = 1) writeonly buffer B { uint b[]; };\n"
+                             "void main() {\n"
+                             "    uint i = gl_GlobalInvocationID.x, x = a[i];\n"
+                             "    for (uint k = 0u; k < kiln_param(0); k++)\n"
+                             "        x = x * 1664525u + 1013904223u;\n"
+                             "    b[i] = x;\n"
+                             "}\n";
+
+static uint32_t cpu_steps(uint32_t x, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++)
+        x = x * 1664525u + 1013904223u;
+    return x;
+}
+
+/* Uploads and readbacks right behind a dispatch still running land where
+ * their order says, on mapped memory and through staging (where a
+ * transfer waits on the device for the dispatches that touch its bytes
+ * alone): an upload into what the dispatch reads does not change what it
+ * read; a readback of what it writes sees its writes; an upload into what
+ * it writes lands after them; an upload into a buffer it does not touch
+ * is there too. */
+static void transfers_in_order(const char *staging)
+{
+    if (staging)
+        setenv("KILN_FORCE_STAGING", staging, 1);
+    kiln_context ctx;
+    kiln_result r = test_context(&ctx);
+    unsetenv("KILN_FORCE_STAGING");
+    REQUIRE_OK(r);
+    enum { LANES = 8192, STEPS = 1 << 14 };
+    static uint32_t old_a[LANES], new_a[LANES], pattern[LANES], got[LANES];
+    for (uint32_t i = 0; i < LANES; i++) {
+        old_a[i] = i * 2654435761u;
+        new_a[i] = ~old_a[i];
+        pattern[i] = i ^ 0x5a5a5a5au;
+    }
+    kiln_program p;
+    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = k_steps, .name = "steps"}, &p));
+    kiln_buffer a, b, other;
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = sizeof old_a, .label = "a"}, &a));
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = sizeof old_a, .label = "b"}, &b));
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = sizeof old_a, .label = "other"}, &other));
+    REQUIRE_OK(kiln_buffer_upload(ctx, a, 0, old_a, sizeof old_a));
+    kiln_scheme s;
+    kiln_node n;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    kiln_binding binds[2] = {{.binding = 0, .buffer = a}, {.binding = 1, .buffer = b}};
+    uint32_t steps = STEPS;
+    REQUIRE_OK(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = p, .groups = {LANES / 64, 1, 1},
+                                                             .bindings = binds, .binding_count = 2,
+                                                             .params = &steps, .param_count = 1}, &n));
+    kiln_ticket t;
+    CHECK_OK(kiln_scheme_submit(ctx, s, &t));
+    CHECK_OK(kiln_buffer_upload(ctx, a, 0, new_a, sizeof new_a));            /* after the dispatch read a */
+    CHECK_OK(kiln_buffer_upload(ctx, other, 0, pattern, sizeof pattern));   /* beside it */
+    CHECK_OK(kiln_buffer_readback(ctx, b, 0, got, sizeof got));              /* after it wrote b */
+    uint32_t wrong = 0;
+    for (uint32_t i = 0; i < LANES; i += 7)
+        wrong += got[i] != cpu_steps(old_a[i], STEPS);
+    CHECK_EQ(wrong, 0);
+    CHECK_OK(kiln_scheme_submit(ctx, s, &t));
+    CHECK_OK(kiln_buffer_upload(ctx, b, 0, pattern, sizeof pattern));       /* after the dispatch wrote b */
+    CHECK_OK(kiln_ticket_wait(ctx, t, UINT64_MAX));
+    CHECK_OK(kiln_buffer_readback(ctx, b, 0, got, sizeof got));
+    CHECK(!memcmp(got, pattern, sizeof got));
+    CHECK_OK(kiln_buffer_readback(ctx, other, 0, got, sizeof got));
+    CHECK(!memcmp(got, pattern, sizeof got));
+    CHECK_OK(kiln_buffer_readback(ctx, a, 0, got, sizeof got));
+    CHECK(!memcmp(got, new_a, sizeof got));
+    CHECK_OK(kiln_scheme_destroy(ctx, s));
+    test_context_done(ctx);
+}
+
+TEST(transfers_behind_a_running_dispatch_land_in_order_unified) { transfers_in_order(NULL); }
+TEST(transfers_behind_a_running_dispatch_land_in_order_staged) { transfers_in_order("1"); }
+
 TEST(uniform_buffers_and_two_dimensional_grids)
 {
     kiln_context ctx;
@@ -649,6 +730,8 @@ int main(void)
     RUN(buffers_round_trip_unified);
     RUN(buffers_round_trip_staged);
     RUN(buffers_round_trip_staged_in_chunks);
+    RUN(transfers_behind_a_running_dispatch_land_in_order_unified);
+    RUN(transfers_behind_a_running_dispatch_land_in_order_staged);
     RUN(uniform_buffers_and_two_dimensional_grids);
     RUN(grids_outside_the_device_limits_are_refused);
     RUN(caps_and_device_choice);
