@@ -220,6 +220,11 @@ struct backend_ops {
      * users; last_use and last_write move to the copy. */
     kiln_result (*buffer_write_host)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, struct kb_host *h,
                                      uint64_t src_off, uint64_t size, const struct kb_wait *w);
+    /* The other way: size bytes of buf at off into h at dst_off, on the
+     * device, after the buffer's last write, waited for through w; the
+     * buffer's last_use moves to the copy. */
+    kiln_result (*buffer_read_host)(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, struct kb_host *h,
+                                    uint64_t dst_off, uint64_t size, const struct kb_wait *w);
     /* Makes an image of `in`'s size, dims, format and usage (resolved by
      * the caller: usage never 0), its texels zero, in its one layout.
      * The uses the device supports for a format: image_usage. */
@@ -343,6 +348,9 @@ static inline void kb_host_release(struct kb_device *d, struct kb_host *h)
 static inline kiln_result kb_buffer_write_host(struct kb_device *d, struct kb_buffer *b, uint64_t off,
                                                struct kb_host *h, uint64_t src_off, uint64_t n, const struct kb_wait *w)
 { return d->ops->buffer_write_host(d, b, off, h, src_off, n, w); }
+static inline kiln_result kb_buffer_read_host(struct kb_device *d, struct kb_buffer *b, uint64_t off,
+                                              struct kb_host *h, uint64_t dst_off, uint64_t n, const struct kb_wait *w)
+{ return d->ops->buffer_read_host(d, b, off, h, dst_off, n, w); }
 static inline kiln_result kb_buffer_write(struct kb_device *d, struct kb_buffer *b, uint64_t off, const void *p,
                                           uint64_t n)
 { return d->ops->buffer_write(d, b, off, p, n); }

@@ -516,6 +516,21 @@ kiln_result ctx_buffer_upload_host(struct kctx *kc, kiln_buffer h, uint64_t off,
     return KILN_OK;
 }
 
+kiln_result ctx_buffer_readback_host(struct kctx *kc, kiln_buffer h, uint64_t off, struct kb_host *dst, void *map,
+                                     uint64_t size, uint64_t *on_device)
+{
+    struct lctx *c = lctx_of(kc);
+    struct kb_buffer *b;
+    KILN_TRY(buffer_io(c, h, off, map, size, false, &b));
+    if (!size)
+        return KILN_OK;
+    if (b->mapped)   /* the host's copy is the only one either way */
+        return kb_buffer_read(c->dev, b, off, map, size, &(struct kb_wait){wait_transfer, c});
+    KILN_TRY(kb_buffer_read_host(c->dev, b, off, dst, 0, size, &(struct kb_wait){wait_transfer, c}));
+    *on_device += size;
+    return KILN_OK;
+}
+
 static kiln_result l_buffer_readback(struct kctx *kc, kiln_buffer h, uint64_t off, void *data, uint64_t size)
 {
     struct lctx *c = lctx_of(kc);

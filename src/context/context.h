@@ -170,6 +170,12 @@ void ctx_host_release(struct kctx *c, struct kb_host *h);
  * device copied. */
 KILN_NODISCARD kiln_result ctx_buffer_upload_host(struct kctx *c, kiln_buffer b, uint64_t off, struct kb_host *src,
                                                   const void *map, uint64_t size, uint64_t *on_device);
+/* kiln_buffer_readback of size bytes into the start of dst (mapped at
+ * map): a device copy into the imported memory, waited for (the context
+ * let go); a host-visible buffer's bytes are copied to map. *on_device
+ * grows by the bytes the device copied. */
+KILN_NODISCARD kiln_result ctx_buffer_readback_host(struct kctx *c, kiln_buffer b, uint64_t off, struct kb_host *dst,
+                                                    void *map, uint64_t size, uint64_t *on_device);
 /* Waits up to slice_ns for every submit of the context to finish, its
  * fault notwithstanding (the host's device lock held): KILN_OK when they
  * have, KILN_ERR_TIMEOUT when not yet, KILN_ERR_DEVICE_LOST when the

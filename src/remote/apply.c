@@ -331,7 +331,8 @@ static struct kb_host *imported(struct req *q, uint8_t *map)
     struct kb_host *h = NULL;
     kiln_result r = leave(q, enter(q) == KILN_OK ? ctx_host_import(q->c, map, q->seg_size, &h) : KILN_OK);
     if (r < 0 || !h) {
-        log_info("kiln serve: %s: its data segment is not imported on the device (%s): uploads copy on the host",
+        log_info("kiln serve: %s: its data segment is not imported on the device (%s): uploads and readbacks copy on "
+                 "the host",
                  cl->who, r < 0 ? err_last() : "lost");
         err_clear();
         h = NULL;
@@ -396,6 +397,12 @@ static kiln_result a_buffer_readback(struct req *q)
     if (buffer_range_bad(q, r))
         return OP(q, buffer_readback, (kiln_buffer){r->id}, r->offset, q, r->size);
     KILN_TRY(range_bytes(q, r, false, &p));
+    struct kb_host *h = r->via == PIPE_VIA_SEGMENT && p && r->size ? imported(q, p) : NULL;
+    if (h) {   /* one copy, on the device, straight into the client's segment */
+        return leave(q, enter(q) == KILN_OK ? ctx_buffer_readback_host(q->c, (kiln_buffer){r->id}, r->offset, h, p,
+                                                                        r->size, &q->cl->stats.imported_bytes)
+                                            : KILN_OK);
+    }
     return OP(q, buffer_readback, (kiln_buffer){r->id}, r->offset, p ? p : (void *)q, r->size);
 }
 

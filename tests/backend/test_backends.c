@@ -31,7 +31,7 @@
     X(cache_merge) X(bindset_create) X(bindset_destroy) X(cmd_create) X(cmd_destroy) X(cmd_record) \
     X(submit) X(cmd_times) X(ticket_done) X(ticket_wait)
 /* Ops a backend may leave NULL (the caller then does without). */
-#define KB_OPTIONAL_OPS(X) X(host_import) X(host_release) X(buffer_write_host)
+#define KB_OPTIONAL_OPS(X) X(host_import) X(host_release) X(buffer_write_host) X(buffer_read_host)
 #define COUNT_OP(op) +1
 _Static_assert(sizeof(struct backend_ops) == offsetof(struct backend_ops, destroy) +
                                                  (0 KB_OPS(COUNT_OP) KB_OPTIONAL_OPS(COUNT_OP)) * sizeof(void (*)(void)),
@@ -96,7 +96,7 @@ static void contract(const struct kb_backend *b)
         kiln_result r = kb_host_import(dev, host, n, &h);
         fprintf(stderr, "  %s: host import %s\n", b->name, r == KILN_OK ? "works" : "not offered");
         if (r == KILN_OK) {
-            CHECK(dev->ops->host_release && dev->ops->buffer_write_host);
+            CHECK(dev->ops->host_release && dev->ops->buffer_write_host && dev->ops->buffer_read_host);
             struct kb_buffer *dst;
             REQUIRE_OK(kb_buffer_create(dev, n, KILN_BUFFER_STORAGE, &dst));
             CHECK_OK(kb_buffer_write_host(dev, dst, 0, h, 4096, n - 4096, NULL));
@@ -106,6 +106,12 @@ static void contract(const struct kb_backend *b)
             CHECK_OK(kb_buffer_read(dev, dst, 0, back, n - 4096, NULL));
             CHECK(!memcmp(back, host + 1024, n - 4096));
             free(back);
+            /* and back into the mapping: its first page, from the buffer's
+             * second */
+            CHECK_OK(kb_buffer_read_host(dev, dst, 4096, h, 0, 4096, NULL));
+            CHECK_EQ(host[0], host[2048]);
+            CHECK_EQ(host[1023], host[3071]);
+            CHECK_RESULT(kb_buffer_read_host(dev, dst, 0, h, 4096, n, NULL), KILN_ERR_INVALID);   /* past its end */
             kb_buffer_destroy(dev, dst);
             kb_host_release(dev, h);
         }

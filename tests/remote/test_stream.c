@@ -432,11 +432,11 @@ TEST(a_forked_child_cannot_use_its_parents_remote_context)
 
 /* An upload through the data segment to a buffer in device memory (the
  * server's device forced to staging) is one device copy straight from the
- * client's segment, which the server imported once: the bytes land right,
- * again after the segment grows, and the server's counters say how many
- * bytes went so (where the device imports host memory; elsewhere the
+ * client's segment, which the server imported once, and a readback one
+ * device copy back into it: the bytes land right, again after the segment
+ * grows, and the server's counters say how many bytes went so (where the device imports host memory; elsewhere the
  * bytes still land right, copied on the host). */
-TEST(an_upload_through_the_segment_is_one_device_copy_where_the_device_imports_it)
+TEST(uploads_and_readbacks_through_the_segment_are_one_device_copy_where_the_device_imports_it)
 {
     struct server s;
     REQUIRE(folder(&s));
@@ -460,7 +460,7 @@ TEST(an_upload_through_the_segment_is_one_device_copy_where_the_device_imports_i
         CHECK_OK(kiln_buffer_upload(c, b, 4096, v, n));
         CHECK_OK(kiln_buffer_readback(c, b, 4096, got, n));
         CHECK(!memcmp(v, got, n));
-        total += n;
+        total += 2 * n;   /* in, and back out */
         free(v);
         free(got);
     }
@@ -477,7 +477,7 @@ TEST(an_upload_through_the_segment_is_one_device_copy_where_the_device_imports_i
     const char *at = strstr(line, "\"imported_bytes\":");
     CHECK(at != NULL);
     unsigned long long imported = at ? strtoull(at + 17, NULL, 10) : 0;
-    fprintf(stderr, "  %llu of %llu bytes copied on the device from the imported segment\n", imported,
+    fprintf(stderr, "  %llu of %llu bytes copied on the device to and from the imported segment\n", imported,
             (unsigned long long)total);
     CHECK(imported == 0 || imported == total);
     unlink(stats);
@@ -885,7 +885,7 @@ int main(int argc, char **argv)
     RUN(an_epoch_that_changes_is_a_replaced_server);
     RUN(a_server_that_beats_but_reads_nothing_is_taken_as_hung);
     RUN(a_forked_child_cannot_use_its_parents_remote_context);
-    RUN(an_upload_through_the_segment_is_one_device_copy_where_the_device_imports_it);
+    RUN(uploads_and_readbacks_through_the_segment_are_one_device_copy_where_the_device_imports_it);
     RUN(set_param_runs_ahead_and_its_own_errors_come_at_once);
     RUN(a_run_ahead_error_comes_at_the_next_sync_naming_its_call);
     RUN(add_node_submit_and_remove_run_ahead_with_handles_and_tickets_the_client_made);

@@ -475,26 +475,41 @@ void vk_host_release(struct kb_device *dev, struct kb_host *kh)
     free(h);
 }
 
-kiln_result vk_buffer_write_host(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, struct kb_host *kh,
-                                 uint64_t src_off, uint64_t size, const struct kb_wait *w)
+/* One device copy between buf at off and h at host_off, in the direction
+ * `in` says (true: into buf), waited for through w. */
+static kiln_result host_copy(struct vk_device *d, struct kb_buffer *buf, uint64_t off, struct vk_host *h,
+                             uint64_t host_off, uint64_t size, bool in, const struct kb_wait *w)
 {
-    struct vk_device *d = vkd(dev);
     struct vk_buffer *b = (struct vk_buffer *)buf;
-    struct vk_host *h = (struct vk_host *)kh;
-    if (src_off > h->size || size > h->size - src_off)
+    if (host_off > h->size || size > h->size - host_off)
         return KILN_RAISE(KILN_ERR_INVALID, "host copy: %llu bytes at %llu of %llu", (unsigned long long)size,
-                          (unsigned long long)src_off, (unsigned long long)h->size);
+                          (unsigned long long)host_off, (unsigned long long)h->size);
     struct vk_xfer x;
-    KILN_TRY(vk_xfer_begin(d, 0, buf->last_use, &x));
-    VkBufferCopy region = {.srcOffset = src_off, .dstOffset = off, .size = size};
-    vkCmdCopyBuffer(x.cb, h->buf, b->buf, 1, &region);
-    KILN_TRY(vk_xfer_submit(d, &x, "a transfer (an upload from a client's segment)"));
-    buf->last_use = buf->last_write = x.ticket;
+    KILN_TRY(vk_xfer_begin(d, 0, in ? buf->last_use : buf->last_write, &x));
+    VkBufferCopy region = {.srcOffset = in ? host_off : off, .dstOffset = in ? off : host_off, .size = size};
+    vkCmdCopyBuffer(x.cb, in ? h->buf : b->buf, in ? b->buf : h->buf, 1, &region);
+    KILN_TRY(vk_xfer_submit(d, &x, in ? "a transfer (an upload from a client's segment)"
+                                      : "a transfer (a readback into a client's segment)"));
+    buf->last_use = x.ticket;
+    if (in)
+        buf->last_write = x.ticket;
     kiln_result r = w ? w->fn(w->ud, x.ticket) : kb_ticket_wait(&d->base, x.ticket, UINT64_MAX);
     if (r < 0) {
-        vk_xfer_let_run(d, &x);   /* the segment's bytes may still be read: the caller keeps it until the device is done */
+        vk_xfer_let_run(d, &x);   /* the segment may still be in use: the caller keeps it until the device is done */
         return r;
     }
     vk_xfer_free(d, &x);
     return KILN_OK;
+}
+
+kiln_result vk_buffer_write_host(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, struct kb_host *kh,
+                                 uint64_t src_off, uint64_t size, const struct kb_wait *w)
+{
+    return host_copy(vkd(dev), buf, off, (struct vk_host *)kh, src_off, size, true, w);
+}
+
+kiln_result vk_buffer_read_host(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, struct kb_host *kh,
+                                uint64_t dst_off, uint64_t size, const struct kb_wait *w)
+{
+    return host_copy(vkd(dev), buf, off, (struct vk_host *)kh, dst_off, size, false, w);
 }

@@ -341,6 +341,7 @@ static const struct backend_ops vk_ops = {
     .host_import = vk_host_import,
     .host_release = vk_host_release,
     .buffer_write_host = vk_buffer_write_host,
+    .buffer_read_host = vk_buffer_read_host,
     .image_create = vk_image_create,
     .image_destroy = vk_image_destroy,
     .image_write = vk_image_write,

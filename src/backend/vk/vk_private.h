@@ -207,6 +207,8 @@ kiln_result vk_host_import(struct kb_device *dev, void *p, uint64_t size, struct
 void vk_host_release(struct kb_device *dev, struct kb_host *h);
 kiln_result vk_buffer_write_host(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, struct kb_host *h,
                                  uint64_t src_off, uint64_t size, const struct kb_wait *w);
+kiln_result vk_buffer_read_host(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, struct kb_host *h,
+                                uint64_t dst_off, uint64_t size, const struct kb_wait *w);
 kiln_result vk_buffer_read(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, void *data,
                                   uint64_t size, const struct kb_wait *w);
 
