@@ -61,9 +61,11 @@
  *   kiln_node_get_params, when that call itself succeeds (its own work
  *   done), naming the call that failed ("an earlier call failed:
  *   scheme_add_node (call 812, run ahead): ..."), once; a node whose add
- *   failed so is stale from then on. None is lost: one never reported is
- *   logged when the context is destroyed. In process every call's error
- *   is its own; KILN_SYNC=1 makes it so remotely too.
+ *   failed so is stale from then on, and a param word set after a swap the
+ *   server refused is refused too (it was meant for the other program's
+ *   words). None is lost: one never reported is logged when the context is
+ *   destroyed. In process every call's error is its own; KILN_SYNC=1 makes
+ *   it so remotely too.
  */
 #ifndef KILN_H
 #define KILN_H

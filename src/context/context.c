@@ -855,6 +855,19 @@ static kiln_result l_node_set_param(struct kctx *kc, kiln_node h, uint32_t slot,
     return node_set_param(n, slot, word);
 }
 
+kiln_result ctx_node_set_param_for(struct kctx *kc, kiln_node h, uint64_t program, uint32_t slot, uint32_t word)
+{
+    struct lctx *c = lctx_of(kc);
+    struct node *n;
+    GET(nodes, struct node, "node", h, n);
+    if (program && n->prog->id != program)
+        return KILN_RAISE(KILN_ERR_INVALID, "node 0x%016llx runs program 0x%016llx ('%s'), not 0x%016llx, whose "
+                          "words param slot %u was set for: the swap to it was refused, so the word is not set",
+                          (unsigned long long)h.id, (unsigned long long)n->prog->id, n->prog->name,
+                          (unsigned long long)program, slot);
+    return node_set_param(n, slot, word);
+}
+
 static kiln_result l_node_set_program(struct kctx *kc, kiln_node h, kiln_program ph)
 {
     struct lctx *c = lctx_of(kc);

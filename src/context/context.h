@@ -176,6 +176,10 @@ KILN_NODISCARD kiln_result ctx_buffer_upload_host(struct kctx *c, kiln_buffer b,
  * grows by the bytes the device copied. */
 KILN_NODISCARD kiln_result ctx_buffer_readback_host(struct kctx *c, kiln_buffer b, uint64_t off, struct kb_host *dst,
                                                     void *map, uint64_t size, uint64_t *on_device);
+/* kiln_node_set_param, refused when program (not 0) is not the program
+ * the node runs: a remote client's word for a swap the server refused. */
+KILN_NODISCARD kiln_result ctx_node_set_param_for(struct kctx *c, kiln_node n, uint64_t program, uint32_t slot,
+                                                  uint32_t word);
 /* Waits up to slice_ns for every submit of the context to finish, its
  * fault notwithstanding (the host's device lock held): KILN_OK when they
  * have, KILN_ERR_TIMEOUT when not yet, KILN_ERR_DEVICE_LOST when the

@@ -28,8 +28,9 @@
 
 /* The protocol's version: a client and a server of other versions do not
  * talk (the server refuses context_create, naming both). */
-#define PIPE_VERSION 4u   /* 3: calls go on the command stream (remote/stream.c); 4: the client mints
-                            * scheme and node handles and numbers its tickets */
+#define PIPE_VERSION 5u   /* 3: calls go on the command stream (remote/stream.c); 4: the client mints
+                            * scheme and node handles and numbers its tickets; 5: a set_param names
+                            * the program its slot was checked against */
 
 enum pipe_class { PIPE_CLASS_OBJECT, PIPE_CLASS_DATA, PIPE_CLASS_QUERY, PIPE_CLASS_STATE, PIPE_CLASS_SUBMIT,
                   PIPE_CLASS_WAIT, PIPE_CLASS_ARCHIVE, PIPE_CLASSES };
@@ -61,7 +62,11 @@ enum pipe_op {
 struct pipe_rec_none { uint64_t reserved; };             /* 0 */
 struct pipe_rec_handle { uint64_t id; };
 struct pipe_rec_pair { uint64_t a, b; };                  /* node_set_program: node, program */
-struct pipe_rec_param { uint64_t node; uint32_t slot, word; };
+/* program: the program whose words the client checked slot against (a
+ * program's handle names one interface for good, so it is the node's
+ * interface serial); the server refuses the word if the node runs another
+ * (a swap the client ran ahead was refused). 0: not checked by the client. */
+struct pipe_rec_param { uint64_t node; uint32_t slot, word; uint64_t program; };
 struct pipe_rec_list { uint64_t id; uint32_t first, cap; };   /* id: the object listed, where there is one */
 struct pipe_rec_wait { uint64_t ticket, timeout_ns; };
 /* A client numbers its tickets itself, 1, 2, 3, ..., one per submit
@@ -138,7 +143,8 @@ struct pipe_rec_precompile { double stall_s; };
 #undef X
 _Static_assert(sizeof(struct pipe_rec_range) == 40 && sizeof(struct pipe_rec_node) == 48 &&
                    sizeof(struct pipe_rec_program) == 32 && sizeof(struct pipe_rec_context) == 104 &&
-                   sizeof(struct pipe_rec_tidy) == 32 && sizeof(struct pipe_rec_image) == 32,
+                   sizeof(struct pipe_rec_tidy) == 32 && sizeof(struct pipe_rec_image) == 32 &&
+                   sizeof(struct pipe_rec_param) == 24,
                "pipe records are part of the wire: a change is a new PIPE_VERSION");
 
 /* ---- messages ----------------------------------------------------------------------- */

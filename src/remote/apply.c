@@ -797,7 +797,9 @@ static kiln_result a_node_set_param(struct req *q)
 {
     const struct pipe_rec_param *r = q->rec;
     KILN_TRY(no_tail(q));
-    return OP(q, node_set_param, (kiln_node){r->node}, r->slot, r->word);
+    return leave(q, enter(q) == KILN_OK ? ctx_node_set_param_for(q->c, (kiln_node){r->node}, r->program, r->slot,
+                                                                 r->word)
+                                        : KILN_OK);
 }
 
 static kiln_result a_node_set_program(struct req *q)

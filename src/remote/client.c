@@ -57,6 +57,7 @@ struct memo_iface {
  * point, and how many did. */
 struct deferred {
     uint32_t count;
+    bool swap;          /* a node_set_program among them */
     uint32_t op;
     kiln_result result;
     uint64_t seq;
@@ -132,6 +133,7 @@ static void sizes_drop(struct sizes *t, uint64_t id)
  * in rclient.nodes): its scheme, and its program's param words. */
 struct rnode {
     uint64_t scheme;
+    uint64_t program;       /* the program param_words are of (0 with PIPE_WORDS_UNKNOWN) */
     uint32_t param_words;   /* PIPE_WORDS_UNKNOWN: not known (its program was compiling, or swapped) */
     bool own_block;         /* its words are its program's own push_constant block's */
 };
@@ -320,6 +322,20 @@ static kiln_result parse(const uint8_t *rp, size_t len, struct pipe_rep *rep)
     return KILN_OK;
 }
 
+/* A swap run ahead was refused, and the caller has now been told: which
+ * node kept its program the answer does not say, so every node's words
+ * are asked of the server from then on (until its next swap). Until the
+ * caller is told, a param word posted for the program a node was swapped
+ * to is refused by the server rather than set on the old program's words
+ * (pipe_rec_param.program), whenever the refusal came back. */
+static void words_forget(struct rclient *rc)
+{
+    struct rnode *n;
+    uint64_t id;
+    for (uint32_t cur = 0; (n = pool_next(&rc->nodes, &cur, &id));)
+        n->param_words = PIPE_WORDS_UNKNOWN, n->program = 0;
+}
+
 /* An answer that is not the one awaited: a run-ahead call's error, kept
  * for the next synchronization point. Anything else breaks the stream. */
 static kiln_result defer(struct rclient *rc, const struct pipe_rep *rep, const uint8_t *rp, uint64_t before)
@@ -329,6 +345,7 @@ static kiln_result defer(struct rclient *rc, const struct pipe_rep *rep, const u
                           "run-ahead call of that number can have failed", (unsigned long long)rep->seq, rep->op,
                           rep->result);
     rc->deferred_seq = rep->seq;
+    rc->deferred.swap |= rep->op == PIPE_OP_node_set_program;
     if (!rc->deferred.count++) {
         rc->deferred.result = (kiln_result)rep->result;
         rc->deferred.seq = rep->seq;
@@ -366,6 +383,9 @@ static kiln_result settle(struct rclient *rc, kiln_result r)
         return r;
     struct deferred d = rc->deferred;
     rc->deferred.count = 0;
+    rc->deferred.swap = false;
+    if (d.swap)
+        words_forget(rc);
     char more[64] = "";
     if (d.count > 1)
         snprintf(more, sizeof more, " (and %u more run-ahead calls failed since)", d.count - 1);
@@ -971,6 +991,7 @@ static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_n
     *n = (struct rnode){.scheme = s.id, .param_words = PIPE_WORDS_UNKNOWN};
     if (iface && rc->st.live && !rc->sync) {
         r = post(rc, PIPE_OP_scheme_add_node, &rec);
+        n->program = d.program.id;
         n->param_words = iface->param_words;
         n->own_block = iface->own_push_block != 0;
     } else {
@@ -981,6 +1002,7 @@ static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_n
                              (unsigned long long)rec.node, (unsigned long long)made.id);
             r = lose(rc, "reading a reply");
         }
+        n->program = made.param_words == PIPE_WORDS_UNKNOWN ? 0 : d.program.id;
         n->param_words = made.param_words;
         n->own_block = made.own_block != 0;
     }
@@ -1045,9 +1067,9 @@ static kiln_result r_node_remove(struct kctx *c, kiln_node n)
 static kiln_result r_node_set_param(struct kctx *c, kiln_node n, uint32_t slot, uint32_t word)
 {
     struct rclient *rc = rc_of(c);
-    struct pipe_rec_param rec = {n.id, slot, word};
     struct rnode *known;
     KILN_TRY(node_live(rc, n, &known));
+    struct pipe_rec_param rec = {n.id, slot, word, known->program};
     if (known->param_words == PIPE_WORDS_UNKNOWN)
         return REC(node_set_param, rec);
     if (slot >= known->param_words)
@@ -1071,9 +1093,11 @@ static kiln_result r_node_set_program(struct kctx *c, kiln_node n, kiln_program 
     if (!iface) {
         KILN_TRY(REC(node_set_program, rec));
         known->param_words = PIPE_WORDS_UNKNOWN;   /* another program's: asked of the server from now on */
+        known->program = 0;
         return KILN_OK;
     }
     KILN_TRY(post(rc, PIPE_OP_node_set_program, &rec));
+    known->program = p.id;
     known->param_words = iface->param_words;
     known->own_block = iface->own_push_block != 0;
     return KILN_OK;

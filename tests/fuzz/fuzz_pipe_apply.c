@@ -554,6 +554,10 @@ int fuzz_write_seeds(const char *dir)
     add_node(&s, mark(3), mark(0), mark(1), mark(2));                            /* id 4 */
     struct pipe_rec_param sp = {.node = mark(4), .slot = 0, .word = 5};
     REQ(&s, node_set_param, sp, &no_tail);
+    struct pipe_rec_param sp_for = {.node = mark(4), .slot = 1, .word = 6, .program = mark(0)};
+    REQ(&s, node_set_param, sp_for, &no_tail);
+    struct pipe_rec_param sp_other = {.node = mark(4), .slot = 1, .word = 7, .program = mark(1)};
+    REQ(&s, node_set_param, sp_other, &no_tail);                     /* refused: the node runs program 0 */
     list(&s, PIPE_OP_node_get_params, mark(4), 0, 8);
     struct pipe_rec_submit sub = {.scheme = mark(3)};                /* ticket 0: the server numbers it */
     REQ(&s, scheme_submit, sub, &no_tail);                           /* id 5: the ticket */

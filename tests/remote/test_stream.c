@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -599,6 +600,52 @@ TEST(a_run_ahead_error_comes_at_the_next_sync_naming_its_call)
     server_finish(&s);
 }
 
+/* A param word set after a swap that ran ahead is a word for the program
+ * swapped to: when the server refused the swap, it refuses the word too
+ * (both reported at the next synchronization point) rather than set it
+ * on the words of the program the node kept, whether or not the swap's
+ * refusal was already back when the word was posted. Once the caller has
+ * been told, the node's words are its kept program's again. */
+TEST(a_word_for_a_refused_swap_is_not_set_on_the_kept_programs_words)
+{
+    struct server s;
+    REQUIRE(folder(&s));
+    REQUIRE_OK(server_start(&s, NULL));
+    struct ahead a;
+    REQUIRE(ahead_make(&s, &a));
+    struct tp_control *ctl = a.m.ctl;
+    CHECK_OK(kiln_node_set_param(a.c, a.n, 0, 5));
+    for (int round = 0; round < 2; round++) {
+        CHECK_OK(kiln_node_set_program(a.c, a.n, a.other));   /* run ahead: refused on the server */
+        if (round == 1) {   /* the refusal is back before the word is posted */
+            uint64_t sent = atomic_load(&ctl->cmd.submitted_seq), t0 = time_now_ns();
+            while (atomic_load(&ctl->cmd.applied_seq) < sent && time_now_ns() - t0 < 10ull * 1000 * 1000 * 1000)
+                sched_yield();
+        }
+        CHECK_OK(kiln_node_set_param(a.c, a.n, 0, 9));   /* run ahead, for "other"'s words */
+        kiln_ticket t;
+        CHECK_OK(kiln_scheme_submit(a.c, a.sc, &t));
+        CHECK_RESULT(kiln_ticket_wait(a.c, t, UINT64_MAX), KILN_ERR_LAYOUT);
+        CHECK_MSG("node_set_program");
+        CHECK_MSG("and 1 more");
+        uint32_t got[256];
+        CHECK_OK(kiln_buffer_readback(a.c, a.b, 0, got, sizeof got));
+        CHECK_EQ(got[3], 8);   /* 5 + 3: the word for "other" was not set */
+        uint32_t words[8], count = 0;
+        CHECK_OK(kiln_node_get_params(a.c, a.n, words, 8, &count));
+        CHECK_EQ(words[0], 5);
+    }
+    CHECK_OK(kiln_node_set_param(a.c, a.n, 0, 9));   /* told: now a word for the kept program */
+    kiln_ticket t;
+    CHECK_OK(kiln_scheme_submit(a.c, a.sc, &t));
+    CHECK_OK(kiln_ticket_wait(a.c, t, UINT64_MAX));
+    uint32_t got[256];
+    CHECK_OK(kiln_buffer_readback(a.c, a.b, 0, got, sizeof got));
+    CHECK_EQ(got[3], 12);
+    ahead_end(&a);
+    server_finish(&s);
+}
+
 /* Inline uploads into a buffer or image the client made run ahead: 200
  * uploads post 200 records and get no answer, the caller's memory is
  * reused at once (each upload's bytes are copied into its record), and
@@ -888,6 +935,7 @@ int main(int argc, char **argv)
     RUN(uploads_and_readbacks_through_the_segment_are_one_device_copy_where_the_device_imports_it);
     RUN(set_param_runs_ahead_and_its_own_errors_come_at_once);
     RUN(a_run_ahead_error_comes_at_the_next_sync_naming_its_call);
+    RUN(a_word_for_a_refused_swap_is_not_set_on_the_kept_programs_words);
     RUN(add_node_submit_and_remove_run_ahead_with_handles_and_tickets_the_client_made);
     RUN(inline_uploads_run_ahead_and_their_errors_come_at_once);
     RUN(a_client_scribbling_on_its_ring_loses_its_connection_alone);
