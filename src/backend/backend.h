@@ -211,7 +211,11 @@ struct backend_ops {
     /* Host memory the device reads in place (size bytes at p, both aligned
      * to the page): a server imports a client's sealed data segment once,
      * so an upload from it is one copy on the device. NULL, or an error,
-     * where the device cannot (then the caller copies on the host). Released before the memory is unmapped. */
+     * where the device cannot (then the caller copies on the host).
+     * Released before the memory is unmapped, and only once every copy
+     * through it is done: a copy whose wait failed is left running (its
+     * ticket the buffer's last_use), and the caller waits for that ticket
+     * before it releases the import or unmaps the memory. */
     kiln_result (*host_import)(struct kb_device *dev, void *p, uint64_t size, struct kb_host **out);
     void (*host_release)(struct kb_device *dev, struct kb_host *h);
     /* Copies size bytes at src_off of h into buf at off on the device,

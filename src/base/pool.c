@@ -97,6 +97,12 @@ static const char *claim_refusal(const struct pool *p, uint64_t id)
         return "its slot holds a live object";
     if (slot < p->len && (p->e[slot].retired || gen < p->e[slot].gen))
         return "its generation was issued before (a stale handle)";
+    /* The owner's pool issues a new slot at the floor's next generation
+     * and a freed one at the generation after its last: a generation
+     * further on skips ahead, and would raise the serial's floor for
+     * every later context (pool.h). */
+    if (gen != (slot == p->len ? p->gen_floor + 1 : p->e[slot].gen))
+        return "its generation skips past the slot's next";
     return NULL;
 }
 

@@ -62,8 +62,10 @@ kiln_result pool_insert(struct pool *p, void *obj, const char *what, uint64_t *i
  * type, serial and floor (a remote client's, which runs ahead of the
  * server that holds the objects). Refused (KILN_ERR_HANDLE, naming why)
  * unless id has this pool's tag and names either the next new slot or a
- * free one, at a generation at least the slot's next: so no id that was
- * ever live here resolves again. From the first claim on, the pool issues
+ * free one, at exactly the slot's next generation (the floor's next for a
+ * new slot): so no id that was ever live here resolves again, and no
+ * client can push the generations, and with them a later context's floor,
+ * further than its own makes and destroys did. From the first claim on, the pool issues
  * no ids of its own (pool_add refuses). */
 kiln_result pool_claim(struct pool *p, uint64_t id, void *obj, const char *what);
 /* As pool_claim then pool_remove, raising nothing: the slot moves on as

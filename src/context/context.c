@@ -511,7 +511,9 @@ kiln_result ctx_buffer_upload_host(struct kctx *kc, kiln_buffer h, uint64_t off,
         KILN_TRY(kb_buffer_write(c->dev, b, off, map, size));
         return made(c, b->last_write);
     }
-    KILN_TRY(kb_buffer_write_host(c->dev, b, off, src, 0, size, &(struct kb_wait){wait_transfer, c}));
+    kiln_result r = kb_buffer_write_host(c->dev, b, off, src, 0, size, &(struct kb_wait){wait_transfer, c});
+    c->last_ticket = KILN_MAX(c->last_ticket, b->last_use);   /* a copy left running after a failed wait too */
+    KILN_TRY(r);
     *on_device += size;
     return KILN_OK;
 }
@@ -526,7 +528,9 @@ kiln_result ctx_buffer_readback_host(struct kctx *kc, kiln_buffer h, uint64_t of
         return KILN_OK;
     if (b->mapped)   /* the host's copy is the only one either way */
         return kb_buffer_read(c->dev, b, off, map, size, &(struct kb_wait){wait_transfer, c});
-    KILN_TRY(kb_buffer_read_host(c->dev, b, off, dst, 0, size, &(struct kb_wait){wait_transfer, c}));
+    kiln_result r = kb_buffer_read_host(c->dev, b, off, dst, 0, size, &(struct kb_wait){wait_transfer, c});
+    c->last_ticket = KILN_MAX(c->last_ticket, b->last_use);   /* a copy left running after a failed wait too */
+    KILN_TRY(r);
     *on_device += size;
     return KILN_OK;
 }

@@ -160,7 +160,12 @@ void ctx_device_leave(struct kctx *c);
 void ctx_client_fault(void *ud, const void *owner, const char *why);
 /* A server's view of a client's data segment, imported once on c's
  * device (kb_host_import): size bytes at p. KILN_ERR_DEVICE where the
- * device cannot import it (the caller then copies on the host). */
+ * device cannot import it (the caller then copies on the host).
+ *
+ * No device work outlives the memory it reads or writes: a copy through
+ * an import is c's work (ctx_last_ticket covers it, even when its wait
+ * failed and it was left running), so the import may be released, and p
+ * unmapped, only once ctx_drain says c's work is done. */
 KILN_NODISCARD kiln_result ctx_host_import(struct kctx *c, void *p, uint64_t size, struct kb_host **out);
 void ctx_host_release(struct kctx *c, struct kb_host *h);
 /* kiln_buffer_upload of size bytes from the start of src (mapped at map):

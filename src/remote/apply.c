@@ -133,16 +133,26 @@ static kiln_result quota_compiles(struct req *q)
  * context has is taken first; when every one is live (more than 254
  * clients at once) one is shared, which costs nothing but that guard (a
  * connection reaches only its own context's objects whatever handle it
- * sends). A serial whose floor leaves too few generations is retired. 0
- * when none is left. */
+ * sends). A serial whose floor leaves too few generations is passed over
+ * while another is left; a floor rises only as far as a client's makes
+ * and destroys took its generations (pool_claim takes no generation
+ * ahead), and when every serial's is that high, a free one starts again
+ * from 0, keeping the guard's last part (a handle of another connection
+ * reaches nothing of this one's), so no client can lock others out. 0 only
+ * when every serial is live and spent. */
 static uint32_t serial_take(struct srv *s, uint32_t *floor)
 {
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 3; pass++) {
         for (uint32_t i = 0; i < 256; i++) {
             uint32_t serial = ++s->next_serial;
             uint32_t k = serial & 0xff;
-            if (!serial || s->serial_floor[k] > POOL_FLOOR_MAX || (pass == 0 && s->serial_live[k]))
+            if (!serial || (pass < 2 && s->serial_floor[k] > POOL_FLOOR_MAX) || (pass != 1 && s->serial_live[k]))
                 continue;
+            if (s->serial_floor[k] > POOL_FLOOR_MAX) {
+                log_info("kiln serve: handle serial %u starts its generations again from 1 (every serial's "
+                         "generations are spent)", (unsigned)k);
+                s->serial_floor[k] = 0;
+            }
             s->serial_live[k]++;
             *floor = s->serial_floor[k];
             return serial;
@@ -342,9 +352,22 @@ static struct kb_host *imported(struct req *q, uint8_t *map)
     return h;
 }
 
+/* Waits for every piece of the client's work to end, in slices with the
+ * device let go between them: a client whose work ran past its bound
+ * (still running) delays only itself. */
+static void settle(struct srv_client *cl)
+{
+    for (kiln_result r = KILN_ERR_TIMEOUT; r == KILN_ERR_TIMEOUT;) {
+        lock(cl);
+        r = ctx_drain(cl->ctx, SLICE_NS);
+        unlock(cl);
+    }
+}
+
 void srv_client_unimport(struct srv_client *cl)
 {
     if (cl->import) {
+        settle(cl);   /* a copy through it may still run, even after its wait failed (context.h) */
         lock(cl);
         ctx_host_release(cl->ctx, cl->import);
         unlock(cl);
@@ -1040,20 +1063,15 @@ void srv_client_close(struct srv_client *cl)
     if (!cl)
         return;
     if (cl->ctx) {
-        srv_client_unimport(cl);
         /* Death by handle: everything the context holds goes, in the
          * context's own order (its work waited for, schemes before the
          * programs and buffers they use). */
         uint32_t high = ctx_gen_high(cl->ctx);
-        /* Its work ends first, waited for in slices with the device let
-         * go between them: a client whose work ran past its bound (still
-         * running) delays only itself, and nothing of its is freed under
-         * that work. */
-        for (kiln_result r = KILN_ERR_TIMEOUT; r == KILN_ERR_TIMEOUT;) {
-            lock(cl);
-            r = ctx_drain(cl->ctx, SLICE_NS);
-            unlock(cl);
-        }
+        /* Its work ends first, so nothing of its is freed under that work:
+         * not its objects, not the import of its segment (nor the segment,
+         * unmapped after this returns). */
+        settle(cl);
+        srv_client_unimport(cl);
         lock(cl);
         cl->ctx->ops->destroy(cl->ctx);
         srv_host_release(cl->srv, cl->host);   /* an old host goes with its last client */

@@ -70,7 +70,10 @@ KILN_NODISCARD kiln_result srv_client_open(struct srv *s, srv_segment_fn segment
  * can be trusted: its reply says why). */
 bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct bytes *reply);
 /* Gives back the client's data segment's import on the device (before
- * the segment is unmapped: replaced by a bigger one, or at the end). */
+ * the segment is unmapped: replaced by a bigger one, or at the end), once
+ * the client's work is done: a copy through it may still run after its
+ * wait failed, and the segment's memory must outlive it (context.h). The
+ * wait is in slices with the device let go: it delays this client alone. */
 void srv_client_unimport(struct srv_client *cl);
 /* Frees everything the client's context holds (its death, or its end). */
 void srv_client_close(struct srv_client *cl);

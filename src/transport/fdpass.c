@@ -199,7 +199,7 @@ kiln_result tp_fd_recv(int sock, void *msg, size_t cap, size_t *len, int *fds, u
         kiln_result r = tp_sideband_parse(data, (size_t)got, ctl.buf, mh.msg_controllen, mh.msg_flags, &sb);
         if (r < 0) {
             close_all(sb.fds, sb.nfds);
-            log_warn("transport: %s; %u descriptor(s) it brought closed", err_last(), sb.nfds);
+            log_debug("transport: %s; %u descriptor(s) it brought closed", err_last(), sb.nfds);
             return r;
         }
         memcpy(msg, sb.payload, sb.payload_len);

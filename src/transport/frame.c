@@ -63,7 +63,7 @@ static kiln_result latch(struct tp_frame_reader *r, size_t i, const char *fmt, u
     snprintf(what, sizeof what, fmt, v);
     snprintf(r->why, sizeof r->why, "frame header at stream offset %llu: %s",
              (unsigned long long)(r->offset + (i - r->at)), what);
-    log_error("transport: protocol mismatch: %s; the stream is dead", r->why);
+    log_debug("transport: protocol mismatch: %s; the stream is dead", r->why);
     r->dead = true;
     r->len = r->hdr = i;
     return dead_error(r);

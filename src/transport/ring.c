@@ -186,7 +186,7 @@ kiln_result tp_peer_check(struct tp_peer *p)
     }
     if (!p->dead)
         return KILN_OK;
-    log_warn("transport: peer is dead: %s", p->why);
+    log_debug("transport: peer is dead: %s", p->why);
     return KILN_RAISE(KILN_ERR_IO, "peer is dead: %s", p->why);
 }
 
@@ -265,7 +265,7 @@ kiln_result tp_ring_break(struct tp_ring *r, const char *why)
     if (!r->broken) {
         snprintf(r->why, sizeof r->why, "%s", why);
         r->broken = true;
-        log_error("transport: ring broken: %s", r->why);
+        log_debug("transport: ring broken: %s", r->why);
     }
     return broken_error(r);
 }
@@ -558,6 +558,6 @@ kiln_result tp_event_take(struct tp_events *e, struct tp_event *ev)
                  (unsigned long long)e->tail, (unsigned long long)(e->tail + TP_EVENT_SLOTS));
     }
     e->broken = true;
-    log_error("transport: event ring broken: %s", e->why);
+    log_debug("transport: event ring broken: %s", e->why);
     return KILN_RAISE(KILN_ERR_IO, "event ring broken: %s", e->why);
 }

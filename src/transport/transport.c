@@ -179,7 +179,7 @@ static kiln_result sock_send(struct tp *t, const void *data, size_t len)
         if (r < 0) {
             if (done) {
                 s->dead = true;
-                log_error("transport: a frame was cut short after %zu of %zu bytes; the stream is dead", done, total);
+                log_debug("transport: a frame was cut short after %zu of %zu bytes; the stream is dead", done, total);
             }
             return r;
         }

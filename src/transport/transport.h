@@ -29,6 +29,12 @@
  * messages, through an ops table with two implementations, sockets between
  * processes and queues inside one process, with the same limits.
  *
+ * The transport raises, never warns: a dead peer, a broken ring, a frame
+ * cut short are errors naming what happened (and a debug line), and the
+ * side that owns the connection says what they mean, once: a server
+ * through its rate limiter (a client can cause them at will), a client
+ * through the call that failed.
+ *
  * Errors: KILN_ERR_IO for a peer that closed, died or broke the protocol
  * (the message says which), KILN_ERR_LIMIT for a size past a limit (named),
  * KILN_ERR_TIMEOUT for a wait that ran out, KILN_ERR_INVALID for a bad

@@ -164,6 +164,21 @@ TEST(claimed_ids_follow_the_minting_pool_and_refuse_reuse)
     CHECK_MSG("another context");
     uint64_t below = (uint64_t)40 << 32 | (ids[1] & 0xffffffffu);   /* at the floor: an earlier pool's */
     CHECK_RESULT(pool_claim(&held, below, &objs[1], "node"), KILN_ERR_HANDLE);
+    /* Refused too: a generation the minter would not issue yet, on a new
+     * slot or a freed one (the top one above all): a client cannot push
+     * the generations, and with them the next context's floor, ahead. */
+    uint64_t fresh = pool_add(&mint, &objs[2]);
+    for (uint32_t gen = 42; gen; gen = gen == UINT32_MAX ? 0 : gen == 42 ? UINT32_MAX : 0) {
+        uint64_t ahead = (uint64_t)gen << 32 | (fresh & 0xffffffffu);
+        CHECK_RESULT(pool_claim(&held, ahead, &objs[2], "node"), KILN_ERR_HANDLE);
+        CHECK_MSG("skips past the slot's next");
+        pool_void(&held, ahead);   /* voided alike: nothing moves */
+    }
+    CHECK_EQ(held.gen_high, 42u);   /* ids[0..63] reused once: 41 and 42, no higher */
+    CHECK_OK(pool_claim(&held, fresh, &objs[2], "node"));
+    uint64_t freed_ahead = (uint64_t)(pool_id_gen(ids[1]) + 2) << 32 | (ids[1] & 0xffffffffu);
+    CHECK_RESULT(pool_claim(&held, freed_ahead, &objs[1], "node"), KILN_ERR_HANDLE);
+    CHECK_MSG("skips past the slot's next");
     /* A holder issues no ids of its own. */
     uint64_t own;
     CHECK_RESULT(pool_insert(&held, &objs[0], "node", &own), KILN_ERR_INVALID);

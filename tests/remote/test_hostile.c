@@ -529,6 +529,116 @@ TEST(a_clients_runaway_work_faults_that_client_alone)
     server_finish(&s);
 }
 
+/* ---- no device work outlives the client memory it reads ----------------------------------- */
+
+/* A dispatch that keeps the device busy: each invocation steps its word
+ * kiln_param(0) times (at most 65,535: lavapipe's loop bound). */
+static const char *k_busy_src =
+    "#version 450\nlayout(local_size_x = 64) in;\n"
+    "layout(std430, binding = 0) buffer B { uint v[]; };\n"
+    "void main() { uint x = v[gl_GlobalInvocationID.x];\n"
+    "  for (uint i = 0u; i < kiln_param(0); i++) x = x * 1664525u + 1013904223u;\n"
+    "  v[gl_GlobalInvocationID.x] = x; }\n";
+
+struct busy {
+    kiln_context c;
+    kiln_buffer buf;
+    kiln_program prog;
+    kiln_scheme sch;
+    kiln_node node;
+};
+
+static kiln_result busy_make(const struct server *s, uint32_t timeout_ms, uint64_t bytes, struct busy *b)
+{
+    KILN_TRY(kiln_context_create(&(kiln_context_desc){.remote = s->remote, .device_timeout_ms = timeout_ms,
+                                                      .specialization = -1}, &b->c));
+    KILN_TRY(kiln_buffer_create(b->c, &(kiln_buffer_desc){.size = bytes}, &b->buf));
+    KILN_TRY(kiln_program_create(b->c, &(kiln_program_desc){.source = k_busy_src, .name = "busy.comp"}, &b->prog));
+    KILN_TRY(kiln_program_wait(b->c, b->prog));
+    KILN_TRY(kiln_scheme_create(b->c, NULL, &b->sch));
+    kiln_binding bind = {.binding = 0, .buffer = b->buf};
+    return kiln_scheme_add_node(b->c, b->sch, &(kiln_node_desc){.program = b->prog, .bindings = &bind,
+                                                              .binding_count = 1,
+                                                              .groups = {(uint32_t)(bytes / 256), 1, 1}},
+                                &b->node);
+}
+
+/* The steps that make one dispatch of b take about ms milliseconds here
+ * (at most 65,535), timed on a dispatch of 64 steps. */
+static uint32_t busy_steps(struct busy *b, unsigned ms)
+{
+    kiln_ticket t;
+    uint64_t t0 = now_ms();
+    if (kiln_node_set_param(b->c, b->node, 0, 64) != KILN_OK || kiln_scheme_submit(b->c, b->sch, &t) != KILN_OK ||
+        kiln_ticket_wait(b->c, t, UINT64_MAX) != KILN_OK)
+        return 0;
+    uint64_t took = now_ms() - t0 + 1;
+    uint64_t steps = 64ull * ms / took;
+    return (uint32_t)KILN_MIN(KILN_MAX(steps, 64u), 65535u);
+}
+
+/* A client whose own device timeout is 100 ms uploads 2 MiB from its data
+ * segment (one device copy, straight from the imported segment) into a
+ * buffer in device memory while a dispatch of about a second still writes
+ * it: its upload fails (KILN_ERR_DEVICE_LOST, its own fault) and the copy
+ * is left queued behind the dispatch. The client then replaces its segment
+ * with a bigger one (a 4 MiB upload) or destroys its context. The server
+ * waits for the copy before it releases the import or unmaps the segment:
+ * it is still alive when the dispatch and the copy have run, and serves an
+ * honest client. On a discrete GPU buffers are in device memory anyway;
+ * lavapipe is made to put them there (forced staging). */
+static void copy_outlives_its_client(bool bigger)
+{
+    setenv("KILN_FORCE_STAGING", "1", 1);
+    struct server s;
+    REQUIRE(folder_make(&s));
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.context = &(kiln_context_desc){.specialization = -1}}));
+    const uint64_t mib = 1u << 20;
+    struct busy b = {0};
+    REQUIRE_OK(busy_make(&s, 0, 2 * mib, &b));
+    uint32_t steps = busy_steps(&b, 1000);
+    REQUIRE(steps > 0);
+    kiln_context_destroy(b.c);
+    REQUIRE_OK(busy_make(&s, 100, 2 * mib, &b));
+    uint8_t *data = malloc(4 * mib);
+    REQUIRE(data);
+    memset(data, 0x5a, 4 * mib);
+    kiln_ticket t;
+    REQUIRE_OK(kiln_node_set_param(b.c, b.node, 0, steps));
+    uint64_t t0 = now_ms();
+    REQUIRE_OK(kiln_scheme_submit(b.c, b.sch, &t));
+    kiln_result r = kiln_buffer_upload(b.c, b.buf, 0, data, 2 * mib);
+    uint64_t took = now_ms() - t0;
+    /* Lost for this client alone when the dispatch ran past its 100 ms (a
+     * fast device may finish first: then the upload is done). */
+    CHECK(r == KILN_ERR_DEVICE_LOST || r == KILN_OK);
+    if (r == KILN_ERR_DEVICE_LOST)
+        CHECK_MSG("device lost for this context");
+    if (bigger) {
+        /* Refused (the context is lost to it), but the bigger segment is
+         * made and announced first, and the server adopts it. */
+        kiln_buffer big = {0};
+        kiln_result rb = kiln_buffer_create(b.c, &(kiln_buffer_desc){.size = 4 * mib}, &big);
+        kiln_result ru = kiln_buffer_upload(b.c, rb == KILN_OK ? big : b.buf, 0, data, 4 * mib);
+        CHECK(ru < 0 || r == KILN_OK);
+    }
+    kiln_context_destroy(b.c);
+    uint64_t closed = now_ms() - t0;
+    /* The dispatch and the copy run on; an honest client, once they have,
+     * finds the server alive. */
+    nap_ms((unsigned)KILN_MIN(2000u, 2 * took + 200));
+    CHECK(honest_round(&s));
+    if (getenv("KILN_TEST_VERBOSE"))
+        fprintf(stderr, "  %u steps; upload returned %s after %llu ms, closed after %llu ms\n", steps,
+                kiln_result_name(r), (unsigned long long)took, (unsigned long long)closed);
+    free(data);
+    server_finish(&s);
+    unsetenv("KILN_FORCE_STAGING");
+}
+
+TEST(a_copy_from_a_clients_segment_outlives_its_context) { copy_outlives_its_client(false); }
+TEST(a_copy_from_a_clients_segment_outlives_its_segment) { copy_outlives_its_client(true); }
+
 /* A loss the driver reports takes the device from every client on it:
  * their calls fail with KILN_ERR_DEVICE_LOST; the next client to connect
  * gets a new device (the server says so), computes on it, and the old
@@ -752,6 +862,8 @@ int main(int argc, char **argv)
     RUN(out_of_descriptors_the_server_refuses_without_spinning);
     RUN(a_handle_of_an_earlier_connection_never_resolves_in_a_later_one);
     RUN(a_clients_runaway_work_faults_that_client_alone);
+    RUN(a_copy_from_a_clients_segment_outlives_its_context);
+    RUN(a_copy_from_a_clients_segment_outlives_its_segment);
     RUN(after_a_real_loss_new_clients_get_a_new_device);
     RUN(after_a_vulkan_loss_new_clients_get_a_new_device);
     RUN(a_clients_included_files_travel_with_its_program);

@@ -381,6 +381,58 @@ TEST(minted_handles_and_ticket_numbers_are_checked)
     srv_destroy(s);
 }
 
+/* A thousand short connections, each minting handles of the top
+ * generation (a scheme, answered; a node, run ahead) and closing, lock no
+ * one out: each mint is refused as skipping ahead, no serial's floor
+ * moves, and the next client is served with a floor as low as the first's. */
+TEST(hostile_short_connections_retire_no_serial)
+{
+    struct srv *s;
+    REQUIRE_OK(server(&s));
+    struct pipe_context_made first = {0}, made = {0};
+    unsigned refused = 0;
+    for (int i = 0; i < 1000; i++) {
+        struct conn c;
+        REQUIRE_OK(open_conn(s, &c));
+        REQUIRE_OK(context_create(&c));
+        REQUIRE(c.out_len == sizeof made);
+        memcpy(&made, c.out, sizeof made);
+        if (!i)
+            first = made;
+        struct pool schemes;
+        pool_init_floor(&schemes, POOL_SCHEME, made.serial, made.floor);
+        int obj;
+        uint64_t id = pool_add(&schemes, &obj), top = (uint64_t)UINT32_MAX << 32 | (id & 0xffffffffu);
+        struct bytes t = {0};
+        pipe_put_str(&t, NULL, 0);
+        struct pipe_rec_scheme sr = {.id = top, .label_len = (uint32_t)t.len};
+        refused += CALL(&c, scheme_create, sr, &t) == KILN_ERR_HANDLE && strstr(c.msg, "skips past") != NULL;
+        /* A node of that generation, posted: a failed make voids its id. */
+        sr.id = id;
+        CHECK_OK(CALL(&c, scheme_create, sr, &t));
+        free(t.p);
+        struct pool nodes;
+        pool_init_floor(&nodes, POOL_NODE, made.serial, made.floor);
+        uint64_t n = pool_add(&nodes, &obj);
+        (void)add_minted(&c, (uint64_t)UINT32_MAX << 32 | (n & 0xffffffffu), id, 0, 0);
+        pool_finish(&schemes);
+        pool_finish(&nodes);
+        close_conn(&c);
+    }
+    CHECK_EQ(refused, 1000);
+    struct conn c;
+    REQUIRE_OK(open_conn(s, &c));
+    CHECK_OK(context_create(&c));
+    REQUIRE(c.out_len == sizeof made);
+    memcpy(&made, c.out, sizeof made);
+    /* One scheme made per connection: each round of the 255 serials
+     * takes a serial's floor one generation up, no more. */
+    CHECK(made.floor <= first.floor + 1000 / 255 + 1);
+    CHECK_EQ(buffer_create(&c, 64) != 0, true);
+    close_conn(&c);
+    srv_destroy(s);
+}
+
 TEST(refusals_keep_the_connection)
 {
     struct srv *s;
@@ -678,6 +730,7 @@ int main(void)
 {
     RUN(foreign_handles_refused);
     RUN(minted_handles_and_ticket_numbers_are_checked);
+    RUN(hostile_short_connections_retire_no_serial);
     RUN(refusals_keep_the_connection);
     RUN(broken_heads_end_the_connection);
     RUN(catalogue_order);

@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -905,6 +906,87 @@ TEST(a_client_scribbling_on_its_ring_loses_its_connection_alone)
     server_finish(&s);
 }
 
+/* ---- warnings a client can cause ------------------------------------------------------------- */
+
+static atomic_uint warned;   /* lines at warn or error since the sink went in */
+static char first_warned[512];
+
+static void count_warnings(kiln_log_level level, const char *message, void *user)
+{
+    (void)user;
+    if (level == KILN_LOG_ERROR || level == KILN_LOG_WARN) {
+        if (atomic_fetch_add(&warned, 1) == 0)
+            snprintf(first_warned, sizeof first_warned, "%s", message);
+        if (getenv("KILN_TEST_VERBOSE"))
+            fprintf(stderr, "  warned: %s\n", message);
+    }
+}
+
+/* The vanishing client: a context and a buffer at remote, then gone
+ * without destroying them (its socket closes with the process). */
+static int vanish_child(const char *remote)
+{
+    kiln_context c;
+    kiln_buffer b;
+    if (kiln_context_create(&(kiln_context_desc){.remote = remote}, &c) != KILN_OK ||
+        kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256}, &b) != KILN_OK)
+        return 1;
+    _exit(0);
+}
+
+/* Clients that exit without destroying their context and clients that
+ * break their rings, a hundred of each in a few seconds, cost the server's
+ * log a few lines, not one each: every warning a client can cause goes
+ * through the rate limiter (the transport only raises). */
+TEST(a_flood_of_dying_and_scribbling_clients_is_a_few_log_lines)
+{
+    struct server s;
+    REQUIRE(mock_start(&s));
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    REQUIRE(len > 0);
+    self[len] = 0;
+    atomic_store(&warned, 0);
+    kiln_set_log_callback(count_warnings, NULL);
+    unsigned vanished = 0;
+    for (int i = 0; i < 100; i++) {
+        pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            execl(self, self, "--vanish", s.remote, (char *)NULL);
+            _exit(6);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        vanished += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    CHECK_EQ(vanished, 100);
+    for (int i = 0; i < 100; i++) {
+        kiln_context c;
+        struct mapped m;
+        REQUIRE(client_mapped(&s, &c, &m));
+        scribble(&m, i % 2 ? HEAD_FAR : BAD_KIND);
+        kiln_buffer b;
+        uint64_t until = now_ms() + 10000;
+        while (live_clients(&s) > 0 && now_ms() < until)
+            nap_ms(2);
+        CHECK_RESULT(kiln_buffer_create(c, &(kiln_buffer_desc){.size = 256}, &b), KILN_ERR_DEVICE_LOST);
+        unmap(&m);
+        kiln_context_destroy(c);
+    }
+    uint64_t until = now_ms() + 10000;
+    while (live_clients(&s) > 0 && now_ms() < until)
+        nap_ms(10);
+    CHECK_EQ(live_clients(&s), 0);
+    kiln_set_log_callback(NULL, NULL);
+    unsigned n = atomic_load(&warned);
+    CHECK(n <= 6);
+    if (n > 6)
+        fprintf(stderr, "  %u warnings for 200 clients; the first: %s\n", n, first_warned);
+    CHECK(honest_round(&s));
+    server_finish(&s);
+}
+
 /* The child server of the stop test: a mock device at path. */
 static int serve_child(const char *path)
 {
@@ -923,6 +1005,8 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--serve"))
         return serve_child(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "--vanish"))
+        return vanish_child(argv[2]);
     if (getenv("KILN_REMOTE"))
         unsetenv("KILN_REMOTE");
     signal(SIGPIPE, SIG_IGN);
@@ -939,5 +1023,6 @@ int main(int argc, char **argv)
     RUN(add_node_submit_and_remove_run_ahead_with_handles_and_tickets_the_client_made);
     RUN(inline_uploads_run_ahead_and_their_errors_come_at_once);
     RUN(a_client_scribbling_on_its_ring_loses_its_connection_alone);
+    RUN(a_flood_of_dying_and_scribbling_clients_is_a_few_log_lines);
     return TEST_SUMMARY();
 }
