@@ -82,16 +82,18 @@ void ctx_client_fault(void *ud, const void *owner, const char *why)
     log_warn("%s", why);
 }
 
-kiln_result ctx_drain(struct kctx *kc, uint64_t slice_ns)
+kiln_result ctx_settle(struct kctx *kc, uint64_t ticket, uint64_t slice_ns)
 {
     struct lctx *c = lctx_of(kc);
-    if (!c->dev || !c->last_ticket || kb_ticket_done(c->dev) >= c->last_ticket)
+    if (!c->dev || !ticket || kb_ticket_done(c->dev) >= ticket)
         return KILN_OK;
     ctx_device_enter(&c->base);
-    kiln_result r = kb_ticket_wait(c->dev, c->last_ticket, slice_ns);
+    kiln_result r = kb_ticket_wait(c->dev, ticket, slice_ns);
     ctx_device_leave(&c->base);
     return r;
 }
+
+kiln_result ctx_drain(struct kctx *kc, uint64_t slice_ns) { return ctx_settle(kc, lctx_of(kc)->last_ticket, slice_ns); }
 
 kiln_result ctx_seen(struct kctx *kc, kiln_result r)
 {

@@ -191,6 +191,9 @@ KILN_NODISCARD kiln_result ctx_node_set_param_for(struct kctx *c, kiln_node n, u
  * device is. A faulted client's work may still run: its objects are freed
  * only once it ends. */
 kiln_result ctx_drain(struct kctx *c, uint64_t slice_ns);
+/* ctx_drain up to ticket (a ticket of c's work, at most ctx_last_ticket)
+ * rather than all of it. */
+kiln_result ctx_settle(struct kctx *c, uint64_t ticket, uint64_t slice_ns);
 /* r, after latching c's device lost if r is KILN_ERR_DEVICE_LOST (any op
  * may report it): api/ passes every call's result through (lock held). */
 kiln_result ctx_seen(struct kctx *c, kiln_result r);

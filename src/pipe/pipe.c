@@ -132,9 +132,10 @@ int pipe_stats_json(const struct pipe_stats *s, enum pipe_side side, const char 
     put(buf, cap, &at, "\"refused\":%llu,\"posted\":%llu,\"deferred\":%llu", (unsigned long long)s->refused,
         (unsigned long long)s->posted, (unsigned long long)s->deferred);
     if (side == PIPE_SIDE_SERVER)
-        put(buf, cap, &at, ",\"applied\":%llu,\"stalls\":%llu,\"stalled_ns\":%llu,\"imported_bytes\":%llu",
-            (unsigned long long)s->applied, (unsigned long long)s->stalls, (unsigned long long)s->stalled_ns,
-            (unsigned long long)s->imported_bytes);
+        put(buf, cap, &at, ",\"applied\":%llu,\"stalls\":%llu,\"stalled_ns\":%llu,\"imported_bytes\":%llu,"
+            "\"paced\":%llu,\"paced_ns\":%llu", (unsigned long long)s->applied, (unsigned long long)s->stalls,
+            (unsigned long long)s->stalled_ns, (unsigned long long)s->imported_bytes, (unsigned long long)s->paced,
+            (unsigned long long)s->paced_ns);
     put(buf, cap, &at, "}");
     return at;
 }
@@ -166,8 +167,9 @@ int pipe_stats_line(const struct pipe_stats *s, enum pipe_side side, const char 
         (unsigned long long)s->posted, (unsigned long long)s->deferred);
     if (side == PIPE_SIDE_SERVER)
         put(buf, cap, &at, "; %llu applied, %llu stalls on the host lock (%.3f ms); %llu bytes uploaded on the device "
-            "from the imported segment", (unsigned long long)s->applied, (unsigned long long)s->stalls,
-            (double)s->stalled_ns / 1e6, (unsigned long long)s->imported_bytes);
+            "from the imported segment; %llu waits at its bound of work in flight (%.3f ms)",
+            (unsigned long long)s->applied, (unsigned long long)s->stalls, (double)s->stalled_ns / 1e6,
+            (unsigned long long)s->imported_bytes, (unsigned long long)s->paced, (double)s->paced_ns / 1e6);
     return at;
 }
 

@@ -236,6 +236,8 @@ struct pipe_stats {
     uint64_t stalls;                         /* times a call waited past PIPE_STALL_NS for the host lock */
     uint64_t stalled_ns;                     /* how long those waits took, all told */
     uint64_t imported_bytes;                 /* bytes the device copied between buffers and the imported data segment */
+    uint64_t paced;                          /* times a call waited for the client's own earlier work, at its bound */
+    uint64_t paced_ns;                       /* how long those waits took, all told */
 };
 /* Writes the counts as one JSON object (no newline) into buf; returns the
  * length it needed (as snprintf). who: the server's name for the client

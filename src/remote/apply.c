@@ -972,6 +972,56 @@ void srv_reply(struct bytes *rep, uint32_t op, uint64_t seq, kiln_result r, cons
         bytes_put(rep, out->p, out->len);
 }
 
+/* ---- the client's work in flight (SRV_AHEAD_WORK) -------------------------------------------- */
+
+/* Before a call of len bytes: while the client's work in flight is at its
+ * bound, waits for its oldest piece (in slices, the device let go), so a
+ * flood of run-ahead calls slows its own sender alone. A wait that fails
+ * (the client's fault, a lost device) ends the pacing: the call itself
+ * then meets that state. */
+static void pace(struct srv_client *cl, uint64_t len)
+{
+#define AT_BOUND(cl, len) ((cl)->ahead_n && ((cl)->ahead_n == SRV_AHEAD_WORK || (cl)->ahead_bytes + (len) > SRV_AHEAD_BYTES))
+    if (!AT_BOUND(cl, len))
+        return;
+    uint64_t t0 = time_now_ns();
+    while (AT_BOUND(cl, len)) {
+        struct srv_ahead *a = &cl->ahead[cl->ahead_first];
+        lock(cl);
+        kiln_result r = ctx_settle(cl->ctx, a->ticket, SLICE_NS);
+        unlock(cl);
+        if (r == KILN_ERR_TIMEOUT)
+            continue;
+        if (r < 0) {
+            err_clear();
+            cl->ahead_n = 0;
+            cl->ahead_bytes = 0;
+            break;
+        }
+        cl->ahead_first = (cl->ahead_first + 1) % SRV_AHEAD_WORK;
+        cl->ahead_n--;
+        cl->ahead_bytes -= a->bytes;
+    }
+#undef AT_BOUND
+    cl->stats.paced++;
+    cl->stats.paced_ns += time_now_ns() - t0;
+}
+
+/* After a call of len bytes: the work it left running, if any, joins the
+ * client's work in flight. */
+static void ahead_note(struct srv_client *cl, uint64_t len)
+{
+    uint64_t t = ctx_last_ticket(cl->ctx);   /* this connection's thread alone moves it */
+    if (t <= cl->ahead_ticket)
+        return;
+    cl->ahead_ticket = t;
+    if (cl->ahead_n == SRV_AHEAD_WORK)   /* pacing ended on a failed wait and the bound was met again */
+        return;
+    cl->ahead[(cl->ahead_first + cl->ahead_n) % SRV_AHEAD_WORK] = (struct srv_ahead){t, len};
+    cl->ahead_n++;
+    cl->ahead_bytes += len;
+}
+
 bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct bytes *rep)
 {
     err_clear();
@@ -1006,7 +1056,11 @@ bool srv_apply(struct srv_client *cl, const uint8_t *req, size_t len, struct byt
                             .posted = (head.flags & PIPE_REQ_POSTED) != 0};
             bytes_reader_init(&q.tail, req + sizeof head + rec_size, head.tail_size);
             pipe_arena_init(&q.arena, head.tail_size);
+            if (cl->ctx)
+                pace(cl, len);
             r = appliers[head.op](&q);
+            if (cl->ctx)
+                ahead_note(cl, len);
             pipe_arena_finish(&q.arena);
             if (out.oom && r >= 0)
                 r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for %s's reply", pipe_op_name(head.op));

@@ -85,6 +85,15 @@ struct srv {
 };
 
 
+/* A client's work in flight on the device, at most: pieces of work (a
+ * submit, a staged upload, a copy through the segment) and the bytes of
+ * the requests that made them. Run-ahead calls cost a client no answer,
+ * so this is what bounds a flood of them: past it, the client's next call
+ * waits for its own oldest work, its ring fills and its own posts slow
+ * down, and another client's work waits behind this much of its at most. */
+#define SRV_AHEAD_WORK 256u
+#define SRV_AHEAD_BYTES (64ull << 20)
+
 struct srv_client {
     struct srv *srv;
     struct kctx *ctx;            /* NULL until context_create */
@@ -106,6 +115,15 @@ struct srv_client {
      * done when that is). A submit that failed maps to the one before it. */
     uint64_t *dev_tickets;       /* SRV_TICKETS_KEPT, made at the first submit */
     uint64_t tickets;            /* its newest ticket */
+    /* Its work left running on the device (submits, staged uploads, copies
+     * through the segment), oldest first: each piece's ticket and the
+     * request bytes that made it. A call finds it at SRV_AHEAD_WORK pieces
+     * or SRV_AHEAD_BYTES and waits for the oldest first (srv_apply). Its
+     * connection's thread alone. */
+    struct srv_ahead { uint64_t ticket, bytes; } ahead[SRV_AHEAD_WORK];
+    uint32_t ahead_first, ahead_n;
+    uint64_t ahead_bytes;
+    uint64_t ahead_ticket;       /* the newest ticket in it */
     char who[64];                /* "client 3 (pid 1234)" */
 };
 

@@ -25,6 +25,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -639,6 +640,88 @@ static void copy_outlives_its_client(bool bigger)
 TEST(a_copy_from_a_clients_segment_outlives_its_context) { copy_outlives_its_client(false); }
 TEST(a_copy_from_a_clients_segment_outlives_its_segment) { copy_outlives_its_client(true); }
 
+/* ---- a flood of run-ahead calls --------------------------------------------------------------- */
+
+struct flood {
+    struct busy b;
+    atomic_bool stop;
+    uint64_t posted;
+    kiln_result last;
+};
+
+static void *flood_main(void *arg)
+{
+    struct flood *f = arg;
+    kiln_result r = KILN_OK;
+    while (!atomic_load(&f->stop) && r == KILN_OK) {
+        kiln_ticket t;
+        r = kiln_scheme_submit(f->b.c, f->b.sch, &t);
+        f->posted += r == KILN_OK;
+    }
+    f->last = r;
+    return NULL;
+}
+
+/* The host device's submits not yet done, all clients' (the host lock
+ * held, as the server holds it). */
+static uint64_t device_backlog(struct server *s)
+{
+    struct srv *srv = srv_of(s->ks);
+    pthread_mutex_lock(&srv->host_lock);
+    struct kb_device *d = ctx_device(srv->host);
+    uint64_t sub = atomic_load(&d->submitted), done = kb_ticket_done(d);
+    pthread_mutex_unlock(&srv->host_lock);
+    return sub > done ? sub - done : 0;
+}
+
+/* One client posts submits as fast as the public API lets it, never
+ * waiting. Its work in flight on the device stays within the server's
+ * bound (SRV_AHEAD_WORK submits, whatever it posted), so another client's
+ * submit and wait is served behind no more than that, and a stop of the
+ * server under the flood ends it: the flooder's calls then fail, naming
+ * the lost server. On ba0a1cf the backlog grew with every post. */
+TEST(a_flood_of_run_ahead_submits_is_held_to_its_bound)
+{
+    struct server s;
+    REQUIRE(folder_make(&s));
+    REQUIRE_OK(server_start(&s, &(kiln_server_desc){.context = &(kiln_context_desc){.specialization = -1}}));
+    struct flood f = {0};
+    REQUIRE_OK(busy_make(&s, 0, 256, &f.b));   /* one group of 64, no steps: the smallest dispatch */
+    struct busy honest = {0};
+    REQUIRE_OK(busy_make(&s, 0, 256, &honest));
+    pthread_t th;
+    REQUIRE(pthread_create(&th, NULL, flood_main, &f) == 0);
+    uint64_t most = 0, until = now_ms() + 3000;
+    unsigned served = 0;
+    while (now_ms() < until) {
+        most = KILN_MAX(most, device_backlog(&s));
+        if (served < 3) {
+            kiln_ticket t;
+            CHECK_OK(kiln_scheme_submit(honest.c, honest.sch, &t));
+            CHECK_OK(kiln_ticket_wait(honest.c, t, UINT64_MAX));
+            served++;
+        }
+        nap_ms(5);
+    }
+    uint64_t posted_before_stop = f.posted;
+    CHECK(posted_before_stop > 4 * SRV_AHEAD_WORK);   /* it flooded: far more than the bound was posted */
+    CHECK(most <= SRV_AHEAD_WORK + 8);                /* its own bound, and the honest client's one */
+    if (most > SRV_AHEAD_WORK + 8 || getenv("KILN_TEST_VERBOSE"))
+        fprintf(stderr, "  %llu submits posted in 3 s; the device's backlog peaked at %llu\n",
+                (unsigned long long)posted_before_stop, (unsigned long long)most);
+    CHECK_EQ(served, 3);
+    /* A stop under the flood ends the server within its bound's work. */
+    uint64_t t0 = now_ms();
+    server_stop(&s);
+    CHECK(now_ms() - t0 < 30000);
+    atomic_store(&f.stop, true);
+    pthread_join(th, NULL);
+    CHECK(f.last < 0);
+    kiln_context_destroy(f.b.c);
+    kiln_context_destroy(honest.c);
+    server_finish(&s);
+}
+
 /* A loss the driver reports takes the device from every client on it:
  * their calls fail with KILN_ERR_DEVICE_LOST; the next client to connect
  * gets a new device (the server says so), computes on it, and the old
@@ -864,6 +947,7 @@ int main(int argc, char **argv)
     RUN(a_clients_runaway_work_faults_that_client_alone);
     RUN(a_copy_from_a_clients_segment_outlives_its_context);
     RUN(a_copy_from_a_clients_segment_outlives_its_segment);
+    RUN(a_flood_of_run_ahead_submits_is_held_to_its_bound);
     RUN(after_a_real_loss_new_clients_get_a_new_device);
     RUN(after_a_vulkan_loss_new_clients_get_a_new_device);
     RUN(a_clients_included_files_travel_with_its_program);

@@ -621,13 +621,14 @@ TEST(stats_json_names)
 
     /* The server's counts for a client: its name, no memo, and what it
      * applied and how it stalled. */
-    s.applied = 40, s.stalls = 41, s.stalled_ns = 42, s.imported_bytes = 43;
+    s.applied = 40, s.stalls = 41, s.stalled_ns = 42, s.imported_bytes = 43, s.paced = 44, s.paced_ns = 45;
     const char *want_server =
         "{\"side\":\"server\",\"client\":\"client 7\",\"submits\":34,"
         "\"calls\":{\"object\":1,\"data\":2,\"query\":3,\"state\":4,\"submit\":5,\"wait\":6,\"archive\":7},"
         "\"bytes_sent\":{\"object\":10,\"data\":11,\"query\":12,\"state\":13,\"submit\":14,\"wait\":15,\"archive\":16},"
         "\"bytes_received\":{\"object\":20,\"data\":21,\"query\":22,\"state\":23,\"submit\":24,\"wait\":25,"
-        "\"archive\":26},\"segment_bytes\":30,\"refused\":33,\"posted\":35,\"deferred\":36,\"applied\":40,\"stalls\":41,\"stalled_ns\":42,\"imported_bytes\":43}";
+        "\"archive\":26},\"segment_bytes\":30,\"refused\":33,\"posted\":35,\"deferred\":36,\"applied\":40,\"stalls\":41,\"stalled_ns\":42,\"imported_bytes\":43,"
+        "\"paced\":44,\"paced_ns\":45}";
     n = pipe_stats_json(&s, PIPE_SIDE_SERVER, "client 7", buf, sizeof buf);
     CHECK_EQ(n, strlen(want_server));
     if (strcmp(buf, want_server))

@@ -972,7 +972,8 @@ TEST(a_server_keeps_counters_for_each_client)
         json_shape(lines[0], shape, sizeof shape);
 #define CLASSES "{object,data,query,state,submit,wait,archive}"
         static const char want[] = "side,client,submits,calls" CLASSES ",bytes_sent" CLASSES
-                                   ",bytes_received" CLASSES ",segment_bytes,refused,posted,deferred,applied,stalls,stalled_ns,imported_bytes";
+                                   ",bytes_received" CLASSES ",segment_bytes,refused,posted,deferred,applied,stalls,stalled_ns,imported_bytes,"
+                                   "paced,paced_ns";
 #undef CLASSES
         CHECK(!strcmp(shape, want));
         if (strcmp(shape, want))
