@@ -42,11 +42,55 @@ static inline uint64_t b64(double f)
 static inline float h2f(uint32_t h) { return half_to_float((uint16_t)h); }
 static inline uint32_t f2h(float f) { return half_from_float(f); }
 
-/* IEEE-mode min and max: a NaN operand yields the other. */
+/* min and max: a NaN operand yields the other (IEEE 754's minNum and
+ * maxNum). The vector ALU's own, with its IEEE mode bit: fmin_mode. */
 static inline float fmin_ieee(float a, float b) { return isnan(a) ? b : isnan(b) ? a : (a < b || (a == b && signbit(a))) ? a : b; }
 static inline float fmax_ieee(float a, float b) { return isnan(a) ? b : isnan(b) ? a : (a > b || (a == b && !signbit(a))) ? a : b; }
 static inline double dmin_ieee(double a, double b) { return isnan(a) ? b : isnan(b) ? a : (a < b || (a == b && signbit(a))) ? a : b; }
 static inline double dmax_ieee(double a, double b) { return isnan(a) ? b : isnan(b) ? a : (a > b || (a == b && !signbit(a))) ? a : b; }
+/* Signalling NaNs: a NaN whose quiet bit (the mantissa's top) is clear. */
+static inline bool snan32(float a)
+{
+    uint32_t b = b32(a);
+    return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) && !(b & 0x400000u);
+}
+static inline bool snan64(double a)
+{
+    uint64_t b = b64(a);
+    return (b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull && (b & 0xfffffffffffffull) &&
+           !(b & 0x8000000000000ull);
+}
+
+/* V_MIN and V_MAX as the vector ALU computes them. In IEEE mode
+ * (MODE.IEEE, on for compute kernels by default) a signalling NaN operand
+ * yields itself quieted, the first one's where both are (IEEE 754-2008's
+ * minNum: "if either operand is a signaling NaN ... the result is a quiet
+ * NaN"); otherwise, and for quiet NaNs, a NaN operand yields the other. */
+static inline float fmin_mode(float a, float b, bool ieee)
+{
+    if (ieee && (snan32(a) || snan32(b)))
+        return f32(b32(snan32(a) ? a : b) | 0x400000u);
+    return fmin_ieee(a, b);
+}
+static inline float fmax_mode(float a, float b, bool ieee)
+{
+    if (ieee && (snan32(a) || snan32(b)))
+        return f32(b32(snan32(a) ? a : b) | 0x400000u);
+    return fmax_ieee(a, b);
+}
+static inline double dmin_mode(double a, double b, bool ieee)
+{
+    if (ieee && (snan64(a) || snan64(b)))
+        return f64(b64(snan64(a) ? a : b) | 0x8000000000000ull);
+    return dmin_ieee(a, b);
+}
+static inline double dmax_mode(double a, double b, bool ieee)
+{
+    if (ieee && (snan64(a) || snan64(b)))
+        return f64(b64(snan64(a) ? a : b) | 0x8000000000000ull);
+    return dmax_ieee(a, b);
+}
+
 static inline float fmed3(float a, float b, float c)
 {
     if (isnan(a) || isnan(b) || isnan(c))

@@ -23,6 +23,12 @@
 #define D(n) interp_da(c, (n))
 #define H(n) interp_ha(c, (n))
 #define U64(n) interp_raw64(c, (n), false)
+/* Min and max under the wave's MODE.IEEE bit (interp_float.h). */
+#define IEEE_MODE(c) (((c)->w->mode >> 9) & 1)
+#define FMIN(a, b) fmin_mode((a), (b), IEEE_MODE(c))
+#define FMAX(a, b) fmax_mode((a), (b), IEEE_MODE(c))
+#define DMIN(a, b) dmin_mode((a), (b), IEEE_MODE(c))
+#define DMAX(a, b) dmax_mode((a), (b), IEEE_MODE(c))
 
 /* Output modifiers of a float result. */
 static float fout(const struct vctx *c, float v)
@@ -47,6 +53,26 @@ static double dout(const struct vctx *c, double v)
         v = isnan(v) ? 0.0 : v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
     return v;
 }
+/* An integer add's or subtract's exact result, wrapped to bits, or with
+ * VOP3's clamp bit saturated to the type's range (unsigned, or signed for
+ * the _i ops): a clamped v_add_u32 of 0xffffffff and 1 is 0xffffffff. */
+static uint32_t uclamp(const struct vctx *c, int64_t exact, unsigned bits)
+{
+    int64_t top = (int64_t)((1ull << bits) - 1);
+    if (c->in->mods.clamp)
+        exact = exact < 0 ? 0 : exact > top ? top : exact;
+    return (uint32_t)((uint64_t)exact & (uint64_t)top);
+}
+static uint32_t sclamp(const struct vctx *c, int64_t exact, unsigned bits)
+{
+    int64_t lo = -(int64_t)(1ull << (bits - 1)), hi = (int64_t)(1ull << (bits - 1)) - 1;
+    if (c->in->mods.clamp)
+        exact = exact < lo ? lo : exact > hi ? hi : exact;
+    return (uint32_t)((uint64_t)exact & ((1ull << bits) - 1));
+}
+#define RUC(x) (*res = uclamp(c, (x), 32))
+#define RSC(x) (*res = sclamp(c, (x), 32))
+
 #define RF(x) (*res = b32(fout(c, (x))))
 #define RD(x) (*res = b64(dout(c, (x))))
 #define RH(x) (*res = f2h(fout(c, (x))))
@@ -191,8 +217,8 @@ bool interp_lane_op(struct vctx *c, uint64_t *res, bool *flag)
         break;
     case WAVE_OP_V_MUL_U32_U24: RU((U(0) & 0xffffff) * (U(1) & 0xffffff)); break;
     case WAVE_OP_V_MUL_HI_U32_U24: RU(((uint64_t)(U(0) & 0xffffff) * (U(1) & 0xffffff)) >> 32); break;
-    case WAVE_OP_V_MIN_F32: RF(fmin_ieee(F(0), F(1))); break;
-    case WAVE_OP_V_MAX_F32: RF(fmax_ieee(F(0), F(1))); break;
+    case WAVE_OP_V_MIN_F32: RF(FMIN(F(0), F(1))); break;
+    case WAVE_OP_V_MAX_F32: RF(FMAX(F(0), F(1))); break;
     case WAVE_OP_V_MIN_I32: RU(I(0) < I(1) ? I(0) : I(1)); break;
     case WAVE_OP_V_MAX_I32: RU(I(0) > I(1) ? I(0) : I(1)); break;
     case WAVE_OP_V_MIN_U32: RU(U(0) < U(1) ? U(0) : U(1)); break;
@@ -205,44 +231,50 @@ bool interp_lane_op(struct vctx *c, uint64_t *res, bool *flag)
     case WAVE_OP_V_XOR_B32: RU(U(0) ^ U(1)); break;
     case WAVE_OP_V_MAC_F32: RF(F(0) * F(1) + f32(c->w->v[in->dst[0].reg & 0xff][c->lane])); break;
     case WAVE_OP_V_MADMK_F32: case WAVE_OP_V_MADAK_F32: RF(F(0) * F(1) + F(2)); break;
-    case WAVE_OP_V_ADD_CO_U32: t64 = (uint64_t)U(0) + U(1); *flag = t64 >> 32; RU(t64); break;
-    case WAVE_OP_V_SUB_CO_U32: a = U(0), b = U(1); *flag = b > a; RU(a - b); break;
-    case WAVE_OP_V_SUBREV_CO_U32: a = U(1), b = U(0); *flag = b > a; RU(a - b); break;
+    /* Integer adds and subtracts: carries from the exact result, which
+     * VOP3's clamp saturates (uclamp, sclamp). */
+    case WAVE_OP_V_ADD_CO_U32: t64 = (uint64_t)U(0) + U(1); *flag = t64 >> 32; RUC((int64_t)t64); break;
+    case WAVE_OP_V_SUB_CO_U32: a = U(0), b = U(1); *flag = b > a; RUC((int64_t)a - b); break;
+    case WAVE_OP_V_SUBREV_CO_U32: a = U(1), b = U(0); *flag = b > a; RUC((int64_t)a - b); break;
     case WAVE_OP_V_ADDC_CO_U32:
         t64 = (uint64_t)U(0) + U(1) + ((U64(2) >> c->lane) & 1);
         *flag = t64 >> 32;
-        RU(t64);
+        RUC((int64_t)t64);
         break;
     case WAVE_OP_V_SUBB_CO_U32: {
         uint64_t x = U(0), y = (uint64_t)U(1) + ((U64(2) >> c->lane) & 1);
         *flag = y > x;
-        RU(x - y);
+        RUC((int64_t)x - (int64_t)y);
         break;
     }
     case WAVE_OP_V_SUBBREV_CO_U32: {
         uint64_t x = U(1), y = (uint64_t)U(0) + ((U64(2) >> c->lane) & 1);
         *flag = y > x;
-        RU(x - y);
+        RUC((int64_t)x - (int64_t)y);
         break;
     }
-    case WAVE_OP_V_ADD_U32: case WAVE_OP_V_ADD_I32: RU(U(0) + U(1)); break;
-    case WAVE_OP_V_SUB_U32: case WAVE_OP_V_SUB_I32: RU(U(0) - U(1)); break;
-    case WAVE_OP_V_SUBREV_U32: RU(U(1) - U(0)); break;
+    case WAVE_OP_V_ADD_U32: RUC((int64_t)U(0) + U(1)); break;
+    case WAVE_OP_V_ADD_I32: RSC((int64_t)I(0) + I(1)); break;
+    case WAVE_OP_V_SUB_U32: RUC((int64_t)U(0) - U(1)); break;
+    case WAVE_OP_V_SUB_I32: RSC((int64_t)I(0) - I(1)); break;
+    case WAVE_OP_V_SUBREV_U32: RUC((int64_t)U(1) - U(0)); break;
     case WAVE_OP_V_ADD_F16: RH(H(0) + H(1)); break;
     case WAVE_OP_V_SUB_F16: RH(H(0) - H(1)); break;
     case WAVE_OP_V_SUBREV_F16: RH(H(1) - H(0)); break;
     case WAVE_OP_V_MUL_F16: RH(H(0) * H(1)); break;
     case WAVE_OP_V_MAC_F16: RH(H(0) * H(1) + h2f(c->w->v[in->dst[0].reg & 0xff][c->lane] & 0xffff)); break;
     case WAVE_OP_V_MADMK_F16: case WAVE_OP_V_MADAK_F16: RH(H(0) * H(1) + H(2)); break;
-    case WAVE_OP_V_ADD_U16: case WAVE_OP_V_ADD_I16: RU((U16(0) + U16(1)) & 0xffff); break;
-    case WAVE_OP_V_SUB_U16: case WAVE_OP_V_SUB_I16: RU((U16(0) - U16(1)) & 0xffff); break;
-    case WAVE_OP_V_SUBREV_U16: RU((U16(1) - U16(0)) & 0xffff); break;
+    case WAVE_OP_V_ADD_U16: *res = uclamp(c, (int64_t)U16(0) + U16(1), 16); break;
+    case WAVE_OP_V_ADD_I16: *res = sclamp(c, (int64_t)I16(0) + I16(1), 16); break;
+    case WAVE_OP_V_SUB_U16: *res = uclamp(c, (int64_t)U16(0) - U16(1), 16); break;
+    case WAVE_OP_V_SUB_I16: *res = sclamp(c, (int64_t)I16(0) - I16(1), 16); break;
+    case WAVE_OP_V_SUBREV_U16: *res = uclamp(c, (int64_t)U16(1) - U16(0), 16); break;
     case WAVE_OP_V_MUL_LO_U16: RU((U16(0) * U16(1)) & 0xffff); break;
     case WAVE_OP_V_LSHLREV_B16: RU((U16(1) << (U16(0) & 15)) & 0xffff); break;
     case WAVE_OP_V_LSHRREV_B16: RU(U16(1) >> (U16(0) & 15)); break;
     case WAVE_OP_V_ASHRREV_I16: RU((uint16_t)(I16(1) >> (U16(0) & 15))); break;
-    case WAVE_OP_V_MAX_F16: RH(fmax_ieee(H(0), H(1))); break;
-    case WAVE_OP_V_MIN_F16: RH(fmin_ieee(H(0), H(1))); break;
+    case WAVE_OP_V_MAX_F16: RH(FMAX(H(0), H(1))); break;
+    case WAVE_OP_V_MIN_F16: RH(FMIN(H(0), H(1))); break;
     case WAVE_OP_V_MAX_U16: RU(U16(0) > U16(1) ? U16(0) : U16(1)); break;
     case WAVE_OP_V_MAX_I16: RU((uint16_t)(I16(0) > I16(1) ? I16(0) : I16(1))); break;
     case WAVE_OP_V_MIN_U16: RU(U16(0) < U16(1) ? U16(0) : U16(1)); break;
@@ -287,14 +319,14 @@ bool interp_lane_op(struct vctx *c, uint64_t *res, bool *flag)
     }
     case WAVE_OP_V_ALIGNBIT_B32: RU((uint32_t)((((uint64_t)U(0) << 32) | U(1)) >> (U(2) & 31))); break;
     case WAVE_OP_V_ALIGNBYTE_B32: RU((uint32_t)((((uint64_t)U(0) << 32) | U(1)) >> (8 * (U(2) & 3)))); break;
-    case WAVE_OP_V_MIN3_F32: RF(fmin_ieee(fmin_ieee(F(0), F(1)), F(2))); break;
+    case WAVE_OP_V_MIN3_F32: RF(FMIN(FMIN(F(0), F(1)), F(2))); break;
     case WAVE_OP_V_MIN3_I32: {
         int32_t x = I(0) < I(1) ? I(0) : I(1);
         RU(x < I(2) ? x : I(2));
         break;
     }
     case WAVE_OP_V_MIN3_U32: a = U(0) < U(1) ? U(0) : U(1); RU(a < U(2) ? a : U(2)); break;
-    case WAVE_OP_V_MAX3_F32: RF(fmax_ieee(fmax_ieee(F(0), F(1)), F(2))); break;
+    case WAVE_OP_V_MAX3_F32: RF(FMAX(FMAX(F(0), F(1)), F(2))); break;
     case WAVE_OP_V_MAX3_I32: {
         int32_t x = I(0) > I(1) ? I(0) : I(1);
         RU(x > I(2) ? x : I(2));
@@ -304,8 +336,8 @@ bool interp_lane_op(struct vctx *c, uint64_t *res, bool *flag)
     case WAVE_OP_V_MED3_F32: RF(fmed3(F(0), F(1), F(2))); break;
     case WAVE_OP_V_MED3_I32: RU((uint32_t)imed3(I(0), I(1), I(2))); break;
     case WAVE_OP_V_MED3_U32: RU(umed3(U(0), U(1), U(2))); break;
-    case WAVE_OP_V_MIN3_F16: RH(fmin_ieee(fmin_ieee(H(0), H(1)), H(2))); break;
-    case WAVE_OP_V_MAX3_F16: RH(fmax_ieee(fmax_ieee(H(0), H(1)), H(2))); break;
+    case WAVE_OP_V_MIN3_F16: RH(FMIN(FMIN(H(0), H(1)), H(2))); break;
+    case WAVE_OP_V_MAX3_F16: RH(FMAX(FMAX(H(0), H(1)), H(2))); break;
     case WAVE_OP_V_MED3_F16: RH(fmed3(H(0), H(1), H(2))); break;
     case WAVE_OP_V_MIN3_I16: {
         int32_t x = I16(0) < I16(1) ? I16(0) : I16(1);
@@ -414,8 +446,8 @@ bool interp_lane_op(struct vctx *c, uint64_t *res, bool *flag)
     case WAVE_OP_V_OR3_B32: RU(U(0) | U(1) | U(2)); break;
     case WAVE_OP_V_ADD_F64: RD(D(0) + D(1)); break;
     case WAVE_OP_V_MUL_F64: RD(D(0) * D(1)); break;
-    case WAVE_OP_V_MIN_F64: RD(dmin_ieee(D(0), D(1))); break;
-    case WAVE_OP_V_MAX_F64: RD(dmax_ieee(D(0), D(1))); break;
+    case WAVE_OP_V_MIN_F64: RD(DMIN(D(0), D(1))); break;
+    case WAVE_OP_V_MAX_F64: RD(DMAX(D(0), D(1))); break;
     case WAVE_OP_V_LDEXP_F64: RD(ldexp(D(0), I(1))); break;
     case WAVE_OP_V_LDEXP_F32: RF(ldexpf(F(0), I(1))); break;
     case WAVE_OP_V_MUL_LO_U32: RU(U(0) * U(1)); break;
@@ -568,8 +600,8 @@ bool interp_lane_vop3p(struct vctx *c, uint64_t *res)
         case WAVE_OP_V_PK_FMA_F16: r = f2h(fmaf(f[0], f[1], f[2])); break;
         case WAVE_OP_V_PK_ADD_F16: r = f2h(f[0] + f[1]); break;
         case WAVE_OP_V_PK_MUL_F16: r = f2h(f[0] * f[1]); break;
-        case WAVE_OP_V_PK_MIN_F16: r = f2h(fmin_ieee(f[0], f[1])); break;
-        case WAVE_OP_V_PK_MAX_F16: r = f2h(fmax_ieee(f[0], f[1])); break;
+        case WAVE_OP_V_PK_MIN_F16: r = f2h(FMIN(f[0], f[1])); break;
+        case WAVE_OP_V_PK_MAX_F16: r = f2h(FMAX(f[0], f[1])); break;
         default: return false;
         }
         if (is_f && md->clamp) {

@@ -136,7 +136,7 @@ struct vctx {
     struct wave *w;
     const struct wave_instr *in;
     int lane;
-    int src0_lane;   /* DPP: the lane src0 is read from */
+    int src0_lane;   /* DPP: the lane src0 is read from; -1: none (bound_ctrl), src0 reads 0 */
 };
 
 /* Shared by interp_valu.c and interp_lane.c. */

@@ -130,7 +130,7 @@ uint32_t interp_raw32(const struct vctx *c, unsigned n)
     case WAVE_OPND_SGPR: v = interp_sget(c->w, o->reg); break;
     case WAVE_OPND_VGPR: {
         int lane = n == 0 ? c->src0_lane : c->lane;
-        v = c->w->v[vreg(c, o->reg, 1u << n)][lane];
+        v = lane < 0 ? 0 : c->w->v[vreg(c, o->reg, 1u << n)][lane];   /* DPP, bound_ctrl: no source lane */
         break;
     }
     case WAVE_OPND_CONST: v = (uint32_t)wave_const_bits(o->value, 32); break;
@@ -178,7 +178,7 @@ uint64_t interp_raw64(const struct vctx *c, unsigned n, bool fp)
     case WAVE_OPND_VGPR: {
         int lane = n == 0 ? c->src0_lane : c->lane;
         unsigned r = vreg(c, o->reg, 1u << n);
-        return (uint64_t)c->w->v[(r + 1) & 0xff][lane] << 32 | c->w->v[r][lane];
+        return lane < 0 ? 0 : (uint64_t)c->w->v[(r + 1) & 0xff][lane] << 32 | c->w->v[r][lane];
     }
     case WAVE_OPND_CONST: return wave_const_bits(o->value, 64);
     case WAVE_OPND_LITERAL:
@@ -465,24 +465,11 @@ kiln_result interp_valu(struct machine *m, struct wave *w, const struct wave_ins
         c.lane = l;
         c.src0_lane = in->enc == WAVE_ENC_DPP ? src_lane[l] : l;
         uint64_t r = 0;
-        bool flag = false, ok;
-        if (c.src0_lane < 0) {
-            /* DPP with bound_ctrl: src0 reads zero; run the op with lane 0's
-             * register replaced is not possible in place, so read it from a
-             * lane whose value is then masked: handled by zeroing below */
-            c.src0_lane = l;
-            uint32_t saved = 0;
-            const struct wave_operand *o = &in->src[0];
-            if (o->kind == WAVE_OPND_VGPR) {
-                saved = w->v[o->reg & 0xff][l];
-                w->v[o->reg & 0xff][l] = 0;
-            }
-            ok = info->family == WAVE_FAM_VOP3P ? interp_lane_vop3p(&c, &r) : interp_lane_op(&c, &r, &flag);
-            if (o->kind == WAVE_OPND_VGPR)
-                w->v[o->reg & 0xff][l] = saved;
-        } else {
-            ok = info->family == WAVE_FAM_VOP3P ? interp_lane_vop3p(&c, &r) : interp_lane_op(&c, &r, &flag);
-        }
+        bool flag = false;
+        /* DPP with bound_ctrl and no source lane: src0_lane -1, src0 reads
+         * 0 (interp_raw32), and no register changes: src1, or the
+         * destination a MAC reads, may be the same register. */
+        bool ok = info->family == WAVE_FAM_VOP3P ? interp_lane_vop3p(&c, &r) : interp_lane_op(&c, &r, &flag);
         if (!ok)
             return interp_fail(m, KILN_ERR_INVALID, "%s is not run by kiln's reference interpreter", info->name);
         if (h16) {

@@ -626,6 +626,59 @@ TEST(dpp_sdwa_gpr_idx)
     wave_code_finish(&c);
 }
 
+/* ---- oracle.s: the interpreter's own defects, fixed ------------------------------ */
+
+/* Each of oracle.s's two kernels (MODE.IEEE on and off) against what the
+ * ISA says, lane by lane: DPP with bound_ctrl where src1 is src0's
+ * register, VOP3's clamp on integer adds and subtracts, min and max of a
+ * signalling NaN. */
+static void oracle_kernel(const char *name, bool ieee)
+{
+    char path[700];
+    REQUIRE(kt_assemble("oracle", path, sizeof path) == 0);
+    size_t len;
+    uint8_t *bytes = kt_read(path, &len);
+    REQUIRE(bytes);
+    struct wave_code c;
+    REQUIRE_OK(wave_code_load(bytes, len, &c));
+    free(bytes);
+    uint32_t out[12 * 64];
+    struct wave_value arg = buf(out, sizeof out);
+    struct wave_run_desc d = {.code = &c, .kernel = wave_code_kernel(&c, name), .groups = {1, 1, 1},
+                              .block = {64, 1, 1}, .args = &arg, .arg_count = 1};
+    REQUIRE(d.kernel);
+    struct wave_result res;
+    CHECK_OK(wave_run(&d, &res));
+    wave_result_finish(&res);
+    int bad = 0;
+    for (uint32_t l = 0; l < 64; l++) {
+        uint32_t v1 = 3 * l + 100, prev = 3 * (l - 1) + 100, o[12];
+        o[0] = l == 0 ? v1 : prev + v1;                                  /* wave_shr:1: src0 0, src1 v1 */
+        o[1] = (l & 15) == 0 ? v1 : prev + v1;                           /* row_shr:1 likewise */
+        o[2] = l >= 32 ? UINT32_MAX : 0xffffffe0u + l;                   /* v_add_u32 clamp */
+        o[3] = l < 32 ? 0 : l - 32;                                      /* v_sub_u32 clamp */
+        o[4] = o[2];                                                     /* v_add_co_u32 clamp */
+        /* v_add_i32 clamp of 0x7ffffff0 + l (negative from lane 16) and 8:
+         * saturates only where the signed sum overflows */
+        o[5] = l >= 8 && l < 16 ? 0x7fffffffu : 0x7ffffff8u + l;
+        o[6] = l >= 31 ? 0xffffu : 0xffe0u + l;                          /* v_add_u16 clamp */
+        o[7] = ieee ? 0x7fc00001u : 0x3f800000u;                         /* max(sNaN, 1.0) */
+        o[8] = ieee ? 0x7fc00001u : 0x3f800000u;                         /* min(1.0, sNaN) */
+        o[9] = 0x40000000u;                                              /* max(2.0, qNaN) */
+        o[10] = l - 32;                                                  /* v_sub_u32, wraps */
+        o[11] = 0xffffffe0u + l;                                         /* v_add_co_u32, wraps */
+        for (int k = 0; k < 12; k++)
+            if (out[12 * l + k] != o[k] && bad++ < 8)
+                fprintf(stderr, "oracle %s lane %u v%d: 0x%x, expected 0x%x\n", name, l, 10 + k, out[12 * l + k],
+                        o[k]);
+    }
+    CHECK_EQ(bad, 0);
+    wave_code_finish(&c);
+}
+
+TEST(oracle_in_ieee_mode) { oracle_kernel("ieee", true); }
+TEST(oracle_in_non_ieee_mode) { oracle_kernel("noieee", false); }
+
 /* ---- the machine --------------------------------------------------------------- */
 
 TEST(linked_object_runs_alike)
@@ -910,6 +963,8 @@ int main(void)
     RUN(small_integers);
     RUN(compare_and_swap_loop);
     RUN(dpp_sdwa_gpr_idx);
+    RUN(oracle_in_ieee_mode);
+    RUN(oracle_in_non_ieee_mode);
     RUN(linked_object_runs_alike);
     RUN(budget);
     RUN(work_budget);
