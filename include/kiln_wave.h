@@ -183,6 +183,12 @@ typedef struct kiln_wave_run_desc {
     uint64_t max_work;             /* units: an instruction, or KILN_WAVE_WORK_UNIT_BYTES moved or cleared; 0: the default */
     double max_seconds;            /* wall-clock; 0: the default */
     bool observe;                  /* keep each wave's final registers for kiln_wave_observation */
+    /* The context a level that runs on a device runs on (its programs,
+     * buffers and schemes are made there, through kiln.h's calls, and
+     * destroyed before the run returns); borrowed. Zero: the level makes a
+     * context of the default device for the run and destroys it after.
+     * The reference, on no device, ignores it. */
+    kiln_context context;
 } kiln_wave_run_desc;
 
 typedef struct kiln_wave_result kiln_wave_result;

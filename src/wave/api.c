@@ -309,7 +309,8 @@ kiln_result kiln_wave_run(const kiln_wave_code *code, const kiln_wave_run_desc *
                                        .max_instructions = desc->max_instructions,
                                        .max_work = desc->max_work,
                                        .max_seconds = desc->max_seconds,
-                                       .observe = desc->observe};
+                                       .observe = desc->observe,
+                                       .context = desc->context};
     r = level->run(&res->desc, &res->res);
     *out = res;
     return r;

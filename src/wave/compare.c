@@ -12,7 +12,6 @@
 #include "base/bytes.h"
 #include "wave/observe.h"
 
-#define WAVE_BYTES(vgprs) (32u + 4u * 128u + 256ull * (vgprs))
 
 struct obs {
     const char *which;             /* "first", "second" */
@@ -39,7 +38,7 @@ static kiln_result obs_open(struct obs *o, const char *which, const void *p, siz
     if (version != WAVE_OBSERVE_VERSION)
         return KILN_RAISE(KILN_ERR_INVALID, "the %s observation is of version %u; kiln reads version %u", which,
                           version, WAVE_OBSERVE_VERSION);
-    if (o->vgprs > 256 || bytes_remaining(&o->r) / WAVE_BYTES(o->vgprs) < o->waves)
+    if (o->vgprs > 256 || bytes_remaining(&o->r) / WAVE_OBSERVE_WAVE_BYTES(o->vgprs) < o->waves)
         return KILN_RAISE(KILN_ERR_INVALID, "the %s observation declares %u waves of %u VGPRs, more than its %zu bytes",
                           which, o->waves, o->vgprs, n);
     return KILN_OK;
@@ -83,7 +82,12 @@ kiln_result wave_observe_compare(const void *a, size_t a_size, const void *b, si
             hx[i] = bytes_read_u32(&x.r), hy[i] = bytes_read_u32(&y.r);
         uint64_t lx = bytes_read_u64(&x.r), ly = bytes_read_u64(&y.r);
         uint32_t sccx = bytes_read_u32(&x.r), sccy = bytes_read_u32(&y.r);
-        (void)bytes_read_u32(&x.r), (void)bytes_read_u32(&y.r);
+        /* what either level could not see is not compared */
+        uint32_t blind = bytes_read_u32(&x.r) | bytes_read_u32(&y.r), sblind[4], vblind[8];
+        for (int i = 0; i < 4; i++)
+            sblind[i] = bytes_read_u32(&x.r) | bytes_read_u32(&y.r);
+        for (int i = 0; i < 8; i++)
+            vblind[i] = bytes_read_u32(&x.r) | bytes_read_u32(&y.r);
         char where[96];
         snprintf(where, sizeof where, "wave %u (group %u,%u,%u wave %u)", w, hx[0], hx[1], hx[2], hx[3]);
         if (memcmp(hx, hy, sizeof hx)) {
@@ -95,13 +99,13 @@ kiln_result wave_observe_compare(const void *a, size_t a_size, const void *b, si
             snprintf(why, cap, "%s: its work-item lanes differ: 0x%016" PRIx64 " against 0x%016" PRIx64, where, lx, ly);
             return KILN_OK;
         }
-        if (sccx != sccy) {
+        if (!(blind & 1) && sccx != sccy) {
             snprintf(why, cap, "%s: scc %u against %u", where, sccx, sccy);
             return KILN_OK;
         }
         for (unsigned s = 0; s < 128; s++) {
             uint32_t vx = bytes_read_u32(&x.r), vy = bytes_read_u32(&y.r);
-            if (vx != vy) {
+            if (vx != vy && !((sblind[s / 32] >> (s % 32)) & 1)) {
                 char name[24];
                 snprintf(why, cap, "%s: %s is 0x%08x against 0x%08x", where, sgpr_name(s, name, sizeof name), vx, vy);
                 return KILN_OK;
@@ -110,7 +114,7 @@ kiln_result wave_observe_compare(const void *a, size_t a_size, const void *b, si
         for (uint32_t v = 0; v < x.vgprs; v++)
             for (unsigned l = 0; l < 64; l++) {
                 uint32_t vx = bytes_read_u32(&x.r), vy = bytes_read_u32(&y.r);
-                if (vx != vy) {
+                if (vx != vy && !((vblind[v / 32] >> (v % 32)) & 1)) {
                     snprintf(why, cap, "%s: v%u lane %u is 0x%08x against 0x%08x", where, v, l, vx, vy);
                     return KILN_OK;
                 }

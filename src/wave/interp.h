@@ -112,6 +112,7 @@ struct wave_run_desc {
     double max_seconds;                /* wall-clock time, finite and above 0; 0: WAVE_DEFAULT_MAX_SECONDS */
     /* observe: keep each wave's final registers (see observe.h) */
     bool observe;
+    kiln_context context;              /* a device level's (kiln_wave_run_desc.context); borrowed, zero: its own */
 };
 
 /* The final state of one wave. */
@@ -122,6 +123,11 @@ struct wave_final {
     uint32_t sgpr[128];                /* codes 0..127: s0..s101, flat_scratch, xnack_mask, vcc, ttmp, m0, exec */
     uint32_t scc;
     uint32_t (*vgpr)[WAVE_LANES];      /* vgpr_count registers; owned */
+    /* What the level that ran could not see (observe.h): such a register
+     * holds 0 and is never compared. The reference sees everything. */
+    bool scc_blind;
+    uint32_t sgpr_blind[4];            /* bit s: scalar code s */
+    uint32_t vgpr_blind[8];            /* bit v: v<v> */
 };
 
 /* What a run leaves (wave_result_finish frees it). */

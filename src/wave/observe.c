@@ -67,7 +67,11 @@ kiln_result wave_observe_encode(const struct wave_run_desc *d, const struct wave
         bytes_put_u32(out, f->wave);
         bytes_put_u64(out, f->lanes);
         bytes_put_u32(out, f->scc);
-        bytes_put_u32(out, 0);
+        bytes_put_u32(out, f->scc_blind);
+        for (int i = 0; i < 4; i++)
+            bytes_put_u32(out, f->sgpr_blind[i]);
+        for (int i = 0; i < 8; i++)
+            bytes_put_u32(out, f->vgpr_blind[i]);
         for (int s = 0; s < 128; s++)
             bytes_put_u32(out, f->sgpr[s]);
         for (uint32_t v = 0; v < r->vgpr_count; v++)
@@ -117,6 +121,20 @@ kiln_result wave_observe_json(const struct wave_run_desc *d, const struct wave_r
            f->group[0], f->group[1], f->group[2], f->wave, f->lanes);
         bytes_putf(out, "     \"exec\": \"0x%016" PRIx64 "\", \"vcc\": \"0x%016" PRIx64 "\", \"scc\": %u, \"m0\": %u,\n", exec,
            vcc, f->scc, f->sgpr[124]);
+        bool blind = f->scc_blind;
+        for (int i = 0; i < 8; i++)
+            blind |= (i < 4 && f->sgpr_blind[i]) || f->vgpr_blind[i];
+        if (blind) {   /* what the level could not see, as lists of register names */
+            bytes_putf(out, "     \"blind\": [%s", f->scc_blind ? "\"scc\"" : "");
+            bool first = !f->scc_blind;
+            for (unsigned s = 0; s < 128; s++)
+                if ((f->sgpr_blind[s / 32] >> (s % 32)) & 1)
+                    bytes_putf(out, "%s\"s%u\"", first ? "" : ", ", s), first = false;
+            for (unsigned v = 0; v < 256; v++)
+                if ((f->vgpr_blind[v / 32] >> (v % 32)) & 1)
+                    bytes_putf(out, "%s\"v%u\"", first ? "" : ", ", v), first = false;
+            bytes_putf(out, "],\n");
+        }
         bytes_putf(out, "     \"sgpr\": [");
         for (int s = 0; s < 128; s++)
             bytes_putf(out, "%s%u", s ? ", " : "", f->sgpr[s]);

@@ -5,21 +5,26 @@
  * Every lane is reported (not lane zero alone): a lane-crossing bug shows
  * in the lane it hurts.
  *
- * The binary layout, version 1 (little-endian, no padding but where said):
+ * The binary layout, version 2 (little-endian, no padding but where said):
  *
  *   header, 32 bytes:
  *     u32 magic       0x424f574b ("KWOB")
- *     u32 version     1
+ *     u32 version     2
  *     u32 waves       waves reported, in dispatch order (groups x fastest,
  *                     then each group's waves in order)
  *     u32 vgprs       VGPRs reported per wave (the kernel's allocation)
  *     u32 buffers     buffer arguments reported
  *     u32 reserved    0
  *     u64 instructions executed by the run, every wave counted
- *   per wave, 32 + 4 * 128 + 256 * vgprs bytes:
+ *   per wave, 80 + 4 * 128 + 256 * vgprs bytes:
  *     u32 group[3], u32 wave (its index in the group)
  *     u64 lanes       the lanes that are work-items
- *     u32 scc, u32 reserved 0
+ *     u32 scc, u32 blind   bit 0: the level cannot see scc
+ *     u32 sgpr_blind[4]    bit s: the level cannot see scalar code s
+ *     u32 vgpr_blind[8]    bit v: the level cannot see v<v> (any lane)
+ *                     (a register a level cannot see reads 0 and is
+ *                     never compared: a level fills in only what it
+ *                     computed; version 1 had no masks)
  *     u32 sgpr[128]   scalar codes 0..127: s0..s101, flat_scratch (102,
  *                     103), xnack_mask (104, 105), vcc (106, 107), ttmp0..15
  *                     (108..123), m0 (124), 125, exec (126, 127)
@@ -43,7 +48,8 @@
 #include "wave/interp.h"
 
 #define WAVE_OBSERVE_MAGIC 0x424f574bu
-#define WAVE_OBSERVE_VERSION 1u
+#define WAVE_OBSERVE_VERSION 2u
+#define WAVE_OBSERVE_WAVE_BYTES(vgprs) (80u + 4u * 128u + 256ull * (vgprs))
 
 /* Appends the observation of a run made with desc->observe set to out
  * (its oom flag says when memory ran out: KILN_ERR_NO_MEMORY). */
