@@ -294,7 +294,7 @@ static kiln_result step(struct machine *m, struct wave *w)
 
 /* ---- the dispatch --------------------------------------------------------------------------- */
 
-static void wave_start(struct machine *m, struct wave *w, const uint32_t g[3], uint32_t index, const uint32_t block[3])
+void interp_wave_start(struct machine *m, struct wave *w, const uint32_t g[3], uint32_t index, const uint32_t block[3])
 {
     const struct wave_kernel *k = m->k;
     const struct wave_setup *su = &k->setup;
@@ -369,7 +369,8 @@ struct wave_run_desc wave_run_defaults(const struct wave_run_desc *desc)
     return d;
 }
 
-static kiln_result setup(struct machine *m, const struct wave_run_desc *desc, uint32_t groups[3], uint32_t block[3])
+kiln_result interp_machine_setup(struct machine *m, const struct wave_run_desc *desc, uint32_t groups[3],
+                                 uint32_t block[3])
 {
     const struct wave_run_desc dd = wave_run_defaults(desc), *d = &dd;
     const struct wave_kernel *k = d->kernel;
@@ -539,7 +540,7 @@ static kiln_result group_start(struct machine *m, struct wave *waves, uint32_t n
         r->dirty_lo = UINT64_MAX, r->dirty_hi = 0;
     }
     for (uint32_t i = 0; i < nwaves; i++)
-        wave_start(m, &waves[i], g, i, block);
+        interp_wave_start(m, &waves[i], g, i, block);
     return KILN_OK;
 }
 
@@ -568,7 +569,7 @@ kiln_result wave_run(const struct wave_run_desc *d, struct wave_result *res)
     uint32_t groups[3], block[3];
     struct wave *waves = NULL;
     uint32_t nwaves = 0;
-    kiln_result r = setup(m, d, groups, block);
+    kiln_result r = interp_machine_setup(m, d, groups, block);
     if (r == KILN_OK) {
         uint32_t items = block[0] * block[1] * block[2];
         nwaves = (items + WAVE_LANES - 1) / WAVE_LANES;
@@ -640,11 +641,19 @@ kiln_result wave_run(const struct wave_run_desc *d, struct wave_result *res)
                     }
         }
     }
-    for (uint32_t j = 0; j < m->nregions; j++)
-        free(m->regions[j].written);
     for (uint32_t i = 0; waves && i < nwaves; i++)
         free(waves[i].v);
     free(waves);
+    interp_machine_free(m);
+    return r;
+}
+
+void interp_machine_free(struct machine *m)
+{
+    if (!m)
+        return;
+    for (uint32_t j = 0; j < m->nregions; j++)
+        free(m->regions[j].written);
     free(m->words);
     free(m->slot);
     free(m->instrs);
@@ -652,7 +661,6 @@ kiln_result wave_run(const struct wave_run_desc *d, struct wave_result *res)
     free(m->lds);
     free(m->scratch);
     free(m);
-    return r;
 }
 
 void wave_result_finish(struct wave_result *r)

@@ -29,9 +29,11 @@
  *   one region is an error naming the address, never a host access.
  *   Memory operations complete at once (s_waitcnt is a no-op), atomics are
  *   executed lane by lane in lane order.
- * - Floating point is IEEE binary32/64 with round to nearest even and
- *   denormals kept (the MODE register's round and denormal fields are
- *   kept but not acted on); v_rcp, v_rsq, v_sqrt, v_exp, v_log, v_sin and
+ * - Floating point is IEEE binary32/64 with round to nearest even;
+ *   denormals are flushed (to a zero of their sign) on input and output
+ *   as MODE.FP_DENORM says for each precision, and min, max and med3 quiet
+ *   a signalling NaN as MODE.IEEE says (the round field is kept but not
+ *   acted on); v_rcp, v_rsq, v_sqrt, v_exp, v_log, v_sin and
  *   v_cos are computed by the C library in the operand's precision, which
  *   is at least as accurate as the hardware's.
  * - Every run is bounded by three budgets, each KILN_ERR_LIMIT naming

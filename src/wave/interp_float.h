@@ -42,6 +42,23 @@ static inline uint64_t b64(double f)
 static inline float h2f(uint32_t h) { return half_to_float((uint16_t)h); }
 static inline uint32_t f2h(float f) { return half_from_float(f); }
 
+/* MODE.FP_DENORM (MODE bits 7:4; the wave's mode word keeps them there):
+ * bits 5:4 for single precision, 7:6 for double and half, each
+ * 0 = flush input and output denormals, 1 = flush output only, 2 = flush
+ * input only, 3 = flush none (LLVM's SIDefines.h FP_DENORM_*; its name for
+ * 0, "preserve-sign", says a flushed denormal becomes a zero of its sign).
+ * So bit 4 (6) allows denormal inputs and bit 5 (7) denormal results. */
+#define DENORM_IN32 0x10u
+#define DENORM_OUT32 0x20u
+#define DENORM_IN64 0x40u    /* and half */
+#define DENORM_OUT64 0x80u   /* and half */
+static inline uint32_t flush32(uint32_t b) { return (b & 0x7f800000u) ? b : b & 0x80000000u; }
+static inline uint64_t flush64(uint64_t b) { return (b & 0x7ff0000000000000ull) ? b : b & 0x8000000000000000ull; }
+static inline uint32_t flush16(uint32_t h) { return (h & 0x7c00u) ? h : h & 0x8000u; }
+static inline uint32_t flush_in32(uint32_t mode, uint32_t b) { return mode & DENORM_IN32 ? b : flush32(b); }
+static inline uint64_t flush_in64(uint32_t mode, uint64_t b) { return mode & DENORM_IN64 ? b : flush64(b); }
+static inline uint32_t flush_in16(uint32_t mode, uint32_t h) { return mode & DENORM_IN64 ? h : flush16(h); }
+
 /* min and max: a NaN operand yields the other (IEEE 754's minNum and
  * maxNum). The vector ALU's own, with its IEEE mode bit: fmin_mode. */
 static inline float fmin_ieee(float a, float b) { return isnan(a) ? b : isnan(b) ? a : (a < b || (a == b && signbit(a))) ? a : b; }
@@ -91,10 +108,14 @@ static inline double dmax_mode(double a, double b, bool ieee)
     return dmax_ieee(a, b);
 }
 
-static inline float fmed3(float a, float b, float c)
+/* V_MED3: with a NaN operand, V_MIN3 of the three (so, in IEEE mode, a
+ * signalling NaN is quieted by the first V_MIN and the quiet NaN then
+ * yields the other operand of the second: med3(sNaN, 1, 2) is 2); else the
+ * V_MAX of the two that are not the V_MAX3. */
+static inline float fmed3(float a, float b, float c, bool ieee)
 {
     if (isnan(a) || isnan(b) || isnan(c))
-        return fmin_ieee(fmin_ieee(a, b), c);
+        return fmin_mode(fmin_mode(a, b, ieee), c, ieee);
     float mx = fmax_ieee(fmax_ieee(a, b), c);
     if (mx == a)
         return fmax_ieee(b, c);
@@ -134,7 +155,10 @@ static inline uint32_t cvt_u32(double d)
     return (uint32_t)d;
 }
 
-static inline uint32_t class_mask(double v, bool is_snan)
+/* V_CMP_CLASS's class bit of v, a source widened to double: is_snan and
+ * is_denorm say what v was in its own precision (an f32 or f16 denormal
+ * is a normal double). */
+static inline uint32_t class_mask(double v, bool is_snan, bool is_denorm)
 {
     if (isnan(v))
         return is_snan ? 1u : 2u;
@@ -143,8 +167,7 @@ static inline uint32_t class_mask(double v, bool is_snan)
         return neg ? 1u << 2 : 1u << 9;
     if (v == 0)
         return neg ? 1u << 5 : 1u << 6;
-    int c = fpclassify(v);
-    if (c == FP_SUBNORMAL)
+    if (is_denorm)
         return neg ? 1u << 4 : 1u << 7;
     return neg ? 1u << 3 : 1u << 8;
 }

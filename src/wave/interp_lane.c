@@ -30,8 +30,11 @@
 #define DMIN(a, b) dmin_mode((a), (b), IEEE_MODE(c))
 #define DMAX(a, b) dmax_mode((a), (b), IEEE_MODE(c))
 
-/* Output modifiers of a float result. */
-static float fout(const struct vctx *c, float v)
+/* Output modifiers of a float result (omod, then clamp), in the result's
+ * precision; fout and dout return it flushed where MODE.FP_DENORM flushes
+ * results (a denormal becomes a zero of its sign; interp_float.h), hout
+ * gives a half's bits, flushed likewise. */
+static float fmods(const struct vctx *c, float v)
 {
     switch (c->in->mods.omod) {
     case 1: v *= 2.0f; break;
@@ -42,6 +45,16 @@ static float fout(const struct vctx *c, float v)
         v = isnan(v) ? 0.0f : v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
     return v;
 }
+static float fout(const struct vctx *c, float v)
+{
+    v = fmods(c, v);
+    return c->w->mode & DENORM_OUT32 ? v : f32(flush32(b32(v)));
+}
+static uint32_t hout(const struct vctx *c, float v)
+{
+    uint32_t h = f2h(fmods(c, v));
+    return c->w->mode & DENORM_OUT64 ? h : flush16(h);
+}
 static double dout(const struct vctx *c, double v)
 {
     switch (c->in->mods.omod) {
@@ -51,7 +64,7 @@ static double dout(const struct vctx *c, double v)
     }
     if (c->in->mods.clamp)
         v = isnan(v) ? 0.0 : v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
-    return v;
+    return c->w->mode & DENORM_OUT64 ? v : f64(flush64(b64(v)));
 }
 /* An integer add's or subtract's exact result, wrapped to bits, or with
  * VOP3's clamp bit saturated to the type's range (unsigned, or signed for
@@ -75,7 +88,7 @@ static uint32_t sclamp(const struct vctx *c, int64_t exact, unsigned bits)
 
 #define RF(x) (*res = b32(fout(c, (x))))
 #define RD(x) (*res = b64(dout(c, (x))))
-#define RH(x) (*res = f2h(fout(c, (x))))
+#define RH(x) (*res = hout(c, (x)))
 #define RU(x) (*res = (uint32_t)(x))
 
 /* ---- one lane ---------------------------------------------------------------------------- */
@@ -148,14 +161,17 @@ bool interp_lane_op(struct vctx *c, uint64_t *res, bool *flag)
     case WAVE_OP_V_CEIL_F64: RD(ceil(D(0))); break;
     case WAVE_OP_V_RNDNE_F64: RD(nearbyint(D(0))); break;
     case WAVE_OP_V_FLOOR_F64: RD(floor(D(0))); break;
+    /* V_FRACT: S0 + -floor(S0), below 1: a NaN source gives a NaN (quiet,
+     * with its payload), an infinite one the default NaN; not the bound
+     * that fmin would take over a NaN. */
     case WAVE_OP_V_FRACT_F64: {
         double x = D(0);
-        RD(isinf(x) ? NAN : fmin(x - floor(x), 0x1.fffffffffffffp-1));
+        RD(isnan(x) ? f64(b64(x) | 0x8000000000000ull) : isinf(x) ? NAN : fmin(x - floor(x), 0x1.fffffffffffffp-1));
         break;
     }
     case WAVE_OP_V_FRACT_F32: {
         float x = F(0);
-        RF(isinf(x) ? NAN : fminf(x - floorf(x), 0x1.fffffep-1f));
+        RF(isnan(x) ? f32(b32(x) | 0x400000u) : isinf(x) ? NAN : fminf(x - floorf(x), 0x1.fffffep-1f));
         break;
     }
     case WAVE_OP_V_TRUNC_F32: RF(truncf(F(0))); break;
@@ -194,7 +210,7 @@ bool interp_lane_op(struct vctx *c, uint64_t *res, bool *flag)
     case WAVE_OP_V_RNDNE_F16: RH(nearbyintf(H(0))); break;
     case WAVE_OP_V_FRACT_F16: {
         float x = H(0);
-        RH(isinf(x) ? NAN : fminf(x - floorf(x), 0x1.ffcp-1f));
+        RH(isnan(x) ? x : isinf(x) ? NAN : fminf(x - floorf(x), 0x1.ffcp-1f));
         break;
     }
     case WAVE_OP_V_SIN_F16: RH((float)sin((double)H(0) * 6.283185307179586)); break;
@@ -333,12 +349,12 @@ bool interp_lane_op(struct vctx *c, uint64_t *res, bool *flag)
         break;
     }
     case WAVE_OP_V_MAX3_U32: a = U(0) > U(1) ? U(0) : U(1); RU(a > U(2) ? a : U(2)); break;
-    case WAVE_OP_V_MED3_F32: RF(fmed3(F(0), F(1), F(2))); break;
+    case WAVE_OP_V_MED3_F32: RF(fmed3(F(0), F(1), F(2), IEEE_MODE(c))); break;
     case WAVE_OP_V_MED3_I32: RU((uint32_t)imed3(I(0), I(1), I(2))); break;
     case WAVE_OP_V_MED3_U32: RU(umed3(U(0), U(1), U(2))); break;
     case WAVE_OP_V_MIN3_F16: RH(FMIN(FMIN(H(0), H(1)), H(2))); break;
     case WAVE_OP_V_MAX3_F16: RH(FMAX(FMAX(H(0), H(1)), H(2))); break;
-    case WAVE_OP_V_MED3_F16: RH(fmed3(H(0), H(1), H(2))); break;
+    case WAVE_OP_V_MED3_F16: RH(fmed3(H(0), H(1), H(2), IEEE_MODE(c))); break;
     case WAVE_OP_V_MIN3_I16: {
         int32_t x = I16(0) < I16(1) ? I16(0) : I16(1);
         RU((uint16_t)(x < I16(2) ? x : I16(2)));
@@ -575,7 +591,7 @@ bool interp_lane_vop3p(struct vctx *c, uint64_t *res)
         float f[3] = {0};
         if (is_f)
             for (unsigned n = 0; n < nsrc; n++) {
-                f[n] = h2f(v[n]);
+                f[n] = h2f(flush_in16(c->w->mode, v[n]));   /* MODE.FP_DENORM, as interp_ha */
                 uint8_t negm = half ? md->abs : md->neg;   /* neg_hi is kept in abs */
                 if ((negm >> n) & 1)
                     f[n] = -f[n];
@@ -608,6 +624,8 @@ bool interp_lane_vop3p(struct vctx *c, uint64_t *res)
             float x = h2f(r);
             r = f2h(isnan(x) ? 0.0f : x < 0 ? 0.0f : x > 1 ? 1.0f : x);
         }
+        if (is_f && !(c->w->mode & DENORM_OUT64))
+            r = flush16(r);
         out |= (r & 0xffff) << (16 * half);
     }
     *res = out;

@@ -85,6 +85,20 @@ static inline uint64_t wv_vcc(const struct wave *w)
     return (uint64_t)w->s[WAVE_SREG_VCC_HI] << 32 | w->s[WAVE_SREG_VCC_LO];
 }
 
+/* The dispatch's machine, as a run of desc starts it: its regions (the
+ * image, the kernarg segment, the dispatch packet and queue, each buffer
+ * argument, the scratch), LDS size and budgets, and groups and block with
+ * their defaults. m is zeroed storage from mem_calloc; free it with
+ * interp_machine_free whatever this returns. Other levels build their
+ * memory from the same regions, so addresses agree with the reference. */
+kiln_result interp_machine_setup(struct machine *m, const struct wave_run_desc *desc, uint32_t groups[3],
+                                 uint32_t block[3]) __attribute__((warn_unused_result));
+void interp_machine_free(struct machine *m);
+/* w as wave index of group g starts: its registers as the kernel
+ * descriptor asks (loader.h's wave_setup), exec its work-item lanes, MODE
+ * from the descriptor, the rest zero. w->v must hold WAVE_VGPRS registers. */
+void interp_wave_start(struct machine *m, struct wave *w, const uint32_t g[3], uint32_t index, const uint32_t block[3]);
+
 /* Fails the run naming the current instruction; returns KILN_ERR_INVALID
  * (or code). */
 kiln_result interp_fail(struct machine *m, kiln_result code, const char *fmt, ...)

@@ -187,9 +187,12 @@ uint64_t interp_raw64(const struct vctx *c, unsigned n, bool fp)
     }
 }
 
+/* A float source as the ALU reads it: a denormal is read as zero of its
+ * sign where MODE.FP_DENORM flushes inputs (interp_float.h), then abs, then
+ * neg. */
 float interp_fa(const struct vctx *c, unsigned n)
 {
-    float v = f32(interp_raw32(c, n));
+    float v = f32(flush_in32(c->w->mode, interp_raw32(c, n)));
     if ((c->in->mods.abs >> n) & 1)
         v = fabsf(v);
     if ((c->in->mods.neg >> n) & 1)
@@ -198,7 +201,7 @@ float interp_fa(const struct vctx *c, unsigned n)
 }
 double interp_da(const struct vctx *c, unsigned n)
 {
-    double v = f64(interp_raw64(c, n, true));
+    double v = f64(flush_in64(c->w->mode, interp_raw64(c, n, true)));
     if ((c->in->mods.abs >> n) & 1)
         v = fabs(v);
     if ((c->in->mods.neg >> n) & 1)
@@ -207,7 +210,7 @@ double interp_da(const struct vctx *c, unsigned n)
 }
 float interp_ha(const struct vctx *c, unsigned n)
 {
-    float v = h2f(interp_raw16(c, n, true));
+    float v = h2f(flush_in16(c->w->mode, interp_raw16(c, n, true)));
     if ((c->in->mods.abs >> n) & 1)
         v = fabsf(v);
     if ((c->in->mods.neg >> n) & 1)
@@ -245,8 +248,8 @@ static int dpp_source(unsigned ctrl, int l)
         int s = in_row - (int)(ctrl & 15);
         return s >= 0 ? row + s : -1;
     }
-    if (ctrl >= 0x121 && ctrl <= 0x12f)
-        return row + ((in_row + (int)(ctrl & 15)) & 15);
+    if (ctrl >= 0x121 && ctrl <= 0x12f)   /* row_ror: "row rotate right", the way row_shr shifts */
+        return row + ((in_row - (int)(ctrl & 15)) & 15);
     switch (ctrl) {
     case 0x130: return l + 1 < 64 ? l + 1 : -1;     /* wave_shl:1 */
     case 0x134: return (l + 1) & 63;                /* wave_rol:1 */
@@ -415,22 +418,22 @@ kiln_result interp_valu(struct machine *m, struct wave *w, const struct wave_ins
             if (s->is_class) {
                 uint32_t bits = interp_raw32(&c, 1);
                 double v;
-                bool snan;
+                bool snan, denorm;   /* in the source's own precision */
                 if (s->type == CT_F64) {
                     uint64_t x = interp_raw64(&c, 0, true);
-                    v = f64(x), snan = isnan(v) && !((x >> 51) & 1);
+                    v = f64(x), snan = isnan(v) && !((x >> 51) & 1), denorm = fpclassify(v) == FP_SUBNORMAL;
                 } else if (s->type == CT_F32) {
                     uint32_t x = interp_raw32(&c, 0);
-                    v = f32(x), snan = isnan(v) && !((x >> 22) & 1);
+                    v = f32(x), snan = isnan(v) && !((x >> 22) & 1), denorm = !(x & 0x7f800000u) && (x & 0x7fffffu);
                 } else {
                     uint32_t x = interp_raw16(&c, 0, true);
-                    v = h2f(x), snan = isnan(v) && !((x >> 9) & 1);
+                    v = h2f(x), snan = isnan(v) && !((x >> 9) & 1), denorm = !(x & 0x7c00u) && (x & 0x3ffu);
                 }
                 if ((in->mods.abs & 1))
                     v = fabs(v);
                 if ((in->mods.neg & 1))
                     v = -v;
-                r = (class_mask(v, snan) & bits) != 0;
+                r = (class_mask(v, snan, denorm) & bits) != 0;
             } else {
                 switch (s->type) {
                 case CT_F16: r = fcond(s->cond, interp_ha(&c, 0), interp_ha(&c, 1)); break;

@@ -679,6 +679,57 @@ static void oracle_kernel(const char *name, bool ieee)
 TEST(oracle_in_ieee_mode) { oracle_kernel("ieee", true); }
 TEST(oracle_in_non_ieee_mode) { oracle_kernel("noieee", false); }
 
+/* Each of oracle2.s's two kernels (MODE.FP_DENORM flushing denormals of
+ * every precision, and keeping them) against what the ISA says, lane by
+ * lane: denormal sources and results of f32, f16 and f64 multiplies, DPP
+ * row_ror's direction, v_fract of a NaN, v_med3 of a signalling NaN. */
+static void oracle2_kernel(const char *name, bool flush)
+{
+    char path[700];
+    REQUIRE(kt_assemble("oracle2", path, sizeof path) == 0);
+    size_t len;
+    uint8_t *bytes = kt_read(path, &len);
+    REQUIRE(bytes);
+    struct wave_code c;
+    REQUIRE_OK(wave_code_load(bytes, len, &c));
+    free(bytes);
+    uint32_t out[14 * 64];
+    struct wave_value arg = buf(out, sizeof out);
+    struct wave_run_desc d = {.code = &c, .kernel = wave_code_kernel(&c, name), .groups = {1, 1, 1},
+                              .block = {64, 1, 1}, .args = &arg, .arg_count = 1};
+    REQUIRE(d.kernel);
+    struct wave_result res;
+    CHECK_OK(wave_run(&d, &res));
+    wave_result_finish(&res);
+    int bad = 0;
+    for (uint32_t l = 0; l < 64; l++) {
+        uint32_t row = l & ~15u, o[14];
+        o[0] = flush ? 0 : 0x00400000u;                  /* 1.0 * denormal 2^-127 */
+        o[1] = flush ? 0 : 0x00400000u;                  /* 0.5 * 2^-126: a denormal result */
+        o[2] = flush ? 0x80000000u : 0x80400000u;        /* 0.5 * -2^-126: flushed to -0 */
+        o[3] = flush ? 0 : 0x200u;                       /* v_mul_f16 1.0 * denormal half */
+        o[4] = 3 * (row + ((l - 1) & 15)) + 100;         /* row_ror:1: lane l - 1 of the row */
+        o[5] = 0x7fc00000u;                              /* fract(qNaN) */
+        o[6] = 0x40000000u;                              /* med3(sNaN, 1.0, 2.0) */
+        o[7] = 3 * (row + ((l - 15) & 15)) + 100;        /* row_ror:15: lane l + 1 of the row */
+        o[8] = flush ? 0 : UINT32_MAX;                   /* v_mul_f64 1.0 * largest denormal */
+        o[9] = flush ? 0 : 0xfffffu;
+        o[10] = flush ? 0 : 0x200u;                      /* v_pk_mul_f16: both halves */
+        o[11] = flush ? 0 : 0x00400000u;                 /* v_max_f32 x, x of a denormal */
+        o[12] = 1;                                       /* v_cmp_class_f32: denormal */
+        o[13] = 1;                                       /* v_cmp_class_f16: denormal */
+        for (int k = 0; k < 14; k++)
+            if (out[14 * l + k] != o[k] && bad++ < 8)
+                fprintf(stderr, "oracle2 %s lane %u v%d: 0x%x, expected 0x%x\n", name, l, 10 + k, out[14 * l + k],
+                        o[k]);
+    }
+    CHECK_EQ(bad, 0);
+    wave_code_finish(&c);
+}
+
+TEST(oracle2_denormals_flushed) { oracle2_kernel("flush", true); }
+TEST(oracle2_denormals_kept) { oracle2_kernel("keep", false); }
+
 /* ---- the machine --------------------------------------------------------------- */
 
 TEST(linked_object_runs_alike)
@@ -966,6 +1017,8 @@ int main(void)
     RUN(dpp_sdwa_gpr_idx);
     RUN(oracle_in_ieee_mode);
     RUN(oracle_in_non_ieee_mode);
+    RUN(oracle2_denormals_flushed);
+    RUN(oracle2_denormals_kept);
     RUN(linked_object_runs_alike);
     RUN(budget);
     RUN(work_budget);
