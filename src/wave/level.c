@@ -11,6 +11,7 @@
 
 #include "base/base.h"
 #include "wave/decode.h"
+#include "wave/wavefront.h"
 
 kiln_result wave_kernel_decodes(const struct wave_code *code, const struct wave_kernel *k)
 {
@@ -47,7 +48,8 @@ const struct wave_level wave_levels[] = {
     {"reference", "the reference interpreter, on the CPU: the oracle every level is judged against", reference_check,
      wave_run},
     {"lane", "one GPU invocation per guest lane (not built yet)", NULL, NULL},
-    {"wavefront", "one GPU invocation simulating a whole 64-lane wave (not built yet)", NULL, NULL},
+    {"wavefront", "one GPU invocation simulating a whole 64-lane wave, translated to GLSL and run by kiln", wf_check,
+     wf_run},
     {"subgroup", "guest waves on device subgroups, cross-lane operations native (not built yet)", NULL, NULL},
 };
 const uint32_t wave_level_count = KILN_ARRAY_LEN(wave_levels);

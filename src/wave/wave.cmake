@@ -29,6 +29,8 @@ set(KILN_WAVE_SOURCES
   src/wave/loader_meta.c
   src/wave/observe.c
   src/wave/print.c
+  src/wave/wavefront_gen.c
+  src/wave/wavefront_run.c
 )
 set(KILN_WAVE_BASE_SOURCES src/base/base.c src/base/bytes.c src/base/parse.c)
 set(KILN_WAVE_DEPS PkgConfig::LIBELF PkgConfig::XXHASH Threads::Threads m)
@@ -41,7 +43,7 @@ target_link_libraries(kiln_wave_objs PUBLIC ${KILN_WAVE_DEPS})
 
 if(BUILD_SHARED_LIBS)
   add_library(kiln-wave SHARED $<TARGET_OBJECTS:kiln_wave_objs>)
-  target_link_libraries(kiln-wave PRIVATE ${KILN_WAVE_DEPS})
+  target_link_libraries(kiln-wave PRIVATE ${KILN_WAVE_DEPS} kiln)
   target_link_options(kiln-wave PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/kiln-wave.map -Wl,--no-undefined)
   set_target_properties(kiln-wave PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${KILN_SOVERSION}
                                              LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/kiln-wave.map)

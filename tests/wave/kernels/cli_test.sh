@@ -49,7 +49,8 @@ grep -q "^the same" "$tmp/cmp" || fail "compare: says the same"
 # levels: the table, the reference first and built
 "$kiln" wave levels >"$tmp/levels" || fail "wave levels"
 head -1 "$tmp/levels" | grep -q "^reference *built" || fail "levels: the reference first"
-grep -q "^wavefront *not built" "$tmp/levels" || fail "levels: wavefront not built"
+grep -q "^wavefront *built" "$tmp/levels" || fail "levels: wavefront built"
+grep -q "^subgroup *not built" "$tmp/levels" || fail "levels: subgroup not built"
 
 # reverse_local: 64 ints 0..63 from a file, reversed through LDS: 2 * (63 - t) + 1
 i=0; : >"$tmp/in.bin"

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wavefront: the Wavefront level, one GPU invocation simulating a whole
+ * 64-lane guest wave, run through kiln's own compile service, archive and
+ * schemes like any caller of kiln.h.
+ *
+ * The translation (wavefront_gen.c) turns a kernel's IR into one GLSL
+ * compute program (generated for shaderc: kiln's program input is GLSL):
+ * - a workgroup of the program is a guest workgroup, one invocation per
+ *   wave (local_size_x = its waves);
+ * - a wave's scalar file is uint s[128] (operand codes 0..127: exec at
+ *   126/127, vcc at 106/107, m0 at 124, each a 32-bit half: no 64-bit
+ *   integers anywhere), scc a bool, its vector file uint v[vgprs * 64]
+ *   (register-major, a lane's dword at v[r * 64 + lane]);
+ * - a vector instruction is a loop over the 64 lanes whose write is a
+ *   select under the exec mask (the old value read, the new one computed,
+ *   the mask keeping one), never a branch; cross-lane reads (readlane,
+ *   readfirstlane, writelane, mbcnt) are plain indexing into the arrays;
+ * - control flow is a dispatcher: the kernel's basic blocks are the cases
+ *   of one switch on the guest pc inside one loop, whose every iteration
+ *   is counted against WF_BLOCK_BOUND: a run that reaches it fails naming
+ *   the kernel and the bound, never returning a wrong observation (lavapipe
+ *   stops every loop of an invocation after 65,535 iterations and returns
+ *   what it has, so the bound is below that);
+ * - guest memory is one storage buffer (the arena) holding every region
+ *   the reference maps (the code object's image, the kernarg segment, the
+ *   dispatch packet and queue, each buffer argument), found by the
+ *   address's high dword as in the reference's map (interp.h), so every
+ *   address, and so every register, agrees with the reference's; an access
+ *   outside them fails the run naming the address, the lane and the pc;
+ *   bytes written are marked in a bitmap as the reference marks them;
+ * - LDS is the workgroup's shared array, cleared at the start.
+ *
+ * What a kernel needs that the level does not translate (an instruction,
+ * an encoding, a modifier, scratch, barriers across several waves) is
+ * refused by wf_check before anything runs, naming the instruction, its
+ * image offset and the reason.
+ */
+#ifndef KILN_WAVE_WAVEFRONT_H
+#define KILN_WAVE_WAVEFRONT_H
+
+#include "base/bytes.h"
+#include "kiln.h"
+#include "wave/interp.h"
+#include "wave/loader.h"
+
+/* Block transitions a wave may make before its run fails (below lavapipe's
+ * 65,535 iterations a loop). */
+#define WF_BLOCK_BOUND 65000u
+
+/* Per wave, words of the setup the host writes and of the state the
+ * program leaves. */
+#define WF_INIT_WORDS (128u + 1u + 3u * 64u)   /* s[128], scc, v0..v2 */
+#define WF_OUT_HEAD 8u                         /* status, pc, address lo/hi, lane, instructions lo/hi, scc */
+
+/* What a wave's run ended with (its out words' first). */
+enum wf_status {
+    WF_RUNNING = 0,
+    WF_DONE = 1,          /* s_endpgm */
+    WF_MEM_FAULT = 2,     /* an access outside every region (address, lane, pc) */
+    WF_BOUND = 3,         /* WF_BLOCK_BOUND block transitions */
+    WF_BAD_TARGET = 4,    /* a jump to no block of the kernel */
+    WF_LDS_FAULT = 5,     /* an LDS access past the group's LDS (address, lane, pc) */
+};
+
+/* What the program is translated for. */
+struct wf_shape {
+    uint32_t waves;       /* per workgroup */
+    uint32_t vgprs;       /* registers kept per wave */
+    uint32_t regions;     /* entries of the region table */
+    uint32_t lds_bytes;   /* the group's LDS */
+    bool observe;         /* write every wave's registers out */
+};
+
+/* KILN_OK when the level runs k faithfully on a device with caps (NULL: any
+ * device), else KILN_ERR_INVALID naming the instruction, its offset and why. */
+kiln_result wf_check(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps)
+    __attribute__((warn_unused_result));
+/* Appends k's program for shape to glsl; KILN_ERR_INVALID as wf_check. */
+kiln_result wf_translate(const struct wave_code *code, const struct wave_kernel *k, const struct wf_shape *shape,
+                         struct bytes *glsl) __attribute__((warn_unused_result));
+/* The level's run (level.h's row). */
+kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *out) __attribute__((warn_unused_result));
+
+#endif

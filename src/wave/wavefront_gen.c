@@ -1,0 +1,1455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wavefront_gen.c: the Wavefront level's translator, a kernel's IR to one
+ * GLSL compute program (wavefront.h gives the model). One pass serves both
+ * the check and the translation: with no output it only decides, for each
+ * instruction, whether it translates, and the first that does not is the
+ * check's answer, named with its image offset and the reason.
+ *
+ * Every operation's meaning is the reference interpreter's (interp_*.c),
+ * written again in GLSL on 32-bit halves: the two must agree bit for bit,
+ * and the level is judged by that (tests/wave/test_wavefront.c).
+ */
+#include "wave/wavefront.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "wave/decode.h"
+#include "wave/interp_private.h"
+#include "wave/ir.h"
+
+/* The GLSL every program starts with, after its #version and constants:
+ * the buffers, the wave's state and the helpers the instructions call. */
+static const char prelude[] =
+    "layout(std430, binding = 0) buffer Arena { uint mem[]; };\n"
+    "layout(std430, binding = 1) readonly buffer Regions { uvec4 rg[]; };\n"
+    "layout(std430, binding = 2) buffer Written { uint wr[]; };\n"
+    "layout(std430, binding = 3) readonly buffer Init { uint ini[]; };\n"
+    "layout(std430, binding = 4) buffer Out { uint outw[]; };\n"
+    "#if LDS_WORDS > 0\n"
+    "shared uint lds[LDS_WORDS];\n"
+    "#endif\n"
+    "uint s[128];\n"
+    "uint v[VGPRS * 64u];\n"
+    "bool scc;\n"
+    "uint st, fpc, fal, fah, flane;\n"
+    "uint pc;\n"
+    "\n"
+    "bool bitl(uint lo, uint hi, uint l) { return ((((l < 32u) ? lo : hi) >> (l & 31u)) & 1u) != 0u; }\n"
+    "void setl(inout uint lo, inout uint hi, uint l, bool f)\n"
+    "{\n"
+    "    uint m = f ? (1u << (l & 31u)) : 0u;\n"
+    "    lo |= (l < 32u) ? m : 0u;\n"
+    "    hi |= (l >= 32u) ? m : 0u;\n"
+    "}\n"
+    "void fault(uint code, uint lo, uint hi, uint lane)\n"
+    "{\n"
+    "    if (st == 0u) { st = code; fpc = pc; fal = lo; fah = hi; flane = lane; }\n"
+    "}\n"
+    /* Memory: the region holding n bytes at (lo, hi), as the reference's
+     * map (interp.h); its arena byte in b, its written-bitmap base in wb
+     * (bit 31 clear: not writable). */
+    "bool reach(uint lo, uint hi, uint n, bool w, uint lane, out uint b, out uint wb)\n"
+    "{\n"
+    "    b = 0u; wb = 0u;\n"
+    "    for (uint i = 0u; i < REGIONS; i++) {\n"
+    "        uvec4 r = rg[i];\n"
+    "        if (r.x == hi && lo < r.z && n <= r.z - lo && (!w || (r.w & 0x80000000u) != 0u)) {\n"
+    "            b = r.y + lo; wb = r.w & 0x7fffffffu; return true;\n"
+    "        }\n"
+    "    }\n"
+    "    fault(2u, lo, hi, lane);\n"
+    "    return false;\n"
+    "}\n"
+    "void mark(uint wb, uint lo, uint n)\n"
+    "{\n"
+    "    for (uint k = 0u; k < n; k++) { uint o = lo + k; atomicOr(wr[wb + (o >> 5u)], 1u << (o & 31u)); }\n"
+    "}\n"
+    "uint ldb(uint b) { return (mem[b >> 2u] >> ((b & 3u) * 8u)) & 0xffu; }\n"
+    "void stb(uint b, uint x)\n"
+    "{\n"
+    "    uint sh = (b & 3u) * 8u;\n"
+    "    atomicAnd(mem[b >> 2u], ~(0xffu << sh));\n"
+    "    atomicOr(mem[b >> 2u], (x & 0xffu) << sh);\n"
+    "}\n"
+    "uint ldn(uint lo, uint hi, uint n, uint lane)\n"
+    "{\n"
+    "    uint b, wb;\n"
+    "    if (!reach(lo, hi, n, false, lane, b, wb)) return 0u;\n"
+    "    if (n == 4u && (b & 3u) == 0u) return mem[b >> 2u];\n"
+    "    uint x = 0u;\n"
+    "    for (uint k = 0u; k < n; k++) x |= ldb(b + k) << (8u * k);\n"
+    "    return x;\n"
+    "}\n"
+    "void stn(uint lo, uint hi, uint n, uint x, uint lane)\n"
+    "{\n"
+    "    uint b, wb;\n"
+    "    if (!reach(lo, hi, n, true, lane, b, wb)) return;\n"
+    "    if (n == 4u && (b & 3u) == 0u) mem[b >> 2u] = x;\n"
+    "    else for (uint k = 0u; k < n; k++) stb(b + k, x >> (8u * k));\n"
+    "    mark(wb, lo, n);\n"
+    "}\n"
+    /* (lo, hi) + off, off a signed or unsigned 32-bit offset */
+    "uvec2 adds(uint lo, uint hi, uint off)\n"
+    "{\n"
+    "    uint c; uint r = uaddCarry(lo, off, c);\n"
+    "    return uvec2(r, hi + c - (((off >> 31u) != 0u) ? 1u : 0u));\n"
+    "}\n"
+    "uvec2 addu(uint lo, uint hi, uint off) { uint c; uint r = uaddCarry(lo, off, c); return uvec2(r, hi + c); }\n"
+    "#if LDS_WORDS > 0\n"
+    "bool lreach(uint a, uint n, uint lane)\n"
+    "{\n"
+    "    if (a < LDS_BYTES && n <= LDS_BYTES - a) return true;\n"
+    "    fault(5u, a, 0u, lane);\n"
+    "    return false;\n"
+    "}\n"
+    "uint lldn(uint a, uint n, uint lane)\n"
+    "{\n"
+    "    if (!lreach(a, n, lane)) return 0u;\n"
+    "    if (n == 4u && (a & 3u) == 0u) return lds[a >> 2u];\n"
+    "    uint x = 0u;\n"
+    "    for (uint k = 0u; k < n; k++) x |= ((lds[(a + k) >> 2u] >> (((a + k) & 3u) * 8u)) & 0xffu) << (8u * k);\n"
+    "    return x;\n"
+    "}\n"
+    "void lstn(uint a, uint n, uint x, uint lane)\n"
+    "{\n"
+    "    if (!lreach(a, n, lane)) return;\n"
+    "    if (n == 4u && (a & 3u) == 0u) { lds[a >> 2u] = x; return; }\n"
+    "    for (uint k = 0u; k < n; k++) {\n"
+    "        uint b = a + k, sh = (b & 3u) * 8u;\n"
+    "        atomicAnd(lds[b >> 2u], ~(0xffu << sh));\n"
+    "        atomicOr(lds[b >> 2u], ((x >> (8u * k)) & 0xffu) << sh);\n"
+    "    }\n"
+    "}\n"
+    "#endif\n"
+    /* Integer adds and subtracts, with VOP3's clamp (saturating). */
+    "uint add_u(uint a, uint b, bool cl) { uint c; uint r = uaddCarry(a, b, c); return (cl && c != 0u) ? 0xffffffffu : r; }\n"
+    "uint sub_u(uint a, uint b, bool cl) { uint w; uint r = usubBorrow(a, b, w); return (cl && w != 0u) ? 0u : r; }\n"
+    "uint sat_i(uint a, uint r, bool ov, bool cl) { return (cl && ov) ? (((a >> 31u) != 0u) ? 0x80000000u : 0x7fffffffu) : r; }\n"
+    "uint add_i(uint a, uint b, bool cl) { uint r = a + b; return sat_i(a, r, (((a ^ r) & (b ^ r)) >> 31u) != 0u, cl); }\n"
+    "uint sub_i(uint a, uint b, bool cl) { uint r = a - b; return sat_i(a, r, (((a ^ b) & (a ^ r)) >> 31u) != 0u, cl); }\n"
+    "uint bfe_u(uint a, uint off, uint w)\n"
+    "{\n"
+    "    off &= 31u; w &= 31u;\n"
+    "    return w == 0u ? 0u : (a >> off) & ((1u << w) - 1u);\n"
+    "}\n"
+    "uint bfe_i(uint a, uint off, uint w)\n"
+    "{\n"
+    "    off &= 31u; w &= 31u;\n"
+    "    if (w == 0u) return 0u;\n"
+    "    return uint(int((a >> off) << (32u - w)) >> (32u - w));\n"
+    "}\n"
+    "uint alignbit(uint a, uint b, uint c) { uint k = c & 31u; return k == 0u ? b : (b >> k) | (a << (32u - k)); }\n"
+    "uvec2 shl64(uint lo, uint hi, uint k)\n"
+    "{\n"
+    "    k &= 63u;\n"
+    "    if (k == 0u) return uvec2(lo, hi);\n"
+    "    if (k >= 32u) return uvec2(0u, lo << (k - 32u));\n"
+    "    return uvec2(lo << k, (hi << k) | (lo >> (32u - k)));\n"
+    "}\n"
+    "uvec2 shr64(uint lo, uint hi, uint k)\n"
+    "{\n"
+    "    k &= 63u;\n"
+    "    if (k == 0u) return uvec2(lo, hi);\n"
+    "    if (k >= 32u) return uvec2(hi >> (k - 32u), 0u);\n"
+    "    return uvec2((lo >> k) | (hi << (32u - k)), hi >> k);\n"
+    "}\n"
+    "uvec2 sar64(uint lo, uint hi, uint k)\n"
+    "{\n"
+    "    k &= 63u;\n"
+    "    uint sgn = ((hi >> 31u) != 0u) ? 0xffffffffu : 0u;\n"
+    "    if (k == 0u) return uvec2(lo, hi);\n"
+    "    if (k >= 32u) return uvec2(uint(int(hi) >> (k - 32u)), sgn);\n"
+    "    return uvec2((lo >> k) | (hi << (32u - k)), uint(int(hi) >> k));\n"
+    "}\n"
+    "bool ult64(uint al, uint ah, uint bl, uint bh) { return ah < bh || (ah == bh && al < bl); }\n"
+    "bool slt64(uint al, uint ah, uint bl, uint bh) { return int(ah) < int(bh) || (ah == bh && al < bl); }\n"
+    "uint mulhi_u(uint a, uint b) { uint h, l; umulExtended(a, b, h, l); return h; }\n"
+    "uint mulhi_i(uint a, uint b) { int h, l; imulExtended(int(a), int(b), h, l); return uint(h); }\n"
+    "uint sx24(uint a) { return uint(int(a << 8u) >> 8); }\n"
+    "uvec2 mad64(uint a, uint b, uint cl, uint ch, out bool f)\n"
+    "{\n"
+    "    uint h, l, c1, c2, c3;\n"
+    "    umulExtended(a, b, h, l);\n"
+    "    uint rl = uaddCarry(l, cl, c1);\n"
+    "    uint rh = uaddCarry(h, ch, c2);\n"
+    "    rh = uaddCarry(rh, c1, c3);\n"
+    "    f = (c2 | c3) != 0u;\n"
+    "    return uvec2(rl, rh);\n"
+    "}\n"
+    "uint ffbh(uint a) { return a == 0u ? 0xffffffffu : uint(31 - findMSB(a)); }\n"
+    "uint ffbl(uint a) { return a == 0u ? 0xffffffffu : uint(findLSB(a)); }\n"
+    "uint umed3(uint a, uint b, uint c) { return clamp(c, min(a, b), max(a, b)); }\n"
+    "uint imed3(uint a, uint b, uint c) { return uint(clamp(int(c), min(int(a), int(b)), max(int(a), int(b)))); }\n"
+    /* Floats, on their bits: NaNs judged by the bits, denormals flushed
+     * to a zero of their sign as MODE.FP_DENORM says (DENORM_IN, _OUT),
+     * every operation a single rounding (precise). */
+    "bool fnan(uint x) { return (x & 0x7fffffffu) > 0x7f800000u; }\n"
+    "bool fsnan(uint x) { return fnan(x) && (x & 0x00400000u) == 0u; }\n"
+    "uint fin(uint x) { return (DENORM_IN || (x & 0x7f800000u) != 0u) ? x : (x & 0x80000000u); }\n"
+    "uint fres(uint x) { return (DENORM_OUT || (x & 0x7f800000u) != 0u) ? x : (x & 0x80000000u); }\n"
+    "float fv(uint x) { return uintBitsToFloat(x); }\n"
+    "uint fb(float x) { return floatBitsToUint(x); }\n"
+    "uint fadd(uint a, uint b) { precise float r = fv(a) + fv(b); return fb(r); }\n"
+    "uint fmul(uint a, uint b) { precise float r = fv(a) * fv(b); return fb(r); }\n"
+    "uint ffma(uint a, uint b, uint c) { precise float r = fma(fv(a), fv(b), fv(c)); return fb(r); }\n"
+    "uint fmad(uint a, uint b, uint c) { precise float t = fv(a) * fv(b); precise float r = t + fv(c); return fb(r); }\n"
+    "uint fmin_m(uint a, uint b)\n"
+    "{\n"
+    "    if (IEEE && (fsnan(a) || fsnan(b))) return (fsnan(a) ? a : b) | 0x00400000u;\n"
+    "    if (fnan(a)) return b;\n"
+    "    if (fnan(b)) return a;\n"
+    "    return (fv(a) < fv(b) || (fv(a) == fv(b) && (a >> 31u) != 0u)) ? a : b;\n"
+    "}\n"
+    "uint fmax_m(uint a, uint b)\n"
+    "{\n"
+    "    if (IEEE && (fsnan(a) || fsnan(b))) return (fsnan(a) ? a : b) | 0x00400000u;\n"
+    "    if (fnan(a)) return b;\n"
+    "    if (fnan(b)) return a;\n"
+    "    return (fv(a) > fv(b) || (fv(a) == fv(b) && (a >> 31u) == 0u)) ? a : b;\n"
+    "}\n"
+    /* VOP3's output modifier and clamp on a float result */
+    "uint fout(uint r, uint omod, bool cl)\n"
+    "{\n"
+    "    if (omod == 1u) r = fmul(r, 0x40000000u);\n"
+    "    else if (omod == 2u) r = fmul(r, 0x40800000u);\n"
+    "    else if (omod == 3u) r = fmul(r, 0x3f000000u);\n"
+    "    if (cl) r = fnan(r) ? 0u : (fv(r) < 0.0) ? 0u : (fv(r) > 1.0) ? 0x3f800000u : r;\n"
+    "    return r;\n"
+    "}\n"
+    "uint cvt_u32(uint x)\n"
+    "{\n"
+    "    if (fnan(x) || fv(x) <= 0.0) return 0u;\n"
+    "    if (fv(x) >= 4294967296.0) return 0xffffffffu;\n"
+    "    return uint(fv(x));\n"
+    "}\n"
+    "uint cvt_i32(uint x)\n"
+    "{\n"
+    "    if (fnan(x)) return 0u;\n"
+    "    if (fv(x) >= 2147483648.0) return 0x7fffffffu;\n"
+    "    if (fv(x) <= -2147483648.0) return 0x80000000u;\n"
+    "    return uint(int(fv(x)));\n"
+    "}\n"
+    /* float compares: ordered ones false on a NaN */
+    "bool fo(uint a, uint b) { return !fnan(a) && !fnan(b); }\n";
+
+/* ---- the translator's state ----------------------------------------------------------- */
+
+struct gen {
+    struct bytes *o;                  /* NULL: a dry run (the check) */
+    const struct wave_kernel *k;
+    const struct wf_shape *sh;
+    uint64_t pc;                      /* the instruction's image offset */
+    const struct wave_instr *in;
+    char why[256];                    /* the first refusal */
+};
+
+/* Appends GLSL (nothing in a dry run). */
+static void put(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct gen *g, const char *fmt, ...)
+{
+    if (!g->o)
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n >= (int)sizeof buf) {   /* defensive: every line here is short */
+        g->o->oom = true;
+        return;
+    }
+    bytes_put(g->o, buf, (size_t)n);
+}
+
+/* Refuses the instruction: false, the reason kept. */
+static bool refuse(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool refuse(struct gen *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->why, sizeof g->why, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* ---- operands ------------------------------------------------------------------------- */
+
+/* Dword k of a scalar operand (SGPR, constant, literal, immediate) as a
+ * GLSL uint expression; bits: the operand's width (32 or 64) for inline
+ * constants. */
+static bool sval(struct gen *g, const struct wave_operand *o, unsigned k, unsigned bits, char *buf, size_t cap)
+{
+    switch (o->kind) {
+    case WAVE_OPND_SGPR: {
+        unsigned code = o->reg + k;
+        if (code < 128) {
+            snprintf(buf, cap, "s[%u]", code);
+            return true;
+        }
+        switch (code) {
+        case WAVE_SREG_SHARED_BASE: case WAVE_SREG_SHARED_LIMIT: snprintf(buf, cap, "%uu", WAVE_SHARED_HI); return true;
+        case WAVE_SREG_PRIVATE_BASE: case WAVE_SREG_PRIVATE_LIMIT:
+            snprintf(buf, cap, "%uu", WAVE_PRIVATE_HI);
+            return true;
+        case WAVE_SREG_POPS_EXITING_WAVE_ID: snprintf(buf, cap, "0u"); return true;
+        case WAVE_SREG_VCCZ: snprintf(buf, cap, "(((s[106] | s[107]) == 0u) ? 1u : 0u)"); return true;
+        case WAVE_SREG_EXECZ: snprintf(buf, cap, "(((s[126] | s[127]) == 0u) ? 1u : 0u)"); return true;
+        case WAVE_SREG_SCC: snprintf(buf, cap, "(scc ? 1u : 0u)"); return true;
+        default: return refuse(g, "it reads scalar operand code %u (lds_direct or a code kiln does not model)", code);
+        }
+    }
+    case WAVE_OPND_CONST: {
+        uint64_t v = wave_const_bits(o->value, bits == 64 ? 64 : 32);
+        snprintf(buf, cap, "%uu", (uint32_t)(k ? v >> 32 : v));
+        return true;
+    }
+    case WAVE_OPND_LITERAL:
+    case WAVE_OPND_IMM:
+        snprintf(buf, cap, "%uu", k ? 0u : o->value);
+        return true;
+    default:
+        return refuse(g, "an operand of kind %u where a value is read", o->kind);
+    }
+}
+
+/* Dword k of a vector source for lane `l` (a VGPR's lane, else a scalar
+ * value). */
+static bool vval(struct gen *g, const struct wave_operand *o, unsigned k, unsigned bits, char *buf, size_t cap)
+{
+    if (o->kind == WAVE_OPND_VGPR) {
+        unsigned r = o->reg + k;
+        if (r >= g->sh->vgprs)
+            return refuse(g, "it reads v%u, past the kernel's %u VGPRs", r, g->sh->vgprs);
+        snprintf(buf, cap, "v[%uu + l]", r * 64);
+        return true;
+    }
+    return sval(g, o, k, bits, buf, cap);
+}
+
+/* The statement writing x to dword k of a scalar destination. */
+static bool sdst(struct gen *g, const struct wave_operand *o, unsigned k, const char *x)
+{
+    if (o->kind != WAVE_OPND_SGPR || o->reg + k >= 128)
+        return refuse(g, "it writes a scalar destination kiln does not model (code %u)", o->reg + k);
+    put(g, "s[%u] = %s;\n", o->reg + k, x);
+    return true;
+}
+
+/* The masked write of x to dword k of a vector destination, in a lane
+ * loop (`on` the lane's exec bit): a select, never a branch. */
+static bool vdst(struct gen *g, const struct wave_operand *o, unsigned k, const char *x)
+{
+    if (o->kind != WAVE_OPND_VGPR)
+        return refuse(g, "its vector destination is no VGPR");
+    unsigned r = o->reg + k;
+    if (r >= g->sh->vgprs)
+        return refuse(g, "it writes v%u, past the kernel's %u VGPRs", r, g->sh->vgprs);
+    put(g, "v[%uu + l] = on ? %s : v[%uu + l];\n", r * 64, x, r * 64);
+    return true;
+}
+
+/* ---- the scalar ALU ------------------------------------------------------------------- */
+
+static uint32_t imm_of(const struct wave_instr *in)
+{
+    for (int i = 0; i < 4; i++)
+        if (in->src[i].kind == WAVE_OPND_IMM)
+            return in->src[i].value;
+    return 0;
+}
+
+/* Reads src[0] and src[1] as a, b (32 bits) and, where wide, a1, b1. */
+static bool sops(struct gen *g, bool wide_a, bool wide_b)
+{
+    const struct wave_instr *in = g->in;
+    char x[96], y[96];
+    if (in->src[0].kind != WAVE_OPND_NONE) {
+        if (!sval(g, &in->src[0], 0, wide_a ? 64 : 32, x, sizeof x))
+            return false;
+        put(g, "uint a = %s;\n", x);
+        if (wide_a) {
+            if (!sval(g, &in->src[0], 1, 64, y, sizeof y))
+                return false;
+            put(g, "uint a1 = %s;\n", y);
+        }
+    }
+    if (in->src[1].kind != WAVE_OPND_NONE) {
+        if (!sval(g, &in->src[1], 0, wide_b ? 64 : 32, x, sizeof x))
+            return false;
+        put(g, "uint b = %s;\n", x);
+        if (wide_b) {
+            if (!sval(g, &in->src[1], 1, 64, y, sizeof y))
+                return false;
+            put(g, "uint b1 = %s;\n", y);
+        }
+    }
+    return true;
+}
+
+/* r (and r1) to the destination, scc from sccx when not NULL. */
+static bool sput(struct gen *g, bool wide, const char *sccx)
+{
+    if (!sdst(g, &g->in->dst[0], 0, "r"))
+        return false;
+    if (wide && !sdst(g, &g->in->dst[0], 1, "r1"))
+        return false;
+    if (sccx)
+        put(g, "scc = %s;\n", sccx);
+    return true;
+}
+
+static bool salu(struct gen *g)
+{
+    const struct wave_instr *in = g->in;
+    int16_t k16 = (int16_t)imm_of(in);
+    put(g, "{\n");
+    bool ok = true;
+#define S32(expr, sccx) ok = sops(g, false, false) && (put(g, "uint r = %s;\n", expr), sput(g, false, sccx))
+#define S64(lo, hi, sccx) ok = sops(g, true, true) && (put(g, "uint r = %s; uint r1 = %s;\n", lo, hi), sput(g, true, sccx))
+#define S64A(lo, hi, sccx) ok = sops(g, true, false) && (put(g, "uint r = %s; uint r1 = %s;\n", lo, hi), sput(g, true, sccx))
+    switch (in->op) {
+    case WAVE_OP_S_MOV_B32: S32("a", NULL); break;
+    case WAVE_OP_S_MOV_B64: S64A("a", "a1", NULL); break;
+    case WAVE_OP_S_CMOV_B32: case WAVE_OP_S_CMOV_B64: {
+        bool w = in->op == WAVE_OP_S_CMOV_B64;
+        char x[64], y[64];
+        ok = in->dst[0].kind == WAVE_OPND_SGPR && in->dst[0].reg + (w ? 2u : 1u) <= 128 && sops(g, w, false);
+        if (!ok) {
+            ok = g->why[0] ? false : refuse(g, "its destination is no scalar register kiln models");
+            break;
+        }
+        snprintf(x, sizeof x, "scc ? a : s[%u]", in->dst[0].reg);
+        snprintf(y, sizeof y, "scc ? a1 : s[%u]", in->dst[0].reg + 1u);
+        put(g, "uint r = %s;\n", x);
+        if (w)
+            put(g, "uint r1 = %s;\n", y);
+        ok = sput(g, w, NULL);
+        break;
+    }
+    case WAVE_OP_S_NOT_B32: S32("~a", "r != 0u"); break;
+    case WAVE_OP_S_NOT_B64: S64A("~a", "~a1", "(r | r1) != 0u"); break;
+    case WAVE_OP_S_BCNT1_I32_B32: S32("uint(bitCount(a))", "r != 0u"); break;
+    case WAVE_OP_S_BCNT1_I32_B64:
+        ok = sops(g, true, false) && (put(g, "uint r = uint(bitCount(a) + bitCount(a1));\n"), sput(g, false, "r != 0u"));
+        break;
+    case WAVE_OP_S_FF1_I32_B64:
+        ok = sops(g, true, false) && (put(g, "uint r = a != 0u ? ffbl(a) : a1 != 0u ? 32u + ffbl(a1) : 0xffffffffu;\n"),
+                                      sput(g, false, NULL));
+        break;
+    case WAVE_OP_S_FF1_I32_B32: S32("ffbl(a)", NULL); break;
+    case WAVE_OP_S_SEXT_I32_I8: S32("uint(int(a << 24u) >> 24)", NULL); break;
+    case WAVE_OP_S_SEXT_I32_I16: S32("uint(int(a << 16u) >> 16)", NULL); break;
+    case WAVE_OP_S_BREV_B32: S32("bitfieldReverse(a)", NULL); break;
+    case WAVE_OP_S_ABS_I32: S32("(int(a) < 0) ? 0u - a : a", "r != 0u"); break;
+    case WAVE_OP_S_GETPC_B64: {
+        uint64_t next = WAVE_IMAGE_BASE + g->pc + 4ull * in->words;
+        char lo[32], hi[32];
+        snprintf(lo, sizeof lo, "%uu", (uint32_t)next);
+        snprintf(hi, sizeof hi, "%uu", (uint32_t)(next >> 32));
+        ok = sdst(g, &in->dst[0], 0, lo) && sdst(g, &in->dst[0], 1, hi);
+        break;
+    }
+    case WAVE_OP_S_AND_SAVEEXEC_B64: case WAVE_OP_S_OR_SAVEEXEC_B64: case WAVE_OP_S_XOR_SAVEEXEC_B64:
+    case WAVE_OP_S_ANDN2_SAVEEXEC_B64: case WAVE_OP_S_ORN2_SAVEEXEC_B64: case WAVE_OP_S_NAND_SAVEEXEC_B64:
+    case WAVE_OP_S_NOR_SAVEEXEC_B64: case WAVE_OP_S_XNOR_SAVEEXEC_B64: case WAVE_OP_S_ANDN1_SAVEEXEC_B64:
+    case WAVE_OP_S_ORN1_SAVEEXEC_B64: {
+        const char *f = in->op == WAVE_OP_S_AND_SAVEEXEC_B64 ? "a%s & e%s"
+                      : in->op == WAVE_OP_S_OR_SAVEEXEC_B64 ? "a%s | e%s"
+                      : in->op == WAVE_OP_S_XOR_SAVEEXEC_B64 ? "a%s ^ e%s"
+                      : in->op == WAVE_OP_S_ANDN2_SAVEEXEC_B64 ? "a%s & ~e%s"
+                      : in->op == WAVE_OP_S_ORN2_SAVEEXEC_B64 ? "a%s | ~e%s"
+                      : in->op == WAVE_OP_S_NAND_SAVEEXEC_B64 ? "~(a%s & e%s)"
+                      : in->op == WAVE_OP_S_NOR_SAVEEXEC_B64 ? "~(a%s | e%s)"
+                      : in->op == WAVE_OP_S_XNOR_SAVEEXEC_B64 ? "~(a%s ^ e%s)"
+                      : in->op == WAVE_OP_S_ANDN1_SAVEEXEC_B64 ? "~a%s & e%s" : "~a%s | e%s";
+        char lo[64], hi[64];
+        snprintf(lo, sizeof lo, f, "", "0");
+        snprintf(hi, sizeof hi, f, "1", "1");
+        ok = sops(g, true, false);
+        if (!ok)
+            break;
+        put(g, "uint e0 = s[126], e1 = s[127];\n");
+        put(g, "uint n0 = %s, n1 = %s;\n", lo, hi);
+        put(g, "s[126] = n0; s[127] = n1;\n");
+        ok = sdst(g, &in->dst[0], 0, "e0") && sdst(g, &in->dst[0], 1, "e1");
+        put(g, "scc = (n0 | n1) != 0u;\n");
+        break;
+    }
+    /* SOP2 */
+    case WAVE_OP_S_ADD_U32:
+        ok = sops(g, false, false) && (put(g, "uint c; uint r = uaddCarry(a, b, c);\n"), sput(g, false, "c != 0u"));
+        break;
+    case WAVE_OP_S_SUB_U32: S32("a - b", "b > a"); break;
+    case WAVE_OP_S_ADD_I32: S32("a + b", "(((a ^ r) & (b ^ r)) >> 31u) != 0u"); break;
+    case WAVE_OP_S_SUB_I32: S32("a - b", "(((a ^ b) & (a ^ r)) >> 31u) != 0u"); break;
+    case WAVE_OP_S_ADDC_U32:
+        ok = sops(g, false, false) &&
+             (put(g, "uint c1, c2; uint r = uaddCarry(a, b, c1); r = uaddCarry(r, scc ? 1u : 0u, c2);\n"),
+              sput(g, false, "(c1 | c2) != 0u"));
+        break;
+    case WAVE_OP_S_SUBB_U32:
+        ok = sops(g, false, false) &&
+             (put(g, "uint w1, w2; uint r = usubBorrow(a, b, w1); r = usubBorrow(r, scc ? 1u : 0u, w2);\n"),
+              sput(g, false, "(w1 | w2) != 0u"));
+        break;
+    case WAVE_OP_S_MIN_I32: S32("(int(a) < int(b)) ? a : b", "int(a) < int(b)"); break;
+    case WAVE_OP_S_MIN_U32: S32("(a < b) ? a : b", "a < b"); break;
+    case WAVE_OP_S_MAX_I32: S32("(int(a) > int(b)) ? a : b", "int(a) > int(b)"); break;
+    case WAVE_OP_S_MAX_U32: S32("(a > b) ? a : b", "a > b"); break;
+    case WAVE_OP_S_CSELECT_B32: S32("scc ? a : b", NULL); break;
+    case WAVE_OP_S_CSELECT_B64: S64("scc ? a : b", "scc ? a1 : b1", NULL); break;
+    case WAVE_OP_S_AND_B32: S32("a & b", "r != 0u"); break;
+    case WAVE_OP_S_OR_B32: S32("a | b", "r != 0u"); break;
+    case WAVE_OP_S_XOR_B32: S32("a ^ b", "r != 0u"); break;
+    case WAVE_OP_S_ANDN2_B32: S32("a & ~b", "r != 0u"); break;
+    case WAVE_OP_S_ORN2_B32: S32("a | ~b", "r != 0u"); break;
+    case WAVE_OP_S_NAND_B32: S32("~(a & b)", "r != 0u"); break;
+    case WAVE_OP_S_NOR_B32: S32("~(a | b)", "r != 0u"); break;
+    case WAVE_OP_S_XNOR_B32: S32("~(a ^ b)", "r != 0u"); break;
+    case WAVE_OP_S_AND_B64: S64("a & b", "a1 & b1", "(r | r1) != 0u"); break;
+    case WAVE_OP_S_OR_B64: S64("a | b", "a1 | b1", "(r | r1) != 0u"); break;
+    case WAVE_OP_S_XOR_B64: S64("a ^ b", "a1 ^ b1", "(r | r1) != 0u"); break;
+    case WAVE_OP_S_ANDN2_B64: S64("a & ~b", "a1 & ~b1", "(r | r1) != 0u"); break;
+    case WAVE_OP_S_ORN2_B64: S64("a | ~b", "a1 | ~b1", "(r | r1) != 0u"); break;
+    case WAVE_OP_S_NAND_B64: S64("~(a & b)", "~(a1 & b1)", "(r | r1) != 0u"); break;
+    case WAVE_OP_S_NOR_B64: S64("~(a | b)", "~(a1 | b1)", "(r | r1) != 0u"); break;
+    case WAVE_OP_S_XNOR_B64: S64("~(a ^ b)", "~(a1 ^ b1)", "(r | r1) != 0u"); break;
+    case WAVE_OP_S_LSHL_B32: S32("a << (b & 31u)", "r != 0u"); break;
+    case WAVE_OP_S_LSHR_B32: S32("a >> (b & 31u)", "r != 0u"); break;
+    case WAVE_OP_S_ASHR_I32: S32("uint(int(a) >> (b & 31u))", "r != 0u"); break;
+    case WAVE_OP_S_LSHL_B64:
+        ok = sops(g, true, false) && (put(g, "uvec2 x = shl64(a, a1, b); uint r = x.x, r1 = x.y;\n"),
+                                      sput(g, true, "(r | r1) != 0u"));
+        break;
+    case WAVE_OP_S_LSHR_B64:
+        ok = sops(g, true, false) && (put(g, "uvec2 x = shr64(a, a1, b); uint r = x.x, r1 = x.y;\n"),
+                                      sput(g, true, "(r | r1) != 0u"));
+        break;
+    case WAVE_OP_S_ASHR_I64:
+        ok = sops(g, true, false) && (put(g, "uvec2 x = sar64(a, a1, b); uint r = x.x, r1 = x.y;\n"),
+                                      sput(g, true, "(r | r1) != 0u"));
+        break;
+    case WAVE_OP_S_BFM_B32: S32("((a & 31u) == 0u ? 0u : ((1u << (a & 31u)) - 1u)) << (b & 31u)", NULL); break;
+    case WAVE_OP_S_MUL_I32: S32("a * b", NULL); break;
+    case WAVE_OP_S_MUL_HI_U32: S32("mulhi_u(a, b)", NULL); break;
+    case WAVE_OP_S_MUL_HI_I32: S32("mulhi_i(a, b)", NULL); break;
+    case WAVE_OP_S_BFE_U32:
+        ok = sops(g, false, false);
+        if (!ok)
+            break;
+        put(g, "uint w = (b >> 16u) & 0x7fu, o = b & 31u;\n");
+        put(g, "uint r = w == 0u ? 0u : w >= 32u ? (a >> o) : bfe_u(a, o, w);\n");
+        ok = sput(g, false, "r != 0u");
+        break;
+    case WAVE_OP_S_BFE_I32: {
+        /* widths of 32 and more keep every bit from the offset */
+        ok = sops(g, false, false);
+        if (!ok)
+            break;
+        put(g, "uint w = (b >> 16u) & 0x7fu, o = b & 31u;\n");
+        put(g, "uint r = w == 0u ? 0u : w >= 32u ? (a >> o) : bfe_i(a, o, w);\n");
+        ok = sput(g, false, "r != 0u");
+        break;
+    }
+    case WAVE_OP_S_LSHL1_ADD_U32: case WAVE_OP_S_LSHL2_ADD_U32: case WAVE_OP_S_LSHL3_ADD_U32:
+    case WAVE_OP_S_LSHL4_ADD_U32: {
+        unsigned sh = in->op == WAVE_OP_S_LSHL1_ADD_U32 ? 1 : in->op == WAVE_OP_S_LSHL2_ADD_U32 ? 2
+                    : in->op == WAVE_OP_S_LSHL3_ADD_U32 ? 3 : 4;
+        ok = sops(g, false, false);
+        if (!ok)
+            break;
+        /* the carry of the 64-bit sum: the bits shifted out, or the add's */
+        put(g, "uint c; uint r = uaddCarry(a << %uu, b, c);\nbool out = c != 0u || (a >> %uu) != 0u;\n", sh,
+            32 - sh);
+        ok = sput(g, false, "out");
+        break;
+    }
+    /* SOPC */
+    case WAVE_OP_S_CMP_EQ_I32: case WAVE_OP_S_CMP_EQ_U32: ok = sops(g, false, false); put(g, "scc = a == b;\n"); break;
+    case WAVE_OP_S_CMP_LG_I32: case WAVE_OP_S_CMP_LG_U32: ok = sops(g, false, false); put(g, "scc = a != b;\n"); break;
+    case WAVE_OP_S_CMP_GT_I32: ok = sops(g, false, false); put(g, "scc = int(a) > int(b);\n"); break;
+    case WAVE_OP_S_CMP_GE_I32: ok = sops(g, false, false); put(g, "scc = int(a) >= int(b);\n"); break;
+    case WAVE_OP_S_CMP_LT_I32: ok = sops(g, false, false); put(g, "scc = int(a) < int(b);\n"); break;
+    case WAVE_OP_S_CMP_LE_I32: ok = sops(g, false, false); put(g, "scc = int(a) <= int(b);\n"); break;
+    case WAVE_OP_S_CMP_GT_U32: ok = sops(g, false, false); put(g, "scc = a > b;\n"); break;
+    case WAVE_OP_S_CMP_GE_U32: ok = sops(g, false, false); put(g, "scc = a >= b;\n"); break;
+    case WAVE_OP_S_CMP_LT_U32: ok = sops(g, false, false); put(g, "scc = a < b;\n"); break;
+    case WAVE_OP_S_CMP_LE_U32: ok = sops(g, false, false); put(g, "scc = a <= b;\n"); break;
+    case WAVE_OP_S_CMP_EQ_U64: ok = sops(g, true, true); put(g, "scc = a == b && a1 == b1;\n"); break;
+    case WAVE_OP_S_CMP_LG_U64: ok = sops(g, true, true); put(g, "scc = a != b || a1 != b1;\n"); break;
+    case WAVE_OP_S_BITCMP0_B32: ok = sops(g, false, false); put(g, "scc = ((a >> (b & 31u)) & 1u) == 0u;\n"); break;
+    case WAVE_OP_S_BITCMP1_B32: ok = sops(g, false, false); put(g, "scc = ((a >> (b & 31u)) & 1u) != 0u;\n"); break;
+    /* SOPK: src[0] the destination read as a source, the immediate apart */
+    case WAVE_OP_S_MOVK_I32: {
+        char x[32];
+        snprintf(x, sizeof x, "%uu", (uint32_t)(int32_t)k16);
+        ok = sdst(g, &in->dst[0], 0, x);
+        break;
+    }
+    case WAVE_OP_S_CMOVK_I32: {
+        char x[64];
+        snprintf(x, sizeof x, "scc ? %uu : s[%u]", (uint32_t)(int32_t)k16, in->dst[0].reg);
+        ok = in->dst[0].kind == WAVE_OPND_SGPR && in->dst[0].reg < 128 && sdst(g, &in->dst[0], 0, x);
+        break;
+    }
+    case WAVE_OP_S_CMPK_EQ_I32: case WAVE_OP_S_CMPK_LG_I32: case WAVE_OP_S_CMPK_GT_I32: case WAVE_OP_S_CMPK_GE_I32:
+    case WAVE_OP_S_CMPK_LT_I32: case WAVE_OP_S_CMPK_LE_I32: case WAVE_OP_S_CMPK_EQ_U32: case WAVE_OP_S_CMPK_LG_U32:
+    case WAVE_OP_S_CMPK_GT_U32: case WAVE_OP_S_CMPK_GE_U32: case WAVE_OP_S_CMPK_LT_U32: case WAVE_OP_S_CMPK_LE_U32: {
+        static const char *const rel[] = {"==", "!=", ">", ">=", "<", "<="};
+        unsigned i = (unsigned)(in->op - WAVE_OP_S_CMPK_EQ_I32);
+        bool sgn = i < 6;
+        char x[64];
+        ok = sval(g, &in->src[0], 0, 32, x, sizeof x);
+        if (!ok)
+            break;
+        if (sgn)
+            put(g, "scc = int(%s) %s %d;\n", x, rel[i % 6], (int)k16);
+        else
+            put(g, "scc = %s %s %uu;\n", x, rel[i % 6], imm_of(in) & 0xffffu);
+        break;
+    }
+    case WAVE_OP_S_ADDK_I32: {
+        char x[64];
+        ok = sval(g, &in->src[0], 0, 32, x, sizeof x);
+        if (!ok)
+            break;
+        put(g, "uint a = %s, b = %uu; uint r = a + b;\n", x, (uint32_t)(int32_t)k16);
+        ok = sput(g, false, "(((a ^ r) & (b ^ r)) >> 31u) != 0u");
+        break;
+    }
+    case WAVE_OP_S_MULK_I32: {
+        char x[64];
+        ok = sval(g, &in->src[0], 0, 32, x, sizeof x);
+        if (!ok)
+            break;
+        put(g, "uint r = %s * %uu;\n", x, (uint32_t)(int32_t)k16);
+        ok = sput(g, false, NULL);
+        break;
+    }
+    case WAVE_OP_S_NOP: case WAVE_OP_S_WAITCNT: case WAVE_OP_S_SLEEP: case WAVE_OP_S_SETPRIO:
+        break;
+    case WAVE_OP_S_BARRIER:
+        if (g->sh->waves > 1)
+            ok = refuse(g, "s_barrier across %u waves of a workgroup is not translated yet (one wave a group is)",
+                        g->sh->waves);
+        break;
+    default:
+        ok = refuse(g, "%s is not translated at this level yet", wave_op_name(in->op));
+    }
+#undef S32
+#undef S64
+#undef S64A
+    put(g, "}\n");
+    return ok;
+}
+
+/* ---- the vector ALU -------------------------------------------------------------------- */
+
+/* How an op reads and writes (vop's table below). */
+enum vkind {
+    VK_NONE,
+    VK_INT,      /* integer result r from uint sources */
+    VK_FLOAT,    /* float result r: sources flushed and modified, result flushed, omod and clamp */
+    VK_CMP,      /* a compare: bool f per lane into the mask */
+};
+
+struct vop {
+    enum vkind kind;
+    const char *expr;      /* r's expression (a, b, c: the sources' low dwords; a1, b1, c1: high) */
+    const char *expr1;     /* r1, the high dword of a 64-bit result, or NULL */
+    const char *flag;      /* a carry-out's bool f, or NULL */
+    uint8_t wide;          /* bit i: source i is 64 bits */
+    bool carry_in;         /* reads the mask src[2] (bit l) as cin */
+    bool clamp_ok;         /* an integer op whose clamp the expression applies (CL) */
+};
+
+static bool vop_of(unsigned op, struct vop *v)
+{
+    *v = (struct vop){VK_INT, NULL, NULL, NULL, 0, false, false};
+#define I(e) v->expr = (e); return true
+#define F(e) v->kind = VK_FLOAT, v->expr = (e); return true
+    switch (op) {
+    case WAVE_OP_V_MOV_B32: I("a");
+    case WAVE_OP_V_NOT_B32: I("~a");
+    case WAVE_OP_V_BFREV_B32: I("bitfieldReverse(a)");
+    case WAVE_OP_V_FFBH_U32: I("ffbh(a)");
+    case WAVE_OP_V_FFBL_B32: I("ffbl(a)");
+    case WAVE_OP_V_CNDMASK_B32: v->carry_in = true; I("cin ? b : a");
+    case WAVE_OP_V_ADD_U32: v->clamp_ok = true; I("add_u(a, b, CL)");
+    case WAVE_OP_V_SUB_U32: v->clamp_ok = true; I("sub_u(a, b, CL)");
+    case WAVE_OP_V_SUBREV_U32: v->clamp_ok = true; I("sub_u(b, a, CL)");
+    case WAVE_OP_V_ADD_I32: v->clamp_ok = true; I("add_i(a, b, CL)");
+    case WAVE_OP_V_SUB_I32: v->clamp_ok = true; I("sub_i(a, b, CL)");
+    case WAVE_OP_V_ADD_CO_U32: v->clamp_ok = true, v->flag = "f0"; I("add_u(a, b, CL)");
+    case WAVE_OP_V_SUB_CO_U32: v->clamp_ok = true, v->flag = "f1"; I("sub_u(a, b, CL)");
+    case WAVE_OP_V_SUBREV_CO_U32: v->clamp_ok = true, v->flag = "f2"; I("sub_u(b, a, CL)");
+    case WAVE_OP_V_ADDC_CO_U32: v->clamp_ok = true, v->carry_in = true, v->flag = "f3"; I("add_u(t, ci, CL)");
+    case WAVE_OP_V_SUBB_CO_U32: v->clamp_ok = true, v->carry_in = true, v->flag = "f4"; I("sub_u(t, ci, CL)");
+    case WAVE_OP_V_SUBBREV_CO_U32: v->clamp_ok = true, v->carry_in = true, v->flag = "f5"; I("sub_u(t, ci, CL)");
+    case WAVE_OP_V_MUL_LO_U32: I("a * b");
+    case WAVE_OP_V_MUL_HI_U32: I("mulhi_u(a, b)");
+    case WAVE_OP_V_MUL_HI_I32: I("mulhi_i(a, b)");
+    case WAVE_OP_V_MUL_U32_U24: I("(a & 0xffffffu) * (b & 0xffffffu)");
+    case WAVE_OP_V_MUL_HI_U32_U24: I("mulhi_u(a & 0xffffffu, b & 0xffffffu)");
+    case WAVE_OP_V_MUL_I32_I24: I("sx24(a) * sx24(b)");
+    case WAVE_OP_V_MUL_HI_I32_I24: I("mulhi_i(sx24(a), sx24(b))");
+    case WAVE_OP_V_MAD_U32_U24: I("(a & 0xffffffu) * (b & 0xffffffu) + c");
+    case WAVE_OP_V_MAD_I32_I24: I("sx24(a) * sx24(b) + c");
+    case WAVE_OP_V_MAD_U64_U32: v->wide = 4, v->flag = "f6"; I("m.x");
+    case WAVE_OP_V_LSHLREV_B32: I("b << (a & 31u)");
+    case WAVE_OP_V_LSHRREV_B32: I("b >> (a & 31u)");
+    case WAVE_OP_V_ASHRREV_I32: I("uint(int(b) >> (a & 31u))");
+    case WAVE_OP_V_LSHLREV_B64: v->wide = 2, v->expr1 = "x.y"; I("x.x");
+    case WAVE_OP_V_LSHRREV_B64: v->wide = 2, v->expr1 = "x.y"; I("x.x");
+    case WAVE_OP_V_ASHRREV_I64: v->wide = 2, v->expr1 = "x.y"; I("x.x");
+    case WAVE_OP_V_AND_B32: I("a & b");
+    case WAVE_OP_V_OR_B32: I("a | b");
+    case WAVE_OP_V_XOR_B32: I("a ^ b");
+    case WAVE_OP_V_BFE_U32: I("bfe_u(a, b, c)");
+    case WAVE_OP_V_BFE_I32: I("bfe_i(a, b, c)");
+    case WAVE_OP_V_BFI_B32: I("(a & b) | (~a & c)");
+    case WAVE_OP_V_ALIGNBIT_B32: I("alignbit(a, b, c)");
+    case WAVE_OP_V_LSHL_ADD_U32: I("(a << (b & 31u)) + c");
+    case WAVE_OP_V_ADD_LSHL_U32: I("(a + b) << (c & 31u)");
+    case WAVE_OP_V_ADD3_U32: I("a + b + c");
+    case WAVE_OP_V_LSHL_OR_B32: I("(a << (b & 31u)) | c");
+    case WAVE_OP_V_AND_OR_B32: I("(a & b) | c");
+    case WAVE_OP_V_OR3_B32: I("a | b | c");
+    case WAVE_OP_V_XAD_U32: I("(a ^ b) + c");
+    case WAVE_OP_V_MIN_U32: I("min(a, b)");
+    case WAVE_OP_V_MAX_U32: I("max(a, b)");
+    case WAVE_OP_V_MIN_I32: I("uint(min(int(a), int(b)))");
+    case WAVE_OP_V_MAX_I32: I("uint(max(int(a), int(b)))");
+    case WAVE_OP_V_MIN3_U32: I("min(min(a, b), c)");
+    case WAVE_OP_V_MAX3_U32: I("max(max(a, b), c)");
+    case WAVE_OP_V_MIN3_I32: I("uint(min(min(int(a), int(b)), int(c)))");
+    case WAVE_OP_V_MAX3_I32: I("uint(max(max(int(a), int(b)), int(c)))");
+    case WAVE_OP_V_MED3_U32: I("umed3(a, b, c)");
+    case WAVE_OP_V_MED3_I32: I("imed3(a, b, c)");
+    case WAVE_OP_V_BCNT_U32_B32: I("uint(bitCount(a)) + b");
+    case WAVE_OP_V_MBCNT_LO_U32_B32: I("uint(bitCount(a & ((l < 32u) ? ((1u << (l & 31u)) - 1u) : 0xffffffffu))) + b");
+    case WAVE_OP_V_MBCNT_HI_U32_B32: I("uint(bitCount(a & ((l > 32u) ? ((1u << ((l - 32u) & 31u)) - 1u) : 0u))) + b");
+    case WAVE_OP_V_CVT_U32_F32: I("cvt_u32(fin(a))");
+    case WAVE_OP_V_CVT_I32_F32: I("cvt_i32(fin(a))");
+    case WAVE_OP_V_CVT_F32_U32: F("fb(float(a))");
+    case WAVE_OP_V_CVT_F32_I32: F("fb(float(int(a)))");
+    case WAVE_OP_V_ADD_F32: F("fadd(a, b)");
+    case WAVE_OP_V_SUB_F32: F("fadd(a, b ^ 0x80000000u)");
+    case WAVE_OP_V_SUBREV_F32: F("fadd(b, a ^ 0x80000000u)");
+    case WAVE_OP_V_MUL_F32: F("fmul(a, b)");
+    case WAVE_OP_V_FMA_F32: F("ffma(a, b, c)");
+    case WAVE_OP_V_MAD_F32: F("fmad(a, b, c)");
+    case WAVE_OP_V_MAC_F32: F("fmad(a, b, c)");
+    case WAVE_OP_V_MADMK_F32: case WAVE_OP_V_MADAK_F32: F("fmad(a, b, c)");
+    case WAVE_OP_V_MIN_F32: F("fmin_m(a, b)");
+    case WAVE_OP_V_MAX_F32: F("fmax_m(a, b)");
+    case WAVE_OP_V_MIN3_F32: F("fmin_m(fmin_m(a, b), c)");
+    case WAVE_OP_V_MAX3_F32: F("fmax_m(fmax_m(a, b), c)");
+    default: break;
+    }
+#undef I
+#undef F
+    return false;
+}
+
+/* A compare's per-lane bool for op, over a, b (and a1, b1 for 64 bits);
+ * *x set for the v_cmpx forms (which write exec too). NULL when op is no
+ * compare this level translates. */
+static const char *cmp_of(unsigned op, bool *x, bool *wide)
+{
+    *x = false, *wide = false;
+    /* integer, 32 bits: F LT EQ LE GT NE GE T, i32 then u32, v_cmp then v_cmpx */
+    static const char *const irel_s[] = {"false", "int(a) < int(b)", "a == b", "int(a) <= int(b)", "int(a) > int(b)",
+                                         "a != b", "int(a) >= int(b)", "true"};
+    static const char *const irel_u[] = {"false", "a < b", "a == b", "a <= b", "a > b", "a != b", "a >= b", "true"};
+    static const char *const lrel_s[] = {"false", "slt64(a, a1, b, b1)", "a == b && a1 == b1",
+                                         "!slt64(b, b1, a, a1)", "slt64(b, b1, a, a1)", "a != b || a1 != b1",
+                                         "!slt64(a, a1, b, b1)", "true"};
+    static const char *const lrel_u[] = {"false", "ult64(a, a1, b, b1)", "a == b && a1 == b1",
+                                         "!ult64(b, b1, a, a1)", "ult64(b, b1, a, a1)", "a != b || a1 != b1",
+                                         "!ult64(a, a1, b, b1)", "true"};
+    /* float, 32 bits: F LT EQ LE GT LG GE O U NGE NLG NGT NLE NEQ NLT TRU */
+    static const char *const frel[] = {"false",
+                                       "fo(a, b) && fv(a) < fv(b)",
+                                       "fo(a, b) && fv(a) == fv(b)",
+                                       "fo(a, b) && fv(a) <= fv(b)",
+                                       "fo(a, b) && fv(a) > fv(b)",
+                                       "fo(a, b) && fv(a) != fv(b)",
+                                       "fo(a, b) && fv(a) >= fv(b)",
+                                       "fo(a, b)",
+                                       "!fo(a, b)",
+                                       "!(fo(a, b) && fv(a) >= fv(b))",
+                                       "!(fo(a, b) && fv(a) != fv(b))",
+                                       "!(fo(a, b) && fv(a) > fv(b))",
+                                       "!(fo(a, b) && fv(a) <= fv(b))",
+                                       "!(fo(a, b) && fv(a) == fv(b))",
+                                       "!(fo(a, b) && fv(a) < fv(b))",
+                                       "true"};
+    if (op >= WAVE_OP_V_CMP_F_I32 && op <= WAVE_OP_V_CMP_T_I32)
+        return irel_s[op - WAVE_OP_V_CMP_F_I32];
+    if (op >= WAVE_OP_V_CMP_F_U32 && op <= WAVE_OP_V_CMP_T_U32)
+        return irel_u[op - WAVE_OP_V_CMP_F_U32];
+    if (op >= WAVE_OP_V_CMPX_F_I32 && op <= WAVE_OP_V_CMPX_T_I32)
+        return *x = true, irel_s[op - WAVE_OP_V_CMPX_F_I32];
+    if (op >= WAVE_OP_V_CMPX_F_U32 && op <= WAVE_OP_V_CMPX_T_U32)
+        return *x = true, irel_u[op - WAVE_OP_V_CMPX_F_U32];
+    if (op >= WAVE_OP_V_CMP_F_I64 && op <= WAVE_OP_V_CMP_T_I64)
+        return *wide = true, lrel_s[op - WAVE_OP_V_CMP_F_I64];
+    if (op >= WAVE_OP_V_CMP_F_U64 && op <= WAVE_OP_V_CMP_T_U64)
+        return *wide = true, lrel_u[op - WAVE_OP_V_CMP_F_U64];
+    if (op >= WAVE_OP_V_CMPX_F_I64 && op <= WAVE_OP_V_CMPX_T_I64)
+        return *wide = true, *x = true, lrel_s[op - WAVE_OP_V_CMPX_F_I64];
+    if (op >= WAVE_OP_V_CMPX_F_U64 && op <= WAVE_OP_V_CMPX_T_U64)
+        return *wide = true, *x = true, lrel_u[op - WAVE_OP_V_CMPX_F_U64];
+    if (op >= WAVE_OP_V_CMP_F_F32 && op <= WAVE_OP_V_CMP_TRU_F32)
+        return frel[op - WAVE_OP_V_CMP_F_F32];
+    if (op >= WAVE_OP_V_CMPX_F_F32 && op <= WAVE_OP_V_CMPX_TRU_F32)
+        return *x = true, frel[op - WAVE_OP_V_CMPX_F_F32];
+    return NULL;
+}
+
+/* Source i's dwords as uint a/a1 (b, c) inside the lane loop: floats
+ * flushed, then abs, then neg, on their bits. */
+static bool vsrc(struct gen *g, unsigned i, bool wide, bool fl)
+{
+    const struct wave_instr *in = g->in;
+    static const char *const name[] = {"a", "b", "c"};
+    char x[96];
+    if (!vval(g, &in->src[i], 0, wide ? 64 : 32, x, sizeof x))
+        return false;
+    if (fl)
+        put(g, "uint %s = fin(%s)%s%s;\n", name[i], x, (in->mods.abs >> i) & 1 ? " & 0x7fffffffu" : "",
+            (in->mods.neg >> i) & 1 ? " ^ 0x80000000u" : "");
+    else
+        put(g, "uint %s = %s;\n", name[i], x);
+    if (wide) {
+        if (!vval(g, &in->src[i], 1, 64, x, sizeof x))
+            return false;
+        put(g, "uint %s1 = %s;\n", name[i], x);
+    }
+    return true;
+}
+
+/* The lane loop's head: exec read once, `on` per lane. */
+static void lanes_open(struct gen *g, bool masks)
+{
+    put(g, "{\nuint e0 = s[126], e1 = s[127];\n");
+    if (masks)
+        put(g, "uint m0 = 0u, m1 = 0u;\n");
+    put(g, "for (uint l = 0u; l < 64u; l++) {\nbool on = bitl(e0, e1, l);\n");
+}
+
+static bool valu_special(struct gen *g, bool *done)
+{
+    const struct wave_instr *in = g->in;
+    char x[96], y[96];
+    *done = true;
+    switch (in->op) {
+    case WAVE_OP_V_NOP:
+        return true;
+    case WAVE_OP_V_READFIRSTLANE_B32: {
+        if (in->src[0].kind != WAVE_OPND_VGPR) {
+            if (!sval(g, &in->src[0], 0, 32, x, sizeof x))
+                return false;
+            put(g, "{\n");
+            bool ok = sdst(g, &in->dst[0], 0, x);
+            put(g, "}\n");
+            return ok;
+        }
+        put(g, "{\nuint l = (s[126] != 0u) ? uint(findLSB(s[126])) : (s[127] != 0u) ? 32u + uint(findLSB(s[127])) "
+               ": 0u;\n");
+        bool ok = vval(g, &in->src[0], 0, 32, x, sizeof x) && sdst(g, &in->dst[0], 0, x);
+        put(g, "}\n");
+        return ok;
+    }
+    case WAVE_OP_V_READLANE_B32: {
+        if (!sval(g, &in->src[1], 0, 32, y, sizeof y))
+            return false;
+        put(g, "{\nuint l = %s & 63u;\n", y);
+        bool ok = vval(g, &in->src[0], 0, 32, x, sizeof x) && sdst(g, &in->dst[0], 0, x);
+        put(g, "}\n");
+        return ok;
+    }
+    case WAVE_OP_V_WRITELANE_B32: {
+        if (!sval(g, &in->src[0], 0, 32, x, sizeof x) || !sval(g, &in->src[1], 0, 32, y, sizeof y))
+            return false;
+        if (in->dst[0].kind != WAVE_OPND_VGPR || in->dst[0].reg >= g->sh->vgprs)
+            return refuse(g, "its destination is no VGPR of the kernel's");
+        put(g, "v[%uu + (%s & 63u)] = %s;\n", in->dst[0].reg * 64u, y, x);
+        return true;
+    }
+    default:
+        *done = false;
+        return true;
+    }
+}
+
+static bool valu(struct gen *g)
+{
+    const struct wave_instr *in = g->in;
+    const struct wave_op_info *info = wave_op_info(in->op);
+    if (in->enc == WAVE_ENC_SDWA || in->enc == WAVE_ENC_DPP)
+        return refuse(g, "its %s encoding is not translated yet", in->enc == WAVE_ENC_SDWA ? "SDWA" : "DPP");
+    if (info->family == WAVE_FAM_VOP3P)
+        return refuse(g, "packed (VOP3P) operations are not translated yet");
+    if (in->mods.op_sel)
+        return refuse(g, "VOP3's op_sel is not translated yet");
+    bool done;
+    if (!valu_special(g, &done) || done)
+        return done && !g->why[0];
+    bool x = false, wide = false;
+    const char *rel = cmp_of(in->op, &x, &wide);
+    if (rel) {
+        bool fl = in->op >= WAVE_OP_V_CMP_F_F32 && in->op <= WAVE_OP_V_CMPX_TRU_F32;
+        if (!fl && (in->mods.abs || in->mods.neg))
+            return refuse(g, "abs or neg on an integer compare");
+        if (in->mods.clamp || in->mods.omod)
+            return refuse(g, "clamp or omod on a compare");
+        lanes_open(g, true);
+        if (!vsrc(g, 0, wide, fl) || !vsrc(g, 1, wide, fl))
+            return false;
+        put(g, "setl(m0, m1, l, on && (%s));\n}\n", rel);
+        /* inactive lanes' bits are 0; v_cmpx writes exec too */
+        if (x)
+            put(g, "s[126] = m0; s[127] = m1;\n");
+        const struct wave_operand *d = &in->dst[1];
+        bool ok = sdst(g, d, 0, "m0") && sdst(g, d, 1, "m1");
+        put(g, "}\n");
+        return ok;
+    }
+    struct vop v;
+    if (!vop_of(in->op, &v))
+        return refuse(g, "%s is not translated at this level yet", wave_op_name(in->op));
+    bool fl = v.kind == VK_FLOAT;
+    if (!fl && (in->mods.abs || in->mods.neg))
+        return refuse(g, "abs or neg on an integer operation");
+    if (!fl && in->mods.omod)
+        return refuse(g, "omod on an integer operation");
+    if (!fl && in->mods.clamp && !v.clamp_ok)
+        return refuse(g, "clamp on %s (what it does there is not settled)", info->name);
+    if (in->op == WAVE_OP_V_CVT_U32_F32 || in->op == WAVE_OP_V_CVT_I32_F32) {
+        if (in->mods.abs || in->mods.neg)
+            return refuse(g, "abs or neg on a conversion's source is not translated yet");
+    }
+    if (in->op == WAVE_OP_V_CVT_F32_U32 || in->op == WAVE_OP_V_CVT_F32_I32)
+        fl = false;   /* integer sources; the result is a float (omod, clamp) */
+    bool carry = v.flag != NULL;
+    lanes_open(g, carry);
+    unsigned nsrc = info->src[2] && !v.carry_in ? 3 : info->src[1] ? 2 : 1;
+    if (in->op == WAVE_OP_V_MAC_F32)
+        nsrc = 3;   /* src[2] is the destination, read */
+    for (unsigned i = 0; i < nsrc; i++)
+        if (!vsrc(g, i, (v.wide >> i) & 1, fl))
+            return false;
+    if (v.carry_in) {
+        char lo[96], hi[96];
+        if (!sval(g, &in->src[2], 0, 64, lo, sizeof lo) || !sval(g, &in->src[2], 1, 64, hi, sizeof hi))
+            return false;
+        put(g, "bool cin = bitl(%s, %s, l);\nuint ci = cin ? 1u : 0u;\n", lo, hi);
+    }
+    put(g, "bool CL = %s;\n", in->mods.clamp ? "true" : "false");
+    /* the ops whose result needs a statement before it */
+    switch (in->op) {
+    case WAVE_OP_V_ADD_CO_U32: put(g, "uint cy; uaddCarry(a, b, cy); bool f = cy != 0u;\n"); break;
+    case WAVE_OP_V_SUB_CO_U32: put(g, "uint cy; usubBorrow(a, b, cy); bool f = cy != 0u;\n"); break;
+    case WAVE_OP_V_SUBREV_CO_U32: put(g, "uint cy; usubBorrow(b, a, cy); bool f = cy != 0u;\n"); break;
+    case WAVE_OP_V_ADDC_CO_U32:
+        put(g, "uint c1, c2; uint t = uaddCarry(a, b, c1); uaddCarry(t, ci, c2); bool f = (c1 | c2) != 0u;\n"
+               "t = CL && c1 != 0u ? 0xffffffffu : t;\n");
+        break;
+    case WAVE_OP_V_SUBB_CO_U32:
+        put(g, "uint w1, w2; uint t = usubBorrow(a, b, w1); usubBorrow(t, ci, w2); bool f = (w1 | w2) != 0u;\n"
+               "t = CL && w1 != 0u ? 0u : t;\n");
+        break;
+    case WAVE_OP_V_SUBBREV_CO_U32:
+        put(g, "uint w1, w2; uint t = usubBorrow(b, a, w1); usubBorrow(t, ci, w2); bool f = (w1 | w2) != 0u;\n"
+               "t = CL && w1 != 0u ? 0u : t;\n");
+        break;
+    case WAVE_OP_V_MAD_U64_U32:
+        if (in->mods.clamp)
+            return refuse(g, "clamp on v_mad_u64_u32 (what it does there is not settled)");
+        put(g, "bool f; uvec2 m = mad64(a, b, c, c1, f);\n");
+        break;
+    case WAVE_OP_V_LSHLREV_B64: put(g, "uvec2 x = shl64(b, b1, a);\n"); break;
+    case WAVE_OP_V_LSHRREV_B64: put(g, "uvec2 x = shr64(b, b1, a);\n"); break;
+    case WAVE_OP_V_ASHRREV_I64: put(g, "uvec2 x = sar64(b, b1, a);\n"); break;
+    default: break;
+    }
+    put(g, "uint r = %s;\n", v.expr);
+    if (v.kind == VK_FLOAT)
+        put(g, "r = fout(fres(r), %uu, CL);\n", in->mods.omod);
+    bool ok = vdst(g, &in->dst[0], 0, "r");
+    if (ok && (v.expr1 || in->op == WAVE_OP_V_MAD_U64_U32))
+        ok = vdst(g, &in->dst[0], 1, v.expr1 ? v.expr1 : "m.y");
+    if (ok && carry)
+        put(g, "setl(m0, m1, l, on && f);\n");
+    put(g, "}\n");
+    if (ok && carry)
+        ok = sdst(g, &in->dst[1], 0, "m0") && sdst(g, &in->dst[1], 1, "m1");
+    put(g, "}\n");
+    return ok;
+}
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+/* The global and flat memory instructions this level translates: bytes
+ * per element, elements, signed (sub-dword loads), load or store. */
+static bool gmem_of(unsigned op, unsigned *bytes, unsigned *n, bool *sgn, bool *store, bool *atomic)
+{
+    *sgn = false, *store = false, *atomic = false, *n = 1, *bytes = 4;
+    switch (op) {
+    case WAVE_OP_GLOBAL_LOAD_UBYTE: case WAVE_OP_FLAT_LOAD_UBYTE: *bytes = 1; return true;
+    case WAVE_OP_GLOBAL_LOAD_SBYTE: case WAVE_OP_FLAT_LOAD_SBYTE: *bytes = 1, *sgn = true; return true;
+    case WAVE_OP_GLOBAL_LOAD_USHORT: case WAVE_OP_FLAT_LOAD_USHORT: *bytes = 2; return true;
+    case WAVE_OP_GLOBAL_LOAD_SSHORT: case WAVE_OP_FLAT_LOAD_SSHORT: *bytes = 2, *sgn = true; return true;
+    case WAVE_OP_GLOBAL_LOAD_DWORD: case WAVE_OP_FLAT_LOAD_DWORD: return true;
+    case WAVE_OP_GLOBAL_LOAD_DWORDX2: case WAVE_OP_FLAT_LOAD_DWORDX2: *n = 2; return true;
+    case WAVE_OP_GLOBAL_LOAD_DWORDX3: case WAVE_OP_FLAT_LOAD_DWORDX3: *n = 3; return true;
+    case WAVE_OP_GLOBAL_LOAD_DWORDX4: case WAVE_OP_FLAT_LOAD_DWORDX4: *n = 4; return true;
+    case WAVE_OP_GLOBAL_STORE_BYTE: case WAVE_OP_FLAT_STORE_BYTE: *bytes = 1, *store = true; return true;
+    case WAVE_OP_GLOBAL_STORE_SHORT: case WAVE_OP_FLAT_STORE_SHORT: *bytes = 2, *store = true; return true;
+    case WAVE_OP_GLOBAL_STORE_DWORD: case WAVE_OP_FLAT_STORE_DWORD: *store = true; return true;
+    case WAVE_OP_GLOBAL_STORE_DWORDX2: case WAVE_OP_FLAT_STORE_DWORDX2: *n = 2, *store = true; return true;
+    case WAVE_OP_GLOBAL_STORE_DWORDX3: case WAVE_OP_FLAT_STORE_DWORDX3: *n = 3, *store = true; return true;
+    case WAVE_OP_GLOBAL_STORE_DWORDX4: case WAVE_OP_FLAT_STORE_DWORDX4: *n = 4, *store = true; return true;
+    case WAVE_OP_GLOBAL_ATOMIC_ADD: case WAVE_OP_FLAT_ATOMIC_ADD: *atomic = true; return true;
+    default: return false;
+    }
+}
+
+static bool vmem(struct gen *g)
+{
+    const struct wave_instr *in = g->in;
+    const struct wave_op_info *info = wave_op_info(in->op);
+    unsigned bytes, n;
+    bool sgn, store, atomic;
+    if (info->family == WAVE_FAM_MUBUF || info->family == WAVE_FAM_SCRATCH)
+        return refuse(g, "%s: scratch and buffer-resource memory are not translated yet", info->name);
+    if (!gmem_of(in->op, &bytes, &n, &sgn, &store, &atomic))
+        return refuse(g, "%s is not translated at this level yet", info->name);
+    if (in->mods.lds || in->mods.tfe)
+        return refuse(g, "lds or tfe on %s", info->name);
+    char x[96], y[96];
+    lanes_open(g, false);
+    put(g, "if (on) {\n");
+    /* the address */
+    if (info->family == WAVE_FAM_GLOBAL && in->src[1].kind == WAVE_OPND_SGPR) {
+        if (!sval(g, &in->src[1], 0, 64, x, sizeof x) || !sval(g, &in->src[1], 1, 64, y, sizeof y))
+            return false;
+        put(g, "uvec2 ad = addu(%s, %s, ", x, y);
+        if (!vval(g, &in->src[0], 0, 32, x, sizeof x))
+            return false;
+        put(g, "%s);\n", x);
+    } else {
+        if (!vval(g, &in->src[0], 0, 64, x, sizeof x) || !vval(g, &in->src[0], 1, 64, y, sizeof y))
+            return false;
+        put(g, "uvec2 ad = uvec2(%s, %s);\n", x, y);
+    }
+    put(g, "ad = adds(ad.x, ad.y, %uu);\n", (uint32_t)in->mods.offset);
+    if (atomic) {
+        const struct wave_operand *d = &in->src[2];
+        if (!vval(g, d, 0, 32, x, sizeof x))
+            return false;
+        put(g, "uint b, wb;\n");
+        put(g, "if ((ad.x & 3u) != 0u) fault(2u, ad.x, ad.y, l);\n");
+        put(g, "else if (reach(ad.x, ad.y, 4u, true, l, b, wb)) {\n");
+        put(g, "uint old = atomicAdd(mem[b >> 2u], %s);\nmark(wb, ad.x, 4u);\n", x);
+        if (in->mods.glc) {
+            if (in->dst[0].kind != WAVE_OPND_VGPR || in->dst[0].reg >= g->sh->vgprs)
+                return refuse(g, "its returned value has no VGPR");
+            put(g, "v[%uu + l] = old;\n", in->dst[0].reg * 64u);
+        }
+        put(g, "}\n");
+    } else if (store) {
+        const struct wave_operand *d = &in->src[2];
+        for (unsigned i = 0; i < n; i++) {
+            if (!vval(g, d, i, 32, x, sizeof x))
+                return false;
+            put(g, "{ uvec2 e = addu(ad.x, ad.y, %uu); stn(e.x, e.y, %uu, %s, l); }\n", 4u * i, bytes, x);
+        }
+    } else {
+        if (in->dst[0].kind != WAVE_OPND_VGPR || in->dst[0].reg + n > g->sh->vgprs)
+            return refuse(g, "its destination is no VGPR of the kernel's");
+        for (unsigned i = 0; i < n; i++)
+            put(g, "uint d%u; { uvec2 e = addu(ad.x, ad.y, %uu); d%u = ldn(e.x, e.y, %uu, l); }\n", i, 4u * i, i,
+                bytes);
+        if (sgn)
+            put(g, "d0 = uint(int(d0 << %uu) >> %u);\n", 32 - 8 * bytes, 32 - 8 * bytes);
+        for (unsigned i = 0; i < n; i++)
+            put(g, "v[%uu + l] = d%u;\n", (in->dst[0].reg + i) * 64u, i);
+    }
+    put(g, "}\n}\nif (st != 0u) break;\n}\n");
+    return true;
+}
+
+static bool smem(struct gen *g)
+{
+    const struct wave_instr *in = g->in;
+    unsigned n;
+    switch (in->op) {
+    case WAVE_OP_S_LOAD_DWORD: n = 1; break;
+    case WAVE_OP_S_LOAD_DWORDX2: n = 2; break;
+    case WAVE_OP_S_LOAD_DWORDX4: n = 4; break;
+    case WAVE_OP_S_LOAD_DWORDX8: n = 8; break;
+    case WAVE_OP_S_LOAD_DWORDX16: n = 16; break;
+    default: return refuse(g, "%s is not translated at this level yet", wave_op_name(in->op));
+    }
+    char x[96], y[96], o[96];
+    if (!sval(g, &in->src[0], 0, 64, x, sizeof x) || !sval(g, &in->src[0], 1, 64, y, sizeof y) ||
+        !sval(g, &in->src[1], 0, 32, o, sizeof o))
+        return false;
+    if (in->dst[0].kind != WAVE_OPND_SGPR || in->dst[0].reg + n > 128)
+        return refuse(g, "its destination is no scalar register kiln models");
+    put(g, "{\nuvec2 ad = addu(%s, %s, %s);\nad.x &= ~3u;\n", x, y, o);
+    for (unsigned i = 0; i < n; i++)
+        put(g, "uint d%u; { uvec2 e = addu(ad.x, ad.y, %uu); d%u = ldn(e.x, e.y, 4u, 64u); }\n", i, 4u * i, i);
+    for (unsigned i = 0; i < n; i++)
+        put(g, "s[%u] = d%u;\n", in->dst[0].reg + i, i);
+    put(g, "if (st != 0u) break;\n}\n");
+    return true;
+}
+
+static bool ds(struct gen *g)
+{
+    const struct wave_instr *in = g->in;
+    const char *name = wave_op_name(in->op);
+    if (in->mods.gds)
+        return refuse(g, "%s with gds", name);
+    if (!g->sh->lds_bytes)
+        return refuse(g, "%s in a kernel that declares no LDS", name);
+    unsigned off = (unsigned)in->mods.offset1 << 8 | in->mods.offset0;
+    char a[96], x[96];
+    if (!vval(g, &in->src[0], 0, 32, a, sizeof a))
+        return false;
+    const struct wave_operand *d = &in->dst[0];
+    bool dst_ok = d->kind == WAVE_OPND_VGPR && d->reg + 2u <= g->sh->vgprs;
+    lanes_open(g, false);
+    put(g, "if (on) {\nuint ad = %s;\n", a);
+    switch (in->op) {
+    case WAVE_OP_DS_WRITE_B32: case WAVE_OP_DS_WRITE_B16: case WAVE_OP_DS_WRITE_B8: {
+        unsigned n = in->op == WAVE_OP_DS_WRITE_B32 ? 4 : in->op == WAVE_OP_DS_WRITE_B16 ? 2 : 1;
+        if (!vval(g, &in->src[1], 0, 32, x, sizeof x))
+            return false;
+        put(g, "lstn(ad + %uu, %uu, %s, l);\n", off, n, x);
+        break;
+    }
+    case WAVE_OP_DS_WRITE_B64:
+        if (!vval(g, &in->src[1], 0, 32, x, sizeof x))
+            return false;
+        put(g, "lstn(ad + %uu, 4u, %s, l);\n", off, x);
+        if (!vval(g, &in->src[1], 1, 32, x, sizeof x))
+            return false;
+        put(g, "lstn(ad + %uu, 4u, %s, l);\n", off + 4, x);
+        break;
+    case WAVE_OP_DS_WRITE2_B32: case WAVE_OP_DS_WRITE2ST64_B32: {
+        unsigned sc = in->op == WAVE_OP_DS_WRITE2_B32 ? 4 : 256;
+        if (!vval(g, &in->src[1], 0, 32, x, sizeof x))
+            return false;
+        put(g, "lstn(ad + %uu, 4u, %s, l);\n", in->mods.offset0 * sc, x);
+        if (!vval(g, &in->src[2], 0, 32, x, sizeof x))
+            return false;
+        put(g, "lstn(ad + %uu, 4u, %s, l);\n", in->mods.offset1 * sc, x);
+        break;
+    }
+    case WAVE_OP_DS_READ_B32: case WAVE_OP_DS_READ_U16: case WAVE_OP_DS_READ_U8: case WAVE_OP_DS_READ_I16:
+    case WAVE_OP_DS_READ_I8: {
+        unsigned n = in->op == WAVE_OP_DS_READ_B32 ? 4 : in->op == WAVE_OP_DS_READ_U16 || in->op == WAVE_OP_DS_READ_I16 ? 2 : 1;
+        bool sg = in->op == WAVE_OP_DS_READ_I16 || in->op == WAVE_OP_DS_READ_I8;
+        if (!dst_ok)
+            return refuse(g, "its destination is no VGPR of the kernel's");
+        put(g, "uint r = lldn(ad + %uu, %uu, l);\n", off, n);
+        if (sg)
+            put(g, "r = uint(int(r << %uu) >> %u);\n", 32 - 8 * n, 32 - 8 * n);
+        put(g, "v[%uu + l] = r;\n", d->reg * 64u);
+        break;
+    }
+    case WAVE_OP_DS_READ_B64:
+        if (!dst_ok)
+            return refuse(g, "its destination is no VGPR of the kernel's");
+        put(g, "uint r0 = lldn(ad + %uu, 4u, l), r1 = lldn(ad + %uu, 4u, l);\n", off, off + 4);
+        put(g, "v[%uu + l] = r0; v[%uu + l] = r1;\n", d->reg * 64u, (d->reg + 1) * 64u);
+        break;
+    case WAVE_OP_DS_READ2_B32: case WAVE_OP_DS_READ2ST64_B32: {
+        unsigned sc = in->op == WAVE_OP_DS_READ2_B32 ? 4 : 256;
+        if (!dst_ok)
+            return refuse(g, "its destination is no VGPR of the kernel's");
+        put(g, "uint r0 = lldn(ad + %uu, 4u, l), r1 = lldn(ad + %uu, 4u, l);\n", in->mods.offset0 * sc,
+            in->mods.offset1 * sc);
+        put(g, "v[%uu + l] = r0; v[%uu + l] = r1;\n", d->reg * 64u, (d->reg + 1) * 64u);
+        break;
+    }
+    case WAVE_OP_DS_ADD_U32: case WAVE_OP_DS_ADD_RTN_U32:
+        if (!vval(g, &in->src[1], 0, 32, x, sizeof x))
+            return false;
+        put(g, "uint a2 = ad + %uu;\nif ((a2 & 3u) != 0u || !lreach(a2, 4u, l)) fault(5u, a2, 0u, l);\n", off);
+        put(g, "else {\nuint old = atomicAdd(lds[a2 >> 2u], %s);\n", x);
+        if (in->op == WAVE_OP_DS_ADD_RTN_U32) {
+            if (!dst_ok)
+                return refuse(g, "its destination is no VGPR of the kernel's");
+            put(g, "v[%uu + l] = old;\n", d->reg * 64u);
+        }
+        put(g, "}\n");
+        break;
+    default:
+        return refuse(g, "%s is not translated at this level yet", name);
+    }
+    put(g, "}\n}\nif (st != 0u) break;\n}\n");
+    return true;
+}
+
+/* ---- blocks ------------------------------------------------------------------------------ */
+
+/* The decoded kernel: instructions in order with their offsets. */
+struct code_list {
+    struct wave_instr *in;
+    uint64_t *pc;
+    uint32_t n;
+    bool *leader;   /* starts a block */
+};
+
+static bool is_branch(unsigned op)
+{
+    return op == WAVE_OP_S_BRANCH || op == WAVE_OP_S_CBRANCH_SCC0 || op == WAVE_OP_S_CBRANCH_SCC1 ||
+           op == WAVE_OP_S_CBRANCH_VCCZ || op == WAVE_OP_S_CBRANCH_VCCNZ || op == WAVE_OP_S_CBRANCH_EXECZ ||
+           op == WAVE_OP_S_CBRANCH_EXECNZ;
+}
+static bool ends_block(unsigned op) { return is_branch(op) || op == WAVE_OP_S_ENDPGM; }
+
+static uint64_t branch_target(uint64_t pc, const struct wave_instr *in)
+{
+    return pc + 4ull * in->words + (uint64_t)((int64_t)(int16_t)imm_of(in) * 4);
+}
+
+static void list_finish(struct code_list *c)
+{
+    free(c->in);
+    free(c->pc);
+    free(c->leader);
+    memset(c, 0, sizeof *c);
+}
+
+static kiln_result list_make(const struct wave_code *code, const struct wave_kernel *k, struct code_list *c)
+{
+    memset(c, 0, sizeof *c);
+    size_t nwords;
+    uint32_t *words = wave_code_words(code, &nwords);
+    if (!words)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory decoding kernel '%s'", k->name);
+    uint64_t end = k->code_addr + k->code_size;
+    size_t cap = (size_t)(k->code_size / 4) + 1;
+    c->in = mem_calloc(cap, sizeof *c->in);
+    c->pc = mem_calloc(cap, sizeof *c->pc);
+    c->leader = mem_calloc(cap, sizeof *c->leader);
+    kiln_result r = KILN_OK;
+    if (!c->in || !c->pc || !c->leader)
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory decoding kernel '%s'", k->name);
+    for (uint64_t pc = k->code_addr; r == KILN_OK && pc < end;) {
+        int n = wave_decode(words, (size_t)(end / 4), (size_t)pc, &c->in[c->n]);
+        if (n <= 0) {
+            r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': %s", k->name, err_last());
+            break;
+        }
+        c->pc[c->n++] = pc;
+        pc += 4ull * (unsigned)n;
+    }
+    free(words);
+    if (r != KILN_OK)
+        list_finish(c);
+    return r;
+}
+
+/* The index of the instruction at pc, or -1. */
+static int64_t index_of(const struct code_list *c, uint64_t pc)
+{
+    uint32_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->pc[mid] < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->n && c->pc[lo] == pc ? (int64_t)lo : -1;
+}
+
+/* Marks the block leaders; KILN_ERR_INVALID for a branch to no
+ * instruction of the kernel. */
+static kiln_result leaders(const struct wave_kernel *k, struct code_list *c)
+{
+    if (c->n)
+        c->leader[0] = true;
+    for (uint32_t i = 0; i < c->n; i++) {
+        unsigned op = c->in[i].op;
+        if (!ends_block(op))
+            continue;
+        if (i + 1 < c->n)
+            c->leader[i + 1] = true;
+        if (is_branch(op)) {
+            int64_t t = index_of(c, branch_target(c->pc[i], &c->in[i]));
+            if (t < 0)
+                return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': %s at offset 0x%" PRIx64 " branches to 0x%" PRIx64
+                                  ", no instruction of the kernel (the Wavefront level)",
+                                  k->name, wave_op_name(op), c->pc[i], branch_target(c->pc[i], &c->in[i]));
+            c->leader[t] = true;
+        }
+    }
+    return KILN_OK;
+}
+
+/* One instruction; false with g->why set when it does not translate. */
+static bool instr(struct gen *g, const struct code_list *c, uint32_t i)
+{
+    g->in = &c->in[i];
+    g->pc = c->pc[i];
+    g->why[0] = 0;
+    const struct wave_op_info *info = wave_op_info(g->in->op);
+    if (!info)
+        return refuse(g, "an instruction without an op");
+    uint64_t next = c->pc[i] + 4ull * g->in->words;
+    switch (g->in->op) {
+    case WAVE_OP_S_ENDPGM:
+        put(g, "st = 1u;\nbreak;\n");
+        return true;
+    case WAVE_OP_S_BRANCH:
+        put(g, "pc = %uu;\nbreak;\n", (uint32_t)(branch_target(c->pc[i], g->in) / 4));
+        return true;
+    case WAVE_OP_S_CBRANCH_SCC0: case WAVE_OP_S_CBRANCH_SCC1: case WAVE_OP_S_CBRANCH_VCCZ:
+    case WAVE_OP_S_CBRANCH_VCCNZ: case WAVE_OP_S_CBRANCH_EXECZ: case WAVE_OP_S_CBRANCH_EXECNZ: {
+        unsigned op = g->in->op;
+        const char *cond = op == WAVE_OP_S_CBRANCH_SCC0 ? "!scc" : op == WAVE_OP_S_CBRANCH_SCC1 ? "scc"
+                         : op == WAVE_OP_S_CBRANCH_VCCZ ? "(s[106] | s[107]) == 0u"
+                         : op == WAVE_OP_S_CBRANCH_VCCNZ ? "(s[106] | s[107]) != 0u"
+                         : op == WAVE_OP_S_CBRANCH_EXECZ ? "(s[126] | s[127]) == 0u" : "(s[126] | s[127]) != 0u";
+        put(g, "pc = (%s) ? %uu : %uu;\nbreak;\n", cond, (uint32_t)(branch_target(c->pc[i], g->in) / 4),
+            (uint32_t)(next / 4));
+        return true;
+    }
+    default: break;
+    }
+    switch (info->family) {
+    case WAVE_FAM_SOP1: case WAVE_FAM_SOP2: case WAVE_FAM_SOPK: case WAVE_FAM_SOPC: case WAVE_FAM_SOPP:
+        return salu(g);
+    case WAVE_FAM_SMEM:
+        return smem(g);
+    case WAVE_FAM_DS:
+        return ds(g);
+    case WAVE_FAM_FLAT: case WAVE_FAM_GLOBAL: case WAVE_FAM_SCRATCH: case WAVE_FAM_MUBUF:
+        return vmem(g);
+    default:
+        return valu(g);
+    }
+}
+
+/* Translates (or, with glsl NULL, checks) every instruction. */
+static kiln_result translate(const struct wave_code *code, const struct wave_kernel *k, const struct wf_shape *sh,
+                             struct bytes *glsl)
+{
+    if (k->private_segment_size)
+        return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s' uses %u bytes of scratch a work-item: scratch is not "
+                          "translated at the Wavefront level yet",
+                          k->name, k->private_segment_size);
+    struct code_list c;
+    KILN_TRY(list_make(code, k, &c));
+    kiln_result r = leaders(k, &c);
+    struct gen g = {.o = glsl, .k = k, .sh = sh};
+    if (r == KILN_OK && glsl) {
+        bool ieee = (k->rsrc1 >> 23) & 1;
+        uint32_t mode = (k->rsrc1 >> 12) & 0xff;
+        put(&g, "#version 450\n");
+        put(&g, "// kiln Wavefront level: kernel %s, %u waves a group, %u VGPRs\n", k->name, sh->waves, sh->vgprs);
+        put(&g, "layout(local_size_x = %u) in;\n", sh->waves);
+        put(&g, "#define VGPRS %uu\n#define REGIONS %uu\n#define LDS_BYTES %uu\n#define LDS_WORDS %u\n", sh->vgprs,
+            sh->regions, sh->lds_bytes, (sh->lds_bytes + 3) / 4);
+        put(&g, "#define IEEE %s\n#define DENORM_IN %s\n#define DENORM_OUT %s\n", ieee ? "true" : "false",
+            mode & 0x10 ? "true" : "false", mode & 0x20 ? "true" : "false");
+        put(&g, "#define OBSERVE %d\n#define BOUND %uu\n#define INIT_WORDS %uu\n#define OUT_WORDS %uu\n",
+            sh->observe ? 1 : 0, WF_BLOCK_BOUND, WF_INIT_WORDS,
+            WF_OUT_HEAD + (sh->observe ? 128u + sh->vgprs * 64u : 0u));
+        bytes_put(glsl, prelude, sizeof prelude - 1);
+        put(&g, "\nvoid main()\n{\n");
+        put(&g, "uint gidx = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + "
+                "gl_WorkGroupID.x;\n");
+        put(&g, "uint wave = gidx * gl_WorkGroupSize.x + gl_LocalInvocationID.x;\n");
+        put(&g, "uint ib = wave * INIT_WORDS, ob = wave * OUT_WORDS;\n");
+        put(&g, "for (uint i = 0u; i < 128u; i++) s[i] = ini[ib + i];\n");
+        put(&g, "scc = ini[ib + 128u] != 0u;\n");
+        put(&g, "for (uint i = 0u; i < VGPRS * 64u; i++) v[i] = (i < 192u) ? ini[ib + 129u + i] : 0u;\n");
+        put(&g, "#if LDS_WORDS > 0\n");
+        put(&g, "for (uint i = gl_LocalInvocationID.x; i < LDS_WORDS; i += gl_WorkGroupSize.x) lds[i] = 0u;\n");
+        put(&g, "barrier();\n#endif\n");
+        put(&g, "st = 0u; fpc = 0u; fal = 0u; fah = 0u; flane = 0u;\n");
+        put(&g, "uint ninstr = 0u, ninstr1 = 0u;\n");
+        put(&g, "pc = %uu;\n", (uint32_t)(k->code_addr / 4));
+        put(&g, "uint it;\n");
+        put(&g, "for (it = 0u; it < BOUND; it++) {\n");
+        put(&g, "if (st != 0u) break;\n");
+        put(&g, "switch (pc) {\n");
+    }
+    for (uint32_t i = 0; r == KILN_OK && i < c.n; i++) {
+        if (c.leader[i]) {
+            uint32_t len = 1;
+            while (i + len < c.n && !c.leader[i + len])
+                len++;
+            if (i && !ends_block(c.in[i - 1].op))
+                put(&g, "pc = %uu;\nbreak;\n", (uint32_t)(c.pc[i] / 4));   /* fall through to this block */
+            if (i)
+                put(&g, "}\n");
+            put(&g, "case %uu: {\n", (uint32_t)(c.pc[i] / 4));
+            put(&g, "{ uint cy; ninstr = uaddCarry(ninstr, %uu, cy); ninstr1 += cy; }\n", len);
+        }
+        if (!instr(&g, &c, i))
+            r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': the Wavefront level cannot run %s at offset 0x%" PRIx64
+                           ": %s",
+                           k->name, wave_op_name(c.in[i].op), c.pc[i], g.why[0] ? g.why : "(no reason given)");
+    }
+    if (r == KILN_OK && glsl) {
+        if (c.n && !ends_block(c.in[c.n - 1].op))
+            put(&g, "st = 4u; fpc = %uu;\nbreak;\n", (uint32_t)((c.pc[c.n - 1] + 4ull * c.in[c.n - 1].words) / 4));
+        if (c.n)
+            put(&g, "}\n");
+        put(&g, "default: fault(4u, pc * 4u, 0u, 64u); break;\n");   /* a jump to no block */
+        put(&g, "}\n}\n");
+        put(&g, "if (st == 0u) { st = 3u; fpc = pc; }\n");
+        put(&g, "outw[ob + 0u] = st; outw[ob + 1u] = fpc * 4u;\n");
+        put(&g, "outw[ob + 2u] = fal; outw[ob + 3u] = fah; outw[ob + 4u] = flane;\n");
+        put(&g, "outw[ob + 5u] = ninstr; outw[ob + 6u] = ninstr1; outw[ob + 7u] = scc ? 1u : 0u;\n");
+        put(&g, "#if OBSERVE\n");
+        put(&g, "for (uint i = 0u; i < 128u; i++) outw[ob + 8u + i] = s[i];\n");
+        put(&g, "for (uint i = 0u; i < VGPRS * 64u; i++) outw[ob + 136u + i] = v[i];\n");
+        put(&g, "#endif\n}\n");
+        if (glsl->oom)
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory translating kernel '%s'", k->name);
+    }
+    list_finish(&c);
+    return r;
+}
+
+kiln_result wf_translate(const struct wave_code *code, const struct wave_kernel *k, const struct wf_shape *shape,
+                         struct bytes *glsl)
+{
+    return translate(code, k, shape, glsl);
+}
+
+kiln_result wf_check(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps)
+{
+    /* a check for the workgroup a run gets by default (its required size,
+     * else 64 work-items): a larger block's barriers are judged at its run */
+    uint32_t items = k->reqd_size[0] ? k->reqd_size[0] * k->reqd_size[1] * k->reqd_size[2] : 64;
+    struct wf_shape sh = {.waves = (items + 63) / 64, .vgprs = KILN_MIN(k->vgprs, 256u), .regions = 1,
+                          .lds_bytes = k->group_segment_size};
+    for (uint32_t i = 0; i < k->explicit_count; i++)
+        if (k->args[i].kind == WAVE_ARG_DYNAMIC_SHARED_POINTER)
+            sh.lds_bytes = 65536;   /* the run's size decides; any may be given */
+    KILN_TRY(translate(code, k, &sh, NULL));
+    if (caps && k->group_segment_size > caps->max_shared_memory_size)
+        return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s' declares %u bytes of LDS; the device's shared memory holds "
+                          "%u (the Wavefront level keeps LDS there)",
+                          k->name, k->group_segment_size, caps->max_shared_memory_size);
+    return KILN_OK;
+}

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wavefront_run.c: the Wavefront level's run (wavefront.h). The dispatch's
+ * memory is the reference's own (interp_machine_setup builds the same
+ * regions at the same addresses, and interp_wave_start gives every wave
+ * the same registers to start with), packed into one arena buffer; the
+ * translated program runs through kiln.h like any caller's (its compile
+ * shared, kept in the archive, run from a scheme), and what it leaves is
+ * read back into the wave_result every level fills alike: the buffers and
+ * their written bytes, each wave's registers when observed.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "wave/interp_private.h"
+#include "wave/wavefront.h"
+
+/* Where each region lies in the arena and its written bitmap. */
+struct placed {
+    uint64_t arena_off;    /* bytes, 16-aligned */
+    uint32_t written_off;  /* words of the bitmap buffer; writable regions only */
+};
+
+struct run {
+    const struct wave_run_desc *d;
+    const struct wave_kernel *k;
+    struct machine *m;
+    uint32_t groups[3], block[3], nwaves, total;
+    kiln_context ctx;
+    bool own_ctx;
+    kiln_buffer buf[5];   /* arena, regions, written, init, out */
+    kiln_program prog;
+    kiln_scheme sch;
+};
+
+static kiln_result kiln_call(kiln_result r, const char *what, const char *kernel)
+{
+    if (r == KILN_OK)
+        return r;
+    return KILN_RAISE(r, "the Wavefront level's run of kernel '%s': %s failed (%s)", kernel, what, kiln_result_name(r));
+}
+#define CALL(r, what) KILN_TRY(kiln_call((r), (what), run->k->name))
+
+static kiln_result make_buffer(struct run *run, int i, uint64_t size, const void *data, const char *label)
+{
+    CALL(kiln_buffer_create(run->ctx, &(kiln_buffer_desc){.size = size ? size : 4, .label = label}, &run->buf[i]),
+         "kiln_buffer_create");
+    if (data && size)
+        CALL(kiln_buffer_upload(run->ctx, run->buf[i], 0, data, size), "kiln_buffer_upload");
+    return KILN_OK;
+}
+
+/* The translated program, compiled (a failure gives the compiler's log). */
+static kiln_result make_program(struct run *run, const struct wf_shape *sh)
+{
+    struct bytes glsl = {0};
+    kiln_result r = wf_translate(run->m->code, run->k, sh, &glsl);
+    if (r == KILN_OK && getenv("KILN_WAVE_DUMP"))   /* the generated program, for people */
+        fprintf(stderr, "%.*s", (int)glsl.len, (const char *)glsl.p);
+    char name[160];
+    snprintf(name, sizeof name, "%s.wavefront.comp", run->k->name);
+    if (r == KILN_OK)
+        r = kiln_call(kiln_program_create(run->ctx, &(kiln_program_desc){.source = (const char *)glsl.p,
+                                                                           .source_len = glsl.len, .name = name},
+                                          &run->prog),
+                      "kiln_program_create", run->k->name);
+    free(glsl.p);
+    KILN_TRY(r);
+    r = kiln_program_wait(run->ctx, run->prog);
+    if (r == KILN_ERR_COMPILE) {
+        char log[2048] = "";
+        size_t len = 0;
+        if (kiln_program_log(run->ctx, run->prog, log, sizeof log, &len) != KILN_OK)
+            snprintf(log, sizeof log, "(no log)");
+        return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': its Wavefront program did not compile (a translator "
+                          "defect): %.1500s",
+                          run->k->name, log);
+    }
+    CALL(r, "kiln_program_wait");
+    return KILN_OK;
+}
+
+/* The first wave that did not end at s_endpgm, as an error. */
+static kiln_result wave_failure(const struct run *run, const uint32_t *out, uint32_t out_words)
+{
+    for (uint32_t w = 0; w < run->total; w++) {
+        const uint32_t *o = out + (size_t)w * out_words;
+        if (o[0] == WF_DONE)
+            continue;
+        uint32_t gi = w / run->nwaves, g[3] = {gi % run->groups[0], gi / run->groups[0] % run->groups[1],
+                                               gi / (run->groups[0] * run->groups[1])};
+        char where[256];
+        snprintf(where, sizeof where, "kernel '%s', group %u,%u,%u wave %u, at offset 0x%x", run->k->name, g[0], g[1],
+                 g[2], w % run->nwaves, o[1]);
+        uint64_t a = (uint64_t)o[3] << 32 | o[2];
+        switch (o[0]) {
+        case WF_MEM_FAULT:
+            return KILN_RAISE(KILN_ERR_INVALID, "%s: %s 0x%016" PRIx64 " is in no region of the dispatch's memory "
+                              "(the Wavefront level)",
+                              where, o[4] < 64 ? "a lane's access of address" : "a scalar access of address", a);
+        case WF_LDS_FAULT:
+            return KILN_RAISE(KILN_ERR_INVALID, "%s: lane %u's LDS access at %u is past the group's %u bytes of LDS "
+                              "(the Wavefront level)",
+                              where, o[4], o[2], run->m->lds_size);
+        case WF_BOUND:
+            return KILN_RAISE(KILN_ERR_LIMIT, "%s: the wave made %u block transitions, the Wavefront level's bound "
+                              "(a longer run is refused rather than returned unfinished)",
+                              where, WF_BLOCK_BOUND);
+        case WF_BAD_TARGET:
+            return KILN_RAISE(KILN_ERR_INVALID, "%s: control reached offset 0x%x, no instruction of the kernel "
+                              "(the Wavefront level)",
+                              where, o[1]);
+        default:
+            return KILN_RAISE(KILN_ERR_INVALID, "%s: the wave ended with status %u (the Wavefront level)", where,
+                              o[0]);
+        }
+    }
+    return KILN_OK;
+}
+
+static kiln_result run_it(struct run *run, struct wave_result *res)
+{
+    const struct wave_run_desc *d = run->d;
+    struct machine *m = run->m;
+    const struct wave_kernel *k = run->k;
+    /* the arena: every region, 16-aligned; a written bitmap per writable one */
+    struct placed pl[MAX_REGIONS];
+    uint64_t arena = 0;
+    uint32_t written_words = 0;
+    for (uint32_t i = 0; i < m->nregions; i++) {
+        pl[i].arena_off = arena;
+        arena += (m->regions[i].size + 15) / 16 * 16;
+        pl[i].written_off = written_words;
+        if (m->regions[i].writable)
+            written_words += (uint32_t)((m->regions[i].size + 31) / 32);
+    }
+    arena += 16;   /* an unaligned dword's second word is never past the end */
+    kiln_caps caps;
+    CALL(kiln_context_caps(run->ctx, &caps), "kiln_context_caps");
+    if (arena > caps.max_storage_buffer_range)
+        return KILN_RAISE(KILN_ERR_LIMIT, "kernel '%s': the dispatch's memory is %" PRIu64 " bytes, more than the "
+                          "device binds in one buffer (%u; the Wavefront level keeps it in one)",
+                          k->name, arena, caps.max_storage_buffer_range);
+    if (m->lds_size > caps.max_shared_memory_size)
+        return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': %u bytes of LDS, more than the device's shared memory "
+                          "(%u; the Wavefront level keeps LDS there)",
+                          k->name, m->lds_size, caps.max_shared_memory_size);
+    if (run->nwaves > caps.max_workgroup_size[0])
+        return KILN_RAISE(KILN_ERR_LIMIT, "kernel '%s': %u waves a workgroup, more than the device's %u invocations",
+                          k->name, run->nwaves, caps.max_workgroup_size[0]);
+    struct wf_shape sh = {.waves = run->nwaves, .vgprs = res->vgpr_count, .regions = m->nregions,
+                          .lds_bytes = m->lds_size, .observe = d->observe};
+    uint32_t out_words = WF_OUT_HEAD + (d->observe ? 128u + sh.vgprs * 64u : 0u);
+    KILN_TRY(make_program(run, &sh));
+
+    uint8_t *ab = mem_calloc(1, (size_t)arena);
+    uint32_t *rg = mem_calloc(m->nregions ? m->nregions : 1, 16);
+    uint32_t *init = mem_calloc((size_t)run->total, WF_INIT_WORDS * 4);
+    struct wave w = {.v = mem_calloc(WAVE_VGPRS, sizeof *w.v)};
+    uint64_t *lanes = mem_calloc(run->total, sizeof *lanes);
+    kiln_result r = ab && rg && init && w.v && lanes ? KILN_OK
+                  : KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the Wavefront level's run", k->name);
+    for (uint32_t i = 0; r == KILN_OK && i < m->nregions; i++) {
+        const struct region *reg = &m->regions[i];
+        memcpy(ab + pl[i].arena_off, reg->data, (size_t)reg->size);
+        rg[4 * i + 0] = (uint32_t)(reg->base >> 32);
+        rg[4 * i + 1] = (uint32_t)pl[i].arena_off;
+        rg[4 * i + 2] = (uint32_t)reg->size;
+        rg[4 * i + 3] = reg->writable ? pl[i].written_off | 0x80000000u : 0;
+        if ((uint32_t)reg->base || reg->size > UINT32_MAX)   /* defensive: the map puts each at a 4 GiB boundary */
+            r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': region '%s' at 0x%" PRIx64 " is not one the Wavefront "
+                           "level can place", k->name, reg->what, reg->base);
+    }
+    for (uint32_t gz = 0, wi = 0; r == KILN_OK && gz < run->groups[2]; gz++)
+        for (uint32_t gy = 0; gy < run->groups[1]; gy++)
+            for (uint32_t gx = 0; gx < run->groups[0]; gx++)
+                for (uint32_t i = 0; i < run->nwaves; i++, wi++) {
+                    uint32_t g[3] = {gx, gy, gz};
+                    interp_wave_start(m, &w, g, i, run->block);
+                    uint32_t *p = init + (size_t)wi * WF_INIT_WORDS;
+                    memcpy(p, w.s, 128 * 4);
+                    p[128] = w.scc;
+                    for (int v = 0; v < 3; v++)
+                        memcpy(p + 129 + 64 * v, w.v[v], 64 * 4);
+                    lanes[wi] = w.lanes;
+                }
+    if (r == KILN_OK)
+        r = make_buffer(run, 0, arena, ab, "wave arena");
+    if (r == KILN_OK)
+        r = make_buffer(run, 1, 16ull * m->nregions, rg, "wave regions");
+    if (r == KILN_OK)
+        r = make_buffer(run, 2, 4ull * written_words, NULL, "wave written");
+    if (r == KILN_OK)
+        r = make_buffer(run, 3, (uint64_t)run->total * WF_INIT_WORDS * 4, init, "wave init");
+    if (r == KILN_OK)
+        r = make_buffer(run, 4, (uint64_t)run->total * out_words * 4, NULL, "wave out");
+    free(rg);
+    free(init);
+    free(w.v);
+    kiln_binding b[5];
+    for (int i = 0; i < 5; i++)
+        b[i] = (kiln_binding){.binding = (uint32_t)i, .buffer = run->buf[i]};
+    kiln_node node;
+    kiln_ticket t;
+    if (r == KILN_OK)
+        r = kiln_call(kiln_scheme_create(run->ctx, &(kiln_scheme_desc){.label = "wave"}, &run->sch),
+                      "kiln_scheme_create", k->name);
+    if (r == KILN_OK)
+        r = kiln_call(kiln_scheme_add_node(run->ctx, run->sch,
+                                           &(kiln_node_desc){.program = run->prog, .bindings = b, .binding_count = 5,
+                                                             .groups = {run->groups[0], run->groups[1], run->groups[2]},
+                                                             .label = k->name},
+                                           &node),
+                      "kiln_scheme_add_node", k->name);
+    if (r == KILN_OK)
+        r = kiln_call(kiln_scheme_submit(run->ctx, run->sch, &t), "kiln_scheme_submit", k->name);
+    if (r == KILN_OK)
+        r = kiln_call(kiln_ticket_wait(run->ctx, t, UINT64_MAX), "kiln_ticket_wait", k->name);
+    /* what it left */
+    uint32_t *out = r == KILN_OK ? mem_alloc((size_t)run->total * out_words * 4) : NULL;
+    uint32_t *wr = r == KILN_OK ? mem_calloc(written_words ? written_words : 1, 4) : NULL;
+    if (r == KILN_OK && (!out || !wr))
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the Wavefront level's results", k->name);
+    if (r == KILN_OK)
+        r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[4], 0, out, (uint64_t)run->total * out_words * 4),
+                      "kiln_buffer_readback", k->name);
+    if (r == KILN_OK && written_words)
+        r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[2], 0, wr, 4ull * written_words),
+                      "kiln_buffer_readback", k->name);
+    if (r == KILN_OK)
+        r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[0], 0, ab, arena), "kiln_buffer_readback", k->name);
+    /* buffers and their written bytes, as the reference leaves them */
+    for (uint32_t i = 0; r == KILN_OK && i < d->arg_count; i++) {
+        if (d->args[i].kind != WAVE_VALUE_BUFFER || !d->args[i].size)
+            continue;
+        uint64_t base = WAVE_BUFFER_BASE + (uint64_t)i * WAVE_BUFFER_SPACING;
+        for (uint32_t j = 0; j < m->nregions; j++) {
+            if (m->regions[j].base != base)
+                continue;
+            memcpy(d->args[i].data, ab + pl[j].arena_off, (size_t)d->args[i].size);
+            uint8_t *map = mem_calloc(1, (size_t)(d->args[i].size + 7) / 8);
+            if (!map) {
+                r = KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for a written map", k->name);
+                break;
+            }
+            memcpy(map, wr + pl[j].written_off, (size_t)(d->args[i].size + 7) / 8);
+            res->written[i] = map;
+        }
+    }
+    for (uint32_t wi = 0; r == KILN_OK && wi < run->total; wi++) {
+        const uint32_t *o = out + (size_t)wi * out_words;
+        res->instructions += (uint64_t)o[6] << 32 | o[5];
+    }
+    if (r == KILN_OK)
+        r = wave_failure(run, out, out_words);
+    res->waves = run->total;
+    for (uint32_t wi = 0; r == KILN_OK && d->observe && wi < run->total; wi++) {
+        const uint32_t *o = out + (size_t)wi * out_words;
+        struct wave_final *f = &res->finals[res->final_count++];
+        uint32_t gi = wi / run->nwaves;
+        f->group[0] = gi % run->groups[0];
+        f->group[1] = gi / run->groups[0] % run->groups[1];
+        f->group[2] = gi / (run->groups[0] * run->groups[1]);
+        f->wave = wi % run->nwaves;
+        f->lanes = lanes[wi];
+        f->scc = o[7];
+        memcpy(f->sgpr, o + WF_OUT_HEAD, sizeof f->sgpr);
+        f->vgpr = mem_alloc((size_t)res->vgpr_count * sizeof *f->vgpr + 1);
+        if (!f->vgpr) {
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the observation", k->name);
+            break;
+        }
+        memcpy(f->vgpr, o + WF_OUT_HEAD + 128, (size_t)res->vgpr_count * sizeof *f->vgpr);
+    }
+    free(out);
+    free(wr);
+    free(ab);
+    free(lanes);
+    return r;
+}
+
+kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res)
+{
+    memset(res, 0, sizeof *res);
+    struct run run0 = {.d = desc}, *run = &run0;
+    run->m = mem_calloc(1, sizeof *run->m);
+    if (!run->m)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "wave run: the machine");
+    kiln_result r = interp_machine_setup(run->m, desc, run->groups, run->block);
+    run->k = desc->kernel;
+    if (r == KILN_OK) {
+        uint32_t items = run->block[0] * run->block[1] * run->block[2];
+        run->nwaves = (items + WAVE_LANES - 1) / WAVE_LANES;
+        uint64_t total = (uint64_t)run->groups[0] * run->groups[1] * run->groups[2] * run->nwaves;
+        res->vgpr_count = KILN_MIN(run->k->vgprs, (uint32_t)WAVE_VGPRS);
+        if (total > (1u << 20))
+            r = KILN_RAISE(KILN_ERR_LIMIT, "wave run: %" PRIu64 " waves, more than the Wavefront level runs at once "
+                           "(1048576)", total);
+        run->total = (uint32_t)total;
+        if (r == KILN_OK) {   /* the check, for this dispatch's shape (barriers across its waves) */
+            struct wf_shape sh = {.waves = run->nwaves, .vgprs = res->vgpr_count, .regions = run->m->nregions,
+                                  .lds_bytes = run->m->lds_size};
+            r = wf_translate(desc->code, run->k, &sh, NULL);
+        }
+    }
+    if (r == KILN_OK && desc->arg_count) {
+        res->written = mem_calloc(desc->arg_count, sizeof *res->written);
+        res->written_count = res->written ? desc->arg_count : 0;
+        if (!res->written)
+            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "wave run: the written maps");
+    }
+    if (r == KILN_OK && desc->observe && !(res->finals = mem_calloc(run->total ? run->total : 1, sizeof *res->finals)))
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "wave run: the observation");
+    if (r == KILN_OK) {
+        run->ctx = desc->context;
+        if (!run->ctx.id) {
+            r = kiln_call(kiln_context_create(&(kiln_context_desc){0}, &run->ctx), "kiln_context_create",
+                          run->k->name);
+            run->own_ctx = r == KILN_OK;
+        }
+    }
+    if (r == KILN_OK)
+        r = run_it(run, res);
+    if (run->sch.id)
+        (void)kiln_scheme_destroy(run->ctx, run->sch);
+    if (run->prog.id)
+        (void)kiln_program_destroy(run->ctx, run->prog);
+    for (int i = 0; i < 5; i++)
+        if (run->buf[i].id)
+            (void)kiln_buffer_destroy(run->ctx, run->buf[i]);
+    if (run->own_ctx)
+        (void)kiln_context_destroy(run->ctx);
+    interp_machine_free(run->m);
+    return r;
+}
