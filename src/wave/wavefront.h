@@ -29,10 +29,14 @@
  *   address, and so every register, agrees with the reference's; an access
  *   outside them fails the run naming the address, the lane and the pc;
  *   bytes written are marked in a bitmap as the reference marks them;
- * - LDS is the workgroup's shared array, cleared at the start.
+ * - LDS is the workgroup's shared array, cleared at the start; s_barrier
+ *   ends a phase: each wave runs until it ends or reaches a barrier, then
+ *   the group's invocations meet at barrier() in control flow uniform
+ *   across it (the phase loop's exit is read from shared memory), and the
+ *   waves at the barrier go on together, as the reference runs them.
  *
  * What a kernel needs that the level does not translate (an instruction,
- * an encoding, a modifier, scratch, barriers across several waves) is
+ * an encoding, a modifier, scratch) is
  * refused by wf_check before anything runs, naming the instruction, its
  * image offset and the reason.
  */
@@ -47,6 +51,8 @@
 /* Block transitions a wave may make before its run fails (below lavapipe's
  * 65,535 iterations a loop). */
 #define WF_BLOCK_BOUND 65000u
+/* Barrier episodes a workgroup may go through (each a loop iteration too). */
+#define WF_PHASE_BOUND 16384u
 
 /* Per wave, words of the setup the host writes and of the state the
  * program leaves. */

@@ -34,6 +34,9 @@ static const char prelude[] =
     "#if LDS_WORDS > 0\n"
     "shared uint lds[LDS_WORDS];\n"
     "#endif\n"
+    "#if WAVES > 1\n"
+    "shared uint nwait;\n"
+    "#endif\n"
     "uint s[128];\n"
     "uint v[VGPRS * 64u];\n"
     "bool scc;\n"
@@ -133,6 +136,15 @@ static const char prelude[] =
     "uint sat_i(uint a, uint r, bool ov, bool cl) { return (cl && ov) ? (((a >> 31u) != 0u) ? 0x80000000u : 0x7fffffffu) : r; }\n"
     "uint add_i(uint a, uint b, bool cl) { uint r = a + b; return sat_i(a, r, (((a ^ r) & (b ^ r)) >> 31u) != 0u, cl); }\n"
     "uint sub_i(uint a, uint b, bool cl) { uint r = a - b; return sat_i(a, r, (((a ^ b) & (a ^ r)) >> 31u) != 0u, cl); }\n"
+    /* 16-bit adds and subtracts of the low halves: wrapped, or saturated
+     * to the type's range by clamp */
+    "uint addsub16(uint a, uint b, bool sub, bool sgn, bool cl)\n"
+    "{\n"
+    "    int x = sgn ? (int(a << 16u) >> 16) : int(a & 0xffffu), y = sgn ? (int(b << 16u) >> 16) : int(b & 0xffffu);\n"
+    "    int r = sub ? x - y : x + y;\n"
+    "    if (cl) r = sgn ? clamp(r, -32768, 32767) : clamp(r, 0, 65535);\n"
+    "    return uint(r) & 0xffffu;\n"
+    "}\n"
     "uint bfe_u(uint a, uint off, uint w)\n"
     "{\n"
     "    off &= 31u; w &= 31u;\n"
@@ -236,7 +248,41 @@ static const char prelude[] =
     "    return uint(int(fv(x)));\n"
     "}\n"
     /* float compares: ordered ones false on a NaN */
-    "bool fo(uint a, uint b) { return !fnan(a) && !fnan(b); }\n";
+    "bool fo(uint a, uint b) { return !fnan(a) && !fnan(b); }\n"
+    /* 1/x correctly rounded (the reference's 1.0f / x): the device's
+     * quotient refined twice by fused steps */
+    "uint frcp(uint a)\n"
+    "{\n"
+    "    if (fnan(a)) return a | 0x00400000u;\n"
+    "    if ((a & 0x7fffffffu) == 0u) return (a & 0x80000000u) | 0x7f800000u;\n"
+    "    if ((a & 0x7fffffffu) == 0x7f800000u) return a & 0x80000000u;\n"
+    "    float x = fv(a);\n"
+    "    precise float r = 1.0 / x;\n"
+    "    precise float e = fma(-x, r, 1.0);\n"
+    "    precise float r1 = fma(e, r, r);\n"
+    "    precise float e1 = fma(-x, r1, 1.0);\n"
+    "    precise float r2 = fma(e1, r1, r1);\n"
+    "    return fb(r2);\n"
+    "}\n"
+    /* DPP: the lane src0 is read from (interp_valu.c's dpp_source), -1
+     * none */
+    "int dpp_lane(uint ctrl, uint l)\n"
+    "{\n"
+    "    int li = int(l), row = li & ~15, in_row = li & 15, k = int(ctrl & 15u);\n"
+    "    if (ctrl <= 0xffu) return (li & ~3) + int((ctrl >> (2u * (l & 3u))) & 3u);\n"
+    "    if (ctrl >= 0x101u && ctrl <= 0x10fu) return in_row + k < 16 ? li + k : -1;\n"
+    "    if (ctrl >= 0x111u && ctrl <= 0x11fu) return in_row - k >= 0 ? li - k : -1;\n"
+    "    if (ctrl >= 0x121u && ctrl <= 0x12fu) return row + ((in_row - k) & 15);\n"
+    "    if (ctrl == 0x130u) return li + 1 < 64 ? li + 1 : -1;\n"
+    "    if (ctrl == 0x134u) return (li + 1) & 63;\n"
+    "    if (ctrl == 0x138u) return li >= 1 ? li - 1 : -1;\n"
+    "    if (ctrl == 0x13cu) return (li + 63) & 63;\n"
+    "    if (ctrl == 0x140u) return row + 15 - in_row;\n"
+    "    if (ctrl == 0x141u) return row + (in_row & 8) + 7 - (in_row & 7);\n"
+    "    if (ctrl == 0x142u) return row >= 16 ? row - 1 : -1;\n"
+    "    if (ctrl == 0x143u) return li >= 32 ? 31 : -1;\n"
+    "    return -1;\n"
+    "}\n";
 
 /* ---- the translator's state ----------------------------------------------------------- */
 
@@ -305,7 +351,7 @@ static bool sval(struct gen *g, const struct wave_operand *o, unsigned k, unsign
         }
     }
     case WAVE_OPND_CONST: {
-        uint64_t v = wave_const_bits(o->value, bits == 64 ? 64 : 32);
+        uint64_t v = wave_const_bits(o->value, bits == 64 ? 64 : bits == 16 ? 16 : 32);
         snprintf(buf, cap, "%uu", (uint32_t)(k ? v >> 32 : v));
         return true;
     }
@@ -634,11 +680,6 @@ static bool salu(struct gen *g)
     }
     case WAVE_OP_S_NOP: case WAVE_OP_S_WAITCNT: case WAVE_OP_S_SLEEP: case WAVE_OP_S_SETPRIO:
         break;
-    case WAVE_OP_S_BARRIER:
-        if (g->sh->waves > 1)
-            ok = refuse(g, "s_barrier across %u waves of a workgroup is not translated yet (one wave a group is)",
-                        g->sh->waves);
-        break;
     default:
         ok = refuse(g, "%s is not translated at this level yet", wave_op_name(in->op));
     }
@@ -667,20 +708,22 @@ struct vop {
     uint8_t wide;          /* bit i: source i is 64 bits */
     bool carry_in;         /* reads the mask src[2] (bit l) as cin */
     bool clamp_ok;         /* an integer op whose clamp the expression applies (CL) */
+    bool h16;              /* 16-bit sources (inline constants in their 16-bit form) */
+    bool mbits;            /* abs and neg act on the sources' bits, unflushed (v_mov, v_cndmask) */
 };
 
 static bool vop_of(unsigned op, struct vop *v)
 {
-    *v = (struct vop){VK_INT, NULL, NULL, NULL, 0, false, false};
+    *v = (struct vop){VK_INT, NULL, NULL, NULL, 0, false, false, false, false};
 #define I(e) v->expr = (e); return true
 #define F(e) v->kind = VK_FLOAT, v->expr = (e); return true
     switch (op) {
-    case WAVE_OP_V_MOV_B32: I("a");
+    case WAVE_OP_V_MOV_B32: v->mbits = true; I("a");
     case WAVE_OP_V_NOT_B32: I("~a");
     case WAVE_OP_V_BFREV_B32: I("bitfieldReverse(a)");
     case WAVE_OP_V_FFBH_U32: I("ffbh(a)");
     case WAVE_OP_V_FFBL_B32: I("ffbl(a)");
-    case WAVE_OP_V_CNDMASK_B32: v->carry_in = true; I("cin ? b : a");
+    case WAVE_OP_V_CNDMASK_B32: v->carry_in = true, v->mbits = true; I("cin ? b : a");
     case WAVE_OP_V_ADD_U32: v->clamp_ok = true; I("add_u(a, b, CL)");
     case WAVE_OP_V_SUB_U32: v->clamp_ok = true; I("sub_u(a, b, CL)");
     case WAVE_OP_V_SUBREV_U32: v->clamp_ok = true; I("sub_u(b, a, CL)");
@@ -751,6 +794,25 @@ static bool vop_of(unsigned op, struct vop *v)
     case WAVE_OP_V_MAX_F32: F("fmax_m(a, b)");
     case WAVE_OP_V_MIN3_F32: F("fmin_m(fmin_m(a, b), c)");
     case WAVE_OP_V_MAX3_F32: F("fmax_m(fmax_m(a, b), c)");
+    case WAVE_OP_V_RCP_F32: case WAVE_OP_V_RCP_IFLAG_F32: F("frcp(a)");
+    case WAVE_OP_V_FLOOR_F32: F("fnan(a) ? (a | 0x00400000u) : fb(floor(fv(a)))");
+    case WAVE_OP_V_CEIL_F32: F("fnan(a) ? (a | 0x00400000u) : fb(ceil(fv(a)))");
+    case WAVE_OP_V_TRUNC_F32: F("fnan(a) ? (a | 0x00400000u) : fb(trunc(fv(a)))");
+    case WAVE_OP_V_RNDNE_F32: F("fnan(a) ? (a | 0x00400000u) : fb(roundEven(fv(a)))");
+    /* 16-bit integers: the low halves, the result's high half zero (gfx9) */
+    case WAVE_OP_V_ADD_U16: v->h16 = v->clamp_ok = true; I("addsub16(a, b, false, false, CL)");
+    case WAVE_OP_V_SUB_U16: v->h16 = v->clamp_ok = true; I("addsub16(a, b, true, false, CL)");
+    case WAVE_OP_V_SUBREV_U16: v->h16 = v->clamp_ok = true; I("addsub16(b, a, true, false, CL)");
+    case WAVE_OP_V_ADD_I16: v->h16 = v->clamp_ok = true; I("addsub16(a, b, false, true, CL)");
+    case WAVE_OP_V_SUB_I16: v->h16 = v->clamp_ok = true; I("addsub16(a, b, true, true, CL)");
+    case WAVE_OP_V_MUL_LO_U16: v->h16 = true; I("(a * b) & 0xffffu");
+    case WAVE_OP_V_LSHLREV_B16: v->h16 = true; I("((b & 0xffffu) << (a & 15u)) & 0xffffu");
+    case WAVE_OP_V_LSHRREV_B16: v->h16 = true; I("(b & 0xffffu) >> (a & 15u)");
+    case WAVE_OP_V_ASHRREV_I16: v->h16 = true; I("uint(int(b << 16u) >> (16u + (a & 15u))) & 0xffffu");
+    case WAVE_OP_V_MAX_U16: v->h16 = true; I("max(a & 0xffffu, b & 0xffffu)");
+    case WAVE_OP_V_MIN_U16: v->h16 = true; I("min(a & 0xffffu, b & 0xffffu)");
+    case WAVE_OP_V_MAX_I16: v->h16 = true; I("uint(max(int(a << 16u) >> 16, int(b << 16u) >> 16)) & 0xffffu");
+    case WAVE_OP_V_MIN_I16: v->h16 = true; I("uint(min(int(a << 16u) >> 16, int(b << 16u) >> 16)) & 0xffffu");
     default: break;
     }
 #undef I
@@ -816,18 +878,20 @@ static const char *cmp_of(unsigned op, bool *x, bool *wide)
 
 /* Source i's dwords as uint a/a1 (b, c) inside the lane loop: floats
  * flushed, then abs, then neg, on their bits. */
-static bool vsrc(struct gen *g, unsigned i, bool wide, bool fl)
+static bool vsrc(struct gen *g, unsigned i, bool wide, bool fl, bool h16)
 {
     const struct wave_instr *in = g->in;
     static const char *const name[] = {"a", "b", "c"};
     char x[96];
-    if (!vval(g, &in->src[i], 0, wide ? 64 : 32, x, sizeof x))
+    if (i == 0 && in->enc == WAVE_ENC_DPP)
+        snprintf(x, sizeof x, "dv");   /* the DPP source lane's src0 (dpp_open) */
+    else if (!vval(g, &in->src[i], 0, wide ? 64 : h16 ? 16 : 32, x, sizeof x))
         return false;
+    const char *ab = (in->mods.abs >> i) & 1 ? " & 0x7fffffffu" : "", *ng = (in->mods.neg >> i) & 1 ? " ^ 0x80000000u" : "";
     if (fl)
-        put(g, "uint %s = fin(%s)%s%s;\n", name[i], x, (in->mods.abs >> i) & 1 ? " & 0x7fffffffu" : "",
-            (in->mods.neg >> i) & 1 ? " ^ 0x80000000u" : "");
+        put(g, "uint %s = (fin(%s)%s)%s;\n", name[i], x, ab, ng);
     else
-        put(g, "uint %s = %s;\n", name[i], x);
+        put(g, "uint %s = (%s%s)%s;\n", name[i], x, ab, ng);   /* abs and neg on bits: v_mov, v_cndmask */
     if (wide) {
         if (!vval(g, &in->src[i], 1, 64, x, sizeof x))
             return false;
@@ -842,6 +906,8 @@ static void lanes_open(struct gen *g, bool masks)
     put(g, "{\nuint e0 = s[126], e1 = s[127];\n");
     if (masks)
         put(g, "uint m0 = 0u, m1 = 0u;\n");
+    if (g->in->enc == WAVE_ENC_DPP)   /* src0's lanes as they were: the destination may be it */
+        put(g, "uint dsrc[64];\nfor (uint i = 0u; i < 64u; i++) dsrc[i] = v[%uu + i];\n", g->in->src[0].reg * 64u);
     put(g, "for (uint l = 0u; l < 64u; l++) {\nbool on = bitl(e0, e1, l);\n");
 }
 
@@ -890,21 +956,57 @@ static bool valu_special(struct gen *g, bool *done)
     }
 }
 
+/* A DPP instruction this level runs: a control the ISA defines, src0 a
+ * VGPR. */
+static bool dpp_ok(struct gen *g)
+{
+    const struct wave_instr *in = g->in;
+    unsigned c = in->mods.dpp_ctrl;
+    bool defined = c <= 0xff || (c >= 0x101 && c <= 0x10f) || (c >= 0x111 && c <= 0x11f) ||
+                   (c >= 0x121 && c <= 0x12f) || c == 0x130 || c == 0x134 || c == 0x138 || c == 0x13c ||
+                   (c >= 0x140 && c <= 0x143);
+    if (!defined)
+        return refuse(g, "DPP control 0x%x is reserved", c);
+    if (in->src[0].kind != WAVE_OPND_VGPR || in->src[0].reg >= g->sh->vgprs)
+        return refuse(g, "a DPP source that is no VGPR of the kernel's");
+    return true;
+}
+
+/* In a DPP instruction's lane loop: dv, src0 read from the control's
+ * source lane (from dsrc, the register as it was before the instruction),
+ * 0 where there is none and bound_ctrl is set; `on` cleared for lanes the
+ * row and bank masks disable and for lanes without a source otherwise
+ * (interp_valu.c: the same rules). */
+static bool dpp_open(struct gen *g)
+{
+    const struct wave_mods *md = &g->in->mods;
+    put(g, "int sl = dpp_lane(%uu, l);\n", md->dpp_ctrl);
+    put(g, "bool sok = sl >= 0 && bitl(e0, e1, uint(max(sl, 0)));\n");
+    put(g, "on = on && ((%uu >> (l >> 4u)) & 1u) != 0u && ((%uu >> ((l >> 2u) & 3u)) & 1u) != 0u && (sok || %s);\n",
+        md->row_mask, md->bank_mask, md->bound_ctrl ? "true" : "false");
+    put(g, "uint dv = sok ? dsrc[uint(max(sl, 0))] : 0u;\n");
+    return true;
+}
+
 static bool valu(struct gen *g)
 {
     const struct wave_instr *in = g->in;
     const struct wave_op_info *info = wave_op_info(in->op);
-    if (in->enc == WAVE_ENC_SDWA || in->enc == WAVE_ENC_DPP)
-        return refuse(g, "its %s encoding is not translated yet", in->enc == WAVE_ENC_SDWA ? "SDWA" : "DPP");
+    if (in->enc == WAVE_ENC_SDWA)
+        return refuse(g, "its SDWA encoding is not translated yet");
+    if (in->enc == WAVE_ENC_DPP && !dpp_ok(g))
+        return false;
     if (info->family == WAVE_FAM_VOP3P)
         return refuse(g, "packed (VOP3P) operations are not translated yet");
     if (in->mods.op_sel)
         return refuse(g, "VOP3's op_sel is not translated yet");
     bool done;
-    if (!valu_special(g, &done) || done)
+    if (in->enc != WAVE_ENC_DPP && (!valu_special(g, &done) || done))
         return done && !g->why[0];
     bool x = false, wide = false;
     const char *rel = cmp_of(in->op, &x, &wide);
+    if (rel && in->enc == WAVE_ENC_DPP)
+        return refuse(g, "a compare in the DPP encoding");
     if (rel) {
         bool fl = in->op >= WAVE_OP_V_CMP_F_F32 && in->op <= WAVE_OP_V_CMPX_TRU_F32;
         if (!fl && (in->mods.abs || in->mods.neg))
@@ -912,7 +1014,7 @@ static bool valu(struct gen *g)
         if (in->mods.clamp || in->mods.omod)
             return refuse(g, "clamp or omod on a compare");
         lanes_open(g, true);
-        if (!vsrc(g, 0, wide, fl) || !vsrc(g, 1, wide, fl))
+        if (!vsrc(g, 0, wide, fl, false) || !vsrc(g, 1, wide, fl, false))
             return false;
         put(g, "setl(m0, m1, l, on && (%s));\n}\n", rel);
         /* inactive lanes' bits are 0; v_cmpx writes exec too */
@@ -927,7 +1029,7 @@ static bool valu(struct gen *g)
     if (!vop_of(in->op, &v))
         return refuse(g, "%s is not translated at this level yet", wave_op_name(in->op));
     bool fl = v.kind == VK_FLOAT;
-    if (!fl && (in->mods.abs || in->mods.neg))
+    if (!fl && !v.mbits && (in->mods.abs || in->mods.neg))
         return refuse(g, "abs or neg on an integer operation");
     if (!fl && in->mods.omod)
         return refuse(g, "omod on an integer operation");
@@ -944,8 +1046,10 @@ static bool valu(struct gen *g)
     unsigned nsrc = info->src[2] && !v.carry_in ? 3 : info->src[1] ? 2 : 1;
     if (in->op == WAVE_OP_V_MAC_F32)
         nsrc = 3;   /* src[2] is the destination, read */
+    if (in->enc == WAVE_ENC_DPP && !dpp_open(g))
+        return false;
     for (unsigned i = 0; i < nsrc; i++)
-        if (!vsrc(g, i, (v.wide >> i) & 1, fl))
+        if (!vsrc(g, i, (v.wide >> i) & 1, fl, v.h16))
             return false;
     if (v.carry_in) {
         char lo[96], hi[96];
@@ -1000,9 +1104,9 @@ static bool valu(struct gen *g)
 
 /* The global and flat memory instructions this level translates: bytes
  * per element, elements, signed (sub-dword loads), load or store. */
-static bool gmem_of(unsigned op, unsigned *bytes, unsigned *n, bool *sgn, bool *store, bool *atomic)
+static bool gmem_of(unsigned op, unsigned *bytes, unsigned *n, bool *sgn, bool *store, const char **atomic)
 {
-    *sgn = false, *store = false, *atomic = false, *n = 1, *bytes = 4;
+    *sgn = false, *store = false, *atomic = NULL, *n = 1, *bytes = 4;
     switch (op) {
     case WAVE_OP_GLOBAL_LOAD_UBYTE: case WAVE_OP_FLAT_LOAD_UBYTE: *bytes = 1; return true;
     case WAVE_OP_GLOBAL_LOAD_SBYTE: case WAVE_OP_FLAT_LOAD_SBYTE: *bytes = 1, *sgn = true; return true;
@@ -1018,7 +1122,18 @@ static bool gmem_of(unsigned op, unsigned *bytes, unsigned *n, bool *sgn, bool *
     case WAVE_OP_GLOBAL_STORE_DWORDX2: case WAVE_OP_FLAT_STORE_DWORDX2: *n = 2, *store = true; return true;
     case WAVE_OP_GLOBAL_STORE_DWORDX3: case WAVE_OP_FLAT_STORE_DWORDX3: *n = 3, *store = true; return true;
     case WAVE_OP_GLOBAL_STORE_DWORDX4: case WAVE_OP_FLAT_STORE_DWORDX4: *n = 4, *store = true; return true;
-    case WAVE_OP_GLOBAL_ATOMIC_ADD: case WAVE_OP_FLAT_ATOMIC_ADD: *atomic = true; return true;
+    /* 32-bit atomics: the GLSL call, over (the word, the data, the compare) */
+    case WAVE_OP_GLOBAL_ATOMIC_ADD: case WAVE_OP_FLAT_ATOMIC_ADD: *atomic = "atomicAdd(mem[w], x)"; return true;
+    case WAVE_OP_GLOBAL_ATOMIC_SUB: case WAVE_OP_FLAT_ATOMIC_SUB: *atomic = "atomicAdd(mem[w], 0u - x)"; return true;
+    case WAVE_OP_GLOBAL_ATOMIC_AND: case WAVE_OP_FLAT_ATOMIC_AND: *atomic = "atomicAnd(mem[w], x)"; return true;
+    case WAVE_OP_GLOBAL_ATOMIC_OR: case WAVE_OP_FLAT_ATOMIC_OR: *atomic = "atomicOr(mem[w], x)"; return true;
+    case WAVE_OP_GLOBAL_ATOMIC_XOR: case WAVE_OP_FLAT_ATOMIC_XOR: *atomic = "atomicXor(mem[w], x)"; return true;
+    case WAVE_OP_GLOBAL_ATOMIC_UMIN: case WAVE_OP_FLAT_ATOMIC_UMIN: *atomic = "atomicMin(mem[w], x)"; return true;
+    case WAVE_OP_GLOBAL_ATOMIC_UMAX: case WAVE_OP_FLAT_ATOMIC_UMAX: *atomic = "atomicMax(mem[w], x)"; return true;
+    case WAVE_OP_GLOBAL_ATOMIC_SWAP: case WAVE_OP_FLAT_ATOMIC_SWAP: *atomic = "atomicExchange(mem[w], x)"; return true;
+    case WAVE_OP_GLOBAL_ATOMIC_CMPSWAP: case WAVE_OP_FLAT_ATOMIC_CMPSWAP:
+        *atomic = "atomicCompSwap(mem[w], y, x)";
+        return true;
     default: return false;
     }
 }
@@ -1028,7 +1143,8 @@ static bool vmem(struct gen *g)
     const struct wave_instr *in = g->in;
     const struct wave_op_info *info = wave_op_info(in->op);
     unsigned bytes, n;
-    bool sgn, store, atomic;
+    bool sgn, store;
+    const char *atomic;
     if (info->family == WAVE_FAM_MUBUF || info->family == WAVE_FAM_SCRATCH)
         return refuse(g, "%s: scratch and buffer-resource memory are not translated yet", info->name);
     if (!gmem_of(in->op, &bytes, &n, &sgn, &store, &atomic))
@@ -1056,10 +1172,16 @@ static bool vmem(struct gen *g)
         const struct wave_operand *d = &in->src[2];
         if (!vval(g, d, 0, 32, x, sizeof x))
             return false;
+        put(g, "uint x = %s;\n", x);
+        if (strstr(atomic, "CompSwap")) {   /* data: {new, compare} */
+            if (!vval(g, d, 1, 32, y, sizeof y))
+                return false;
+            put(g, "uint y = %s;\n", y);
+        }
         put(g, "uint b, wb;\n");
         put(g, "if ((ad.x & 3u) != 0u) fault(2u, ad.x, ad.y, l);\n");
         put(g, "else if (reach(ad.x, ad.y, 4u, true, l, b, wb)) {\n");
-        put(g, "uint old = atomicAdd(mem[b >> 2u], %s);\nmark(wb, ad.x, 4u);\n", x);
+        put(g, "uint w = b >> 2u;\nuint old = %s;\nmark(wb, ad.x, 4u);\n", atomic);
         if (in->mods.glc) {
             if (in->dst[0].kind != WAVE_OPND_VGPR || in->dst[0].reg >= g->sh->vgprs)
                 return refuse(g, "its returned value has no VGPR");
@@ -1115,12 +1237,51 @@ static bool smem(struct gen *g)
     return true;
 }
 
+/* ds_swizzle_b32, ds_permute_b32, ds_bpermute_b32: lanes exchanged
+ * through the data path, no LDS read or written (interp_mem.c: inactive
+ * lanes give 0; a permute's later lane wins a target). */
+static bool ds_cross(struct gen *g)
+{
+    const struct wave_instr *in = g->in;
+    unsigned off = (unsigned)in->mods.offset1 << 8 | in->mods.offset0;
+    bool swz = in->op == WAVE_OP_DS_SWIZZLE_B32, perm = in->op == WAVE_OP_DS_PERMUTE_B32;
+    const struct wave_operand *d = &in->dst[0];
+    if (d->kind != WAVE_OPND_VGPR || d->reg >= g->sh->vgprs)
+        return refuse(g, "its destination is no VGPR of the kernel's");
+    char x[96], a[96];
+    if (!vval(g, swz ? &in->src[0] : &in->src[1], 0, 32, x, sizeof x))
+        return false;
+    if (!swz && !vval(g, &in->src[0], 0, 32, a, sizeof a))
+        return false;
+    put(g, "{\nuint e0 = s[126], e1 = s[127];\nuint sv[64], ov[64];\n");
+    put(g, "for (uint l = 0u; l < 64u; l++) { sv[l] = bitl(e0, e1, l) ? %s : 0u; ov[l] = 0u; }\n", x);
+    if (perm) {
+        put(g, "for (uint l = 0u; l < 64u; l++)\n");
+        put(g, "if (bitl(e0, e1, l)) ov[((%s + %uu) >> 2u) & 63u] = sv[l];\n", a, off);
+    } else {
+        put(g, "for (uint l = 0u; l < 64u; l++) {\n");
+        if (!swz)
+            put(g, "uint t = ((%s + %uu) >> 2u) & 63u;\n", a, off);
+        else if (off & 0x8000)
+            put(g, "uint t = (l & ~3u) | ((%uu >> (2u * (l & 3u))) & 3u);\n", off);
+        else
+            put(g, "uint t = (l & ~31u) | ((((l & 31u) & %uu) | %uu) ^ %uu);\n", off & 31, (off >> 5) & 31,
+                (off >> 10) & 31);
+        put(g, "ov[l] = bitl(e0, e1, t) ? sv[t] : 0u;\n}\n");
+    }
+    put(g, "for (uint l = 0u; l < 64u; l++) v[%uu + l] = bitl(e0, e1, l) ? ov[l] : v[%uu + l];\n}\n", d->reg * 64u,
+        d->reg * 64u);
+    return true;
+}
+
 static bool ds(struct gen *g)
 {
     const struct wave_instr *in = g->in;
     const char *name = wave_op_name(in->op);
     if (in->mods.gds)
         return refuse(g, "%s with gds", name);
+    if (in->op == WAVE_OP_DS_SWIZZLE_B32 || in->op == WAVE_OP_DS_PERMUTE_B32 || in->op == WAVE_OP_DS_BPERMUTE_B32)
+        return ds_cross(g);
     if (!g->sh->lds_bytes)
         return refuse(g, "%s in a kernel that declares no LDS", name);
     unsigned off = (unsigned)in->mods.offset1 << 8 | in->mods.offset0;
@@ -1128,7 +1289,7 @@ static bool ds(struct gen *g)
     if (!vval(g, &in->src[0], 0, 32, a, sizeof a))
         return false;
     const struct wave_operand *d = &in->dst[0];
-    bool dst_ok = d->kind == WAVE_OPND_VGPR && d->reg + 2u <= g->sh->vgprs;
+    bool dst_ok = d->kind == WAVE_OPND_VGPR && d->reg + (d->count ? d->count : 1u) <= g->sh->vgprs;
     lanes_open(g, false);
     put(g, "if (on) {\nuint ad = %s;\n", a);
     switch (in->op) {
@@ -1184,18 +1345,35 @@ static bool ds(struct gen *g)
         put(g, "v[%uu + l] = r0; v[%uu + l] = r1;\n", d->reg * 64u, (d->reg + 1) * 64u);
         break;
     }
-    case WAVE_OP_DS_ADD_U32: case WAVE_OP_DS_ADD_RTN_U32:
+    case WAVE_OP_DS_ADD_U32: case WAVE_OP_DS_ADD_RTN_U32: case WAVE_OP_DS_SUB_U32: case WAVE_OP_DS_SUB_RTN_U32:
+    case WAVE_OP_DS_AND_B32: case WAVE_OP_DS_AND_RTN_B32: case WAVE_OP_DS_OR_B32: case WAVE_OP_DS_OR_RTN_B32:
+    case WAVE_OP_DS_XOR_B32: case WAVE_OP_DS_XOR_RTN_B32: case WAVE_OP_DS_MIN_U32: case WAVE_OP_DS_MIN_RTN_U32:
+    case WAVE_OP_DS_MAX_U32: case WAVE_OP_DS_MAX_RTN_U32: case WAVE_OP_DS_WRXCHG_RTN_B32: {
+        unsigned op = in->op;
+        const char *call = op == WAVE_OP_DS_ADD_U32 || op == WAVE_OP_DS_ADD_RTN_U32 ? "atomicAdd(lds[w], x)"
+                         : op == WAVE_OP_DS_SUB_U32 || op == WAVE_OP_DS_SUB_RTN_U32 ? "atomicAdd(lds[w], 0u - x)"
+                         : op == WAVE_OP_DS_AND_B32 || op == WAVE_OP_DS_AND_RTN_B32 ? "atomicAnd(lds[w], x)"
+                         : op == WAVE_OP_DS_OR_B32 || op == WAVE_OP_DS_OR_RTN_B32 ? "atomicOr(lds[w], x)"
+                         : op == WAVE_OP_DS_XOR_B32 || op == WAVE_OP_DS_XOR_RTN_B32 ? "atomicXor(lds[w], x)"
+                         : op == WAVE_OP_DS_MIN_U32 || op == WAVE_OP_DS_MIN_RTN_U32 ? "atomicMin(lds[w], x)"
+                         : op == WAVE_OP_DS_MAX_U32 || op == WAVE_OP_DS_MAX_RTN_U32 ? "atomicMax(lds[w], x)"
+                         : "atomicExchange(lds[w], x)";
+        bool rtn = op == WAVE_OP_DS_ADD_RTN_U32 || op == WAVE_OP_DS_SUB_RTN_U32 || op == WAVE_OP_DS_AND_RTN_B32 ||
+                   op == WAVE_OP_DS_OR_RTN_B32 || op == WAVE_OP_DS_XOR_RTN_B32 || op == WAVE_OP_DS_MIN_RTN_U32 ||
+                   op == WAVE_OP_DS_MAX_RTN_U32 || op == WAVE_OP_DS_WRXCHG_RTN_B32;
         if (!vval(g, &in->src[1], 0, 32, x, sizeof x))
             return false;
-        put(g, "uint a2 = ad + %uu;\nif ((a2 & 3u) != 0u || !lreach(a2, 4u, l)) fault(5u, a2, 0u, l);\n", off);
-        put(g, "else {\nuint old = atomicAdd(lds[a2 >> 2u], %s);\n", x);
-        if (in->op == WAVE_OP_DS_ADD_RTN_U32) {
+        put(g, "uint a2 = ad + %uu, x = %s;\nif ((a2 & 3u) != 0u || !lreach(a2, 4u, l)) fault(5u, a2, 0u, l);\n", off,
+            x);
+        put(g, "else {\nuint w = a2 >> 2u;\nuint old = %s;\n", call);
+        if (rtn) {
             if (!dst_ok)
                 return refuse(g, "its destination is no VGPR of the kernel's");
             put(g, "v[%uu + l] = old;\n", d->reg * 64u);
         }
         put(g, "}\n");
         break;
+    }
     default:
         return refuse(g, "%s is not translated at this level yet", name);
     }
@@ -1219,7 +1397,9 @@ static bool is_branch(unsigned op)
            op == WAVE_OP_S_CBRANCH_VCCZ || op == WAVE_OP_S_CBRANCH_VCCNZ || op == WAVE_OP_S_CBRANCH_EXECZ ||
            op == WAVE_OP_S_CBRANCH_EXECNZ;
 }
-static bool ends_block(unsigned op) { return is_branch(op) || op == WAVE_OP_S_ENDPGM; }
+/* A block ends at a branch, at s_endpgm and at s_barrier (where a wave of
+ * several waits for the others: the dispatcher returns there). */
+static bool ends_block(unsigned op) { return is_branch(op) || op == WAVE_OP_S_ENDPGM || op == WAVE_OP_S_BARRIER; }
 
 static uint64_t branch_target(uint64_t pc, const struct wave_instr *in)
 {
@@ -1316,6 +1496,9 @@ static bool instr(struct gen *g, const struct code_list *c, uint32_t i)
     case WAVE_OP_S_ENDPGM:
         put(g, "st = 1u;\nbreak;\n");
         return true;
+    case WAVE_OP_S_BARRIER:   /* the wave waits for its group's others (the phase loop) */
+        put(g, "pc = %uu;\natb = true;\nbreak;\n", (uint32_t)(next / 4));
+        return true;
     case WAVE_OP_S_BRANCH:
         put(g, "pc = %uu;\nbreak;\n", (uint32_t)(branch_target(c->pc[i], g->in) / 4));
         return true;
@@ -1368,6 +1551,7 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
             sh->regions, sh->lds_bytes, (sh->lds_bytes + 3) / 4);
         put(&g, "#define IEEE %s\n#define DENORM_IN %s\n#define DENORM_OUT %s\n", ieee ? "true" : "false",
             mode & 0x10 ? "true" : "false", mode & 0x20 ? "true" : "false");
+        put(&g, "#define WAVES %u\n#define PHASES %uu\n", sh->waves, WF_PHASE_BOUND);
         put(&g, "#define OBSERVE %d\n#define BOUND %uu\n#define INIT_WORDS %uu\n#define OUT_WORDS %uu\n",
             sh->observe ? 1 : 0, WF_BLOCK_BOUND, WF_INIT_WORDS,
             WF_OUT_HEAD + (sh->observe ? 128u + sh->vgprs * 64u : 0u));
@@ -1386,9 +1570,15 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         put(&g, "st = 0u; fpc = 0u; fal = 0u; fah = 0u; flane = 0u;\n");
         put(&g, "uint ninstr = 0u, ninstr1 = 0u;\n");
         put(&g, "pc = %uu;\n", (uint32_t)(k->code_addr / 4));
-        put(&g, "uint it;\n");
-        put(&g, "for (it = 0u; it < BOUND; it++) {\n");
-        put(&g, "if (st != 0u) break;\n");
+        /* phases: between two barriers of the group, each wave runs its
+         * blocks until it ends or reaches s_barrier; then every invocation
+         * meets at barrier(), in control flow uniform across the group
+         * (the phase loop's exit is read from shared memory after a
+         * barrier), and the waves at the barrier go on together */
+        put(&g, "uint it = 0u;\nbool atb = false;\n");
+        put(&g, "for (uint phase = 0u; phase < PHASES; phase++) {\n");
+        put(&g, "for (; it < BOUND; it++) {\n");
+        put(&g, "if (st != 0u || atb) break;\n");
         put(&g, "switch (pc) {\n");
     }
     for (uint32_t i = 0; r == KILN_OK && i < c.n; i++) {
@@ -1415,6 +1605,12 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
             put(&g, "}\n");
         put(&g, "default: fault(4u, pc * 4u, 0u, 64u); break;\n");   /* a jump to no block */
         put(&g, "}\n}\n");
+        put(&g, "if (st == 0u && !atb) { st = 3u; fpc = pc; }\n");
+        put(&g, "#if WAVES > 1\n");
+        put(&g, "barrier();\nif (gl_LocalInvocationID.x == 0u) nwait = 0u;\nbarrier();\n");
+        put(&g, "if (atb) atomicAdd(nwait, 1u);\nbarrier();\nbool again = nwait != 0u;\n");
+        put(&g, "#else\nbool again = atb;\n#endif\n");
+        put(&g, "atb = false;\nif (!again) break;\n}\n");
         put(&g, "if (st == 0u) { st = 3u; fpc = pc; }\n");
         put(&g, "outw[ob + 0u] = st; outw[ob + 1u] = fpc * 4u;\n");
         put(&g, "outw[ob + 2u] = fal; outw[ob + 3u] = fah; outw[ob + 4u] = flane;\n");

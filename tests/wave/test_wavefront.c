@@ -25,10 +25,12 @@
         }                                                                                          \
     } while (0)
 
-/* One argument of a case: a buffer of size bytes (random content when
- * `in`, zeros otherwise), a 4- or 8-byte value, or dynamic LDS. */
+/* One argument of a case: a buffer of size bytes (zeros; or random
+ * small integers, or floats that are whole eighths, normal and of either
+ * sign: no NaN or denormal, whose handling devices may differ in), a 4- or
+ * 8-byte value, or dynamic LDS. */
 struct arg {
-    char kind;        /* 'b' buffer, 'i' input buffer, 'u' u32, 'q' u64, 'f' f32, 'l' local */
+    char kind;        /* 'b' buffer, 'i' integers, 'F' floats, 'u' u32, 'q' u64, 'f' f32 (its bits), 'l' local */
     uint64_t value;   /* the value, or the size in bytes */
 };
 
@@ -71,10 +73,14 @@ static void make_args(const struct kcase *c, kiln_wave_value *v, void **bufs)
         v[i] = (kiln_wave_value){0};
         bufs[i] = NULL;
         switch (a->kind) {
-        case 'b': case 'i': {
+        case 'b': case 'i': case 'F': {
             uint32_t *p = calloc(1, (size_t)a->value + 4);
             for (uint64_t k = 0; a->kind == 'i' && k < a->value / 4; k++)
-                p[k] = rnd() % 1000;   /* small: no float of them is a NaN or denormal */
+                p[k] = rnd() % 1000;
+            for (uint64_t k = 0; a->kind == 'F' && k < a->value / 4; k++) {
+                float f = (float)((int)(rnd() % 2001) - 1000) / 8.0f;
+                memcpy(&p[k], &f, 4);
+            }
             bufs[i] = p;
             v[i] = (kiln_wave_value){.kind = KILN_WAVE_VALUE_BUFFER, .data = p, .size = a->value};
             break;
@@ -159,6 +165,21 @@ static const struct kcase cases[] = {
     {"memory", false, "gather64", {2, 1, 1}, {64, 1, 1}, {{'b', 1024}, {'i', 4096}, {'q', 3}, {'q', 7}}, 4},
     {"control", false, "branches", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'i', 512}}, 2},
     {"control", false, "nested", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'u', 5}}, 2},
+    /* unsigned division: v_rcp_iflag_f32, correctly rounded */
+    {"control", false, "loop_sum", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'u', 11}}, 2},
+    {"control", false, "selects", {2, 1, 1}, {64, 1, 1}, {{'b', 1024}, {'F', 512}, {'f', 0x3e800000}, {'f', 0x40400000}}, 4},
+    {"math", false, "int_math", {1, 1, 1}, {64, 1, 1}, {{'b', 8192}, {'i', 4096}, {'i', 4096}}, 3},
+    /* cross-lane: readfirstlane, mbcnt, ds_swizzle, ds_bpermute, DPP row_shr with bound_ctrl, readlane, a ballot */
+    {"lanes", false, "lanes", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2},
+    /* several waves of a group: LDS and barriers */
+    {"memory", false, "reduce", {3, 1, 1}, {256, 1, 1}, {{'b', 64}, {'i', 4096}}, 2},
+    {"more", false, "lds_histogram", {2, 1, 1}, {128, 1, 1}, {{'b', 1024}, {'i', 1024}}, 2},
+    /* a compare-and-swap loop (one wave: its lanes in lane order, as the reference runs them) */
+    {"more", false, "float_cas", {1, 1, 1}, {64, 1, 1}, {{'b', 16}, {'i', 256}}, 2},
+    /* hand-written: DPP bound_ctrl on src1's register, VOP3 clamp on integer adds, min and max of a
+     * signalling NaN, in both IEEE modes */
+    {"oracle", true, "ieee", {1, 1, 1}, {64, 1, 1}, {{'b', 3072}}, 1},
+    {"oracle", true, "noieee", {1, 1, 1}, {64, 1, 1}, {{'b', 3072}}, 1},
 };
 
 TEST(every_kernel_the_level_runs_matches_the_reference)
@@ -182,14 +203,64 @@ TEST(what_the_level_cannot_run_is_refused_by_name)
     REQUIRE(kiln_wave_kernel_find(code, "grid2d", &k) == KILN_OK);
     CHECK(kiln_wave_level_check(code, k, "wavefront", NULL) == KILN_OK);
     kiln_wave_code_destroy(code);
-    /* DPP is not translated yet: the check names the instruction */
+    /* SDWA is not translated yet: the check names the instruction */
     code = load("modifiers", true);
     REQUIRE(code);
     REQUIRE(kiln_wave_kernel_find(code, "k", &k) == KILN_OK);
     CHECK(kiln_wave_level_check(code, k, "wavefront", NULL) == KILN_ERR_INVALID);
-    CHECK_WAVE_MSG("cannot run v_mov_b32 at offset 0x");
-    CHECK_WAVE_MSG("DPP");
+    CHECK_WAVE_MSG("cannot run v_add_u32 at offset 0x54");
+    CHECK_WAVE_MSG("SDWA");
     kiln_wave_code_destroy(code);
+}
+
+/* A wave that never ends stops at the level's bound of block transitions:
+ * KILN_ERR_LIMIT naming the kernel, the wave, the offset and the bound, no
+ * observation; the device is fine and runs the next kernel. A kernel
+ * whose LDS the device's shared memory cannot hold is refused by name, by
+ * the check given the device's caps and by a run. */
+TEST(the_levels_bounds_are_named)
+{
+    kiln_wave_code *code = load("bounds", true);
+    REQUIRE(code);
+    uint32_t k;
+    REQUIRE(kiln_wave_kernel_find(code, "forever", &k) == KILN_OK);
+    CHECK(kiln_wave_level_check(code, k, "wavefront", NULL) == KILN_OK);
+    kiln_wave_result *res = NULL;
+    CHECK(kiln_wave_run(code, &(kiln_wave_run_desc){.level = "wavefront", .kernel = k, .observe = true}, &res) ==
+          KILN_ERR_LIMIT);
+    CHECK_WAVE_MSG("kernel 'forever', group 0,0,0 wave 0, at offset 0x");
+    CHECK_WAVE_MSG("65000 block transitions");
+    kiln_wave_result_destroy(res);
+    REQUIRE(kiln_wave_kernel_find(code, "big_lds", &k) == KILN_OK);
+    kiln_caps caps = {.max_shared_memory_size = 32768};
+    CHECK(kiln_wave_level_check(code, k, "wavefront", &caps) == KILN_ERR_INVALID);
+    CHECK_WAVE_MSG("65536 bytes of LDS");
+    CHECK(kiln_wave_level_check(code, k, "reference", &caps) == KILN_OK);
+    kiln_context ctx;
+    REQUIRE(kiln_context_create(NULL, &ctx) == KILN_OK);
+    REQUIRE(kiln_context_caps(ctx, &caps) == KILN_OK);
+    if (caps.max_shared_memory_size < 65536) {   /* every device here: GCN's 64 KiB is more than Vulkan's usual */
+        CHECK(kiln_wave_run(code, &(kiln_wave_run_desc){.level = "wavefront", .kernel = k, .context = ctx}, &res) ==
+              KILN_ERR_INVALID);
+        CHECK_WAVE_MSG("more than the device's shared memory");
+        kiln_wave_result_destroy(res);
+    }
+    /* the same context runs the next kernel */
+    kiln_wave_code_destroy(code);
+    code = load("memory", false);
+    REQUIRE(code);
+    REQUIRE(kiln_wave_kernel_find(code, "grid2d", &k) == KILN_OK);
+    uint32_t out[64] = {0}, width = 16;
+    kiln_wave_value args[2] = {{.kind = KILN_WAVE_VALUE_BUFFER, .data = out, .size = sizeof out},
+                               {.kind = KILN_WAVE_VALUE_BYTES, .size = 4}};
+    memcpy(args[1].bytes, &width, 4);
+    CHECK(kiln_wave_run(code, &(kiln_wave_run_desc){.level = "wavefront", .kernel = k, .block = {16, 4, 1},
+                                                    .args = args, .arg_count = 2, .context = ctx},
+                        &res) == KILN_OK);
+    CHECK_EQ(out[3 * 16 + 5], 5 * 1000u + 3);
+    kiln_wave_result_destroy(res);
+    kiln_wave_code_destroy(code);
+    kiln_context_destroy(ctx);
 }
 
 int main(void)
@@ -197,5 +268,6 @@ int main(void)
     kt_require_target();
     RUN(every_kernel_the_level_runs_matches_the_reference);
     RUN(what_the_level_cannot_run_is_refused_by_name);
+    RUN(the_levels_bounds_are_named);
     return TEST_SUMMARY();
 }
