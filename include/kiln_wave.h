@@ -230,6 +230,33 @@ KILN_WAVE_API KILN_NODISCARD kiln_result kiln_wave_observation(const kiln_wave_r
 KILN_WAVE_API KILN_NODISCARD kiln_result kiln_wave_compare(const void *a, size_t a_size, const void *b,
                                                           size_t b_size, bool *same, char *why, size_t cap);
 
+/* ---- diff ------------------------------------------------------------------------------- */
+
+/* What kiln_wave_diff found. */
+typedef struct kiln_wave_diff_report {
+    bool same;                     /* the two runs' observations agree (the rest is empty) */
+    char first[512];               /* the first difference of the whole runs, as kiln_wave_compare names it */
+    bool bisected;                 /* an instruction was found after which the two first differ */
+    uint64_t offset;               /* its image offset */
+    char instruction[128];         /* its disassembly */
+    uint32_t group[3], wave;       /* the wave it was run by */
+    uint64_t step;                 /* which instruction of that wave's run it was (1: the first it ran) */
+    uint64_t execution;            /* which execution of that instruction (1: the first; more inside loops) */
+    char at_step[512];             /* the first difference once every wave has run `step` instructions */
+    uint32_t runs;                 /* runs made, both levels counted */
+} kiln_wave_diff_report;
+
+/* Runs desc's kernel at desc->level (NULL: the reference) and at level_b,
+ * both observed, and compares them; where they differ, bisects to the
+ * first instruction after which they differ: both levels run again with
+ * every wave stopped after its first N instructions, N searched for the
+ * least that differs. Two runs at one level are refused (they would prove
+ * nothing). The buffers hold what they held before the call when it
+ * returns (each run starts from them). KILN_OK with *out filled whether
+ * the two agree or not; a run's own failure is its error. */
+KILN_WAVE_API KILN_NODISCARD kiln_result kiln_wave_diff(const kiln_wave_code *code, const kiln_wave_run_desc *desc,
+                                                       const char *level_b, kiln_wave_diff_report *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -264,32 +264,23 @@ static kiln_result take_args(const struct wave_kernel *k, const kiln_wave_run_de
     return KILN_OK;
 }
 
-kiln_result kiln_wave_run(const kiln_wave_code *code, const kiln_wave_run_desc *desc, kiln_wave_result **out)
+/* desc taken apart for a level's run: its level, arguments (args, the
+ * caller's to free) and the internal desc. */
+static kiln_result run_desc(const kiln_wave_code *code, const kiln_wave_run_desc *desc, const char *call,
+                            const struct wave_level **level, struct wave_value **args, struct wave_run_desc *out)
 {
-    if (!out)
-        return KILN_RAISE(KILN_ERR_INVALID, "kiln_wave_run: out is NULL");
-    *out = NULL;
+    *args = NULL;
     if (!desc)
-        return KILN_RAISE(KILN_ERR_INVALID, "kiln_wave_run: desc is NULL");
+        return KILN_RAISE(KILN_ERR_INVALID, "%s: desc is NULL", call);
     const struct wave_kernel *k = NULL;
-    kiln_result r = kernel_of(code, desc->kernel, "kiln_wave_run", &k);
-    if (r != KILN_OK)
-        return r;
-    const struct wave_level *level;
-    r = wave_level_resolve(desc->level, &level);
-    if (r != KILN_OK)
-        return r;
-    kiln_wave_result *res = mem_calloc(1, sizeof *res);
-    struct wave_value *args = mem_calloc(desc->arg_count ? desc->arg_count : 1, sizeof *args);
-    if (!res || !args) {
-        free(res);
-        free(args);
+    KILN_TRY(kernel_of(code, desc->kernel, call, &k));
+    KILN_TRY(wave_level_resolve(desc->level, level));
+    struct wave_value *a = mem_calloc(desc->arg_count ? desc->arg_count : 1, sizeof *a);
+    if (!a)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory for a run of kernel '%s'", k->name);
-    }
-    r = take_args(k, desc, args);
+    kiln_result r = take_args(k, desc, a);
     if (r != KILN_OK) {
-        free(res);
-        free(args);
+        free(a);
         return r;
     }
     uint32_t block[3] = {desc->block[0], desc->block[1], desc->block[2]};
@@ -298,21 +289,57 @@ kiln_result kiln_wave_run(const kiln_wave_code *code, const kiln_wave_run_desc *
         block[1] = k->reqd_size[0] ? k->reqd_size[1] : 1;
         block[2] = k->reqd_size[0] ? k->reqd_size[2] : 1;
     }
+    *args = a;
+    *out = (struct wave_run_desc){.code = &code->c,
+                                  .kernel = k,
+                                  .groups = {desc->groups[0], desc->groups[1], desc->groups[2]},
+                                  .block = {block[0], block[1], block[2]},
+                                  .args = a,
+                                  .arg_count = desc->arg_count,
+                                  .max_instructions = desc->max_instructions,
+                                  .max_work = desc->max_work,
+                                  .max_seconds = desc->max_seconds,
+                                  .observe = desc->observe,
+                                  .context = desc->context};
+    return KILN_OK;
+}
+
+kiln_result kiln_wave_run(const kiln_wave_code *code, const kiln_wave_run_desc *desc, kiln_wave_result **out)
+{
+    if (!out)
+        return KILN_RAISE(KILN_ERR_INVALID, "kiln_wave_run: out is NULL");
+    *out = NULL;
+    const struct wave_level *level;
+    struct wave_value *args;
+    struct wave_run_desc d;
+    KILN_TRY(run_desc(code, desc, "kiln_wave_run", &level, &args, &d));
+    kiln_wave_result *res = mem_calloc(1, sizeof *res);
+    if (!res) {
+        free(args);
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory for a run of kernel '%s'", d.kernel->name);
+    }
     res->level = level;
     res->args = args;
-    res->desc = (struct wave_run_desc){.code = &code->c,
-                                       .kernel = k,
-                                       .groups = {desc->groups[0], desc->groups[1], desc->groups[2]},
-                                       .block = {block[0], block[1], block[2]},
-                                       .args = args,
-                                       .arg_count = desc->arg_count,
-                                       .max_instructions = desc->max_instructions,
-                                       .max_work = desc->max_work,
-                                       .max_seconds = desc->max_seconds,
-                                       .observe = desc->observe,
-                                       .context = desc->context};
-    r = level->run(&res->desc, &res->res);
+    res->desc = d;
+    kiln_result r = level->run(&res->desc, &res->res);
     *out = res;
+    return r;
+}
+
+kiln_result kiln_wave_diff(const kiln_wave_code *code, const kiln_wave_run_desc *desc, const char *level_b,
+                           kiln_wave_diff_report *out)
+{
+    if (!out)
+        return KILN_RAISE(KILN_ERR_INVALID, "kiln_wave_diff: out is NULL");
+    memset(out, 0, sizeof *out);
+    const struct wave_level *a, *b;
+    struct wave_value *args;
+    struct wave_run_desc d;
+    KILN_TRY(run_desc(code, desc, "kiln_wave_diff", &a, &args, &d));
+    kiln_result r = wave_level_resolve(level_b, &b);
+    if (r == KILN_OK)
+        r = wave_diff(a, b, &d, out);
+    free(args);
     return r;
 }
 

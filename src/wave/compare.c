@@ -62,7 +62,15 @@ static const char *sgpr_name(unsigned s, char *buf, size_t cap)
 kiln_result wave_observe_compare(const void *a, size_t a_size, const void *b, size_t b_size, bool *same, char *why,
                                  size_t cap)
 {
+    int64_t wave;
+    return wave_observe_compare_at(a, a_size, b, b_size, same, why, cap, &wave);
+}
+
+kiln_result wave_observe_compare_at(const void *a, size_t a_size, const void *b, size_t b_size, bool *same, char *why,
+                                    size_t cap, int64_t *wave_out)
+{
     *same = false;
+    *wave_out = -1;
     if (cap)
         why[0] = 0;
     struct obs x, y;
@@ -100,6 +108,7 @@ kiln_result wave_observe_compare(const void *a, size_t a_size, const void *b, si
             return KILN_OK;
         }
         if (!(blind & 1) && sccx != sccy) {
+            *wave_out = w;
             snprintf(why, cap, "%s: scc %u against %u", where, sccx, sccy);
             return KILN_OK;
         }
@@ -107,6 +116,7 @@ kiln_result wave_observe_compare(const void *a, size_t a_size, const void *b, si
             uint32_t vx = bytes_read_u32(&x.r), vy = bytes_read_u32(&y.r);
             if (vx != vy && !((sblind[s / 32] >> (s % 32)) & 1)) {
                 char name[24];
+                *wave_out = w;
                 snprintf(why, cap, "%s: %s is 0x%08x against 0x%08x", where, sgpr_name(s, name, sizeof name), vx, vy);
                 return KILN_OK;
             }
@@ -115,6 +125,7 @@ kiln_result wave_observe_compare(const void *a, size_t a_size, const void *b, si
             for (unsigned l = 0; l < 64; l++) {
                 uint32_t vx = bytes_read_u32(&x.r), vy = bytes_read_u32(&y.r);
                 if (vx != vy && !((vblind[v / 32] >> (v % 32)) & 1)) {
+                    *wave_out = w;
                     snprintf(why, cap, "%s: v%u lane %u is 0x%08x against 0x%08x", where, v, l, vx, vy);
                     return KILN_OK;
                 }

@@ -274,6 +274,9 @@ static kiln_result step(struct machine *m, struct wave *w)
     if (m->executed % WAVE_CLOCK_EVERY == 0)
         KILN_TRY(time_check(m));
     uint64_t next = w->pc + 4ull * in->words;
+    w->steps++;
+    w->last_pc = w->pc;
+    w->watch_count += m->d->watch_pc && w->pc == m->d->watch_pc;
     w->pc = next;
     const struct wave_op_info *info = wave_op_info(in->op);
     if (!info)
@@ -553,6 +556,7 @@ static void keep_final(struct wave_result *res, const struct wave *w, uint32_t v
     f->lanes = w->lanes;
     memcpy(f->sgpr, w->s, sizeof f->sgpr);
     f->scc = w->scc;
+    f->steps = w->steps, f->last_pc = w->last_pc, f->watch_count = w->watch_count;
     f->vgpr = mem_alloc((size_t)vgprs * sizeof *f->vgpr + 1);
     if (f->vgpr)
         memcpy(f->vgpr, w->v, (size_t)vgprs * sizeof *f->vgpr);
@@ -605,6 +609,10 @@ kiln_result wave_run(const struct wave_run_desc *d, struct wave_result *res)
                     bool any_run = false;
                     for (uint32_t i = 0; i < nwaves && r == KILN_OK; i++)
                         while (waves[i].status == WS_RUN && r == KILN_OK) {
+                            if (d->stop_after && waves[i].steps >= d->stop_after) {
+                                waves[i].status = WS_DONE;   /* bisection: stopped as if it ended */
+                                break;
+                            }
                             r = step(m, &waves[i]);
                             any_run = true;
                         }

@@ -115,6 +115,11 @@ struct wave_run_desc {
     /* observe: keep each wave's final registers (see observe.h) */
     bool observe;
     kiln_context context;              /* a device level's (kiln_wave_run_desc.context); borrowed, zero: its own */
+    /* Bisection (kiln_wave_diff): every wave stops, as if it ended, once it
+     * has executed stop_after instructions (0: never); watch_pc counts the
+     * executions of the instruction at that image offset (0: none). */
+    uint64_t stop_after;
+    uint64_t watch_pc;
 };
 
 /* The final state of one wave. */
@@ -130,6 +135,11 @@ struct wave_final {
     bool scc_blind;
     uint32_t sgpr_blind[4];            /* bit s: scalar code s */
     uint32_t vgpr_blind[8];            /* bit v: v<v> */
+    /* For bisection: the instructions the wave executed, the image offset
+     * of the last of them, and the executions of desc.watch_pc among them. */
+    uint64_t steps;
+    uint64_t last_pc;
+    uint64_t watch_count;
 };
 
 /* What a run leaves (wave_result_finish frees it). */

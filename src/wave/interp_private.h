@@ -20,6 +20,7 @@ struct wave {
     enum wave_status status;
     uint32_t group[3], index;
     uint64_t lanes;                /* lanes that are work-items */
+    uint64_t steps, last_pc, watch_count;   /* bisection (wave_run_desc.stop_after, watch_pc) */
     uint32_t mode;                 /* HW_REG_MODE */
     bool gpr_idx_on;
     uint32_t gpr_idx, gpr_idx_mode; /* s_set_gpr_idx_on's index and mode bits (1 src0, 2 src1, 4 src2, 8 dst) */

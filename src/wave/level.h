@@ -19,6 +19,7 @@
 #define KILN_WAVE_LEVEL_H
 
 #include "kiln.h"
+#include "kiln_wave.h"
 #include "wave/interp.h"
 #include "wave/loader.h"
 
@@ -39,6 +40,11 @@ extern const uint32_t wave_level_count;
  * table, or naming the row as not built); *out is set to the row in the
  * second case, NULL in the first. */
 kiln_result wave_level_resolve(const char *name, const struct wave_level **out) __attribute__((warn_unused_result));
+
+/* kiln_wave_diff's work (diff.c): base run at levels a and b, compared,
+ * a difference bisected; base's buffers are given back as they were. */
+kiln_result wave_diff(const struct wave_level *a, const struct wave_level *b, const struct wave_run_desc *base,
+                      kiln_wave_diff_report *out) __attribute__((warn_unused_result));
 
 /* Decodes k's code from its first instruction to its end: KILN_OK, or
  * KILN_ERR_INVALID naming the offset and the words that do not decode. */

@@ -67,5 +67,10 @@ kiln_result wave_observe_json(const struct wave_run_desc *desc, const struct wav
  * this version, naming which. */
 kiln_result wave_observe_compare(const void *a, size_t a_size, const void *b, size_t b_size, bool *same, char *why,
                                  size_t cap) __attribute__((warn_unused_result));
+/* The same, and *wave the index (dispatch order) of the wave whose
+ * register differs first, or -1 when the first difference is elsewhere
+ * (a buffer, the shapes). */
+kiln_result wave_observe_compare_at(const void *a, size_t a_size, const void *b, size_t b_size, bool *same, char *why,
+                                    size_t cap, int64_t *wave) __attribute__((warn_unused_result));
 
 #endif

@@ -18,6 +18,7 @@ set(KILN_WAVE_SOURCES
   src/wave/compare.c
   src/wave/decode.c
   src/wave/decode_vector.c
+  src/wave/diff.c
   src/wave/describe.c
   src/wave/interp.c
   src/wave/interp_mem.c

@@ -56,8 +56,8 @@
 
 /* Per wave, words of the setup the host writes and of the state the
  * program leaves. */
-#define WF_INIT_WORDS (128u + 1u + 3u * 64u)   /* s[128], scc, v0..v2 */
-#define WF_OUT_HEAD 8u                         /* status, pc, address lo/hi, lane, instructions lo/hi, scc */
+#define WF_INIT_WORDS (128u + 1u + 3u * 64u + 2u)   /* s[128], scc, v0..v2, stop after, watched pc */
+#define WF_OUT_HEAD 11u   /* status, pc, address lo/hi, lane, instructions lo/hi, scc, steps, last pc, watched */
 
 /* What a wave's run ended with (its out words' first). */
 enum wf_status {
@@ -67,6 +67,7 @@ enum wf_status {
     WF_BOUND = 3,         /* WF_BLOCK_BOUND block transitions */
     WF_BAD_TARGET = 4,    /* a jump to no block of the kernel */
     WF_LDS_FAULT = 5,     /* an LDS access past the group's LDS (address, lane, pc) */
+    WF_STOPPED = 6,       /* bisection: stopped after its steps, as if it ended */
 };
 
 /* What the program is translated for. */
@@ -76,6 +77,7 @@ struct wf_shape {
     uint32_t regions;     /* entries of the region table */
     uint32_t lds_bytes;   /* the group's LDS */
     bool observe;         /* write every wave's registers out */
+    bool bisect;          /* count every instruction, stop after the init's count, watch a pc */
 };
 
 /* KILN_OK when the level runs k faithfully on a device with caps (NULL: any
@@ -85,6 +87,13 @@ kiln_result wf_check(const struct wave_code *code, const struct wave_kernel *k, 
 /* Appends k's program for shape to glsl; KILN_ERR_INVALID as wf_check. */
 kiln_result wf_translate(const struct wave_code *code, const struct wave_kernel *k, const struct wf_shape *shape,
                          struct bytes *glsl) __attribute__((warn_unused_result));
+#ifdef KILN_TEST_HOOKS
+/* Test hook: the translation of the instruction at this image offset (not
+ * a branch) flips bit 0 of its first destination at the nth execution of
+ * it in each wave (1: the first); offset 0 turns it off. */
+void wf_test_corrupt(uint64_t offset, uint32_t nth);
+#endif
+
 /* The level's run (level.h's row). */
 kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *out) __attribute__((warn_unused_result));
 

@@ -1482,12 +1482,52 @@ static kiln_result leaders(const struct wave_kernel *k, struct code_list *c)
     return KILN_OK;
 }
 
-/* One instruction; false with g->why set when it does not translate. */
+#ifdef KILN_TEST_HOOKS
+static uint64_t corrupt_at;
+static uint32_t corrupt_nth;
+void wf_test_corrupt(uint64_t offset, uint32_t nth) { corrupt_at = offset, corrupt_nth = nth; }
+
+/* The test hook's corruption after the instruction at corrupt_at: bit 0 of
+ * its first destination flipped (lanes under exec for a VGPR). */
+static void corrupt(struct gen *g)
+{
+    const struct wave_operand *d = &g->in->dst[0];
+    if (!corrupt_at || g->pc != corrupt_at)
+        return;
+    put(g, "ccount++;\nif (ccount == %uu) {\n", corrupt_nth);
+    if (d->kind == WAVE_OPND_VGPR && d->reg < g->sh->vgprs)
+        put(g, "for (uint l = 0u; l < 64u; l++) v[%uu + l] ^= bitl(s[126], s[127], l) ? 1u : 0u;\n", d->reg * 64u);
+    else if (d->kind == WAVE_OPND_SGPR && d->reg < 128)
+        put(g, "s[%u] ^= 1u;\n", d->reg);
+    put(g, "}\n");
+}
+#else
+static void corrupt(struct gen *g) { (void)g; }
+#endif
+
+static bool instr_body(struct gen *g, const struct code_list *c, uint32_t i);
+
+/* One instruction; false with g->why set when it does not translate. In a
+ * bisecting program it first counts itself, and stops the wave at its
+ * count (WF_STOPPED, the instruction not run). */
 static bool instr(struct gen *g, const struct code_list *c, uint32_t i)
 {
     g->in = &c->in[i];
     g->pc = c->pc[i];
     g->why[0] = 0;
+    if (g->sh->bisect) {
+        uint32_t pc4 = (uint32_t)(c->pc[i] / 4);
+        put(g, "if (steps >= stop) { st = 6u; fpc = %uu; break; }\n", pc4);
+        put(g, "steps++; lastpc = %uu; watched += (%uu == watch) ? 1u : 0u;\n", pc4, pc4);
+    }
+    bool ok = instr_body(g, c, i);
+    if (ok && !ends_block(g->in->op))
+        corrupt(g);
+    return ok;
+}
+
+static bool instr_body(struct gen *g, const struct code_list *c, uint32_t i)
+{
     const struct wave_op_info *info = wave_op_info(g->in->op);
     if (!info)
         return refuse(g, "an instruction without an op");
@@ -1552,6 +1592,8 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         put(&g, "#define IEEE %s\n#define DENORM_IN %s\n#define DENORM_OUT %s\n", ieee ? "true" : "false",
             mode & 0x10 ? "true" : "false", mode & 0x20 ? "true" : "false");
         put(&g, "#define WAVES %u\n#define PHASES %uu\n", sh->waves, WF_PHASE_BOUND);
+        if (sh->bisect)
+            put(&g, "// bisecting: every instruction counted, the wave stopped at its count\n");
         put(&g, "#define OBSERVE %d\n#define BOUND %uu\n#define INIT_WORDS %uu\n#define OUT_WORDS %uu\n",
             sh->observe ? 1 : 0, WF_BLOCK_BOUND, WF_INIT_WORDS,
             WF_OUT_HEAD + (sh->observe ? 128u + sh->vgprs * 64u : 0u));
@@ -1568,7 +1610,9 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         put(&g, "for (uint i = gl_LocalInvocationID.x; i < LDS_WORDS; i += gl_WorkGroupSize.x) lds[i] = 0u;\n");
         put(&g, "barrier();\n#endif\n");
         put(&g, "st = 0u; fpc = 0u; fal = 0u; fah = 0u; flane = 0u;\n");
-        put(&g, "uint ninstr = 0u, ninstr1 = 0u;\n");
+        put(&g, "uint stop = ini[ib + %uu], watch = ini[ib + %uu], steps = 0u, lastpc = 0u, watched = 0u;\n",
+            WF_INIT_WORDS - 2, WF_INIT_WORDS - 1);
+        put(&g, "uint ninstr = 0u, ninstr1 = 0u, ccount = 0u;\n");
         put(&g, "pc = %uu;\n", (uint32_t)(k->code_addr / 4));
         /* phases: between two barriers of the group, each wave runs its
          * blocks until it ends or reaches s_barrier; then every invocation
@@ -1615,9 +1659,10 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         put(&g, "outw[ob + 0u] = st; outw[ob + 1u] = fpc * 4u;\n");
         put(&g, "outw[ob + 2u] = fal; outw[ob + 3u] = fah; outw[ob + 4u] = flane;\n");
         put(&g, "outw[ob + 5u] = ninstr; outw[ob + 6u] = ninstr1; outw[ob + 7u] = scc ? 1u : 0u;\n");
+        put(&g, "outw[ob + 8u] = steps; outw[ob + 9u] = lastpc * 4u; outw[ob + 10u] = watched;\n");
         put(&g, "#if OBSERVE\n");
-        put(&g, "for (uint i = 0u; i < 128u; i++) outw[ob + 8u + i] = s[i];\n");
-        put(&g, "for (uint i = 0u; i < VGPRS * 64u; i++) outw[ob + 136u + i] = v[i];\n");
+        put(&g, "for (uint i = 0u; i < 128u; i++) outw[ob + %uu + i] = s[i];\n", WF_OUT_HEAD);
+        put(&g, "for (uint i = 0u; i < VGPRS * 64u; i++) outw[ob + %uu + i] = v[i];\n", WF_OUT_HEAD + 128u);
         put(&g, "#endif\n}\n");
         if (glsl->oom)
             r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory translating kernel '%s'", k->name);

@@ -88,7 +88,7 @@ static kiln_result wave_failure(const struct run *run, const uint32_t *out, uint
 {
     for (uint32_t w = 0; w < run->total; w++) {
         const uint32_t *o = out + (size_t)w * out_words;
-        if (o[0] == WF_DONE)
+        if (o[0] == WF_DONE || o[0] == WF_STOPPED)
             continue;
         uint32_t gi = w / run->nwaves, g[3] = {gi % run->groups[0], gi / run->groups[0] % run->groups[1],
                                                gi / (run->groups[0] * run->groups[1])};
@@ -152,7 +152,8 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
         return KILN_RAISE(KILN_ERR_LIMIT, "kernel '%s': %u waves a workgroup, more than the device's %u invocations",
                           k->name, run->nwaves, caps.max_workgroup_size[0]);
     struct wf_shape sh = {.waves = run->nwaves, .vgprs = res->vgpr_count, .regions = m->nregions,
-                          .lds_bytes = m->lds_size, .observe = d->observe};
+                          .lds_bytes = m->lds_size, .observe = d->observe,
+                          .bisect = d->stop_after || d->watch_pc};
     uint32_t out_words = WF_OUT_HEAD + (d->observe ? 128u + sh.vgprs * 64u : 0u);
     KILN_TRY(make_program(run, &sh));
 
@@ -185,6 +186,9 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
                     p[128] = w.scc;
                     for (int v = 0; v < 3; v++)
                         memcpy(p + 129 + 64 * v, w.v[v], 64 * 4);
+                    p[WF_INIT_WORDS - 2] = d->stop_after && d->stop_after < UINT32_MAX ? (uint32_t)d->stop_after
+                                                                                       : UINT32_MAX;
+                    p[WF_INIT_WORDS - 1] = d->watch_pc ? (uint32_t)(d->watch_pc / 4) : UINT32_MAX;
                     lanes[wi] = w.lanes;
                 }
     if (r == KILN_OK)
@@ -267,6 +271,9 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
         f->wave = wi % run->nwaves;
         f->lanes = lanes[wi];
         f->scc = o[7];
+        f->steps = sh.bisect ? o[8] : (uint64_t)o[6] << 32 | o[5];
+        f->last_pc = o[9];
+        f->watch_count = o[10];
         memcpy(f->sgpr, o + WF_OUT_HEAD, sizeof f->sgpr);
         f->vgpr = mem_alloc((size_t)res->vgpr_count * sizeof *f->vgpr + 1);
         if (!f->vgpr) {

@@ -27,7 +27,7 @@ if(KILN_WAVE_CLANG AND KILN_WAVE_LLD AND KILN_WAVE_LLVM_MC)
     COMMENT "Compiling the wave tests' kernels into tests/data/wave")
   add_custom_target(wave_test_data ALL DEPENDS ${CMAKE_BINARY_DIR}/tests/data/wave/.stamp)
 endif()
-foreach(name test_loader test_interp)
+foreach(name test_loader test_interp test_wave_diff)
   kiln_test(${name} wave/${name}.c)
   target_link_libraries(${name} PRIVATE kiln_wave_internal)
   target_compile_definitions(${name} PRIVATE KILN_WAVE_CLANG="${KILN_WAVE_CLANG}" KILN_WAVE_LLD="${KILN_WAVE_LLD}"

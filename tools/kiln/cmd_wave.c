@@ -7,6 +7,8 @@
  *                 --arg ... [--out N=FILE] [--level NAME]
  *                 [--observe FILE] [--observe-json FILE] [--max-instructions N]
  *                 [--max-work N] [--max-seconds S]
+ *   kiln wave diff CODE.o --kernel NAME --levels A,B --groups X[,Y,Z] [--block ...]
+ *                  --arg ... [--max-instructions N] [--max-work N] [--max-seconds S]
  *   kiln wave levels
  *   kiln wave compare A.obs B.obs
  *
@@ -20,7 +22,10 @@
  * (docs/wave.md's layout), --observe-json its JSON form. The --max-*
  * options set the run's three budgets. `levels` lists the level table;
  * `compare` compares two observations and names the first difference
- * (exit 0 the same, 1 different or unreadable).
+ * (exit 0 the same, 1 different or unreadable). `diff` runs one kernel at
+ * two levels (the same arguments as run) and, where they differ, bisects
+ * to the first instruction after which they do (exit 0 the same, 1
+ * different or a run failed).
  *
  * Everything here goes through libkiln-wave's public calls (kiln_wave.h).
  *
@@ -56,6 +61,8 @@ static void usage(FILE *f)
                "                     --arg VALUE ... [--out N=FILE] [--level NAME]\n"
                "                     [--observe FILE] [--observe-json FILE] [--max-instructions N]\n"
                "                     [--max-work N] [--max-seconds S]\n"
+               "       kiln wave diff CODE.o --kernel NAME --levels A,B --groups X[,Y,Z] [--block X[,Y,Z]]\n"
+               "                     --arg VALUE ... [--max-instructions N] [--max-work N] [--max-seconds S]\n"
                "       kiln wave levels\n"
                "       kiln wave compare A.obs B.obs\n"
                "\n"
@@ -93,7 +100,15 @@ static void usage(FILE *f)
                "\n"
                "compare: two observations (--observe files): the same, or the first\n"
                "difference (the wave, register and lane, or the buffer byte); exit 0 when\n"
-               "the same, 1 when they differ or one cannot be read.\n",
+               "the same, 1 when they differ or one cannot be read.\n"
+               "\n"
+               "diff: runs kernel NAME at levels A and B (--levels reference,wavefront; the\n"
+               "arguments as run takes them) and compares the two observations; where they\n"
+               "differ, runs both again with every wave stopped after N instructions, N\n"
+               "bisected, and names the first instruction after which they differ: its\n"
+               "offset and disassembly, the wave, which instruction of the wave's run it was\n"
+               "and which execution of it (inside loops). Exit 0 when the same, 1 when they\n"
+               "differ or a run failed.\n",
             (unsigned long long)KILN_WAVE_DEFAULT_MAX_INSTRUCTIONS, (unsigned long long)KILN_WAVE_DEFAULT_MAX_WORK,
             KILN_WAVE_WORK_UNIT_BYTES, KILN_WAVE_DEFAULT_MAX_SECONDS);
 }
@@ -368,8 +383,16 @@ struct out_spec {
     const char *file;
 };
 
+static int print_diff(const char *kname, const char *a, const char *b, const kiln_wave_diff_report *rep);
+
+/* run, and diff (argv[0] says which: the same arguments, --levels A,B in
+ * place of --level, no outputs). */
 static int cmd_run_wave(int argc, char **argv)
 {
+    const bool diff = !strcmp(argv[0], "diff");
+    const char *verb = diff ? "diff" : "run";
+    const char *level_b = NULL;
+    char levels_buf[128] = "";
     const char *path = NULL, *kname = NULL, *groups_s = NULL, *block_s = NULL, *observe = NULL, *observe_json = NULL;
     uint64_t max_instructions = 0, max_work = 0;
     double max_seconds = 0;
@@ -395,7 +418,7 @@ static int cmd_run_wave(int argc, char **argv)
         }
         if (a[0] != '-') {
             if (path) {
-                refuse("run: one code object at a time ('%s' and '%s')", path, a);
+                refuse("%s: one code object at a time ('%s' and '%s')", verb, path, a);
                 goto done;
             }
             path = a;
@@ -403,19 +426,41 @@ static int cmd_run_wave(int argc, char **argv)
         }
         static const char *const valued[] = {"--kernel", "--groups", "--block", "--arg", "--out", "--level",
                                              "--observe", "--observe-json", "--max-instructions", "--max-work",
-                                             "--max-seconds"};
+                                             "--max-seconds", "--levels"};
         bool known = false;
         for (size_t k = 0; k < ARRAY_LEN(valued); k++)
             known |= !strcmp(a, valued[k]);
-        if (!known) {
-            refuse("run: unknown option '%s'", a);
+        bool diff_only = !strcmp(a, "--levels");
+        bool run_only = !strcmp(a, "--level") || !strcmp(a, "--out") || !strcmp(a, "--observe") ||
+                        !strcmp(a, "--observe-json");
+        if (!known || (diff && run_only) || (!diff && diff_only)) {
+            refuse("%s: unknown option '%s'%s", verb, a,
+                   diff && !strcmp(a, "--level") ? " (diff takes --levels A,B)" : "");
             goto done;
         }
         if (!has_value) {
-            refuse("run: %s needs a value", a);
+            refuse("%s: %s needs a value", verb, a);
             goto done;
         }
         const char *v = argv[++i];
+        if (!strcmp(a, "--levels")) {
+            const char *comma = strchr(v, ',');
+            if (!comma || comma == v || !comma[1] || strchr(comma + 1, ',') || strlen(v) >= sizeof levels_buf) {
+                refuse("diff: --levels '%s' is not two level names, A,B", v);
+                goto done;
+            }
+            snprintf(levels_buf, sizeof levels_buf, "%s", v);
+            levels_buf[comma - v] = 0;
+            level = levels_buf;
+            level_b = levels_buf + (comma - v) + 1;
+            char lwhy[300];
+            for (int k = 0; k < 2; k++)
+                if (!level_usable(k ? level_b : level, lwhy, sizeof lwhy)) {
+                    refuse("diff: --levels %s: %s: %s", v, k ? level_b : level, lwhy);
+                    goto done;
+                }
+            continue;
+        }
         if (!strcmp(a, "--kernel"))
             kname = v;
         else if (!strcmp(a, "--groups"))
@@ -436,13 +481,13 @@ static int cmd_run_wave(int argc, char **argv)
         } else if (!strcmp(a, "--max-instructions")) {
             char pwhy[PARSE_WHY_LEN];
             if (!parse_u64(v, &max_instructions, pwhy) || max_instructions == 0) {
-                refuse("run: --max-instructions '%s' is not a count above 0", v);
+                refuse("%s: --max-instructions '%s' is not a count above 0", verb, v);
                 goto done;
             }
         } else if (!strcmp(a, "--max-work")) {
             char pwhy[PARSE_WHY_LEN];
             if (!parse_u64(v, &max_work, pwhy) || max_work == 0) {
-                refuse("run: --max-work '%s' is not a count above 0", v);
+                refuse("%s: --max-work '%s' is not a count above 0", verb, v);
                 goto done;
             }
         } else if (!strcmp(a, "--max-seconds")) {
@@ -450,14 +495,14 @@ static int cmd_run_wave(int argc, char **argv)
             errno = 0;
             max_seconds = strtod(v, &end);
             if (!v[0] || *end || errno || !isfinite(max_seconds) || !(max_seconds > 0)) {
-                refuse("run: --max-seconds '%s' is not a time above 0 (seconds, as 60 or 0.5)", v);
+                refuse("%s: --max-seconds '%s' is not a time above 0 (seconds, as 60 or 0.5)", verb, v);
                 goto done;
             }
         } else if (!strcmp(a, "--arg")) {
             if (!parse_arg(v, &args[nargs], why, sizeof why)) {
                 if (args[nargs].owned)
                     free(args[nargs].v.data);
-                refuse("run: --arg %s", why);
+                refuse("%s: --arg %s", verb, why);
                 goto done;
             }
             nargs++;
@@ -479,24 +524,28 @@ static int cmd_run_wave(int argc, char **argv)
         }
     }
     if (!path) {
-        refuse("run: no code object given");
+        refuse("%s: no code object given", verb);
         goto done;
     }
     if (!kname) {
-        refuse("run: --kernel NAME is needed");
+        refuse("%s: --kernel NAME is needed", verb);
         goto done;
     }
     if (!groups_s) {
-        refuse("run: --groups X[,Y,Z] is needed");
+        refuse("%s: --groups X[,Y,Z] is needed", verb);
+        goto done;
+    }
+    if (diff && !level_b) {
+        refuse("diff: --levels A,B is needed (kiln wave levels lists them)");
         goto done;
     }
     uint32_t groups[3], block[3] = {64, 1, 1};
     if (!parse_dims(groups_s, groups, UINT32_MAX, why, sizeof why)) {
-        refuse("run: --groups %s", why);
+        refuse("%s: --groups %s", verb, why);
         goto done;
     }
     if (block_s && !parse_dims(block_s, block, KILN_WAVE_MAX_GROUP, why, sizeof why)) {
-        refuse("run: --block %s", why);
+        refuse("%s: --block %s", verb, why);
         goto done;
     }
     if (load_file(path, &code)) {
@@ -506,11 +555,11 @@ static int cmd_run_wave(int argc, char **argv)
     uint32_t ki;
     kiln_wave_kernel_info k;
     if (kiln_wave_kernel_find(code, kname, &ki) != KILN_OK || kiln_wave_kernel_get(code, ki, &k) != KILN_OK) {
-        fprintf(stderr, "kiln wave: run: %s: %s\n", path, kiln_wave_last_error());
+        fprintf(stderr, "kiln wave: %s: %s: %s\n", verb, path, kiln_wave_last_error());
         goto done;
     }
     if (nargs != k.explicit_count) {
-        fprintf(stderr, "kiln wave: run: kernel '%s' takes %u arguments, %u --arg given:\n", kname, k.explicit_count,
+        fprintf(stderr, "kiln wave: %s: kernel '%s' takes %u arguments, %u --arg given:\n", verb, kname, k.explicit_count,
                 nargs);
         for (uint32_t a = 0; a < k.explicit_count; a++) {
             kiln_wave_arg_info g;
@@ -559,6 +608,17 @@ static int cmd_run_wave(int argc, char **argv)
                             .max_seconds = max_seconds, .observe = observe || observe_json};
     if (!block_s)
         memset(d.block, 0, sizeof d.block);   /* the kernel's reqd_work_group_size, else 64 */
+    if (diff) {
+        kiln_wave_diff_report rep;
+        if (kiln_wave_diff(code, &d, level_b, &rep) != KILN_OK) {
+            fprintf(stderr, "kiln wave: diff: %s\n", kiln_wave_last_error());
+            status = 1;
+        } else {
+            status = print_diff(kname, level, level_b, &rep);
+        }
+        free(values);
+        goto done;
+    }
     kiln_wave_result *res = NULL;
     kiln_result r = kiln_wave_run(code, &d, &res);
     status = 0;
@@ -605,6 +665,26 @@ done:
     free(outs);
     kiln_wave_code_destroy(code);
     return status;
+}
+
+/* The report for people, on stdout: 0 the same, 1 different. */
+static int print_diff(const char *kname, const char *a, const char *b, const kiln_wave_diff_report *rep)
+{
+    if (rep->same) {
+        printf("the same: kernel %s at %s and at %s (%u runs)\n", kname, a, b, rep->runs);
+        return 0;
+    }
+    printf("different: kernel %s at %s and at %s: %s\n", kname, a, b, rep->first);
+    if (rep->bisected) {
+        printf("first after: offset 0x%" PRIx64 ": %s\n", rep->offset, rep->instruction);
+        printf("  in group %u,%u,%u wave %u, its instruction %" PRIu64 " run, execution %" PRIu64 " of it\n",
+               rep->group[0], rep->group[1], rep->group[2], rep->wave, rep->step, rep->execution);
+        printf("  there: %s\n", rep->at_step);
+    } else {
+        printf("not bisected: runs stopped at every step agree (the difference needs the whole run)\n");
+    }
+    printf("(%u runs)\n", rep->runs);
+    return 1;
 }
 
 /* ---- levels and compare ------------------------------------------------------------------ */
@@ -692,13 +772,13 @@ int cmd_wave(int argc, char **argv)
     }
     if (!strcmp(argv[1], "info"))
         return cmd_info_wave(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "run"))
+    if (!strcmp(argv[1], "run") || !strcmp(argv[1], "diff"))
         return cmd_run_wave(argc - 1, argv + 1);
     if (!strcmp(argv[1], "levels"))
         return cmd_levels_wave(argc - 1, argv + 1);
     if (!strcmp(argv[1], "compare"))
         return cmd_compare_wave(argc - 1, argv + 1);
-    fprintf(stderr, "kiln wave: unknown subcommand '%s' (info, run, levels, compare)\n", argv[1]);
+    fprintf(stderr, "kiln wave: unknown subcommand '%s' (info, run, diff, levels, compare)\n", argv[1]);
     usage(stderr);
     return 2;
 }

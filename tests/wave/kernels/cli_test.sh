@@ -8,7 +8,8 @@
 # and a value of the wrong type, and the budgets: --max-work and
 # --max-seconds stop a kernel with 128 KiB of scratch per work-item
 # (scratch.s) over many groups, naming the budget (exit 1), and are refused
-# when not above 0.
+# when not above 0; `kiln wave diff` of two levels that agree, and its
+# refusals.
 set -u
 kiln=$1 clang=$2 dir=$3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kiln-wave-cli-XXXXXX") || exit 1
@@ -87,4 +88,15 @@ od -An -v -t u4 -w4 "$tmp/rev.bin" | awk '
 "$kiln" wave run "$tmp/scratch.o" --kernel big_scratch --groups 1 --arg buf:size:256 --max-work 0 2>"$tmp/e"
 [ $? -eq 2 ] && grep -q "max-work '0' is not a count above 0" "$tmp/e" || fail "--max-work 0"
 "$kiln" wave --help | grep -q -- "--max-seconds S" || fail "--help without --max-seconds"
+# diff: grid2d at the reference and at the Wavefront level agree (exit 0);
+# one level against itself, or --level for --levels, is refused
+"$kiln" wave diff "$tmp/memory.o" --kernel grid2d --levels reference,wavefront --groups 3,2 --block 16,4 \
+  --arg buf:size:1536 --arg u32:48 >"$tmp/diff" 2>"$tmp/e" || { cat "$tmp/diff" "$tmp/e"; fail "wave diff"; }
+grep -q "^the same: kernel grid2d at reference and at wavefront" "$tmp/diff" || { cat "$tmp/diff"; fail "diff: same"; }
+"$kiln" wave diff "$tmp/memory.o" --kernel grid2d --levels wavefront,wavefront --groups 1 --arg buf:size:64 \
+  --arg u32:4 >/dev/null 2>"$tmp/e"
+[ $? -eq 1 ] && grep -q "proves nothing" "$tmp/e" || { cat "$tmp/e"; fail "diff: a level against itself"; }
+"$kiln" wave diff "$tmp/memory.o" --kernel grid2d --level wavefront --groups 1 --arg buf:size:64 --arg u32:4 \
+  2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "diff takes --levels A,B" "$tmp/e" || { cat "$tmp/e"; fail "diff: --level"; }
 echo "ok"
