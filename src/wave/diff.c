@@ -28,6 +28,7 @@
 struct bisect {
     const struct wave_level *a, *b;
     const struct wave_run_desc *base;
+    kiln_context ctx;    /* every run's: a device level's programs are kept on it between runs */
     uint8_t **saved;     /* each buffer argument's bytes as given */
     uint32_t runs;
 };
@@ -47,6 +48,7 @@ static kiln_result run_at(struct bisect *bs, const struct wave_level *level, uin
 {
     restore(bs);
     struct wave_run_desc d = *bs->base;
+    d.context = bs->ctx;
     d.observe = true;
     d.stop_after = stop;
     d.watch_pc = watch;
@@ -142,10 +144,20 @@ kiln_result wave_diff(const struct wave_level *a, const struct wave_level *b, co
         return KILN_RAISE(KILN_ERR_INVALID, "wave diff: level '%s' against itself: the same program twice proves "
                           "nothing (give two levels)",
                           a->name);
-    struct bisect bs = {.a = a, .b = b, .base = base};
+    struct bisect bs = {.a = a, .b = b, .base = base, .ctx = base->context};
+    bool own_ctx = false;
+    if (!bs.ctx.id) {   /* one context for every run, so a device level compiles its program once */
+        kiln_result rc = kiln_context_create(&(kiln_context_desc){0}, &bs.ctx);
+        if (rc != KILN_OK)
+            return KILN_RAISE(rc, "wave diff: kiln_context_create failed (%s)", kiln_result_name(rc));
+        own_ctx = true;
+    }
     bs.saved = mem_calloc(base->arg_count ? base->arg_count : 1, sizeof *bs.saved);
-    if (!bs.saved)
+    if (!bs.saved) {
+        if (own_ctx)
+            kiln_context_destroy(bs.ctx);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "wave diff: out of memory");
+    }
     kiln_result r = KILN_OK;
     for (uint32_t i = 0; r == KILN_OK && i < base->arg_count; i++) {
         if (base->args[i].kind != WAVE_VALUE_BUFFER || !base->args[i].size)
@@ -215,5 +227,7 @@ kiln_result wave_diff(const struct wave_level *a, const struct wave_level *b, co
     for (uint32_t i = 0; i < base->arg_count; i++)
         free(bs.saved[i]);
     free(bs.saved);
+    if (own_ctx)
+        kiln_context_destroy(bs.ctx);
     return r;
 }

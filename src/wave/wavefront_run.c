@@ -8,8 +8,15 @@
  * shared, kept in the archive, run from a scheme), and what it leaves is
  * read back into the wave_result every level fills alike: the buffers and
  * their written bytes, each wave's registers when observed.
+ *
+ * On a context the caller gives, the programs are kept for later runs of
+ * the same translation (a bisection's many runs, a benchmark's): a small
+ * cache keyed by the context and the GLSL, an entry confirmed by a full
+ * compare of the text and by the program's handle still resolving. On a
+ * context of its own the run makes and destroys everything.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +40,7 @@ struct run {
     bool own_ctx;
     kiln_buffer buf[5];   /* arena, regions, written, init, out */
     kiln_program prog;
+    bool prog_kept;       /* the kept programs' (not destroyed after the run) */
     kiln_scheme sch;
 };
 
@@ -53,6 +61,66 @@ static kiln_result make_buffer(struct run *run, int i, uint64_t size, const void
     return KILN_OK;
 }
 
+/* ---- programs kept on callers' contexts ------------------------------------------------ */
+
+#define WF_KEPT 16
+static struct kept {
+    uint64_t ctx;          /* its context's id; 0: a free entry */
+    char *glsl;            /* owned */
+    size_t len;
+    kiln_program prog;
+    uint64_t used;         /* for the least recently used's eviction */
+} kept[WF_KEPT];
+static uint64_t kept_clock;
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;   /* guards kept, kept_clock */
+
+/* A kept program of ctx for glsl, or 0. */
+static kiln_program kept_find(kiln_context ctx, const struct bytes *glsl)
+{
+    kiln_program p = {0};
+    pthread_mutex_lock(&kept_mu);
+    for (int i = 0; i < WF_KEPT; i++) {
+        struct kept *e = &kept[i];
+        if (e->ctx != ctx.id || e->len != glsl->len || memcmp(e->glsl, glsl->p, glsl->len))
+            continue;
+        kiln_program_state st;
+        if (kiln_program_status(ctx, e->prog, &st) == KILN_OK && st != KILN_PROGRAM_FAILED) {
+            e->used = ++kept_clock;
+            p = e->prog;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&kept_mu);
+    return p;
+}
+
+/* Keeps prog for glsl on ctx, in place of an entry of the same text or of
+ * the least recently used (its program destroyed where its context still
+ * is). */
+static void kept_add(kiln_context ctx, const struct bytes *glsl, kiln_program prog)
+{
+    char *text = mem_alloc(glsl->len + 1);
+    if (!text)
+        return;   /* not kept: the run destroys it */
+    memcpy(text, glsl->p, glsl->len);
+    pthread_mutex_lock(&kept_mu);
+    struct kept *e = &kept[0];
+    for (int i = 0; i < WF_KEPT; i++) {
+        bool same = kept[i].ctx == ctx.id && kept[i].len == glsl->len && !memcmp(kept[i].glsl, glsl->p, glsl->len);
+        if (same || !kept[i].ctx) {
+            e = &kept[i];
+            break;
+        }
+        if (kept[i].used < e->used)
+            e = &kept[i];
+    }
+    if (e->ctx)
+        (void)kiln_program_destroy((kiln_context){e->ctx}, e->prog);   /* a stale context refuses it: nothing to do */
+    free(e->glsl);
+    *e = (struct kept){.ctx = ctx.id, .glsl = text, .len = glsl->len, .prog = prog, .used = ++kept_clock};
+    pthread_mutex_unlock(&kept_mu);
+}
+
 /* The translated program, compiled (a failure gives the compiler's log). */
 static kiln_result make_program(struct run *run, const struct wf_shape *sh)
 {
@@ -62,11 +130,20 @@ static kiln_result make_program(struct run *run, const struct wf_shape *sh)
         fprintf(stderr, "%.*s", (int)glsl.len, (const char *)glsl.p);
     char name[160];
     snprintf(name, sizeof name, "%s.wavefront.comp", run->k->name);
+    if (r == KILN_OK && !run->own_ctx && (run->prog = kept_find(run->ctx, &glsl)).id) {
+        run->prog_kept = true;
+        free(glsl.p);
+        return KILN_OK;
+    }
     if (r == KILN_OK)
         r = kiln_call(kiln_program_create(run->ctx, &(kiln_program_desc){.source = (const char *)glsl.p,
                                                                            .source_len = glsl.len, .name = name},
                                           &run->prog),
                       "kiln_program_create", run->k->name);
+    if (r == KILN_OK && !run->own_ctx) {
+        kept_add(run->ctx, &glsl, run->prog);
+        run->prog_kept = true;
+    }
     free(glsl.p);
     KILN_TRY(r);
     r = kiln_program_wait(run->ctx, run->prog);
@@ -333,7 +410,7 @@ kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res)
         r = run_it(run, res);
     if (run->sch.id)
         (void)kiln_scheme_destroy(run->ctx, run->sch);
-    if (run->prog.id)
+    if (run->prog.id && !run->prog_kept)
         (void)kiln_program_destroy(run->ctx, run->prog);
     for (int i = 0; i < 5; i++)
         if (run->buf[i].id)
