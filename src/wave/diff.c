@@ -147,7 +147,7 @@ kiln_result wave_diff(const struct wave_level *a, const struct wave_level *b, co
     struct bisect bs = {.a = a, .b = b, .base = base, .ctx = base->context};
     bool own_ctx = false;
     if (!bs.ctx.id) {   /* one context for every run, so a device level compiles its program once */
-        kiln_result rc = kiln_context_create(&(kiln_context_desc){0}, &bs.ctx);
+        kiln_result rc = kiln_context_create(&(kiln_context_desc){.specialization = -1}, &bs.ctx);
         if (rc != KILN_OK)
             return KILN_RAISE(rc, "wave diff: kiln_context_create failed (%s)", kiln_result_name(rc));
         own_ctx = true;

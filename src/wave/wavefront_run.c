@@ -137,7 +137,8 @@ static kiln_result make_program(struct run *run, const struct wf_shape *sh)
     }
     if (r == KILN_OK)
         r = kiln_call(kiln_program_create(run->ctx, &(kiln_program_desc){.source = (const char *)glsl.p,
-                                                                           .source_len = glsl.len, .name = name},
+                                                                           .source_len = glsl.len, .name = name,
+                                                                           .optimize = -1},
                                           &run->prog),
                       "kiln_program_create", run->k->name);
     if (r == KILN_OK && !run->own_ctx) {
@@ -401,8 +402,9 @@ kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res)
     if (r == KILN_OK) {
         run->ctx = desc->context;
         if (!run->ctx.id) {
-            r = kiln_call(kiln_context_create(&(kiln_context_desc){0}, &run->ctx), "kiln_context_create",
-                          run->k->name);
+            /* specialization off: the program has no param words to bake */
+            r = kiln_call(kiln_context_create(&(kiln_context_desc){.specialization = -1}, &run->ctx),
+                          "kiln_context_create", run->k->name);
             run->own_ctx = r == KILN_OK;
         }
     }

@@ -13,8 +13,17 @@
  */
 #include "kernels/kernels.h"
 
+#include <time.h>
+
 #include "kiln_wave.h"
 #include "test.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 #define CHECK_WAVE_MSG(needle)                                                                     \
     do {                                                                                           \
@@ -30,7 +39,8 @@
  * sign: no NaN or denormal, whose handling devices may differ in), a 4- or
  * 8-byte value, or dynamic LDS. */
 struct arg {
-    char kind;        /* 'b' buffer, 'i' integers, 'F' floats, 'u' u32, 'q' u64, 'f' f32 (its bits), 'l' local */
+    char kind;        /* 'b' buffer, 'i' integers, 'F' floats, 'R' float bits (no NaN or inf: denormals
+                       * too), 'u' u32, 'q' u64, 'f' f32 (its bits), 'l' local */
     uint64_t value;   /* the value, or the size in bytes */
 };
 
@@ -42,6 +52,8 @@ struct kcase {
     struct arg args[6];
     uint32_t nargs;
 };
+
+static kiln_context g_ctx;   /* every run's: the level keeps its programs on it */
 
 static kiln_wave_code *load(const char *file, bool assembled)
 {
@@ -73,10 +85,16 @@ static void make_args(const struct kcase *c, kiln_wave_value *v, void **bufs)
         v[i] = (kiln_wave_value){0};
         bufs[i] = NULL;
         switch (a->kind) {
-        case 'b': case 'i': case 'F': {
+        case 'b': case 'i': case 'F': case 'R': {
             uint32_t *p = calloc(1, (size_t)a->value + 4);
             for (uint64_t k = 0; a->kind == 'i' && k < a->value / 4; k++)
                 p[k] = rnd() % 1000;
+            for (uint64_t k = 0; a->kind == 'R' && k < a->value / 4; k++) {
+                uint32_t x = rnd() ^ rnd() << 24;
+                p[k] = (x & 0x7f800000u) == 0x7f800000u ? x & ~0x40000000u : x;
+                if (k % 7 == 0)
+                    p[k] &= 0x807fffffu;   /* a denormal (or zero) every seventh */
+            }
             for (uint64_t k = 0; a->kind == 'F' && k < a->value / 4; k++) {
                 float f = (float)((int)(rnd() % 2001) - 1000) / 8.0f;
                 memcpy(&p[k], &f, 4);
@@ -116,7 +134,7 @@ static kiln_result run_case(kiln_wave_code *code, const struct kcase *c, const c
                       &(kiln_wave_run_desc){.level = level, .kernel = k, .groups = {c->groups[0], c->groups[1],
                                                                                       c->groups[2]},
                                             .block = {c->block[0], c->block[1], c->block[2]}, .args = v,
-                                            .arg_count = c->nargs, .observe = true},
+                                            .arg_count = c->nargs, .observe = true, .context = g_ctx},
                       &res);
     if (r == KILN_OK)
         r = kiln_wave_observation(res, KILN_WAVE_FORM_BINARY, obs, len);
@@ -137,12 +155,17 @@ static void same_at_both(const struct kcase *c)
     }
     void *a = NULL, *b = NULL;
     size_t al = 0, bl = 0;
+    uint64_t t0 = now_ns();
     kiln_result ra = run_case(code, c, "reference", &a, &al);
+    uint64_t t1 = now_ns();
     if (ra != KILN_OK)
         fprintf(stderr, "  %s: the reference: %s\n", c->kernel, kiln_wave_last_error());
     kiln_result rb = run_case(code, c, "wavefront", &b, &bl);
     if (rb != KILN_OK)
         fprintf(stderr, "  %s: the Wavefront level: %s\n", c->kernel, kiln_wave_last_error());
+    if (getenv("KILN_TEST_VERBOSE"))
+        fprintf(stderr, "  %s: reference %.2f s, wavefront %.2f s (its compile included)\n", c->kernel,
+                (double)(t1 - t0) / 1e9, (double)(now_ns() - t1) / 1e9);
     CHECK_EQ(ra, KILN_OK);
     CHECK_EQ(rb, KILN_OK);
     if (ra == KILN_OK && rb == KILN_OK) {
@@ -178,6 +201,11 @@ static const struct kcase cases[] = {
     {"more", false, "float_cas", {1, 1, 1}, {64, 1, 1}, {{'b', 16}, {'i', 256}}, 2},
     /* hand-written: DPP bound_ctrl on src1's register, VOP3 clamp on integer adds, min and max of a
      * signalling NaN, in both IEEE modes */
+    /* float add, multiply and fused multiply-add on any bits, denormals kept (the device's
+     * arithmetic where it is exact, integer arithmetic where the device may flush or not fuse) */
+    {"bench", false, "saxpy", {4, 1, 1}, {64, 1, 1}, {{'R', 1024}, {'R', 1024}, {'f', 0x3fc00000}}, 3},
+    {"bench", false, "saxpy", {4, 1, 1}, {64, 1, 1}, {{'R', 1024}, {'R', 1024}, {'f', 0x00012345}}, 3},
+    {"bench", false, "scale", {4, 1, 1}, {64, 1, 1}, {{'b', 1024}, {'i', 1024}, {'u', 2654435761u}}, 3},
     {"oracle", true, "ieee", {1, 1, 1}, {64, 1, 1}, {{'b', 3072}}, 1},
     {"oracle", true, "noieee", {1, 1, 1}, {64, 1, 1}, {{'b', 3072}}, 1},
 };
@@ -266,8 +294,14 @@ TEST(the_levels_bounds_are_named)
 int main(void)
 {
     kt_require_target();
+    /* specialization off: the level's programs have no param words to bake */
+    if (kiln_context_create(&(kiln_context_desc){.specialization = -1}, &g_ctx) != KILN_OK) {
+        printf("FAIL no context: %s\n0 passed, 1 failed\n", kiln_last_error());
+        return 1;
+    }
     RUN(every_kernel_the_level_runs_matches_the_reference);
     RUN(what_the_level_cannot_run_is_refused_by_name);
     RUN(the_levels_bounds_are_named);
+    kiln_context_destroy(g_ctx);
     return TEST_SUMMARY();
 }
