@@ -10,6 +10,11 @@ if(TARGET bench_submit)
   add_test(NAME bench_remote_smoke COMMAND bench_remote --quick)
   add_test(NAME bench_transport_smoke COMMAND bench_transport --quick)
   add_test(NAME bench_overlap_smoke COMMAND bench_overlap --quick)
+  if(TARGET bench_wave)
+    add_test(NAME bench_wave_smoke COMMAND bench_wave --quick)
+    set_tests_properties(bench_wave_smoke PROPERTIES LABELS bench TIMEOUT 300 SKIP_RETURN_CODE 77
+                                                     ENVIRONMENT "KILN_ARCHIVE=0")
+  endif()
   set_tests_properties(bench_submit_smoke bench_compile_smoke bench_spec_smoke bench_image_smoke bench_remote_smoke
                        bench_overlap_smoke
                        PROPERTIES LABELS bench TIMEOUT 300 ENVIRONMENT "KILN_ARCHIVE=0")
