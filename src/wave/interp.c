@@ -304,7 +304,7 @@ void interp_wave_start(struct machine *m, struct wave *w, const uint32_t g[3], u
     uint32_t (*v)[WAVE_LANES] = w->v;
     memset(w, 0, sizeof *w);
     w->v = v;
-    memset(w->v, 0, sizeof(uint32_t) * WAVE_LANES * WAVE_VGPRS);
+    memset(w->v, 0, sizeof(uint32_t) * WAVE_LANES * 3);   /* v0..v2; the caller clears the rest */
     w->group[0] = g[0], w->group[1] = g[1], w->group[2] = g[2];
     w->index = index;
     w->pc = k->code_addr;
@@ -542,8 +542,10 @@ static kiln_result group_start(struct machine *m, struct wave *waves, uint32_t n
         memset(r->data + r->dirty_lo, 0, r->dirty_hi - r->dirty_lo);
         r->dirty_lo = UINT64_MAX, r->dirty_hi = 0;
     }
-    for (uint32_t i = 0; i < nwaves; i++)
+    for (uint32_t i = 0; i < nwaves; i++) {
+        memset(waves[i].v, 0, sizeof(uint32_t) * WAVE_LANES * WAVE_VGPRS);
         interp_wave_start(m, &waves[i], g, i, block);
+    }
     return KILN_OK;
 }
 

@@ -97,7 +97,9 @@ kiln_result interp_machine_setup(struct machine *m, const struct wave_run_desc *
 void interp_machine_free(struct machine *m);
 /* w as wave index of group g starts: its registers as the kernel
  * descriptor asks (loader.h's wave_setup), exec its work-item lanes, MODE
- * from the descriptor, the rest zero. w->v must hold WAVE_VGPRS registers. */
+ * from the descriptor, the rest of its scalar state zero. w->v must hold
+ * at least 3 registers: v0..v2 are written (zero where no work-item id
+ * goes), the others are the caller's to clear. */
 void interp_wave_start(struct machine *m, struct wave *w, const uint32_t g[3], uint32_t index, const uint32_t block[3]);
 
 /* Fails the run naming the current instruction; returns KILN_ERR_INVALID

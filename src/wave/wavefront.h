@@ -78,7 +78,19 @@ struct wf_shape {
     uint32_t lds_bytes;   /* the group's LDS */
     bool observe;         /* write every wave's registers out */
     bool bisect;          /* count every instruction, stop after the init's count, watch a pc */
+    /* Waves that share nothing (no LDS, no barrier): WF_PACK of them to a
+     * workgroup of the program, whatever their guest groups, so a device
+     * runs them side by side; total is every wave's count. 0: a workgroup
+     * of the program is a guest group. */
+    uint32_t packed_total;
 };
+
+#define WF_PACK 64u
+
+/* Whether k's waves share nothing: it declares no LDS and takes none by
+ * argument, and has no s_barrier (so WF_PACK waves may share a workgroup
+ * of the program). */
+bool wf_independent(const struct wave_code *code, const struct wave_kernel *k);
 
 /* KILN_OK when the level runs k faithfully on a device with caps (NULL: any
  * device), else KILN_ERR_INVALID naming the instruction, its offset and why. */

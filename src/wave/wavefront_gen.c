@@ -1673,7 +1673,7 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         uint32_t mode = (k->rsrc1 >> 12) & 0xff;
         put(&g, "#version 450\n");
         put(&g, "// kiln Wavefront level: kernel %s, %u waves a group, %u VGPRs\n", k->name, sh->waves, sh->vgprs);
-        put(&g, "layout(local_size_x = %u) in;\n", sh->waves);
+        put(&g, "layout(local_size_x = %u) in;\n", sh->packed_total ? WF_PACK : sh->waves);
         put(&g, "#define VGPRS %uu\n#define REGIONS %uu\n#define LDS_BYTES %uu\n#define LDS_WORDS %u\n", sh->vgprs,
             sh->regions, sh->lds_bytes, (sh->lds_bytes + 3) / 4);
         put(&g, "#define IEEE %s\n#define DENORM_IN %s\n#define DENORM_OUT %s\n", ieee ? "true" : "false",
@@ -1686,9 +1686,13 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
             WF_OUT_HEAD + (sh->observe ? 128u + sh->vgprs * 64u : 0u));
         bytes_put(glsl, prelude, sizeof prelude - 1);
         put(&g, "\nvoid main()\n{\n");
-        put(&g, "uint gidx = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + "
-                "gl_WorkGroupID.x;\n");
-        put(&g, "uint wave = gidx * gl_WorkGroupSize.x + gl_LocalInvocationID.x;\n");
+        if (sh->packed_total) {   /* WF_PACK independent waves a workgroup, in dispatch order */
+            put(&g, "uint wave = gl_GlobalInvocationID.x;\nif (wave >= %uu) return;\n", sh->packed_total);
+        } else {
+            put(&g, "uint gidx = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + "
+                    "gl_WorkGroupID.x;\n");
+            put(&g, "uint wave = gidx * gl_WorkGroupSize.x + gl_LocalInvocationID.x;\n");
+        }
         put(&g, "uint ib = wave * INIT_WORDS, ob = wave * OUT_WORDS;\n");
         put(&g, "for (uint i = 0u; i < 128u; i++) s[i] = ini[ib + i];\n");
         put(&g, "scc = ini[ib + 128u] != 0u;\n");
@@ -1756,6 +1760,23 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
     }
     list_finish(&c);
     return r;
+}
+
+bool wf_independent(const struct wave_code *code, const struct wave_kernel *k)
+{
+    if (k->group_segment_size)
+        return false;
+    for (uint32_t i = 0; i < k->explicit_count; i++)
+        if (k->args[i].kind == WAVE_ARG_DYNAMIC_SHARED_POINTER)
+            return false;
+    struct code_list c;
+    if (list_make(code, k, &c) != KILN_OK)
+        return false;
+    bool none = true;
+    for (uint32_t i = 0; i < c.n && none; i++)
+        none = c.in[i].op != WAVE_OP_S_BARRIER;
+    list_finish(&c);
+    return none;
 }
 
 kiln_result wf_translate(const struct wave_code *code, const struct wave_kernel *k, const struct wf_shape *shape,

@@ -231,14 +231,15 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
                           k->name, run->nwaves, caps.max_workgroup_size[0]);
     struct wf_shape sh = {.waves = run->nwaves, .vgprs = res->vgpr_count, .regions = m->nregions,
                           .lds_bytes = m->lds_size, .observe = d->observe,
-                          .bisect = d->stop_after || d->watch_pc};
+                          .bisect = d->stop_after || d->watch_pc,
+                          .packed_total = !m->lds_size && wf_independent(m->code, k) ? run->total : 0};
     uint32_t out_words = WF_OUT_HEAD + (d->observe ? 128u + sh.vgprs * 64u : 0u);
     KILN_TRY(make_program(run, &sh));
 
     uint8_t *ab = mem_calloc(1, (size_t)arena);
     uint32_t *rg = mem_calloc(m->nregions ? m->nregions : 1, 16);
     uint32_t *init = mem_calloc((size_t)run->total, WF_INIT_WORDS * 4);
-    struct wave w = {.v = mem_calloc(WAVE_VGPRS, sizeof *w.v)};
+    struct wave w = {.v = mem_calloc(3, sizeof *w.v)};   /* v0..v2 are what a wave starts with */
     uint64_t *lanes = mem_calloc(run->total, sizeof *lanes);
     kiln_result r = ab && rg && init && w.v && lanes ? KILN_OK
                   : KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the Wavefront level's run", k->name);
@@ -293,7 +294,10 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
     if (r == KILN_OK)
         r = kiln_call(kiln_scheme_add_node(run->ctx, run->sch,
                                            &(kiln_node_desc){.program = run->prog, .bindings = b, .binding_count = 5,
-                                                             .groups = {run->groups[0], run->groups[1], run->groups[2]},
+                                                             .groups = {sh.packed_total ? (run->total + WF_PACK - 1) / WF_PACK
+                                                                                        : run->groups[0],
+                                                                        sh.packed_total ? 1 : run->groups[1],
+                                                                        sh.packed_total ? 1 : run->groups[2]},
                                                              .label = k->name},
                                            &node),
                       "kiln_scheme_add_node", k->name);
