@@ -225,6 +225,7 @@ static const char prelude[] =
     "    if (back != a) r.x |= 1u;\n"
     "    return r;\n"
     "}\n"
+    "uint fround(uint sg, uvec2 m, int x);\n"
     "uint sfma(uint a, uint b, uint c)\n"
     "{\n"
     "    if (fnan(a)) return a | 0x00400000u;\n"
@@ -262,7 +263,11 @@ static const char prelude[] =
     "        else { m = s64(q, p); sg = sc; }\n"
     "        if ((m.x | m.y) == 0u) return 0u;   /* an exact zero sum: +0 */\n"
     "    }\n"
-    "    /* round m * 2^x to 24 bits, or to a denormal's bits */\n"
+    "    return fround(sg, m, x);\n"
+    "}\n"
+    /* sg | m * 2^x (m not zero) rounded to a float, to nearest even */
+    "uint fround(uint sg, uvec2 m, int x)\n"
+    "{\n"
     "    int top = msb64(m);\n"
     "    int be = x + top + 127;   /* the biased exponent, before rounding */\n"
     "    int k = be >= 1 ? top - 23 : top - 23 + (1 - be);\n"
@@ -297,6 +302,34 @@ static const char prelude[] =
     "    return (fodd(a) || fodd(b) || fodd(rb)) ? sfma(a, b, 0x80000000u) : rb;\n"
     "}\n"
     "uint ffma(uint a, uint b, uint c) { return sfma(a, b, c); }\n"
+    /* v_div_fixup: num / den correctly rounded, with the special cases the
+     * reference gives (its quotient: 26 bits by restoring division, the
+     * remainder a sticky bit) */
+    "uint fdivfix(uint den, uint num)\n"
+    "{\n"
+    "    if (fnan(den)) return den | 0x00400000u;\n"
+    "    if (fnan(num)) return num | 0x00400000u;\n"
+    "    uint sg = (den ^ num) & 0x80000000u;\n"
+    "    uint ed = (den >> 23u) & 0xffu, en = (num >> 23u) & 0xffu;\n"
+    "    bool zd = (den & 0x7fffffffu) == 0u, zn = (num & 0x7fffffffu) == 0u;\n"
+    "    if ((zd && zn) || (ed == 255u && en == 255u)) return 0x7fc00000u;\n"
+    "    if (zd || en == 255u) return sg | 0x7f800000u;\n"
+    "    if (ed == 255u || zn) return sg;\n"
+    "    uint md = (den & 0x7fffffu) | (ed != 0u ? 0x800000u : 0u), mn = (num & 0x7fffffu) | (en != 0u ? 0x800000u : 0u);\n"
+    "    int xd = int(max(ed, 1u)), xn = int(max(en, 1u));\n"
+    "    for (int i = 0; i < 23 && md < 0x800000u; i++) { md <<= 1u; xd--; }   /* a denormal normalized */\n"
+    "    for (int i = 0; i < 23 && mn < 0x800000u; i++) { mn <<= 1u; xn--; }\n"
+    "    int x = xn - xd;\n"
+    "    if (mn < md) { mn <<= 1u; x--; }   /* mn / md in [1, 2) */\n"
+    "    uint q = 0u, rem = mn;\n"
+    "    for (uint i = 0u; i < 26u; i++) {\n"
+    "        q <<= 1u;\n"
+    "        if (rem >= md) { rem -= md; q |= 1u; }\n"
+    "        rem <<= 1u;\n"
+    "    }\n"
+    "    /* q = floor(mn / md * 2^25); its bit 25 is the quotient's leading one */\n"
+    "    return fround(sg, uvec2((q << 1u) | (rem != 0u ? 1u : 0u), 0u), x - 26);\n"
+    "}\n"
     "uint fmad(uint a, uint b, uint c) { return fadd(fmul(a, b), c); }   /* two roundings, the product unflushed */\n"
     "uint fmin_m(uint a, uint b)\n"
     "{\n"
@@ -882,6 +915,11 @@ static bool vop_of(unsigned op, struct vop *v)
     case WAVE_OP_V_MIN3_F32: F("fmin_m(fmin_m(a, b), c)");
     case WAVE_OP_V_MAX3_F32: F("fmax_m(fmax_m(a, b), c)");
     case WAVE_OP_V_RCP_F32: case WAVE_OP_V_RCP_IFLAG_F32: F("frcp(a)");
+    /* the division sequence as the reference runs it: div_scale does not
+     * scale (its mask is 0), div_fmas is the fma, div_fixup the quotient */
+    case WAVE_OP_V_DIV_SCALE_F32: v->flag = "div_scale"; F("a");
+    case WAVE_OP_V_DIV_FMAS_F32: F("ffma(a, b, c)");
+    case WAVE_OP_V_DIV_FIXUP_F32: F("fdivfix(b, c)");
     case WAVE_OP_V_FLOOR_F32: F("fnan(a) ? (a | 0x00400000u) : fb(floor(fv(a)))");
     case WAVE_OP_V_CEIL_F32: F("fnan(a) ? (a | 0x00400000u) : fb(ceil(fv(a)))");
     case WAVE_OP_V_TRUNC_F32: F("fnan(a) ? (a | 0x00400000u) : fb(trunc(fv(a)))");
@@ -1162,6 +1200,7 @@ static bool valu(struct gen *g)
         put(g, "uint w1, w2; uint t = usubBorrow(b, a, w1); usubBorrow(t, ci, w2); bool f = (w1 | w2) != 0u;\n"
                "t = CL && w1 != 0u ? 0u : t;\n");
         break;
+    case WAVE_OP_V_DIV_SCALE_F32: put(g, "bool f = false;\n"); break;
     case WAVE_OP_V_MAD_U64_U32:
         if (in->mods.clamp)
             return refuse(g, "clamp on v_mad_u64_u32 (what it does there is not settled)");

@@ -194,6 +194,15 @@ static const struct kcase cases[] = {
     {"math", false, "int_math", {1, 1, 1}, {64, 1, 1}, {{'b', 8192}, {'i', 4096}, {'i', 4096}}, 3},
     /* cross-lane: readfirstlane, mbcnt, ds_swizzle, ds_bpermute, DPP row_shr with bound_ctrl, readlane, a ballot */
     {"lanes", false, "lanes", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2},
+    /* crosslane.cl: a wave prefix sum and reduction through DPP row shifts and broadcasts, wave
+     * rotates and shifts, mirrors, quad_perm; ds_swizzle's modes, ds_permute and ds_bpermute;
+     * ballots and mbcnt under divergence; lanes leaving a loop at different depths; 64-bit
+     * integers, float special values, a division */
+    {"crosslane", false, "wave_scan", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2},
+    {"crosslane", false, "swizzles", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2},
+    {"crosslane", false, "ballots", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2},
+    {"crosslane", false, "early_exits", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'i', 512}}, 2},
+    {"crosslane", false, "specials", {2, 1, 1}, {64, 1, 1}, {{'b', 2048}, {'b', 2048}, {'R', 512}}, 3},
     /* several waves of a group: LDS and barriers */
     {"memory", false, "reduce", {3, 1, 1}, {256, 1, 1}, {{'b', 64}, {'i', 4096}}, 2},
     {"more", false, "lds_histogram", {2, 1, 1}, {128, 1, 1}, {{'b', 1024}, {'i', 1024}}, 2},
