@@ -628,28 +628,39 @@ TEST(dpp_sdwa_gpr_idx)
 
 /* ---- oracle.s: the interpreter's own defects, fixed ------------------------------ */
 
+/* Runs kernel `name` of the hand-written FILE.s over one wave, its one
+ * argument a buffer of `words` dwords (out). false when it did not run. */
+static bool run_asm_wave(const char *file, const char *name, uint32_t *out, size_t words)
+{
+    char path[700];
+    if (kt_assemble(file, path, sizeof path) != 0)
+        return false;
+    size_t len;
+    uint8_t *bytes = kt_read(path, &len);
+    struct wave_code c;
+    bool ok = bytes && wave_code_load(bytes, len, &c) == KILN_OK;
+    free(bytes);
+    if (!ok)
+        return false;
+    struct wave_value arg = buf(out, words * 4);
+    struct wave_run_desc d = {.code = &c, .kernel = wave_code_kernel(&c, name), .groups = {1, 1, 1},
+                              .block = {64, 1, 1}, .args = &arg, .arg_count = 1};
+    struct wave_result res;
+    ok = d.kernel && wave_run(&d, &res) == KILN_OK;
+    if (d.kernel)
+        wave_result_finish(&res);
+    wave_code_finish(&c);
+    return ok;
+}
+
 /* Each of oracle.s's two kernels (MODE.IEEE on and off) against what the
  * ISA says, lane by lane: DPP with bound_ctrl where src1 is src0's
  * register, VOP3's clamp on integer adds and subtracts, min and max of a
  * signalling NaN. */
 static void oracle_kernel(const char *name, bool ieee)
 {
-    char path[700];
-    REQUIRE(kt_assemble("oracle", path, sizeof path) == 0);
-    size_t len;
-    uint8_t *bytes = kt_read(path, &len);
-    REQUIRE(bytes);
-    struct wave_code c;
-    REQUIRE_OK(wave_code_load(bytes, len, &c));
-    free(bytes);
     uint32_t out[12 * 64];
-    struct wave_value arg = buf(out, sizeof out);
-    struct wave_run_desc d = {.code = &c, .kernel = wave_code_kernel(&c, name), .groups = {1, 1, 1},
-                              .block = {64, 1, 1}, .args = &arg, .arg_count = 1};
-    REQUIRE(d.kernel);
-    struct wave_result res;
-    CHECK_OK(wave_run(&d, &res));
-    wave_result_finish(&res);
+    REQUIRE(run_asm_wave("oracle", name, out, 12 * 64));
     int bad = 0;
     for (uint32_t l = 0; l < 64; l++) {
         uint32_t v1 = 3 * l + 100, prev = 3 * (l - 1) + 100, o[12];
@@ -673,7 +684,6 @@ static void oracle_kernel(const char *name, bool ieee)
                         o[k]);
     }
     CHECK_EQ(bad, 0);
-    wave_code_finish(&c);
 }
 
 TEST(oracle_in_ieee_mode) { oracle_kernel("ieee", true); }
@@ -685,22 +695,8 @@ TEST(oracle_in_non_ieee_mode) { oracle_kernel("noieee", false); }
  * row_ror's direction, v_fract of a NaN, v_med3 of a signalling NaN. */
 static void oracle2_kernel(const char *name, bool flush)
 {
-    char path[700];
-    REQUIRE(kt_assemble("oracle2", path, sizeof path) == 0);
-    size_t len;
-    uint8_t *bytes = kt_read(path, &len);
-    REQUIRE(bytes);
-    struct wave_code c;
-    REQUIRE_OK(wave_code_load(bytes, len, &c));
-    free(bytes);
     uint32_t out[14 * 64];
-    struct wave_value arg = buf(out, sizeof out);
-    struct wave_run_desc d = {.code = &c, .kernel = wave_code_kernel(&c, name), .groups = {1, 1, 1},
-                              .block = {64, 1, 1}, .args = &arg, .arg_count = 1};
-    REQUIRE(d.kernel);
-    struct wave_result res;
-    CHECK_OK(wave_run(&d, &res));
-    wave_result_finish(&res);
+    REQUIRE(run_asm_wave("oracle2", name, out, 14 * 64));
     int bad = 0;
     for (uint32_t l = 0; l < 64; l++) {
         uint32_t row = l & ~15u, o[14];
@@ -724,7 +720,6 @@ static void oracle2_kernel(const char *name, bool flush)
                         o[k]);
     }
     CHECK_EQ(bad, 0);
-    wave_code_finish(&c);
 }
 
 TEST(oracle2_denormals_flushed) { oracle2_kernel("flush", true); }

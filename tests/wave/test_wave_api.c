@@ -13,15 +13,6 @@
 #include "kiln_wave.h"
 #include "test.h"
 
-/* The last wave error mentions needle. */
-#define CHECK_WAVE_MSG(needle)                                                                     \
-    do {                                                                                           \
-        if (!strstr(kiln_wave_last_error(), (needle))) {                                           \
-            test_failures_++;                                                                      \
-            fprintf(stderr, "%s:%d: %s: message '%s' lacks '%s'\n", __FILE__, __LINE__, test_name_, \
-                    kiln_wave_last_error(), (needle));                                             \
-        }                                                                                          \
-    } while (0)
 
 static kiln_wave_code *g_code;   /* memory.cl */
 static uint32_t g_grid2d;

@@ -25,14 +25,6 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-#define CHECK_WAVE_MSG(needle)                                                                     \
-    do {                                                                                           \
-        if (!strstr(kiln_wave_last_error(), (needle))) {                                           \
-            test_failures_++;                                                                      \
-            fprintf(stderr, "%s:%d: %s: message '%s' lacks '%s'\n", __FILE__, __LINE__, test_name_, \
-                    kiln_wave_last_error(), (needle));                                             \
-        }                                                                                          \
-    } while (0)
 
 /* One argument of a case: a buffer of size bytes (zeros; or random
  * small integers, or floats that are whole eighths, normal and of either

@@ -160,6 +160,16 @@ static void kt_require_target(void)
     }
 }
 
+/* The last wave error (kiln_wave_last_error) mentions needle. */
+#define CHECK_WAVE_MSG(needle)                                                                     \
+    do {                                                                                           \
+        if (!strstr(kiln_wave_last_error(), (needle))) {                                           \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: %s: message '%s' lacks '%s'\n", __FILE__, __LINE__, test_name_, \
+                    kiln_wave_last_error(), (needle));                                             \
+        }                                                                                          \
+    } while (0)
+
 /* The whole file, malloc'd; NULL when it cannot be read. */
 static uint8_t *kt_read(const char *path, size_t *len)
 {
