@@ -1,6 +1,7 @@
-// bench.cl: the kernels bench_wave times at each level against the same
-// computation written in GLSL: two that move memory and do little else,
-// one that computes.
+/* SPDX-License-Identifier: MIT */
+/* bench.cl: the kernels bench_wave times at each level against the same
+ * computation written in GLSL: two that move memory and do little else,
+ * one that computes. */
 #include "common.h"
 
 // y = a * x + y, one float a work-item

@@ -1,8 +1,9 @@
-// crosslane.cl: cross-lane work as GCN code does it, for the levels that
-// simulate a wave: a wave-wide prefix sum and reduction through DPP (row
-// shifts, row broadcasts, wave shifts), ds_swizzle's modes, forward and
-// backward permutes, ballots and mbcnt, a divergent walk with early exits,
-// 64-bit integers and float special values.
+/* SPDX-License-Identifier: MIT */
+/* crosslane.cl: cross-lane work as GCN code does it, for the levels that
+ * simulate a wave: a wave-wide prefix sum and reduction through DPP (row
+ * shifts, row broadcasts, wave shifts), ds_swizzle's modes, forward and
+ * backward permutes, ballots and mbcnt, a divergent walk with early exits,
+ * 64-bit integers and float special values. */
 #include "common.h"
 
 // inclusive prefix sum over the wave (DPP row_shr 1, 2, 4, 8, then row_bcast:15
