@@ -270,6 +270,11 @@ static bool next_request(struct srv_conn *cn, uint64_t deadline, const uint8_t *
         return r == KILN_OK;   /* else the client went: closed, died, or broke the framing */
     }
     for (;;) {
+        /* A server ending takes no more records: a client posting without
+         * end never finds the ring empty, so the stream's own wait, which
+         * notices the end, would never be reached. */
+        if (atomic_load(&cn->ending))
+            return false;
         uint32_t kind;
         const uint8_t *msg;
         kiln_result r = stream_get(&cn->st, UINT64_MAX, &kind, &msg, len);

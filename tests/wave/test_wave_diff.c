@@ -54,6 +54,8 @@ TEST(a_corrupted_instruction_is_found_and_its_execution_named)
         out[i] = 0x5a5a0000u + (uint32_t)i;
     wf_test_corrupt(0xb0, 3);
     kiln_wave_diff_report rep;
+    if (getenv("KILN_TEST_VERBOSE"))
+        fprintf(stderr, "  diff, the third execution corrupted\n");
     kiln_result r = diff_loop_sum(out, &rep, "reference", "wavefront");
     wf_test_corrupt(0, 0);
     REQUIRE(r == KILN_OK);
@@ -75,6 +77,8 @@ TEST(a_corrupted_instruction_is_found_and_its_execution_named)
     fprintf(stderr, "  found %s at 0x%" PRIx64 ", execution %" PRIu64 ", step %" PRIu64 " in %u runs\n",
             rep.instruction, rep.offset, rep.execution, rep.step, rep.runs);
     /* the other order names the same instruction */
+    if (getenv("KILN_TEST_VERBOSE"))
+        fprintf(stderr, "  diff, the first execution corrupted, the levels the other way\n");
     wf_test_corrupt(0xb0, 1);
     r = diff_loop_sum(out, &rep, "wavefront", "reference");
     wf_test_corrupt(0, 0);
