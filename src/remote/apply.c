@@ -352,17 +352,21 @@ static struct kb_host *imported(struct req *q, uint8_t *map)
     return h;
 }
 
-/* Waits for every piece of the client's work to end, in slices with the
- * device let go between them: a client whose work ran past its bound
- * (still running) delays only itself. */
-static void settle(struct srv_client *cl)
+/* Waits for the client's work up to ticket (0: all of it) to end, in
+ * slices with the device let go between them: a client whose work ran
+ * past its bound (still running) delays only itself. KILN_OK, or the
+ * wait's failure (a lost device). */
+static kiln_result settle_to(struct srv_client *cl, uint64_t ticket)
 {
-    for (kiln_result r = KILN_ERR_TIMEOUT; r == KILN_ERR_TIMEOUT;) {
+    kiln_result r = KILN_ERR_TIMEOUT;
+    while (r == KILN_ERR_TIMEOUT) {
         lock(cl);
-        r = ctx_drain(cl->ctx, SLICE_NS);
+        r = ticket ? ctx_settle(cl->ctx, ticket, SLICE_NS) : ctx_drain(cl->ctx, SLICE_NS);
         unlock(cl);
     }
+    return r;
 }
+static void settle(struct srv_client *cl) { (void)settle_to(cl, 0); }
 
 void srv_client_unimport(struct srv_client *cl)
 {
@@ -979,20 +983,19 @@ void srv_reply(struct bytes *rep, uint32_t op, uint64_t seq, kiln_result r, cons
  * flood of run-ahead calls slows its own sender alone. A wait that fails
  * (the client's fault, a lost device) ends the pacing: the call itself
  * then meets that state. */
+static bool at_bound(const struct srv_client *cl, uint64_t len)
+{
+    return cl->ahead_n && (cl->ahead_n == SRV_AHEAD_WORK || cl->ahead_bytes + len > SRV_AHEAD_BYTES);
+}
+
 static void pace(struct srv_client *cl, uint64_t len)
 {
-#define AT_BOUND(cl, len) ((cl)->ahead_n && ((cl)->ahead_n == SRV_AHEAD_WORK || (cl)->ahead_bytes + (len) > SRV_AHEAD_BYTES))
-    if (!AT_BOUND(cl, len))
+    if (!at_bound(cl, len))
         return;
     uint64_t t0 = time_now_ns();
-    while (AT_BOUND(cl, len)) {
+    while (at_bound(cl, len)) {
         struct srv_ahead *a = &cl->ahead[cl->ahead_first];
-        lock(cl);
-        kiln_result r = ctx_settle(cl->ctx, a->ticket, SLICE_NS);
-        unlock(cl);
-        if (r == KILN_ERR_TIMEOUT)
-            continue;
-        if (r < 0) {
+        if (settle_to(cl, a->ticket) < 0) {
             err_clear();
             cl->ahead_n = 0;
             cl->ahead_bytes = 0;
@@ -1002,7 +1005,6 @@ static void pace(struct srv_client *cl, uint64_t len)
         cl->ahead_n--;
         cl->ahead_bytes -= a->bytes;
     }
-#undef AT_BOUND
     cl->stats.paced++;
     cl->stats.paced_ns += time_now_ns() - t0;
 }
@@ -1015,8 +1017,7 @@ static void ahead_note(struct srv_client *cl, uint64_t len)
     if (t <= cl->ahead_ticket)
         return;
     cl->ahead_ticket = t;
-    if (cl->ahead_n == SRV_AHEAD_WORK)   /* pacing ended on a failed wait and the bound was met again */
-        return;
+    KILN_ASSERT(cl->ahead_n < SRV_AHEAD_WORK);   /* pace made room, or emptied it on a failed wait */
     cl->ahead[(cl->ahead_first + cl->ahead_n) % SRV_AHEAD_WORK] = (struct srv_ahead){t, len};
     cl->ahead_n++;
     cl->ahead_bytes += len;

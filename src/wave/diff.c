@@ -81,23 +81,24 @@ static kiln_result differ(struct bisect *bs, uint64_t stop, bool *diff, char *wh
     return r;
 }
 
-/* Whether the instruction at offset writes memory (a store or an atomic). */
-static bool writes_memory(const struct wave_code *code, uint64_t offset, struct wave_instr *in)
+/* Whether the instruction at offset (of the image's words) writes memory:
+ * a store or an atomic. */
+static bool writes_memory(const uint32_t *words, size_t nwords, uint64_t offset)
 {
-    size_t nwords;
-    uint32_t *words = wave_code_words(code, &nwords);
-    bool w = false;
-    if (words && wave_decode(words, nwords, (size_t)offset, in) > 0) {
-        const struct wave_op_info *info = wave_op_info(in->op);
-        w = info && (info->flags & (WAVE_F_STORE | WAVE_F_ATOMIC));
-    }
-    free(words);
-    return w;
+    struct wave_instr in;
+    if (wave_decode(words, nwords, (size_t)offset, &in) <= 0)
+        return false;
+    const struct wave_op_info *info = wave_op_info(in.op);
+    return info && (info->flags & (WAVE_F_STORE | WAVE_F_ATOMIC));
 }
 
 static kiln_result locate(struct bisect *bs, uint64_t n, int64_t wave, kiln_wave_diff_report *out)
 {
     const struct wave_code *code = bs->base->code;
+    size_t nwords;
+    uint32_t *words = wave_code_words(code, &nwords);
+    if (!words)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "wave diff: out of memory decoding the code object");
     struct wave_result res;
     kiln_result r = run_at(bs, bs->a, n, 0, &res, NULL);
     if (r == KILN_OK && !res.final_count)
@@ -106,7 +107,7 @@ static kiln_result locate(struct bisect *bs, uint64_t n, int64_t wave, kiln_wave
     if (r == KILN_OK && (wave < 0 || (uint64_t)wave >= res.final_count)) {
         wave = 0;   /* only memory differs: the first wave whose n-th instruction writes it */
         for (uint32_t i = 0; i < res.final_count; i++)
-            if (res.finals[i].steps == n && writes_memory(code, res.finals[i].last_pc, &in)) {
+            if (res.finals[i].steps == n && writes_memory(words, nwords, res.finals[i].last_pc)) {
                 wave = i;
                 break;
             }
@@ -125,14 +126,12 @@ static kiln_result locate(struct bisect *bs, uint64_t n, int64_t wave, kiln_wave
         r = run_at(bs, bs->a, n, pc, &res, NULL);
     if (r == KILN_OK) {
         out->execution = res.finals[wave].watch_count;
-        size_t nwords;
-        uint32_t *words = wave_code_words(code, &nwords);
-        if (words && wave_decode(words, nwords, (size_t)pc, &in) > 0)
+        if (wave_decode(words, nwords, (size_t)pc, &in) > 0)
             wave_print(&in, out->instruction, sizeof out->instruction);
-        free(words);
         out->bisected = true;
     }
     wave_result_finish(&res);
+    free(words);
     return r;
 }
 

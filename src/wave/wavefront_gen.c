@@ -814,17 +814,15 @@ static bool salu(struct gen *g)
 
 /* How an op reads and writes (vop's table below). */
 enum vkind {
-    VK_NONE,
     VK_INT,      /* integer result r from uint sources */
     VK_FLOAT,    /* float result r: sources flushed and modified, result flushed, omod and clamp */
-    VK_CMP,      /* a compare: bool f per lane into the mask */
 };
 
 struct vop {
     enum vkind kind;
     const char *expr;      /* r's expression (a, b, c: the sources' low dwords; a1, b1, c1: high) */
     const char *expr1;     /* r1, the high dword of a 64-bit result, or NULL */
-    const char *flag;      /* a carry-out's bool f, or NULL */
+    bool carry;            /* writes a carry-out mask (the statement before r sets bool f) */
     uint8_t wide;          /* bit i: source i is 64 bits */
     bool carry_in;         /* reads the mask src[2] (bit l) as cin */
     bool clamp_ok;         /* an integer op whose clamp the expression applies (CL) */
@@ -834,7 +832,7 @@ struct vop {
 
 static bool vop_of(unsigned op, struct vop *v)
 {
-    *v = (struct vop){VK_INT, NULL, NULL, NULL, 0, false, false, false, false};
+    *v = (struct vop){VK_INT, NULL, NULL, false, 0, false, false, false, false};
 #define I(e) v->expr = (e); return true
 #define F(e) v->kind = VK_FLOAT, v->expr = (e); return true
     switch (op) {
@@ -849,12 +847,12 @@ static bool vop_of(unsigned op, struct vop *v)
     case WAVE_OP_V_SUBREV_U32: v->clamp_ok = true; I("sub_u(b, a, CL)");
     case WAVE_OP_V_ADD_I32: v->clamp_ok = true; I("add_i(a, b, CL)");
     case WAVE_OP_V_SUB_I32: v->clamp_ok = true; I("sub_i(a, b, CL)");
-    case WAVE_OP_V_ADD_CO_U32: v->clamp_ok = true, v->flag = "f0"; I("add_u(a, b, CL)");
-    case WAVE_OP_V_SUB_CO_U32: v->clamp_ok = true, v->flag = "f1"; I("sub_u(a, b, CL)");
-    case WAVE_OP_V_SUBREV_CO_U32: v->clamp_ok = true, v->flag = "f2"; I("sub_u(b, a, CL)");
-    case WAVE_OP_V_ADDC_CO_U32: v->clamp_ok = true, v->carry_in = true, v->flag = "f3"; I("add_u(t, ci, CL)");
-    case WAVE_OP_V_SUBB_CO_U32: v->clamp_ok = true, v->carry_in = true, v->flag = "f4"; I("sub_u(t, ci, CL)");
-    case WAVE_OP_V_SUBBREV_CO_U32: v->clamp_ok = true, v->carry_in = true, v->flag = "f5"; I("sub_u(t, ci, CL)");
+    case WAVE_OP_V_ADD_CO_U32: v->clamp_ok = true, v->carry = true; I("add_u(a, b, CL)");
+    case WAVE_OP_V_SUB_CO_U32: v->clamp_ok = true, v->carry = true; I("sub_u(a, b, CL)");
+    case WAVE_OP_V_SUBREV_CO_U32: v->clamp_ok = true, v->carry = true; I("sub_u(b, a, CL)");
+    case WAVE_OP_V_ADDC_CO_U32: v->clamp_ok = true, v->carry_in = true, v->carry = true; I("add_u(t, ci, CL)");
+    case WAVE_OP_V_SUBB_CO_U32: v->clamp_ok = true, v->carry_in = true, v->carry = true; I("sub_u(t, ci, CL)");
+    case WAVE_OP_V_SUBBREV_CO_U32: v->clamp_ok = true, v->carry_in = true, v->carry = true; I("sub_u(t, ci, CL)");
     case WAVE_OP_V_MUL_LO_U32: I("a * b");
     case WAVE_OP_V_MUL_HI_U32: I("mulhi_u(a, b)");
     case WAVE_OP_V_MUL_HI_I32: I("mulhi_i(a, b)");
@@ -864,7 +862,7 @@ static bool vop_of(unsigned op, struct vop *v)
     case WAVE_OP_V_MUL_HI_I32_I24: I("mulhi_i(sx24(a), sx24(b))");
     case WAVE_OP_V_MAD_U32_U24: I("(a & 0xffffffu) * (b & 0xffffffu) + c");
     case WAVE_OP_V_MAD_I32_I24: I("sx24(a) * sx24(b) + c");
-    case WAVE_OP_V_MAD_U64_U32: v->wide = 4, v->flag = "f6"; I("m.x");
+    case WAVE_OP_V_MAD_U64_U32: v->wide = 4, v->carry = true; I("m.x");
     case WAVE_OP_V_LSHLREV_B32: I("b << (a & 31u)");
     case WAVE_OP_V_LSHRREV_B32: I("b >> (a & 31u)");
     case WAVE_OP_V_ASHRREV_I32: I("uint(int(b) >> (a & 31u))");
@@ -917,7 +915,7 @@ static bool vop_of(unsigned op, struct vop *v)
     case WAVE_OP_V_RCP_F32: case WAVE_OP_V_RCP_IFLAG_F32: F("frcp(a)");
     /* the division sequence as the reference runs it: div_scale does not
      * scale (its mask is 0), div_fmas is the fma, div_fixup the quotient */
-    case WAVE_OP_V_DIV_SCALE_F32: v->flag = "div_scale"; F("a");
+    case WAVE_OP_V_DIV_SCALE_F32: v->carry = true; F("a");
     case WAVE_OP_V_DIV_FMAS_F32: F("ffma(a, b, c)");
     case WAVE_OP_V_DIV_FIXUP_F32: F("fdivfix(b, c)");
     case WAVE_OP_V_FLOOR_F32: F("fnan(a) ? (a | 0x00400000u) : fb(floor(fv(a)))");
@@ -1166,7 +1164,7 @@ static bool valu(struct gen *g)
     }
     if (in->op == WAVE_OP_V_CVT_F32_U32 || in->op == WAVE_OP_V_CVT_F32_I32)
         fl = false;   /* integer sources; the result is a float (omod, clamp) */
-    bool carry = v.flag != NULL;
+    bool carry = v.carry;
     lanes_open(g, carry);
     unsigned nsrc = info->src[2] && !v.carry_in ? 3 : info->src[1] ? 2 : 1;
     if (in->op == WAVE_OP_V_MAC_F32)

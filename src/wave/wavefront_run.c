@@ -161,6 +161,16 @@ static kiln_result make_program(struct run *run, const struct wf_shape *sh)
     return KILN_OK;
 }
 
+/* The group of wave wi (dispatch order: groups x fastest, a group's waves
+ * in order). */
+static void group_of(const struct run *run, uint32_t wi, uint32_t g[3])
+{
+    uint32_t gi = wi / run->nwaves;
+    g[0] = gi % run->groups[0];
+    g[1] = gi / run->groups[0] % run->groups[1];
+    g[2] = gi / (run->groups[0] * run->groups[1]);
+}
+
 /* The first wave that did not end at s_endpgm, as an error. */
 static kiln_result wave_failure(const struct run *run, const uint32_t *out, uint32_t out_words)
 {
@@ -168,8 +178,8 @@ static kiln_result wave_failure(const struct run *run, const uint32_t *out, uint
         const uint32_t *o = out + (size_t)w * out_words;
         if (o[0] == WF_DONE || o[0] == WF_STOPPED)
             continue;
-        uint32_t gi = w / run->nwaves, g[3] = {gi % run->groups[0], gi / run->groups[0] % run->groups[1],
-                                               gi / (run->groups[0] * run->groups[1])};
+        uint32_t g[3];
+        group_of(run, w, g);
         char where[256];
         snprintf(where, sizeof where, "kernel '%s', group %u,%u,%u wave %u, at offset 0x%x", run->k->name, g[0], g[1],
                  g[2], w % run->nwaves, o[1]);
@@ -346,10 +356,7 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
     for (uint32_t wi = 0; r == KILN_OK && d->observe && wi < run->total; wi++) {
         const uint32_t *o = out + (size_t)wi * out_words;
         struct wave_final *f = &res->finals[res->final_count++];
-        uint32_t gi = wi / run->nwaves;
-        f->group[0] = gi % run->groups[0];
-        f->group[1] = gi / run->groups[0] % run->groups[1];
-        f->group[2] = gi / (run->groups[0] * run->groups[1]);
+        group_of(run, wi, f->group);
         f->wave = wi % run->nwaves;
         f->lanes = lanes[wi];
         f->scc = o[7];
@@ -389,11 +396,6 @@ kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res)
             r = KILN_RAISE(KILN_ERR_LIMIT, "wave run: %" PRIu64 " waves, more than the Wavefront level runs at once "
                            "(1048576)", total);
         run->total = (uint32_t)total;
-        if (r == KILN_OK) {   /* the check, for this dispatch's shape (barriers across its waves) */
-            struct wf_shape sh = {.waves = run->nwaves, .vgprs = res->vgpr_count, .regions = run->m->nregions,
-                                  .lds_bytes = run->m->lds_size};
-            r = wf_translate(desc->code, run->k, &sh, NULL);
-        }
     }
     if (r == KILN_OK && desc->arg_count) {
         res->written = mem_calloc(desc->arg_count, sizeof *res->written);
