@@ -317,6 +317,35 @@ typedef enum kiln_subgroup_ops {
     KILN_SUBGROUP_QUAD = 1u << 7,
 } kiln_subgroup_ops;
 
+/* Shader features a device has (kiln enables every one it has): the bits
+ * of kiln_caps.shader_features. A program whose SPIR-V declares a
+ * capability that needs one the device lacks fails (KILN_ERR_LIMIT) naming
+ * the capability and the feature, before any Vulkan call sees it. */
+typedef enum kiln_shader_feature {
+    KILN_FEATURE_FLOAT64 = 1u << 0,            /* shaderFloat64: double */
+    KILN_FEATURE_INT64 = 1u << 1,              /* shaderInt64: int64_t */
+    KILN_FEATURE_INT16 = 1u << 2,              /* shaderInt16: int16_t in arithmetic */
+    KILN_FEATURE_FLOAT16 = 1u << 3,            /* shaderFloat16: float16_t in arithmetic */
+    KILN_FEATURE_INT8 = 1u << 4,               /* shaderInt8: int8_t in arithmetic */
+    KILN_FEATURE_STORAGE_16BIT = 1u << 5,      /* storageBuffer16BitAccess */
+    KILN_FEATURE_UNIFORM_16BIT = 1u << 6,      /* uniformAndStorageBuffer16BitAccess */
+    KILN_FEATURE_PUSH_16BIT = 1u << 7,         /* storagePushConstant16 */
+    KILN_FEATURE_STORAGE_8BIT = 1u << 8,       /* storageBuffer8BitAccess */
+    KILN_FEATURE_UNIFORM_8BIT = 1u << 9,       /* uniformAndStorageBuffer8BitAccess */
+    KILN_FEATURE_PUSH_8BIT = 1u << 10,         /* storagePushConstant8 */
+    KILN_FEATURE_INT64_ATOMICS = 1u << 11,     /* shaderBufferInt64Atomics */
+    KILN_FEATURE_MEMORY_MODEL = 1u << 12,      /* vulkanMemoryModel */
+    KILN_FEATURE_MEMORY_MODEL_DEVICE = 1u << 13, /* vulkanMemoryModelDeviceScope */
+    KILN_FEATURE_DEVICE_ADDRESS = 1u << 14,    /* bufferDeviceAddress */
+    KILN_FEATURE_VARIABLE_POINTERS_STORAGE = 1u << 15, /* variablePointersStorageBuffer */
+    KILN_FEATURE_VARIABLE_POINTERS = 1u << 16, /* variablePointers */
+    KILN_FEATURE_IMAGE_GATHER_EXTENDED = 1u << 17, /* shaderImageGatherExtended */
+    KILN_FEATURE_STORAGE_IMAGE_EXTENDED_FORMATS = 1u << 18, /* shaderStorageImageExtendedFormats */
+    KILN_FEATURE_STORAGE_IMAGE_MULTISAMPLE = 1u << 19, /* shaderStorageImageMultisample */
+    KILN_FEATURE_SHARED_INT64_ATOMICS = 1u << 20, /* shaderSharedInt64Atomics */
+    KILN_FEATURE_INTEGER_DOT_PRODUCT = 1u << 21, /* shaderIntegerDotProduct (Vulkan 1.3) */
+} kiln_shader_feature;
+
 typedef struct kiln_caps {
     char device_name[256];
     char driver_name[256];
@@ -382,6 +411,7 @@ typedef struct kiln_caps {
     uint32_t max_image_dimension_3d;
     int storage_image_read_without_format;
     int storage_image_write_without_format;
+    uint32_t shader_features;      /* kiln_shader_feature bits */
 } kiln_caps;
 
 /* Creates a context on one device. On KILN_ERR_NO_DEVICE the message lists
@@ -568,10 +598,35 @@ typedef struct kiln_spec_constant {
  * declares more fails to compile, saying so). */
 #define KILN_MAX_SPEC_CONSTANTS 32
 
+/*
+ * The language of a program's source. KILN_LANGUAGE_AUTO (0) is SPIR-V
+ * when the desc gives `spirv`, or when `source`'s bytes start with
+ * SPIR-V's magic number (0x07230203, as a little-endian word), and GLSL
+ * otherwise; HLSL is never guessed.
+ *
+ * A SPIR-V module is a compute module for Vulkan (the entry point named
+ * `entry`, execution model GLCompute; other entry points are dropped),
+ * given as words in `spirv` (spirv_words of them) or as bytes in `source`
+ * (source_len a multiple of 4, which source_len 0 cannot say: give it).
+ * kiln validates it with SPIRV-Tools for the Vulkan version its SPIR-V
+ * version needs, and refuses it by name when it needs a SPIR-V version or
+ * a capability the device lacks. kiln's prelude (kiln_param, kiln_len)
+ * does not apply: the module's own push_constant block, if it has one, is
+ * its node's param words (baked by the predictor like a GLSL program's),
+ * and its own specialization constants are set by `constants`. Defines
+ * and include folders are GLSL's and refused with a module.
+ */
+typedef enum kiln_language {
+    KILN_LANGUAGE_AUTO = 0,
+    KILN_LANGUAGE_GLSL = 1,
+    KILN_LANGUAGE_HLSL = 2,
+    KILN_LANGUAGE_SPIRV = 3,
+} kiln_language;
+
 typedef struct kiln_program_desc {
-    const char *source;           /* GLSL compute source; required; copied */
+    const char *source;           /* GLSL compute source (or a SPIR-V module's bytes); copied */
     size_t source_len;            /* 0 = strlen(source) */
-    const char *name;             /* file name used in messages; NULL = "program.comp" */
+    const char *name;             /* file name used in messages; NULL = "program.comp" ("program.spv") */
     const char *entry;            /* NULL = "main" */
     const kiln_define *defines;   /* up to KILN_MAX_DEFINES */
     uint32_t define_count;
@@ -583,17 +638,23 @@ typedef struct kiln_program_desc {
      * its default. */
     const kiln_spec_constant *constants;
     uint32_t constant_count;
+    kiln_language language;       /* AUTO (0): see kiln_language */
+    const uint32_t *spirv;        /* a SPIR-V module's words, in place of source; copied */
+    size_t spirv_words;
 } kiln_program_desc;
 
 /* The program desc as kiln_program_create sees it (desc NULL: a zero desc):
- * source_len 0 becomes strlen(source) (source not NULL), name NULL becomes
- * "program.comp", entry NULL becomes "main", optimize 0 becomes 1 (a program
+ * source_len 0 becomes strlen(source) (source not NULL), language AUTO
+ * becomes the language it stands for (see kiln_language), name NULL becomes
+ * "program.comp" ("program.spv" for SPIR-V, "program.hlsl" for HLSL), entry
+ * NULL becomes "main", optimize 0 becomes 1 (a program
  * keeps any positive value as 1, any negative one as -1). The defines array
  * is the caller's and is not rewritten: each define gets
  * kiln_define_defaults as the program copies it; the constants array is
  * the caller's too and has no defaults (the program keeps its pairs sorted
- * by id). source has no default (NULL is refused). Pointers in the result
- * are the caller's (borrowed), except the constant strings named here. */
+ * by id). source has no default (NULL is refused, unless spirv is given).
+ * Pointers in the result are the caller's (borrowed), except the constant
+ * strings named here. */
 KILN_API kiln_program_desc kiln_program_desc_defaults(const kiln_program_desc *desc);
 
 typedef enum kiln_program_state {

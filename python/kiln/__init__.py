@@ -406,10 +406,16 @@ class Context:
             img.write(data)
         return img
 
-    def program(self, source, name=None, entry=None, defines=None, constants=None, wait=True):
-        """Compiles GLSL compute source (with kiln's param prelude).
-        defines: {name: value or None}; constants: {constant_id: int or
-        float}. wait=False returns at once (call .wait())."""
+    _LANGUAGES = {None: 0, "glsl": 1, "hlsl": 2, "spirv": 3}
+
+    def program(self, source, name=None, entry=None, defines=None, constants=None, wait=True, language=None):
+        """Compiles a compute program: GLSL source (with kiln's param
+        prelude), HLSL source (language="hlsl", entry its kernel's name),
+        or a SPIR-V module given as bytes. defines: {name: value or None};
+        constants: {constant_id: int or float}. wait=False returns at once
+        (call .wait())."""
+        if language not in self._LANGUAGES:
+            raise ValueError("language %r: expected 'glsl', 'hlsl' or 'spirv'" % (language,))
         keep = []
 
         def cs(s):
@@ -417,7 +423,17 @@ class Context:
             keep.append(c)
             return c
         d = ffi.new("kiln_program_desc *")
-        d.source = cs(source)
+        d.language = self._LANGUAGES[language]
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            raw = bytes(source)
+            if len(raw) % 4:
+                raise ValueError("a SPIR-V module is whole 32-bit words: %d bytes given" % len(raw))
+            words = ffi.new("uint32_t[]", max(1, len(raw) // 4))
+            ffi.memmove(words, raw, len(raw))
+            keep.append(words)
+            d.spirv, d.spirv_words = words, len(raw) // 4
+        else:
+            d.source = cs(source)
         if name:
             d.name = cs(name)
         if entry:
@@ -437,7 +453,7 @@ class Context:
             d.constants, d.constant_count = arr, len(constants)
         h = ffi.new("kiln_program *")
         _check(lib.kiln_program_create(self._h, d, h))
-        p = Program(self, h[0], name or "program.comp")
+        p = Program(self, h[0], name or ("program.spv" if d.spirv else "program.comp"))
         if wait:
             p.wait()
         return p

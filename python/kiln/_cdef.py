@@ -106,6 +106,30 @@ typedef enum kiln_subgroup_ops {
     KILN_SUBGROUP_CLUSTERED = 1 << 6,
     KILN_SUBGROUP_QUAD = 1 << 7,
 } kiln_subgroup_ops;
+typedef enum kiln_shader_feature {
+    KILN_FEATURE_FLOAT64 = 1 << 0,
+    KILN_FEATURE_INT64 = 1 << 1,
+    KILN_FEATURE_INT16 = 1 << 2,
+    KILN_FEATURE_FLOAT16 = 1 << 3,
+    KILN_FEATURE_INT8 = 1 << 4,
+    KILN_FEATURE_STORAGE_16BIT = 1 << 5,
+    KILN_FEATURE_UNIFORM_16BIT = 1 << 6,
+    KILN_FEATURE_PUSH_16BIT = 1 << 7,
+    KILN_FEATURE_STORAGE_8BIT = 1 << 8,
+    KILN_FEATURE_UNIFORM_8BIT = 1 << 9,
+    KILN_FEATURE_PUSH_8BIT = 1 << 10,
+    KILN_FEATURE_INT64_ATOMICS = 1 << 11,
+    KILN_FEATURE_MEMORY_MODEL = 1 << 12,
+    KILN_FEATURE_MEMORY_MODEL_DEVICE = 1 << 13,
+    KILN_FEATURE_DEVICE_ADDRESS = 1 << 14,
+    KILN_FEATURE_VARIABLE_POINTERS_STORAGE = 1 << 15,
+    KILN_FEATURE_VARIABLE_POINTERS = 1 << 16,
+    KILN_FEATURE_IMAGE_GATHER_EXTENDED = 1 << 17,
+    KILN_FEATURE_STORAGE_IMAGE_EXTENDED_FORMATS = 1 << 18,
+    KILN_FEATURE_STORAGE_IMAGE_MULTISAMPLE = 1 << 19,
+    KILN_FEATURE_SHARED_INT64_ATOMICS = 1 << 20,
+    KILN_FEATURE_INTEGER_DOT_PRODUCT = 1 << 21,
+} kiln_shader_feature;
 typedef struct kiln_caps {
     char device_name[256];
     char driver_name[256];
@@ -143,6 +167,7 @@ typedef struct kiln_caps {
     uint32_t max_image_dimension_3d;
     int storage_image_read_without_format;
     int storage_image_write_without_format;
+    uint32_t shader_features;
 } kiln_caps;
  kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out);
  kiln_result kiln_context_destroy(kiln_context ctx);
@@ -206,6 +231,12 @@ typedef struct kiln_spec_constant {
     uint32_t id;
     uint32_t word;
 } kiln_spec_constant;
+typedef enum kiln_language {
+    KILN_LANGUAGE_AUTO = 0,
+    KILN_LANGUAGE_GLSL = 1,
+    KILN_LANGUAGE_HLSL = 2,
+    KILN_LANGUAGE_SPIRV = 3,
+} kiln_language;
 typedef struct kiln_program_desc {
     const char *source;
     size_t source_len;
@@ -218,6 +249,9 @@ typedef struct kiln_program_desc {
     int optimize;
     const kiln_spec_constant *constants;
     uint32_t constant_count;
+    kiln_language language;
+    const uint32_t *spirv;
+    size_t spirv_words;
 } kiln_program_desc;
  kiln_program_desc kiln_program_desc_defaults(const kiln_program_desc *desc);
 typedef enum kiln_program_state {

@@ -120,6 +120,36 @@ void main() { d[gl_GlobalInvocationID.x] = K + OFFSET; }
     assert (buf.read(np.uint32) == 17).all()
 
 
+def test_hlsl_and_spirv(ctx, tmp_path):
+    hlsl = """RWStructuredBuffer<uint> o : register(u0);
+[numthreads(64, 1, 1)]
+void CSMain(uint3 id : SV_DispatchThreadID) { o[id.x] = id.x * 3u; }
+"""
+    prog = ctx.program(hlsl, language="hlsl", entry="CSMain", name="triple.hlsl")
+    buf = ctx.buffer(nbytes=1024)
+    s = ctx.scheme()
+    s.add_node(prog, bindings={0: buf}, groups=4)
+    s.submit().wait()
+    assert (buf.read(np.uint32) == np.arange(256, dtype=np.uint32) * 3).all()
+
+    comp = tmp_path / "k.comp"
+    comp.write_text("#version 450\nlayout(local_size_x = 64) in;\n"
+                    "layout(std430, binding = 0) buffer D { uint d[]; };\n"
+                    "void main() { d[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + 5u; }\n")
+    spv = tmp_path / "k.spv"
+    subprocess.run(["glslangValidator", "-V", "--target-env", "vulkan1.1", str(comp), "-o", str(spv)],
+                   check=True, capture_output=True)
+    module = ctx.program(spv.read_bytes(), name="k.spv")
+    s2 = ctx.scheme()
+    s2.add_node(module, bindings={0: buf}, groups=4)
+    s2.submit().wait()
+    assert (buf.read(np.uint32) == np.arange(256, dtype=np.uint32) + 5).all()
+    with pytest.raises(ValueError, match="whole 32-bit words"):
+        ctx.program(spv.read_bytes()[:-2])
+    with pytest.raises(ValueError, match="language"):
+        ctx.program(hlsl, language="cuda")
+
+
 def test_cdef_matches_header():
     here = os.path.join(os.path.dirname(__file__), "..")
     r = subprocess.run([sys.executable, os.path.join(here, "gen_cdef.py"), "--check"], capture_output=True, text=True)

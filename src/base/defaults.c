@@ -61,8 +61,15 @@ kiln_program_desc kiln_program_desc_defaults(const kiln_program_desc *desc)
     kiln_program_desc d = desc ? *desc : (kiln_program_desc){0};
     if (!d.source_len && d.source)
         d.source_len = strlen(d.source);
+    if (d.language == KILN_LANGUAGE_AUTO) {
+        /* SPIR-V's magic number as the first little-endian word. */
+        const unsigned char *b = (const unsigned char *)d.source;
+        bool magic = b && d.source_len >= 4 && b[0] == 0x03 && b[1] == 0x02 && b[2] == 0x23 && b[3] == 0x07;
+        d.language = d.spirv || magic ? KILN_LANGUAGE_SPIRV : KILN_LANGUAGE_GLSL;
+    }
     if (!d.name)
-        d.name = "program.comp";
+        d.name = d.language == KILN_LANGUAGE_SPIRV ? "program.spv"
+                 : d.language == KILN_LANGUAGE_HLSL ? "program.hlsl" : "program.comp";
     if (!d.entry)
         d.entry = "main";
     if (!d.optimize)

@@ -314,7 +314,8 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     /* The device's limits, checked before any Vulkan call for this program:
      * a program the device cannot run fails here, its state FAILED and its
      * wait KILN_ERR_LIMIT, naming the limit and the value. */
-    if ((hr = prog_check_limits_shared(&j->iface, j->shared_bytes, &s->dev->caps)) < 0)
+    if ((hr = prog_check_limits_shared(&j->iface, j->shared_bytes, &s->dev->caps)) < 0 ||
+        (hr = prog_check_device(j->name, j->spirv, j->words, &s->dev->caps)) < 0)
         return fail_back(j, hr, "the device cannot run it");
     if ((hr = kb_layout_create(s->dev, &j->iface, &j->layout)) < 0) {
         return fail_back(j, hr, "the device refused its pipeline layout");

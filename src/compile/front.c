@@ -55,7 +55,7 @@
 
 extern char **environ;
 
-#define REQ_MAGIC 0x3151464bu    /* "KFQ1" */
+#define REQ_MAGIC 0x3251464bu    /* "KFQ2" */
 #define REP_MAGIC 0x3152464bu    /* "KFR1" */
 #define BLOB_NULL UINT64_MAX
 #define REPLY_MAX (512ull << 20)  /* the most a reply may hold (SPIR-V and log) */
@@ -100,6 +100,7 @@ static bool read_blob(struct bytes_reader *r, char **out, size_t *len)
 void front_request_encode(struct bytes *b, const struct prog_source *src)
 {
     bytes_put_u32(b, REQ_MAGIC);
+    bytes_put_u32(b, (uint32_t)src->lang);
     put_blob(b, src->source, src->source_len);
     put_str(b, src->name);
     put_str(b, src->entry);
@@ -130,7 +131,11 @@ bool front_request_decode(const uint8_t *p, size_t n, struct prog_source *src)
     *src = (struct prog_source){0};
     struct bytes_reader r;
     bytes_reader_init(&r, p, n);
-    bool ok = bytes_read_u32(&r) == REQ_MAGIC && read_blob(&r, &src->source, &src->source_len) && src->source &&
+    bool ok = bytes_read_u32(&r) == REQ_MAGIC;
+    uint32_t lang = bytes_read_u32(&r);
+    ok = ok && lang >= KILN_LANGUAGE_GLSL && lang <= KILN_LANGUAGE_SPIRV;
+    src->lang = (kiln_language)lang;
+    ok = ok && read_blob(&r, &src->source, &src->source_len) && src->source &&
               read_blob(&r, &src->name, NULL) && src->name && read_blob(&r, &src->entry, NULL) && src->entry;
     src->optimize = (int)bytes_read_u32(&r);
     uint32_t defines = bytes_read_u32(&r);

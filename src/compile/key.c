@@ -32,7 +32,7 @@
 
 #include "compile_private.h"
 
-#define KEY_FORMAT "kiln-key-3"   /* 3: binding lengths in the push block; params_read, lens_read, groups_read */
+#define KEY_FORMAT "kiln-key-4"   /* 3: binding lengths in the push block; params_read, lens_read, groups_read; 4: the language */
 
 static void put(struct bytes *b, const void *data, size_t n) { bytes_put(b, data, n); }
 static void put_u64(struct bytes *b, uint64_t v) { put(b, &v, sizeof v); }
@@ -59,7 +59,10 @@ kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len
     shaderc_get_spv_version(&spv_ver, &spv_rev);
     snprintf(ver, sizeof ver, "kiln %d.%d shaderc-spv %u.%u", KILN_VERSION_MAJOR, KILN_VERSION_MINOR, spv_ver, spv_rev);
     put_str(&b, ver);
-    put_str(&b, "vulkan1.2");
+    /* The language, and the target its compile makes (SPIR-V is taken
+     * as given). */
+    put_u64(&b, (uint64_t)src->lang);
+    put_str(&b, src->lang == KILN_LANGUAGE_HLSL ? "vulkan1.1 spv1.3" : "vulkan1.2");
     put_u64(&b, (uint64_t)(src->optimize > 0));
     put_str(&b, src->entry);
     struct prog_define *defs = mem_alloc((src->define_count + 1) * sizeof *defs);

@@ -28,9 +28,10 @@
 
 /* The protocol's version: a client and a server of other versions do not
  * talk (the server refuses context_create, naming both). */
-#define PIPE_VERSION 5u   /* 3: calls go on the command stream (remote/stream.c); 4: the client mints
+#define PIPE_VERSION 6u   /* 3: calls go on the command stream (remote/stream.c); 4: the client mints
                             * scheme and node handles and numbers its tickets; 5: a set_param names
-                            * the program its slot was checked against */
+                            * the program its slot was checked against; 6: a program's language, and
+                            * kiln_caps' shader_features */
 
 enum pipe_class { PIPE_CLASS_OBJECT, PIPE_CLASS_DATA, PIPE_CLASS_QUERY, PIPE_CLASS_STATE, PIPE_CLASS_SUBMIT,
                   PIPE_CLASS_WAIT, PIPE_CLASS_ARCHIVE, PIPE_CLASSES };
@@ -101,13 +102,14 @@ struct pipe_rec_node {
     uint32_t groups[3];
     uint32_t binding_count, param_count, label_len;
 };
-/* tail: the source, name, entry; each define's name and value; each
- * include folder; constant_count kiln_spec_constant pairs */
+/* tail: the source (a SPIR-V module's bytes where language is SPIR-V),
+ * name, entry; each define's name and value; each include folder;
+ * constant_count kiln_spec_constant pairs */
 struct pipe_rec_program {
     uint32_t source_len, name_len, entry_len;
     uint32_t define_count, include_dir_count, constant_count;
     int32_t optimize;
-    uint32_t reserved;
+    uint32_t language;   /* a kiln_language (the client sends it resolved; 0, AUTO, is taken) */
 };
 /* kiln_context_desc's numbers; tail: device, archive_dir,
  * archive_readonly, trace_path. version is PIPE_VERSION. */

@@ -33,10 +33,6 @@
 
 #include "base/file.h"
 
-/* optimize.cpp: speed passes with every declared binding kept. */
-int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words, char *err,
-                        size_t err_cap);
-
 static bool is_ident(const char *s)
 {
     if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
@@ -53,10 +49,66 @@ static int cmp_constant(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The module's words a SPIR-V desc (defaults applied) gives: spirv, or
+ * source's bytes. */
+static const void *desc_module(const kiln_program_desc *d, size_t *bytes)
+{
+    *bytes = d->spirv ? d->spirv_words * 4 : d->source_len;
+    return d->spirv ? (const void *)d->spirv : (const void *)d->source;
+}
+
+static uint32_t word_at(const void *p, size_t i)
+{
+    uint32_t w;
+    memcpy(&w, (const unsigned char *)p + 4 * i, 4);
+    return w;
+}
+
+/* The checks of a SPIR-V desc's module that need no SPIRV-Tools: whole
+ * words, a header, the magic number. */
+static kiln_result spirv_desc_check(const kiln_program_desc *d)
+{
+    const char *from = d->spirv ? "spirv" : "source";
+    size_t bytes;
+    const void *m = desc_module(d, &bytes);
+    if (!d->spirv && bytes % 4)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: a SPIR-V module in source must be whole 32-bit words: "
+                          "source_len is %zu bytes%s", bytes,
+                          d->source_len == strlen(d->source) ? " (source_len 0 measures up to the first NUL byte, "
+                          "which a module holds: give source_len, or the words in spirv)" : "");
+    if (bytes < 20)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: the SPIR-V module in %s is %zu words; its header alone is 5",
+                          from, bytes / 4);
+    uint32_t magic = word_at(m, 0);
+    if (magic == 0x03022307u)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: the SPIR-V module in %s has its words byte-swapped "
+                          "(magic number 0x03022307): kiln takes a module in this machine's little-endian words", from);
+    if (magic != 0x07230203u)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %s is not a SPIR-V module: its first word is 0x%08x, "
+                          "SPIR-V's magic number is 0x07230203", from, magic);
+    if (d->define_count)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u defines given with a SPIR-V module; defines are "
+                          "GLSL's (a module's own specialization constants are set by constants)", d->define_count);
+    if (d->include_dir_count)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u include folders given with a SPIR-V module, which "
+                          "includes nothing", d->include_dir_count);
+    return KILN_OK;
+}
+
 kiln_result prog_desc_check(const kiln_program_desc *desc)
 {
     kiln_program_desc d = kiln_program_desc_defaults(desc);
-    if (!d.source)
+    if ((unsigned)d.language > KILN_LANGUAGE_SPIRV)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: language %d is none of kiln's (0 auto, 1 GLSL, 2 HLSL, "
+                          "3 SPIR-V)", (int)d.language);
+    if (d.spirv && d.source)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: both source and spirv are given; give one");
+    if (d.spirv_words && !d.spirv)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: spirv_words is %zu but spirv is NULL", d.spirv_words);
+    if (d.spirv && d.language != KILN_LANGUAGE_SPIRV)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: spirv holds a SPIR-V module but language is %s",
+                          d.language == KILN_LANGUAGE_GLSL ? "GLSL" : "HLSL");
+    if (!d.source && !d.spirv)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: source is NULL");
     if (!is_ident(d.entry) || strlen(d.entry) >= 64)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: entry '%s' is not a GLSL identifier of under 64 characters",
@@ -91,6 +143,8 @@ kiln_result prog_desc_check(const kiln_program_desc *desc)
                 return KILN_RAISE(KILN_ERR_INVALID, "program desc: specialization constant id %u is set twice "
                                   "(constants %u and %u: 0x%x and 0x%x)", d.constants[i].id, k, i,
                                   d.constants[k].word, d.constants[i].word);
+    if (d.language == KILN_LANGUAGE_SPIRV)
+        return spirv_desc_check(&d);
     return KILN_OK;
 }
 
@@ -101,10 +155,18 @@ kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d
         return KILN_RAISE(KILN_ERR_INVALID, "program desc is NULL");
     KILN_TRY(prog_desc_check(desc));
     kiln_program_desc d = kiln_program_desc_defaults(desc);
-    if (memchr(d.source, 0, d.source_len))
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: source holds a NUL byte within source_len");
-    src->source = str_ndup(d.source, d.source_len);
-    src->source_len = d.source_len;
+    src->lang = d.language;
+    if (d.language == KILN_LANGUAGE_SPIRV) {
+        const void *m = desc_module(&d, &src->source_len);
+        src->source = str_ndup(m, src->source_len);   /* its bytes, and a NUL after them */
+    } else if (memchr(d.source, 0, d.source_len)) {
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: source holds a NUL byte within source_len%s",
+                          d.language == KILN_LANGUAGE_GLSL ? " (a SPIR-V module goes in spirv, or in source "
+                          "with language KILN_LANGUAGE_SPIRV)" : "");
+    } else {
+        src->source = str_ndup(d.source, d.source_len);
+        src->source_len = d.source_len;
+    }
     src->name = str_dup(d.name);
     src->entry = str_dup(d.entry);
     src->optimize = d.optimize < 0 ? -1 : 1;   /* canonical: any positive is 1 */
@@ -142,6 +204,7 @@ kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *
     for (uint32_t i = 0; i < src->define_count; i++)
         defs[i] = (kiln_define){src->defines[i].name, src->defines[i].value};
     kiln_program_desc d = {
+        .language = src->lang,
         .source = src->source, .source_len = src->source_len, .name = src->name, .entry = src->entry,
         .optimize = src->optimize, .defines = defs, .define_count = src->define_count,
         .include_dirs = (const char *const *)src->include_dirs, .include_dir_count = src->include_dir_count,
@@ -459,7 +522,9 @@ static kiln_result finish_module(const char *name, const char *entry, int optimi
         log_warn("%s: %s; not optimized, so that no signed division by -1 can be folded", name, err);
     }
     if (optimize > 0 && guard >= 0) {
-        if (prog_spirv_optimize(out->spirv, out->words, &opt, &opt_words, err, sizeof err) == 0) {
+        int env = prog_spirv_env(out->spirv[1]);
+        if (prog_spirv_optimize(out->spirv, out->words, env < 0 ? prog_spirv_env(0x00010500) : env, &opt,
+                                &opt_words, err, sizeof err) == 0) {
             free(out->spirv);
             out->spirv = opt;
             out->words = opt_words;
@@ -599,11 +664,78 @@ static bool version_refused(const struct prog_source *src, char *why, size_t cap
     return false;
 }
 
+/* A SPIR-V program: the module as given (validated, its one entry kept),
+ * then guarded, optimized and reflected as any compile's. Its push block,
+ * if any, is its own: no prelude ever touched it. */
+static kiln_result take_module(const struct prog_source *src, struct prog_output *out, uint64_t t0)
+{
+    kiln_result r = prog_spirv_take(src, &out->spirv, &out->words, &out->log);
+    if (r == KILN_OK) {
+        out->log = str_dup("");
+        r = out->log ? finish_module(src->name, src->entry, src->optimize, true, out)
+                     : KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the log of %s", src->name);
+    }
+    if (!out->log) {
+        prog_output_finish(out);
+        return r == KILN_ERR_NO_MEMORY ? r : KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the log of %s",
+                                                          src->name);
+    }
+    out->seconds = (double)(time_now_ns() - t0) / 1e9;
+    return r;
+}
+
+/* An HLSL compile's module, its entry (which keeps its HLSL name) named
+ * "main" as every pipeline's. On failure out->log says why (replacing the
+ * compiler's, which holds nothing then) and the SPIR-V is freed. */
+static kiln_result hlsl_entry(const struct prog_source *src, struct prog_output *out)
+{
+    uint32_t *renamed;
+    size_t words;
+    char *log = NULL;
+    kiln_result r = prog_spirv_entry(src->name, src->entry, out->spirv, out->words, &renamed, &words, &log);
+    free(out->spirv);
+    out->spirv = r == KILN_OK ? renamed : NULL;
+    out->words = r == KILN_OK ? words : 0;
+    if (log) {
+        free(out->log);
+        out->log = log;
+    }
+    return r;
+}
+
+/* An HLSL compile's registers as bindings (hlsl_in.c), read from its
+ * preprocessed text (a preprocess that fails leaves the error to the
+ * compile). On a refusal out->log says why. */
+static kiln_result hlsl_registers(shaderc_compiler_t compiler, shaderc_compile_options_t opts,
+                                  const struct prog_source *src, const char *text, size_t len, struct prog_output *out)
+{
+    struct prog_includer inc;
+    prog_includer_init(&inc, src);
+    shaderc_compile_options_set_include_callbacks(opts, prog_shaderc_include, prog_shaderc_release, &inc);
+    shaderc_compilation_result_t pre = shaderc_compile_into_preprocessed_text(
+        compiler, text, len, shaderc_compute_shader, *src->name ? src->name : "program.hlsl", src->entry, opts);
+    bool oom = inc.oom;
+    prog_includer_finish(&inc);
+    shaderc_compile_options_set_include_callbacks(opts, NULL, NULL, NULL);
+    kiln_result r = KILN_OK;
+    if (!pre || oom)
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory preprocessing %s", src->name);
+    else if (shaderc_result_get_compilation_status(pre) == shaderc_compilation_status_success)
+        r = prog_hlsl_map_registers(opts, src->name, shaderc_result_get_bytes(pre), shaderc_result_get_length(pre),
+                                    &out->log);
+    if (pre)
+        shaderc_result_release(pre);
+    return r;
+}
+
 kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
 {
     *out = (struct prog_output){0};
     uint64_t t0 = time_now_ns();
-    if (strcmp(src->entry, "main") && !source_has_function(src, src->entry)) {
+    if (src->lang == KILN_LANGUAGE_SPIRV)
+        return take_module(src, out, t0);
+    bool hlsl = src->lang == KILN_LANGUAGE_HLSL;
+    if (!hlsl && strcmp(src->entry, "main") && !source_has_function(src, src->entry)) {
         char buf[512];
         snprintf(buf, sizeof buf, "%s: error: entry '%s' is not a function of the source (no '%s(' found)\n",
                  src->name, src->entry, src->entry);
@@ -613,15 +745,18 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
         return KILN_RAISE(KILN_ERR_COMPILE, "%s", buf);
     }
     char why[320];
-    if (version_refused(src, why, sizeof why)) {
+    if (!hlsl && version_refused(src, why, sizeof why)) {
         out->log = str_dup(why);
         if (!out->log)
             return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the compile log of %s", src->name);
         return KILN_RAISE(KILN_ERR_COMPILE, "%s failed to compile: %.*s", src->name, (int)strcspn(why, "\n"), why);
     }
-    size_t len;
-    bool own_push = prog_declares_push_block(src);
-    char *text = prog_preprocess(src, own_push, &len);
+    size_t len = src->source_len;
+    /* HLSL gets no prelude: its push constants are its own
+     * ([[vk::push_constant]]), and its entry keeps its name until the
+     * module is made (renamed "main" below). */
+    bool own_push = hlsl || prog_declares_push_block(src);
+    char *text = hlsl ? str_ndup(src->source, src->source_len) : prog_preprocess(src, own_push, &len);
     pthread_once(&the_compiler_once, make_compiler);
     shaderc_compiler_t compiler = the_compiler;
     shaderc_compile_options_t opts = shaderc_compile_options_initialize();
@@ -630,8 +765,23 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
         shaderc_compile_options_release(opts);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory starting a compile of %s", src->name);
     }
-    shaderc_compile_options_set_source_language(opts, shaderc_source_language_glsl);
-    shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
+    if (hlsl) {
+        /* SPIR-V 1.3 for Vulkan 1.1: Debian's shaderc refuses
+         * RWStructuredBuffer at 1.4 and later. Registers map to bindings
+         * by class, each class its own range of a set (space), so t0 and
+         * u0 never alias (hlsl_in.c; [[vk::binding]] is kept). */
+        shaderc_compile_options_set_source_language(opts, shaderc_source_language_hlsl);
+        shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_1);
+        shaderc_compile_options_set_target_spirv(opts, shaderc_spirv_version_1_3);
+        shaderc_compile_options_set_hlsl_io_mapping(opts, true);
+        /* A resource without register() or [[vk::binding]], and the
+         * $Global cbuffer of globals outside any cbuffer, take the next
+         * free binding of their set. */
+        shaderc_compile_options_set_auto_bind_uniforms(opts, true);
+    } else {
+        shaderc_compile_options_set_source_language(opts, shaderc_source_language_glsl);
+        shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
+    }
     /* Optimized below with bindings preserved (optimize.cpp), never here. */
     shaderc_compile_options_set_optimization_level(opts, shaderc_optimization_level_zero);
     for (uint32_t i = 0; i < src->define_count; i++)
@@ -641,13 +791,21 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
     shaderc_compilation_result_t res;
     bool inc_oom;
     char inc_why[sizeof inc.oom_msg];
+    if (hlsl) {
+        kiln_result hr = hlsl_registers(compiler, opts, src, text, len, out);
+        if (hr != KILN_OK) {
+            free(text);
+            shaderc_compile_options_release(opts);
+            return hr;
+        }
+    }
     for (;;) {
         prog_includer_init(&inc, src);
         shaderc_compile_options_set_include_callbacks(opts, prog_shaderc_include, prog_shaderc_release, &inc);
         /* shaderc asserts that a message names its file: an empty name
          * (a caller's "") would abort the process on the first error. */
         res = shaderc_compile_into_spv(compiler, text, len, shaderc_compute_shader,
-                                       *src->name ? src->name : "program.comp", "main", opts);
+                                       *src->name ? src->name : "program.comp", hlsl ? src->entry : "main", opts);
         free(text);
         text = NULL;
         inc_oom = inc.oom;
@@ -685,7 +843,9 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
             r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory keeping the SPIR-V of %s", src->name);
         } else {
             memcpy(out->spirv, shaderc_result_get_bytes(res), bytes);
-            r = finish_module(src->name, src->entry, src->optimize, own_push, out);
+            r = hlsl ? hlsl_entry(src, out) : KILN_OK;
+            if (r == KILN_OK)
+                r = finish_module(src->name, src->entry, src->optimize, own_push, out);
         }
     }
     if (res)

@@ -38,6 +38,10 @@
 
 /* A program's provenance, owned (deep copy of a kiln_program_desc). */
 struct prog_source {
+    /* GLSL, HLSL or SPIR-V (never AUTO). A SPIR-V module is held as its
+     * bytes in source (source_len a multiple of 4, at least 20): its
+     * entry point named entry, the only one kept at compile. */
+    kiln_language lang;
     char *source;
     size_t source_len;
     char *name;
@@ -204,6 +208,16 @@ KILN_NODISCARD kiln_result prog_include_resolve(struct prog_includer *in, const 
                                                 bool relative, size_t depth, char **content, size_t *len,
                                                 char *path, size_t path_cap);
 
+/* An HLSL program's registers as bindings: register(xN, spaceS) is
+ * binding N + the class's shift in set S (as DXC's -fvk-<x>-shift): u
+ * (UAVs: RWStructuredBuffer, RWTexture) at N, t (SRVs: StructuredBuffer,
+ * Texture) at N + 16, b (cbuffers) at N + 32, s (samplers) at N + 48. A
+ * [[vk::binding(n, s)]] attribute gives its binding as written. */
+#define PROG_HLSL_SHIFT_U 0
+#define PROG_HLSL_SHIFT_T 16
+#define PROG_HLSL_SHIFT_B 32
+#define PROG_HLSL_SHIFT_S 48
+
 /* Compiles to SPIR-V and reflects it. KILN_OK when it compiled; a compile
  * error is KILN_ERR_COMPILE with out->log filled. Thread-safe. */
 kiln_result prog_compile(const struct prog_source *src, struct prog_output *out);
@@ -289,6 +303,15 @@ kiln_result prog_check_limits(const uint32_t *spirv, size_t words, const kiln_pr
  * ends, and checks every back end made from that SPIR-V against the count. */
 kiln_result prog_check_limits_shared(const kiln_program_interface *iface, uint64_t shared_bytes,
                                      const kiln_caps *caps);
+
+/* spirv_in.c: whether a device can run a module, from the module alone:
+ * its SPIR-V version within what the device's Vulkan version takes, each
+ * capability whose feature kiln knows on the device (kiln_caps'
+ * shader_features, subgroup_ops, storage image formats), each SPIR-V
+ * extension one the device's core Vulkan holds. KILN_ERR_LIMIT naming
+ * the module (name), the capability or extension and the feature it
+ * needs; KILN_ERR_INVALID for a malformed module. */
+kiln_result prog_check_device(const char *name, const uint32_t *spirv, size_t words, const kiln_caps *caps);
 
 /* fold_guard.c: rewrites every OpSDiv / OpSRem / OpSMod of a module so that
  * no optimizer can fold a signed division by -1 (which traps in SPIRV-Tools'

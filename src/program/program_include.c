@@ -216,7 +216,8 @@ kiln_result prog_include_gather(const struct prog_source *src, struct prog_inclu
                                 uint64_t *bytes)
 {
     struct gather g = {0};
-    gather_from(src, src->source, src->source_len, src->name, 0, &g);
+    if (src->lang != KILN_LANGUAGE_SPIRV)   /* a module's bytes include nothing */
+        gather_from(src, src->source, src->source_len, src->name, 0, &g);
     if (g.oom) {
         prog_includes_free(g.v, g.n);
         *out = NULL;

@@ -36,6 +36,42 @@ void prog_spec_merge_declared(kiln_program_interface *iface, const kiln_program_
  * opcodes, without parsing it). */
 bool prog_has_spec_constants(const uint32_t *spirv, size_t words);
 
+/* spirv_in.c: a SPIR-V program's module (src->lang KILN_LANGUAGE_SPIRV) as
+ * kiln runs it: validated with SPIRV-Tools for the Vulkan version its
+ * SPIR-V version needs, its GLCompute entry point named src->entry kept
+ * and named "main", every other entry point and its execution modes
+ * dropped. KILN_OK with *out (mem_alloc'd; the caller frees it) and
+ * *out_words; KILN_ERR_COMPILE with *log (malloc'd) saying why;
+ * KILN_ERR_NO_MEMORY. */
+kiln_result prog_spirv_take(const struct prog_source *src, uint32_t **out, size_t *out_words, char **log);
+/* The module w (words of it, valid) with its GLCompute entry point named
+ * entry kept and named "main", every other entry point and its execution
+ * modes dropped (an HLSL compile's entry keeps its source name). Results
+ * as prog_spirv_take's; name labels messages. */
+kiln_result prog_spirv_entry(const char *name, const char *entry, const uint32_t *w, size_t words, uint32_t **out,
+                             size_t *out_words, char **log);
+/* hlsl_in.c: gives opts the set and binding of every register(xN,
+ * spaceS) the preprocessed HLSL text names (binding N + PROG_HLSL_SHIFT_X
+ * in set S), so that [[vk::binding]] resources keep theirs. KILN_ERR_COMPILE
+ * with *log (malloc'd) when one register name is used in two spaces or two
+ * registers land on one binding; KILN_ERR_NO_MEMORY. */
+kiln_result prog_hlsl_map_registers(shaderc_compile_options_t opts, const char *name, const char *text, size_t len,
+                                    char **log);
+/* optimize.cpp: speed passes with every declared binding kept, for the
+ * target environment env (a spv_target_env): 0 with *out (malloc'd) and
+ * *out_words; otherwise err says why. */
+int prog_spirv_optimize(const uint32_t *in, size_t words, int env, uint32_t **out, size_t *out_words, char *err,
+                        size_t err_cap);
+/* optimize.cpp: the SPIRV-Tools target environment (a spv_target_env) for
+ * a module whose header's version word is version_word (SPIR-V 1.0-1.3:
+ * Vulkan 1.1, 1.4: Vulkan 1.1 with SPIR-V 1.4, 1.5: Vulkan 1.2, 1.6:
+ * Vulkan 1.3); -1 past SPIR-V 1.6. */
+int prog_spirv_env(uint32_t version_word);
+/* Validates a module for env with the block layouts Vulkan 1.2's features
+ * allow: 0 valid; 1 invalid, err saying why (one line, at which word); -1
+ * out of host memory. */
+int prog_spirv_validate(const uint32_t *w, size_t words, int env, char *err, size_t err_cap);
+
 /* Appends n bytes of text to b, a NUL kept after them outside its length
  * (program.c, program_include.c). */
 static inline void prog_text_put(struct bytes *b, const char *s, size_t n)

@@ -572,7 +572,11 @@ static kiln_result a_program_create(struct req *q)
         r->constant_count > KILN_MAX_SPEC_CONSTANTS)
         return KILN_RAISE(KILN_ERR_LIMIT, "program desc: %u defines, %u include folders, %u constants: past "
                           "kiln's limits", r->define_count, r->include_dir_count, r->constant_count);
-    kiln_program_desc d = {.optimize = r->optimize, .define_count = r->define_count,
+    if (r->language > KILN_LANGUAGE_SPIRV)   /* 0: AUTO, as a desc's */
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: language %u is none of kiln's (0 auto, 1 GLSL, "
+                          "2 HLSL, 3 SPIR-V)", r->language);
+    kiln_program_desc d = {.language = (kiln_language)r->language, .optimize = r->optimize,
+                           .define_count = r->define_count,
                            .include_dir_count = r->include_dir_count, .constant_count = r->constant_count};
     kiln_define defines[KILN_MAX_DEFINES];
     const char *dirs[KILN_MAX_INCLUDE_DIRS];

@@ -783,8 +783,12 @@ static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *des
      * refused here, by the runtime's own checks. */
     KILN_TRY(prog_desc_check(&d));
     struct pipe_rec_program rec = {.define_count = d.define_count, .include_dir_count = d.include_dir_count,
-                                   .constant_count = d.constant_count, .optimize = d.optimize};
-    pipe_put_str(&rc->tail, d.source, d.source_len);
+                                   .constant_count = d.constant_count, .optimize = d.optimize,
+                                   .language = (uint32_t)d.language};
+    /* A module in spirv travels as source's bytes. */
+    const char *text = d.spirv ? (const char *)d.spirv : d.source;
+    size_t text_len = d.spirv ? d.spirv_words * 4 : d.source_len;
+    pipe_put_str(&rc->tail, text, text_len);
     pipe_put_str(&rc->tail, d.name, SIZE_MAX);
     pipe_put_str(&rc->tail, d.entry, SIZE_MAX);
     for (uint32_t i = 0; i < d.define_count; i++) {
@@ -794,8 +798,12 @@ static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *des
     for (uint32_t i = 0; i < d.include_dir_count; i++)
         pipe_put_str(&rc->tail, d.include_dirs[i], SIZE_MAX);
     bytes_put(&rc->tail, d.constants, (size_t)d.constant_count * sizeof d.constants[0]);
-    KILN_TRY(put_includes(rc, &d));
-    rec.source_len = d.source_len > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)d.source_len;
+    kiln_result r = put_includes(rc, &d);
+    if (r < 0) {   /* refused before it was sent: the next call's tail starts clean */
+        rc->tail.len = 0;
+        return r;
+    }
+    rec.source_len = text_len > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)text_len;
     return ASK(program_create, rec, &out->id);
 }
 

@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <shaderc/shaderc.h>
+
 #include "test.h"
 
 extern char **environ;
@@ -961,6 +963,105 @@ TEST(run_own_push_block)
     KILN(&r, NULL, "run", P("own.comp"), "-q", "--buffer", "0=size:32");
     CHECK_STATUS(r, 0);
     CHECK(!strstr(r.err, "is given no values"));
+    run_free(&r);
+}
+
+/* A SPIR-V module (kiln run x.spv, or any name by its magic number, or
+ * --lang spirv) and an HLSL kernel (x.hlsl, or --lang hlsl) run as GLSL
+ * does; what a module cannot take is refused by name. */
+static const char lang_glsl[] = "#version 450\n"
+                                "layout(local_size_x = 8) in;\n"
+                                "layout(constant_id = 0) const uint K = 2;\n"
+                                "layout(push_constant) uniform P { uint add; } pc;\n"
+                                "layout(std430, binding = 0) buffer O { uint o[]; };\n"
+                                "void main() { uint i = gl_GlobalInvocationID.x; o[i] = i * K + pc.add; }\n";
+static const char lang_hlsl[] = "cbuffer C : register(b0) { uint mul; };\n"
+                                "StructuredBuffer<uint> src : register(t0);\n"
+                                "RWStructuredBuffer<uint> dst : register(u0);\n"
+                                "[numthreads(8, 1, 1)]\n"
+                                "void CSMain(uint3 id : SV_DispatchThreadID) { dst[id.x] = src[id.x] * mul; }\n";
+
+TEST(run_spirv_and_hlsl)
+{
+    shaderc_compiler_t c = shaderc_compiler_initialize();
+    shaderc_compile_options_t o = shaderc_compile_options_initialize();
+    shaderc_compile_options_set_target_env(o, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
+    shaderc_compilation_result_t cr =
+        shaderc_compile_into_spv(c, lang_glsl, strlen(lang_glsl), shaderc_compute_shader, "m.comp", "main", o);
+    REQUIRE(shaderc_result_get_compilation_status(cr) == shaderc_compilation_status_success);
+    write_file("m.spv", shaderc_result_get_bytes(cr), shaderc_result_get_length(cr));
+    write_file("m.bin", shaderc_result_get_bytes(cr), shaderc_result_get_length(cr));
+    write_file("m_cut.spv", shaderc_result_get_bytes(cr), shaderc_result_get_length(cr) - 2);
+    shaderc_result_release(cr);
+    shaderc_compile_options_release(o);
+    shaderc_compiler_release(c);
+    char out_arg[600];
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("lang_out.bin"));
+    struct run r;
+    /* By its name, with --spec and --push on its own constant and block. */
+    KILN(&r, NULL, "run", P("m.spv"), "--groups", "2", "--spec", "0=5", "--push", "0=7", "--buffer", "0=size:64",
+         "--out", out_arg);
+    CHECK_STATUS(r, 0);
+    uint32_t *got = READ_OUT("lang_out.bin", 64);
+    for (uint32_t i = 0; got && i < 16; i++)
+        CHECK_EQ(got[i], i * 5 + 7);
+    free(got);
+    run_free(&r);
+    /* By its bytes, under a name that says nothing. */
+    KILN(&r, NULL, "run", P("m.bin"), "--groups", "2", "--push", "0=1", "--buffer", "0=size:64", "--out", out_arg);
+    CHECK_STATUS(r, 0);
+    got = READ_OUT("lang_out.bin", 64);
+    for (uint32_t i = 0; got && i < 16; i++)
+        CHECK_EQ(got[i], i * 2 + 1);
+    free(got);
+    run_free(&r);
+    KILN(&r, NULL, "run", P("m.spv"), "--define", "X=1", "--buffer", "0=size:64");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "is a SPIR-V module, which has no preprocessor");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("m.spv"), "--entry", "other", "--buffer", "0=size:64");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "no GLCompute entry point named 'other'; its entry points: 'main' (GLCompute)");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("m_cut.spv"), "--buffer", "0=size:64");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "whole 32-bit words");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("m.spv"), "--lang", "fortran");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--lang fortran: expected glsl, hlsl or spirv");
+    run_free(&r);
+
+    /* HLSL: t0 is binding 16, b0 binding 32 (uniform), u0 binding 0. */
+    write_text("k.hlsl", lang_hlsl);
+    write_text("k.txt", lang_hlsl);
+    uint32_t in[16], mul[4] = {3, 0, 0, 0};
+    for (uint32_t i = 0; i < 16; i++)
+        in[i] = i + 100;
+    write_file("k_in.bin", in, sizeof in);
+    write_file("k_mul.bin", mul, sizeof mul);
+    char in_arg[600], mul_arg[600];
+    snprintf(in_arg, sizeof in_arg, "16=%s", P("k_in.bin"));
+    snprintf(mul_arg, sizeof mul_arg, "32=%s", P("k_mul.bin"));
+    /* By its name, and under another name by --lang. */
+    for (int k = 0; k < 2; k++) {
+        if (k == 0)
+            KILN(&r, NULL, "run", P("k.hlsl"), "--entry", "CSMain", "--groups", "2", "--buffer", "0=size:64",
+                 "--buffer", in_arg, "--buffer", mul_arg, "--out", out_arg);
+        else
+            KILN(&r, NULL, "run", P("k.txt"), "--lang", "hlsl", "--entry", "CSMain", "--groups", "2", "--buffer",
+                 "0=size:64", "--buffer", in_arg, "--buffer", mul_arg, "--out", out_arg);
+        CHECK_STATUS(r, 0);
+        got = READ_OUT("lang_out.bin", 64);
+        for (uint32_t i = 0; got && i < 16; i++)
+            CHECK_EQ(got[i], (i + 100) * 3);
+        free(got);
+        run_free(&r);
+    }
+    KILN(&r, NULL, "run", P("k.hlsl"), "--entry", "CSMain", "--push", "0=1", "--buffer", "0=size:64", "--buffer",
+         in_arg, "--buffer", mul_arg);
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "has no push_constant block, so nothing takes its words");
     run_free(&r);
 }
 
@@ -2834,6 +2935,7 @@ int main(int argc, char **argv)
     RUN_IF(archive_read_only_and_unusable_folders);
     RUN_IF(run_float_words);
     RUN_IF(run_own_push_block);
+    RUN_IF(run_spirv_and_hlsl);
     RUN_IF(run_spec_constants);
     RUN_IF(run_frames_prints_specialization);
     RUN_IF(run_signed_division_by_minus_one);

@@ -12,7 +12,7 @@
 #include <spirv-tools/libspirv.h>
 #include <spirv/unified1/spirv.h>
 
-#include "program/program.h"
+#include "program/program_private.h"
 #include "test.h"
 
 static kiln_result compile(const kiln_program_desc *d, struct prog_output *out)
@@ -588,9 +588,6 @@ TEST(first_error_line)
 
 /* ---- signed division by -1 (fold_guard.c) ------------------------------------ */
 
-int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words, char *err,
-                        size_t err_cap);
-
 /* Constants that reach INT_MIN / -1 (32 and 64 bits, scalars and vectors,
  * / and %) once the optimizer propagates them: without the guard, SPIRV-Tools
  * folds them in this process and SIGFPE kills it. */
@@ -671,7 +668,7 @@ TEST(division_guard_rewrites_every_signed_division_and_validates)
         CHECK(g[3] > raw.spirv[3]);   /* the bound grew */
         CHECK(spirv_valid(g, gw, k ? "guarded (SMod)" : "guarded"));
         /* The optimizer runs on it in this process and survives. */
-        CHECK_EQ(prog_spirv_optimize(g, gw, &opt, &ow, err, sizeof err), 0);
+        CHECK_EQ(prog_spirv_optimize(g, gw, SPV_ENV_VULKAN_1_2, &opt, &ow, err, sizeof err), 0);
         if (opt)
             CHECK(spirv_valid(opt, ow, "guarded and optimized"));
         free(g);

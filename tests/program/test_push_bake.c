@@ -22,11 +22,8 @@
 #include <spirv/unified1/spirv.h>
 
 #include "base/base.h"
-#include "program/program.h"
+#include "program/program_private.h"
 #include "test.h"
-
-int prog_spirv_optimize(const uint32_t *in, size_t words, uint32_t **out, size_t *out_words, char *err,
-                        size_t err_cap);
 
 struct mod {
     uint32_t *w;
@@ -560,7 +557,7 @@ static struct mod optimize(const struct mod *in)
     int rc = prog_fold_guard(in->w, in->n, &g.w, &g.n, NULL, err, sizeof err);
     CHECK(rc == 0 || rc == 1);
     const struct mod *src = rc == 0 ? &g : in;
-    CHECK_EQ(prog_spirv_optimize(src->w, src->n, &o.w, &o.n, err, sizeof err), 0);
+    CHECK_EQ(prog_spirv_optimize(src->w, src->n, SPV_ENV_VULKAN_1_2, &o.w, &o.n, err, sizeof err), 0);
     if (err[0])
         fprintf(stderr, "optimize: %s\n", err);
     free(g.w);

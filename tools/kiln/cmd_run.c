@@ -101,6 +101,7 @@ struct run_args {
     char *source;          /* owned */
     size_t source_len;
     const char *entry;     /* NULL = main */
+    kiln_language lang;    /* --lang, else by the file's name (AUTO: by its bytes) */
     kiln_define defines[KILN_MAX_DEFINES];
     char *define_text[KILN_MAX_DEFINES];   /* owned copies of K=V, split in place */
     uint32_t define_count;
@@ -139,11 +140,16 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kiln run SHADER.comp [options]\n"
             "\n"
-            "Compiles one GLSL compute shader, binds files as its buffers, runs it as a\n"
-            "one-node scheme and writes buffers back to files.\n"
+            "Compiles one compute shader (GLSL, HLSL or a SPIR-V module), binds files as\n"
+            "its buffers, runs it as a one-node scheme and writes buffers back to files.\n"
             "\n"
             "options:\n"
-            "  --entry NAME          entry point: a `void NAME()` of the source (default main)\n"
+            "  --entry NAME          entry point: a `void NAME()` of the source, an HLSL kernel's\n"
+            "                        function, a module's GLCompute entry point (default main)\n"
+            "  --lang glsl|hlsl|spirv\n"
+            "                        the shader's language; default: spirv for a .spv file,\n"
+            "                        hlsl for .hlsl, else spirv when its bytes start with\n"
+            "                        SPIR-V's magic number, else glsl (see LANGUAGES)\n"
             "  --define K[=V]        preprocessor define; K alone means K=1 (repeatable)\n"
             "  --groups X[,Y[,Z]]    workgroups to dispatch (default 1,1,1)\n"
             "  --param N=WORD        node param word N (0..7); shaders read it as kiln_param(N)\n"
@@ -220,6 +226,13 @@ static void usage(FILE *f)
             "not declare and 64-bit constants are refused by name. Constants left at their\n"
             "defaults are named in a note (a workgroup of 1, a loop bound of 1 is seldom\n"
             "what a shader's author meant).\n"
+            "\n"
+            "LANGUAGES: HLSL registers are bindings by class, in the set their space\n"
+            "names: uN is binding N, tN binding 16+N, bN binding 32+N, sN binding 48+N; a\n"
+            "resource without register() takes the next free binding of its class, and\n"
+            "globals outside a cbuffer are one uniform buffer ($Global) among the b\n"
+            "bindings. A SPIR-V module takes no --define and includes nothing; its own\n"
+            "push_constant block is what --push sets.\n"
             "\n"
             "STDIN AND STDOUT: '-' is standard input as SHADER, a --buffer or --image FILE\n"
             "or --push-file (one of them: it is read once), and standard output as one --out\n"
@@ -375,12 +388,16 @@ static int node_words(const struct run_args *a, const kiln_program_interface *if
         return 0;
     }
     uint32_t words = iface->param_words;
+    if (!words && (a->push_file || a->push_first || a->param_given))   /* HLSL, or a module, without a block */
+        return bad("%s: %s has no push_constant block, so nothing takes its words (kiln's --param words are "
+                   "GLSL's kiln_param)", a->param_given ? "--param" : a->push_first ? "--push" : "--push-file",
+                   a->shader);
     if (a->param_given)
         return bad("--param: %s declares its own push_constant block (%u bytes), so kiln's param words do not exist; "
                    "set the block's words with --push N=WORD or --push-file FILE",
                    a->shader, iface->push_constant_size);
     memset(out, 0, words * sizeof *out);
-    if (!a->push_file && !a->push_first && !a->quiet)   /* zeros are seldom what a shader's author meant */
+    if (words && !a->push_file && !a->push_first && !a->quiet)   /* zeros are seldom what a shader's author meant */
         fprintf(stderr, "note: %s: its push_constant block (%u bytes) is given no values, so it runs with zeros; "
                 "set them with --push N=WORD or --push-file FILE\n", a->shader, iface->push_constant_size);
     if (a->push_file) {
@@ -490,11 +507,26 @@ struct out_arg {
 
 /* Parses argv into *a. Returns 0 to run, -1 after printing --help, or 2
  * after naming a bad argument. */
+/* The language a shader's file name says: .spv SPIR-V, .hlsl (.hlsli)
+ * HLSL; AUTO for any other (SPIR-V by its bytes, else GLSL). */
+static kiln_language lang_of_name(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot || strchr(dot, '/'))
+        return KILN_LANGUAGE_AUTO;
+    if (!strcmp(dot, ".spv"))
+        return KILN_LANGUAGE_SPIRV;
+    if (!strcmp(dot, ".hlsl") || !strcmp(dot, ".hlsli"))
+        return KILN_LANGUAGE_HLSL;
+    return KILN_LANGUAGE_AUTO;
+}
+
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
     struct out_arg outs[KILN_MAX_DESCRIPTORS], formats[KILN_MAX_DESCRIPTORS];
     uint32_t out_count = 0, format_count = 0;
     bool param_seen[KILN_PARAM_WORDS] = {false};
+    bool lang_given = false;
     bool options_done = false;
     a->groups[0] = a->groups[1] = a->groups[2] = 1;
     a->frames = 1;
@@ -523,7 +555,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             continue;
         }
         /* Options with a value: --name VALUE or --name=VALUE. */
-        static const char *const with_value[] = {"--entry", "--define", "--groups", "--param", "--push", "--push-file",
+        static const char *const with_value[] = {"--entry", "--lang", "--define", "--groups", "--param", "--push", "--push-file",
                                                  "--buffer", "--out", "--texel-format", "--frames", "--timeout",
                                                  "--spec", "--image", "--out-image", "--sampler", "--trace",
                                                  "--remote"};
@@ -552,6 +584,16 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             if (!is_ident(v, strlen(v)))
                 return bad("--entry %s: the entry must name a function (an identifier)", v);
             a->entry = v;
+        } else if (!strcmp(name, "--lang")) {
+            if (!strcmp(v, "glsl"))
+                a->lang = KILN_LANGUAGE_GLSL;
+            else if (!strcmp(v, "hlsl"))
+                a->lang = KILN_LANGUAGE_HLSL;
+            else if (!strcmp(v, "spirv"))
+                a->lang = KILN_LANGUAGE_SPIRV;
+            else
+                return bad("--lang %s: expected glsl, hlsl or spirv", v);
+            lang_given = true;
         } else if (!strcmp(name, "--define")) {
             r = parse_define(a, v);
         } else if (!strcmp(name, "--groups")) {
@@ -635,6 +677,11 @@ static int parse_args(int argc, char **argv, struct run_args *a)
     }
     if (!a->shader)
         return bad("no SHADER.comp given");
+    if (!lang_given)
+        a->lang = lang_of_name(a->shader);
+    if (a->lang == KILN_LANGUAGE_SPIRV && a->define_count)
+        return bad("--define %s: %s is a SPIR-V module, which has no preprocessor (its specialization constants "
+                   "are set by --spec)", a->define_text[0], a->shader);
     char img_why[400];
     if (!cli_images_check(&a->images, img_why, sizeof img_why))
         return bad("%s", img_why);
@@ -973,15 +1020,18 @@ static kiln_result make_program(kiln_context ctx, const struct run_args *a, cons
         return KILN_ERR_NO_MEMORY;
     }
     const char *dirs[1] = {folder};
+    bool module = a->lang == KILN_LANGUAGE_SPIRV ||
+                  (a->lang == KILN_LANGUAGE_AUTO && a->source_len >= 4 && !memcmp(a->source, "\x03\x02\x23\x07", 4));
     kiln_program_desc pd = {
         .source = a->source,
         .source_len = a->source_len,
+        .language = a->lang,
         .name = a->shader,
         .entry = a->entry,
         .defines = a->defines,
         .define_count = a->define_count,
-        .include_dirs = dirs,
-        .include_dir_count = 1,
+        .include_dirs = module ? NULL : dirs,   /* a module includes nothing */
+        .include_dir_count = module ? 0 : 1,
         .constants = c,
         .constant_count = n,
     };

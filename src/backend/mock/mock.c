@@ -640,6 +640,7 @@ kiln_result mockb_create(const struct kb_settings *set, struct kb_device **out)
     c->max_image_dimension_3d = 2048;
     c->storage_image_read_without_format = 1;
     c->storage_image_write_without_format = 1;
+    c->shader_features = ~0u;   /* the mock runs no shader: it lacks nothing */
     c->min_storage_buffer_offset_alignment = 16;
     c->min_uniform_buffer_offset_alignment = 16;
     c->unified_memory = 1;

@@ -356,10 +356,44 @@ void vk_fill_caps(struct vk_device *d)
     c->min_texel_buffer_offset_alignment = p->limits.minTexelBufferOffsetAlignment;
     c->max_image_dimension_2d = p->limits.maxImageDimension2D;
     c->max_image_dimension_3d = p->limits.maxImageDimension3D;
-    VkPhysicalDeviceFeatures feat;
-    vkGetPhysicalDeviceFeatures(d->phys, &feat);   /* every feature is enabled at create (vkb_create) */
-    c->storage_image_read_without_format = feat.shaderStorageImageReadWithoutFormat ? 1 : 0;
-    c->storage_image_write_without_format = feat.shaderStorageImageWriteWithoutFormat ? 1 : 0;
+    /* Every feature is enabled at create (vkb_create). */
+    VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                            .pNext = v13 ? &f13 : NULL};
+    VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                            .pNext = &f12};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+    vkGetPhysicalDeviceFeatures2(d->phys, &f2);
+    const VkPhysicalDeviceFeatures *feat = &f2.features;
+    c->storage_image_read_without_format = feat->shaderStorageImageReadWithoutFormat ? 1 : 0;
+    c->storage_image_write_without_format = feat->shaderStorageImageWriteWithoutFormat ? 1 : 0;
+    const struct { VkBool32 on; uint32_t bit; } have[] = {
+        {feat->shaderFloat64, KILN_FEATURE_FLOAT64},
+        {feat->shaderInt64, KILN_FEATURE_INT64},
+        {feat->shaderInt16, KILN_FEATURE_INT16},
+        {f12.shaderFloat16, KILN_FEATURE_FLOAT16},
+        {f12.shaderInt8, KILN_FEATURE_INT8},
+        {f11.storageBuffer16BitAccess, KILN_FEATURE_STORAGE_16BIT},
+        {f11.uniformAndStorageBuffer16BitAccess, KILN_FEATURE_UNIFORM_16BIT},
+        {f11.storagePushConstant16, KILN_FEATURE_PUSH_16BIT},
+        {f12.storageBuffer8BitAccess, KILN_FEATURE_STORAGE_8BIT},
+        {f12.uniformAndStorageBuffer8BitAccess, KILN_FEATURE_UNIFORM_8BIT},
+        {f12.storagePushConstant8, KILN_FEATURE_PUSH_8BIT},
+        {f12.shaderBufferInt64Atomics, KILN_FEATURE_INT64_ATOMICS},
+        {f12.shaderSharedInt64Atomics, KILN_FEATURE_SHARED_INT64_ATOMICS},
+        {f12.vulkanMemoryModel, KILN_FEATURE_MEMORY_MODEL},
+        {f12.vulkanMemoryModelDeviceScope, KILN_FEATURE_MEMORY_MODEL_DEVICE},
+        {f12.bufferDeviceAddress, KILN_FEATURE_DEVICE_ADDRESS},
+        {f11.variablePointersStorageBuffer, KILN_FEATURE_VARIABLE_POINTERS_STORAGE},
+        {f11.variablePointers, KILN_FEATURE_VARIABLE_POINTERS},
+        {feat->shaderImageGatherExtended, KILN_FEATURE_IMAGE_GATHER_EXTENDED},
+        {feat->shaderStorageImageExtendedFormats, KILN_FEATURE_STORAGE_IMAGE_EXTENDED_FORMATS},
+        {feat->shaderStorageImageMultisample, KILN_FEATURE_STORAGE_IMAGE_MULTISAMPLE},
+        {v13 && f13.shaderIntegerDotProduct, KILN_FEATURE_INTEGER_DOT_PRODUCT},
+    };
+    c->shader_features = 0;
+    for (size_t i = 0; i < sizeof have / sizeof have[0]; i++)
+        c->shader_features |= have[i].on ? have[i].bit : 0;
     /* The largest buffer: one allocation holds it (maxMemoryAllocationSize,
      * Vulkan 1.1), Vulkan 1.3's maxBufferSize, and no heap smaller. */
     uint64_t most = m3.maxMemoryAllocationSize;
