@@ -558,9 +558,16 @@ KILN_API KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_
  * through kiln_len(b); an array binding's element 0; a binding in another
  * set has no kiln_len: use its .length() or imageSize()); 96 bytes. */
 #define KILN_PUSH_BYTES (4 * (KILN_PARAM_WORDS + KILN_MAX_BINDINGS))
-#define KILN_MAX_DEFINES 32
+/* A program's defines and preamble together: their names, values and
+ * text, at most this many bytes (1 MiB); the number of defines is bound
+ * by this alone. */
+#define KILN_MAX_PREAMBLE_BYTES (1u << 20)
 #define KILN_MAX_INCLUDE_DIRS 8
 
+/* A preprocessor define: `name` an identifier (`NAME`, `#define NAME
+ * value`) or a function-like macro's head (`NAME(a, b)`, `#define NAME(a,
+ * b) value`, its parameters identifiers). value is one line (no
+ * line break; NULL = "1"). */
 typedef struct kiln_define { const char *name; const char *value; /* NULL = "1" */ } kiln_define;
 
 /* A define as a program copies it (define NULL: a zero define): value NULL
@@ -628,7 +635,7 @@ typedef struct kiln_program_desc {
     size_t source_len;            /* 0 = strlen(source) */
     const char *name;             /* file name used in messages; NULL = "program.comp" ("program.spv") */
     const char *entry;            /* NULL = "main" */
-    const kiln_define *defines;   /* up to KILN_MAX_DEFINES */
+    const kiln_define *defines;   /* with preamble, at most KILN_MAX_PREAMBLE_BYTES */
     uint32_t define_count;
     const char *const *include_dirs; /* searched for #include "x" after the including file's folder */
     uint32_t include_dir_count;
@@ -641,6 +648,17 @@ typedef struct kiln_program_desc {
     kiln_language language;       /* AUTO (0): see kiln_language */
     const uint32_t *spirv;        /* a SPIR-V module's words, in place of source; copied */
     size_t spirv_words;
+    /* Text a host puts before the source, as ML runtimes and engines do
+     * (macros, function-like ones too, #extension lines): GLSL's goes after
+     * the source's #version and #extension lines, HLSL's first. NULL:
+     * none; copied. Refused with a SPIR-V module. */
+    const char *preamble;
+    /* The workgroup size the host sets, axis by axis (0: the program's
+     * own): the program's local size, whether a literal or specialization
+     * constants (local_size_x_id, LocalSizeId: those constants are then
+     * fixed, and `constants` may not set them), and gl_WorkGroupSize, for
+     * every language. The device's limits apply to the result. */
+    uint32_t workgroup_size[3];
 } kiln_program_desc;
 
 /* The program desc as kiln_program_create sees it (desc NULL: a zero desc):

@@ -408,12 +408,16 @@ class Context:
 
     _LANGUAGES = {None: 0, "glsl": 1, "hlsl": 2, "spirv": 3}
 
-    def program(self, source, name=None, entry=None, defines=None, constants=None, wait=True, language=None):
+    def program(self, source, name=None, entry=None, defines=None, constants=None, wait=True, language=None,
+                preamble=None, workgroup_size=None):
         """Compiles a compute program: GLSL source (with kiln's param
         prelude), HLSL source (language="hlsl", entry its kernel's name),
         or a SPIR-V module given as bytes. defines: {name: value or None};
-        constants: {constant_id: int or float}. wait=False returns at once
-        (call .wait())."""
+        constants: {constant_id: int or float}; defines may be
+        function-like ({"psc(x)": "(x)"}). preamble: text a host puts
+        after #version and #extension lines (HLSL: first).
+        workgroup_size: (x[, y[, z]]) over the program's own. wait=False
+        returns at once (call .wait())."""
         if language not in self._LANGUAGES:
             raise ValueError("language %r: expected 'glsl', 'hlsl' or 'spirv'" % (language,))
         keep = []
@@ -424,6 +428,14 @@ class Context:
             return c
         d = ffi.new("kiln_program_desc *")
         d.language = self._LANGUAGES[language]
+        if preamble is not None:
+            d.preamble = cs(preamble)
+        if workgroup_size is not None:
+            size = tuple(workgroup_size) if hasattr(workgroup_size, "__iter__") else (workgroup_size,)
+            if not 1 <= len(size) <= 3:
+                raise ValueError("workgroup_size: 1 to 3 axes, got %r" % (workgroup_size,))
+            for i, v in enumerate(size):
+                d.workgroup_size[i] = v
         if isinstance(source, (bytes, bytearray, memoryview)):
             raw = bytes(source)
             if len(raw) % 4:

@@ -252,6 +252,8 @@ typedef struct kiln_program_desc {
     kiln_language language;
     const uint32_t *spirv;
     size_t spirv_words;
+    const char *preamble;
+    uint32_t workgroup_size[3];
 } kiln_program_desc;
  kiln_program_desc kiln_program_desc_defaults(const kiln_program_desc *desc);
 typedef enum kiln_program_state {

@@ -150,6 +150,22 @@ void CSMain(uint3 id : SV_DispatchThreadID) { o[id.x] = id.x * 3u; }
         ctx.program(hlsl, language="cuda")
 
 
+def test_preamble_function_like_defines_and_workgroup_size(ctx):
+    src = """#version 450
+layout(local_size_x_id = 233) in;
+layout(std430, binding = 0) buffer D { uint d[]; };
+void main() { uint i = gl_GlobalInvocationID.x; d[i] = TWICE(i) + gl_WorkGroupSize.x + BASE; }
+"""
+    prog = ctx.program(src, preamble="#define BASE 1000u\n", defines={"TWICE(x)": "((x) * 2u)"},
+                       workgroup_size=(32,))
+    assert prog.interface["workgroup_size"] == (32, 1, 1)
+    buf = ctx.buffer(nbytes=1024)
+    s = ctx.scheme()
+    s.add_node(prog, bindings={0: buf}, groups=8)
+    s.submit().wait()
+    assert (buf.read(np.uint32) == np.arange(256, dtype=np.uint32) * 2 + 32 + 1000).all()
+
+
 def test_cdef_matches_header():
     here = os.path.join(os.path.dirname(__file__), "..")
     r = subprocess.run([sys.executable, os.path.join(here, "gen_cdef.py"), "--check"], capture_output=True, text=True)

@@ -104,6 +104,9 @@ void front_request_encode(struct bytes *b, const struct prog_source *src)
     put_blob(b, src->source, src->source_len);
     put_str(b, src->name);
     put_str(b, src->entry);
+    put_str(b, src->preamble);
+    for (int a = 0; a < 3; a++)
+        bytes_put_u32(b, src->workgroup_size[a]);
     bytes_put_u32(b, (uint32_t)src->optimize);
     bytes_put_u32(b, src->define_count);
     for (uint32_t i = 0; i < src->define_count; i++) {
@@ -136,10 +139,14 @@ bool front_request_decode(const uint8_t *p, size_t n, struct prog_source *src)
     ok = ok && lang >= KILN_LANGUAGE_GLSL && lang <= KILN_LANGUAGE_SPIRV;
     src->lang = (kiln_language)lang;
     ok = ok && read_blob(&r, &src->source, &src->source_len) && src->source &&
-              read_blob(&r, &src->name, NULL) && src->name && read_blob(&r, &src->entry, NULL) && src->entry;
+              read_blob(&r, &src->name, NULL) && src->name && read_blob(&r, &src->entry, NULL) && src->entry &&
+              read_blob(&r, &src->preamble, NULL);
+    for (int a = 0; a < 3; a++)
+        src->workgroup_size[a] = bytes_read_u32(&r);
     src->optimize = (int)bytes_read_u32(&r);
     uint32_t defines = bytes_read_u32(&r);
-    ok = ok && !r.overrun && defines <= KILN_MAX_DEFINES &&
+    /* Each define is two blobs of at least 8 bytes each. */
+    ok = ok && !r.overrun && defines <= bytes_remaining(&r) / 16 &&
          (src->defines = mem_calloc(defines + 1, sizeof *src->defines)) != NULL;
     for (uint32_t i = 0; ok && i < defines; i++) {
         src->define_count = i + 1;

@@ -32,7 +32,7 @@
 
 #include "compile_private.h"
 
-#define KEY_FORMAT "kiln-key-4"   /* 3: binding lengths in the push block; params_read, lens_read, groups_read; 4: the language */
+#define KEY_FORMAT "kiln-key-4"   /* 3: binding lengths in the push block; params_read, lens_read, groups_read; 4: the language, the preamble, the workgroup size */
 
 static void put(struct bytes *b, const void *data, size_t n) { bytes_put(b, data, n); }
 static void put_u64(struct bytes *b, uint64_t v) { put(b, &v, sizeof v); }
@@ -65,6 +65,11 @@ kiln_result ckey_front(const struct prog_source *src, uint8_t **key, size_t *len
     put_str(&b, src->lang == KILN_LANGUAGE_HLSL ? "vulkan1.1 spv1.3" : "vulkan1.2");
     put_u64(&b, (uint64_t)(src->optimize > 0));
     put_str(&b, src->entry);
+    put_u64(&b, src->preamble != NULL);
+    if (src->preamble)
+        put_str(&b, src->preamble);
+    for (int a = 0; a < 3; a++)
+        put_u64(&b, src->workgroup_size[a]);
     struct prog_define *defs = mem_alloc((src->define_count + 1) * sizeof *defs);
     if (!defs) {
         free(b.p);

@@ -30,8 +30,8 @@
  * talk (the server refuses context_create, naming both). */
 #define PIPE_VERSION 6u   /* 3: calls go on the command stream (remote/stream.c); 4: the client mints
                             * scheme and node handles and numbers its tickets; 5: a set_param names
-                            * the program its slot was checked against; 6: a program's language, and
-                            * kiln_caps' shader_features */
+                            * the program its slot was checked against; 6: a program's language,
+                            * preamble and workgroup size, kiln_caps' shader_features */
 
 enum pipe_class { PIPE_CLASS_OBJECT, PIPE_CLASS_DATA, PIPE_CLASS_QUERY, PIPE_CLASS_STATE, PIPE_CLASS_SUBMIT,
                   PIPE_CLASS_WAIT, PIPE_CLASS_ARCHIVE, PIPE_CLASSES };
@@ -103,13 +103,15 @@ struct pipe_rec_node {
     uint32_t binding_count, param_count, label_len;
 };
 /* tail: the source (a SPIR-V module's bytes where language is SPIR-V),
- * name, entry; each define's name and value; each include folder;
- * constant_count kiln_spec_constant pairs */
+ * name, entry, preamble (or its NULL); each define's name and value; each
+ * include folder; constant_count kiln_spec_constant pairs */
 struct pipe_rec_program {
     uint32_t source_len, name_len, entry_len;
     uint32_t define_count, include_dir_count, constant_count;
     int32_t optimize;
     uint32_t language;   /* a kiln_language (the client sends it resolved; 0, AUTO, is taken) */
+    uint32_t workgroup_size[3];
+    uint32_t reserved;
 };
 /* kiln_context_desc's numbers; tail: device, archive_dir,
  * archive_readonly, trace_path. version is PIPE_VERSION. */
@@ -144,7 +146,7 @@ struct pipe_rec_precompile { double stall_s; };
 #undef L
 #undef X
 _Static_assert(sizeof(struct pipe_rec_range) == 40 && sizeof(struct pipe_rec_node) == 48 &&
-                   sizeof(struct pipe_rec_program) == 32 && sizeof(struct pipe_rec_context) == 104 &&
+                   sizeof(struct pipe_rec_program) == 48 && sizeof(struct pipe_rec_context) == 104 &&
                    sizeof(struct pipe_rec_tidy) == 32 && sizeof(struct pipe_rec_image) == 32 &&
                    sizeof(struct pipe_rec_param) == 24,
                "pipe records are part of the wire: a change is a new PIPE_VERSION");

@@ -43,6 +43,58 @@ static bool is_ident(const char *s)
     return true;
 }
 
+bool prog_define_name_ok(const char *name, char *why, size_t cap)
+{
+    if (!name) {
+        snprintf(why, cap, "its name is NULL");
+        return false;
+    }
+    const char *p = name;
+    while (isalnum((unsigned char)*p) || *p == '_')
+        p++;
+    if (p == name || isdigit((unsigned char)*name)) {
+        snprintf(why, cap, "a define's name is an identifier, or a function-like macro's head NAME(a, b)");
+        return false;
+    }
+    if (!*p)
+        return true;
+    if (*p != '(') {
+        snprintf(why, cap, "'%c' after the identifier: a define's name is an identifier, or NAME(a, b)", *p);
+        return false;
+    }
+    /* NAME(params): identifiers separated by commas, blanks allowed (the
+     * GLSL preprocessor has no variadic macros). */
+    p++;
+    for (bool first = true;; first = false) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (first && *p == ')')
+            break;
+        const char *q = p;
+        while (isalnum((unsigned char)*q) || *q == '_')
+            q++;
+        if (q == p || isdigit((unsigned char)*p)) {
+            snprintf(why, cap, "parameter %s of the macro is not an identifier", *p ? p : "(missing)");
+            return false;
+        }
+        p = q;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == ')')
+            break;
+        if (*p != ',') {
+            snprintf(why, cap, "the macro's parameters are identifiers separated by commas and end with ')'");
+            return false;
+        }
+        p++;
+    }
+    if (p[1]) {
+        snprintf(why, cap, "text after the macro's ')': its body is the define's value");
+        return false;
+    }
+    return true;
+}
+
 static int cmp_constant(const void *a, const void *b)
 {
     const kiln_spec_constant *x = a, *y = b;
@@ -92,6 +144,9 @@ static kiln_result spirv_desc_check(const kiln_program_desc *d)
     if (d->include_dir_count)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u include folders given with a SPIR-V module, which "
                           "includes nothing", d->include_dir_count);
+    if (d->preamble)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: a preamble given with a SPIR-V module, which has no "
+                          "preprocessor (its specialization constants are set by constants)");
     return KILN_OK;
 }
 
@@ -113,15 +168,27 @@ kiln_result prog_desc_check(const kiln_program_desc *desc)
     if (!is_ident(d.entry) || strlen(d.entry) >= 64)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: entry '%s' is not a GLSL identifier of under 64 characters",
                           d.entry);
-    if (d.define_count > KILN_MAX_DEFINES)
-        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u defines, at most %d", d.define_count,
-                          KILN_MAX_DEFINES);
     if (d.define_count && !d.defines)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: define_count is %u but defines is NULL", d.define_count);
-    for (uint32_t i = 0; i < d.define_count; i++)
-        if (!is_ident(d.defines[i].name))
-            return KILN_RAISE(KILN_ERR_INVALID, "program desc: define %u name '%s' is not an identifier", i,
-                              d.defines[i].name ? d.defines[i].name : "(null)");
+    uint64_t text_bytes = d.preamble ? strlen(d.preamble) : 0;
+    for (uint32_t i = 0; i < d.define_count && text_bytes <= KILN_MAX_PREAMBLE_BYTES; i++) {
+        kiln_define def = kiln_define_defaults(&d.defines[i]);
+        char why[160];
+        if (!prog_define_name_ok(def.name, why, sizeof why))
+            return KILN_RAISE(KILN_ERR_INVALID, "program desc: define %u '%s': %s", i, def.name ? def.name : "(null)",
+                              why);
+        if (strpbrk(def.value, "\n\r"))
+            return KILN_RAISE(KILN_ERR_INVALID, "program desc: define %u '%s': its value holds a line break (a "
+                              "define is one line; put longer text in the preamble)", i, def.name);
+        text_bytes += strlen(def.name) + strlen(def.value) + 10;   /* as "#define N V\n" */
+    }
+    if (text_bytes > KILN_MAX_PREAMBLE_BYTES)
+        return KILN_RAISE(KILN_ERR_LIMIT, "program desc: its defines and preamble hold more than %u bytes "
+                          "(KILN_MAX_PREAMBLE_BYTES)", KILN_MAX_PREAMBLE_BYTES);
+    for (int a = 0; a < 3; a++)
+        if (d.workgroup_size[a] > 65535)
+            return KILN_RAISE(KILN_ERR_INVALID, "program desc: workgroup_size[%d] is %u; no device takes more than "
+                              "65535 on an axis", a, d.workgroup_size[a]);
     if (d.include_dir_count > KILN_MAX_INCLUDE_DIRS)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u include folders, at most %d", d.include_dir_count,
                           KILN_MAX_INCLUDE_DIRS);
@@ -173,7 +240,10 @@ kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d
     src->defines = mem_calloc(d.define_count + 1, sizeof *src->defines);
     src->include_dirs = mem_calloc(d.include_dir_count + 1, sizeof *src->include_dirs);
     src->constants = mem_alloc((d.constant_count + 1) * sizeof *src->constants);
-    bool ok = src->source && src->name && src->entry && src->defines && src->include_dirs && src->constants;
+        src->preamble = d.preamble ? str_dup(d.preamble) : NULL;
+    memcpy(src->workgroup_size, d.workgroup_size, sizeof src->workgroup_size);
+    bool ok = src->source && src->name && src->entry && src->defines && src->include_dirs && src->constants &&
+              (!d.preamble || src->preamble);
     if (ok && d.constant_count) {
         memcpy(src->constants, d.constants, d.constant_count * sizeof *src->constants);
         src->constant_count = d.constant_count;
@@ -200,17 +270,22 @@ kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d
 
 kiln_result prog_source_copy(struct prog_source *dst, const struct prog_source *src)
 {
-    kiln_define defs[KILN_MAX_DEFINES];
+    kiln_define *defs = mem_alloc((src->define_count + 1) * sizeof *defs);
+    if (!defs)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory copying a program desc");
     for (uint32_t i = 0; i < src->define_count; i++)
         defs[i] = (kiln_define){src->defines[i].name, src->defines[i].value};
     kiln_program_desc d = {
-        .language = src->lang,
+        .language = src->lang, .preamble = src->preamble,
+        .workgroup_size = {src->workgroup_size[0], src->workgroup_size[1], src->workgroup_size[2]},
         .source = src->source, .source_len = src->source_len, .name = src->name, .entry = src->entry,
         .optimize = src->optimize, .defines = defs, .define_count = src->define_count,
         .include_dirs = (const char *const *)src->include_dirs, .include_dir_count = src->include_dir_count,
         .constants = src->constants, .constant_count = src->constant_count,
     };
-    KILN_TRY(prog_source_init(dst, &d));
+    kiln_result r = prog_source_init(dst, &d);
+    free(defs);
+    KILN_TRY(r);
     dst->includes_sealed = src->includes_sealed;   /* a copy never reads a disk its source could not */
     return KILN_OK;
 }
@@ -263,6 +338,7 @@ void prog_source_finish(struct prog_source *src)
     free(src->source);
     free(src->name);
     free(src->entry);
+    free(src->preamble);
     for (uint32_t i = 0; i < src->define_count; i++) {
         free(src->defines[i].name);
         free(src->defines[i].value);
@@ -366,7 +442,8 @@ static bool text_has_push_constant(const char *t, size_t n)
 
 bool prog_declares_push_block(const struct prog_source *src)
 {
-    if (text_has_push_constant(src->source, src->source_len))
+    if (text_has_push_constant(src->source, src->source_len) ||
+        (src->preamble && text_has_push_constant(src->preamble, strlen(src->preamble))))
         return true;
     for (uint32_t i = 0; i < src->include_count; i++)
         if (src->includes[i].content && text_has_push_constant(src->includes[i].content, src->includes[i].len))
@@ -388,6 +465,12 @@ char *prog_preprocess(const struct prog_source *src, bool own_push, size_t *len)
     prog_text_put(&b, src->source, head);
     if (head && src->source[head - 1] != '\n')
         prog_text_put(&b, "\n", 1);
+    if (src->preamble) {   /* the host's, after #version and #extension as hosts put it */
+        size_t n = strlen(src->preamble);
+        prog_text_put(&b, src->preamble, n);
+        if (n && src->preamble[n - 1] != '\n')
+            prog_text_put(&b, "\n", 1);
+    }
     if (own_push) {
         /* The program's own block is its param words: kiln declares none,
          * and kiln_param(n) / kiln_len(b), which read kiln's, name the way
@@ -495,12 +578,23 @@ static void make_compiler(void) { the_compiler = shaderc_compiler_initialize(); 
  * KILN_ERR_COMPILE with out->log saying why (an interface kiln cannot
  * bind). */
 static kiln_result finish_module(const char *name, const char *entry, int optimize, bool own_push,
-                                 struct prog_output *out)
+                                 const uint32_t workgroup_size[3], struct prog_output *out)
 {
     kiln_result r;
     char err[512];
     uint32_t *opt;
     size_t opt_words;
+    char *why = NULL;
+    if ((r = prog_set_local_size(name, workgroup_size, &out->spirv, &out->words, &why)) < 0) {
+        if (why) {
+            free(out->log);
+            out->log = why;
+        }
+        free(out->spirv);
+        out->spirv = NULL;
+        out->words = 0;
+        return r;
+    }
     /* The specialization constants the source declares, listed before the
      * optimizer drops those the code never reads (spec_const.c says why).
      * A listing that fails (no memory) leaves the optimized module's. */
@@ -591,7 +685,8 @@ kiln_result prog_bake_variant(const struct prog_output *universal, const char *n
         prog_output_finish(out);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the log of %s", name);
     }
-    kiln_result r = finish_module(name, universal->iface.entry, 1, universal->iface.own_push_block != 0, out);
+    static const uint32_t kept[3] = {0, 0, 0};   /* the universal's module has the host's size already */
+    kiln_result r = finish_module(name, universal->iface.entry, 1, universal->iface.own_push_block != 0, kept, out);
     if (r == KILN_OK) {
         /* The layout follows the universal's signature: its push block,
          * though the optimizer may have dropped every load of it. */
@@ -672,7 +767,7 @@ static kiln_result take_module(const struct prog_source *src, struct prog_output
     kiln_result r = prog_spirv_take(src, &out->spirv, &out->words, &out->log);
     if (r == KILN_OK) {
         out->log = str_dup("");
-        r = out->log ? finish_module(src->name, src->entry, src->optimize, true, out)
+        r = out->log ? finish_module(src->name, src->entry, src->optimize, true, src->workgroup_size, out)
                      : KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the log of %s", src->name);
     }
     if (!out->log) {
@@ -701,6 +796,25 @@ static kiln_result hlsl_entry(const struct prog_source *src, struct prog_output 
         out->log = log;
     }
     return r;
+}
+
+/* An HLSL program's text: the preamble, then the source from its line 1. */
+static char *hlsl_text(const struct prog_source *src, size_t *len)
+{
+    if (!src->preamble) {
+        *len = src->source_len;
+        return str_ndup(src->source, src->source_len);
+    }
+    struct bytes b = {0};
+    prog_text_put(&b, src->preamble, strlen(src->preamble));
+    prog_text_put(&b, "\n#line 1\n", 9);
+    prog_text_put(&b, src->source, src->source_len);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.len;
+    return (char *)b.p;
 }
 
 /* An HLSL compile's registers as bindings (hlsl_in.c), read from its
@@ -756,7 +870,7 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
      * ([[vk::push_constant]]), and its entry keeps its name until the
      * module is made (renamed "main" below). */
     bool own_push = hlsl || prog_declares_push_block(src);
-    char *text = hlsl ? str_ndup(src->source, src->source_len) : prog_preprocess(src, own_push, &len);
+    char *text = hlsl ? hlsl_text(src, &len) : prog_preprocess(src, own_push, &len);
     pthread_once(&the_compiler_once, make_compiler);
     shaderc_compiler_t compiler = the_compiler;
     shaderc_compile_options_t opts = shaderc_compile_options_initialize();
@@ -845,7 +959,7 @@ kiln_result prog_compile(const struct prog_source *src, struct prog_output *out)
             memcpy(out->spirv, shaderc_result_get_bytes(res), bytes);
             r = hlsl ? hlsl_entry(src, out) : KILN_OK;
             if (r == KILN_OK)
-                r = finish_module(src->name, src->entry, src->optimize, own_push, out);
+                r = finish_module(src->name, src->entry, src->optimize, own_push, src->workgroup_size, out);
         }
     }
     if (res)

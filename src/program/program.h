@@ -46,6 +46,8 @@ struct prog_source {
     size_t source_len;
     char *name;
     char *entry;
+    char *preamble;              /* NULL: none */
+    uint32_t workgroup_size[3];  /* 0: the program's own, axis by axis */
     uint32_t define_count;
     struct prog_define { char *name, *value; } *defines;
     uint32_t include_dir_count;
@@ -217,6 +219,10 @@ KILN_NODISCARD kiln_result prog_include_resolve(struct prog_includer *in, const 
 #define PROG_HLSL_SHIFT_T 16
 #define PROG_HLSL_SHIFT_B 32
 #define PROG_HLSL_SHIFT_S 48
+
+/* Whether name is a define's name: an identifier, or a function-like
+ * macro's head NAME(a, b, ...). False with why saying what is wrong. */
+bool prog_define_name_ok(const char *name, char *why, size_t cap);
 
 /* Compiles to SPIR-V and reflects it. KILN_OK when it compiled; a compile
  * error is KILN_ERR_COMPILE with out->log filled. Thread-safe. */

@@ -50,6 +50,14 @@ kiln_result prog_spirv_take(const struct prog_source *src, uint32_t **out, size_
  * as prog_spirv_take's; name labels messages. */
 kiln_result prog_spirv_entry(const char *name, const char *entry, const uint32_t *w, size_t words, uint32_t **out,
                              size_t *out_words, char **log);
+/* local_size.c: the module *spirv (*words) with its workgroup size set
+ * to size, axis by axis (0: kept): LocalSize's literals, LocalSizeId's and
+ * gl_WorkGroupSize's constants (a specialization constant among them
+ * becomes a plain one). The module is replaced (mem_alloc'd). KILN_OK
+ * (also when size is all 0); KILN_ERR_COMPILE with *log (malloc'd) when
+ * the module's size cannot be set; KILN_ERR_NO_MEMORY. */
+kiln_result prog_set_local_size(const char *name, const uint32_t size[3], uint32_t **spirv, size_t *words,
+                                char **log);
 /* hlsl_in.c: gives opts the set and binding of every register(xN,
  * spaceS) the preprocessed HLSL text names (binding N + PROG_HLSL_SHIFT_X
  * in set S), so that [[vk::binding]] resources keep theirs. KILN_ERR_COMPILE

@@ -565,25 +565,42 @@ static kiln_result read_includes(struct req *q, struct prog_include **out, uint3
     return KILN_OK;
 }
 
+static kiln_result program_create_with(struct req *q, kiln_define *defines);
+
 static kiln_result a_program_create(struct req *q)
 {
     const struct pipe_rec_program *r = q->rec;
-    if (r->define_count > KILN_MAX_DEFINES || r->include_dir_count > KILN_MAX_INCLUDE_DIRS ||
-        r->constant_count > KILN_MAX_SPEC_CONSTANTS)
-        return KILN_RAISE(KILN_ERR_LIMIT, "program desc: %u defines, %u include folders, %u constants: past "
-                          "kiln's limits", r->define_count, r->include_dir_count, r->constant_count);
+    /* A define is two strings of at least 4 bytes each in the tail. */
+    if (r->define_count > q->tail.len / 8)
+        return KILN_RAISE(KILN_ERR_INVALID, "program desc: %u defines in a tail of %zu bytes", r->define_count,
+                          q->tail.len);
+    kiln_define *defines = mem_alloc(((size_t)r->define_count + 1) * sizeof *defines);
+    if (!defines)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a program's %u defines", r->define_count);
+    kiln_result res = program_create_with(q, defines);
+    free(defines);
+    return res;
+}
+
+static kiln_result program_create_with(struct req *q, kiln_define *defines)
+{
+    const struct pipe_rec_program *r = q->rec;
+    if (r->include_dir_count > KILN_MAX_INCLUDE_DIRS || r->constant_count > KILN_MAX_SPEC_CONSTANTS)
+        return KILN_RAISE(KILN_ERR_LIMIT, "program desc: %u include folders, %u constants: past kiln's limits",
+                          r->include_dir_count, r->constant_count);
     if (r->language > KILN_LANGUAGE_SPIRV)   /* 0: AUTO, as a desc's */
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: language %u is none of kiln's (0 auto, 1 GLSL, "
                           "2 HLSL, 3 SPIR-V)", r->language);
     kiln_program_desc d = {.language = (kiln_language)r->language, .optimize = r->optimize,
                            .define_count = r->define_count,
-                           .include_dir_count = r->include_dir_count, .constant_count = r->constant_count};
-    kiln_define defines[KILN_MAX_DEFINES];
+                           .include_dir_count = r->include_dir_count, .constant_count = r->constant_count,
+                           .workgroup_size = {r->workgroup_size[0], r->workgroup_size[1], r->workgroup_size[2]}};
     const char *dirs[KILN_MAX_INCLUDE_DIRS];
     kiln_spec_constant constants[KILN_MAX_SPEC_CONSTANTS];
     KILN_TRY(pipe_read_str(&q->tail, &q->arena, "source", true, &d.source, &d.source_len));
     KILN_TRY(pipe_read_str(&q->tail, &q->arena, "name", false, &d.name, NULL));
     KILN_TRY(pipe_read_str(&q->tail, &q->arena, "entry", false, &d.entry, NULL));
+    KILN_TRY(pipe_read_str(&q->tail, &q->arena, "preamble", false, &d.preamble, NULL));
     if (!d.source)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc: source is NULL");
     for (uint32_t i = 0; i < d.define_count; i++) {

@@ -784,13 +784,15 @@ static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *des
     KILN_TRY(prog_desc_check(&d));
     struct pipe_rec_program rec = {.define_count = d.define_count, .include_dir_count = d.include_dir_count,
                                    .constant_count = d.constant_count, .optimize = d.optimize,
-                                   .language = (uint32_t)d.language};
+                                   .language = (uint32_t)d.language,
+                                   .workgroup_size = {d.workgroup_size[0], d.workgroup_size[1], d.workgroup_size[2]}};
     /* A module in spirv travels as source's bytes. */
     const char *text = d.spirv ? (const char *)d.spirv : d.source;
     size_t text_len = d.spirv ? d.spirv_words * 4 : d.source_len;
     pipe_put_str(&rc->tail, text, text_len);
     pipe_put_str(&rc->tail, d.name, SIZE_MAX);
     pipe_put_str(&rc->tail, d.entry, SIZE_MAX);
+    pipe_put_str(&rc->tail, d.preamble, SIZE_MAX);
     for (uint32_t i = 0; i < d.define_count; i++) {
         pipe_put_str(&rc->tail, d.defines[i].name, SIZE_MAX);
         pipe_put_str(&rc->tail, d.defines[i].value, SIZE_MAX);

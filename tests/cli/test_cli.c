@@ -1125,6 +1125,48 @@ TEST(run_entry_defines_includes)
     run_free(&r);
 }
 
+/* A shader as an ML runtime keeps it: its types and accessors are the
+ * host's macros (a --preamble file after #version, function-like
+ * --defines) and its workgroup size is the host's (--workgroup-size over
+ * local_size_x_id). */
+static const char host_src[] = "#version 450\n"
+                               "layout(local_size_x_id = 233) in;\n"
+                               "layout(std430, binding = 0) buffer D { sfp d[]; };\n"
+                               "void main() { uint i = gl_GlobalInvocationID.x;\n"
+                               "    buffer_st(d, i, psc(buffer_ld(d, i)) + gl_WorkGroupSize.x); }\n";
+
+TEST(run_preamble_and_workgroup_size)
+{
+    write_text("host.comp", host_src);
+    write_text("host_pre.glsl", "#extension GL_EXT_control_flow_attributes : enable\n"
+                                "#define sfp uint\n#define buffer_ld(b, i) b[i]\n");
+    char out_arg[600], pre_arg[600];
+    snprintf(out_arg, sizeof out_arg, "0=%s", P("host_out.bin"));
+    snprintf(pre_arg, sizeof pre_arg, "%s", P("host_pre.glsl"));
+    struct run r;
+    KILN(&r, NULL, "run", P("host.comp"), "--preamble", pre_arg, "--preamble-text", "#define psc(x) ((x) * 3u)",
+         "--define", "buffer_st(b,i,v)=b[i] = (v)", "--workgroup-size", "16", "--groups", "4", "--buffer",
+         "0=size:256:fill:2", "--out", out_arg, "-q");
+    CHECK_STATUS(r, 0);
+    uint32_t *got = READ_OUT("host_out.bin", 256);
+    for (uint32_t i = 0; got && i < 64; i++)
+        CHECK_EQ(got[i], 2 * 3 + 16);
+    free(got);
+    run_free(&r);
+    KILN(&r, NULL, "run", P("host.comp"), "--workgroup-size", "0", "--buffer", "0=size:256");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--workgroup-size 0: expected X[,Y[,Z]], each 1 to 65535");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("host.comp"), "--define", "f(x=1", "--buffer", "0=size:256");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "the macro's parameters have no ')'");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("host.comp"), "--preamble", P("no_such_preamble.glsl"), "--buffer", "0=size:256");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--preamble");
+    run_free(&r);
+}
+
 /* A binding declared uniform gets a uniform buffer. */
 static const char uniform_src[] =
     "#version 450\n"
@@ -2940,6 +2982,7 @@ int main(int argc, char **argv)
     RUN_IF(run_frames_prints_specialization);
     RUN_IF(run_signed_division_by_minus_one);
     RUN_IF(run_entry_defines_includes);
+    RUN_IF(run_preamble_and_workgroup_size);
     RUN_IF(run_uniform_buffer);
     RUN_IF(run_fill_odd_size);
     RUN_IF(run_png_images);

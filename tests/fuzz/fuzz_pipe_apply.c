@@ -449,6 +449,7 @@ static void program_create(struct seed *s, const char *src, const char *name)
     pipe_put_str(&t, src, SIZE_MAX);
     pipe_put_str(&t, name, SIZE_MAX);
     pipe_put_str(&t, NULL, 0);   /* entry: the default */
+    pipe_put_str(&t, NULL, 0);   /* no preamble */
     bytes_put_u32(&t, 0);   /* no included files */
     struct pipe_rec_program r = {.source_len = (uint32_t)strlen(src), .name_len = name ? (uint32_t)strlen(name) : 0};
     REQ(s, program_create, r, &t);

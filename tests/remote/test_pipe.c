@@ -193,6 +193,7 @@ static kiln_result program_and_scheme(struct conn *c, uint64_t *prog, uint64_t *
     pipe_put_str(&t, k_src, SIZE_MAX);
     pipe_put_str(&t, "add.comp", SIZE_MAX);
     pipe_put_str(&t, NULL, 0);
+    pipe_put_str(&t, NULL, 0);   /* no preamble */
     bytes_put_u32(&t, 0);   /* no included files */
     struct pipe_rec_program pr = {.source_len = (uint32_t)strlen(k_src), .name_len = 8};
     kiln_result r = CALL(c, program_create, pr, &t);
@@ -312,6 +313,7 @@ TEST(minted_handles_and_ticket_numbers_are_checked)
     pipe_put_str(&t, k_src, SIZE_MAX);
     pipe_put_str(&t, "add.comp", SIZE_MAX);
     pipe_put_str(&t, NULL, 0);
+    pipe_put_str(&t, NULL, 0);   /* no preamble */
     bytes_put_u32(&t, 0);
     struct pipe_rec_program pr = {.source_len = (uint32_t)strlen(k_src), .name_len = 8};
     REQUIRE_OK(CALL(&c, program_create, pr, &t));
@@ -674,6 +676,7 @@ TEST(a_program_reads_no_file_of_the_servers)
         pipe_put_str(&t, src, SIZE_MAX);
         pipe_put_str(&t, secret, SIZE_MAX);   /* the name: relative includes start beside it */
         pipe_put_str(&t, NULL, 0);
+        pipe_put_str(&t, NULL, 0);           /* no preamble */
         pipe_put_str(&t, dir, SIZE_MAX);      /* an include folder */
         bytes_put_u32(&t, 0);                 /* and no files */
         struct pipe_rec_program pr = {.source_len = (uint32_t)strlen(src), .name_len = (uint32_t)strlen(secret),
@@ -699,6 +702,7 @@ TEST(a_program_reads_no_file_of_the_servers)
     pipe_put_str(&t, src, SIZE_MAX);
     pipe_put_str(&t, "m.comp", SIZE_MAX);
     pipe_put_str(&t, NULL, 0);
+    pipe_put_str(&t, NULL, 0);   /* no preamble */
     bytes_put_u32(&t, 1);
     pipe_put_str(&t, "lib.h", SIZE_MAX);
     pipe_put_str(&t, "m.comp", SIZE_MAX);
@@ -716,6 +720,7 @@ TEST(a_program_reads_no_file_of_the_servers)
     pipe_put_str(&t, src, SIZE_MAX);
     pipe_put_str(&t, "m.comp", SIZE_MAX);
     pipe_put_str(&t, NULL, 0);
+    pipe_put_str(&t, NULL, 0);   /* no preamble */
     bytes_put_u32(&t, 100000);
     CHECK_EQ(CALL(&c, program_create, pr, &t), KILN_ERR_LIMIT);
     CHECK_REPLY(&c, "at most 256 travel with a program");

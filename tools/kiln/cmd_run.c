@@ -57,6 +57,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -102,9 +103,12 @@ struct run_args {
     size_t source_len;
     const char *entry;     /* NULL = main */
     kiln_language lang;    /* --lang, else by the file's name (AUTO: by its bytes) */
-    kiln_define defines[KILN_MAX_DEFINES];
-    char *define_text[KILN_MAX_DEFINES];   /* owned copies of K=V, split in place */
-    uint32_t define_count;
+    kiln_define *defines;  /* owned array; each name points into its define_text */
+    char **define_text;    /* owned copies of K=V, split in place */
+    uint32_t define_count, define_cap;
+    char *preamble;        /* --preamble FILE's text then --preamble-text's, owned; NULL: none */
+    size_t preamble_len;
+    uint32_t workgroup_size[3];   /* --workgroup-size; 0: the shader's own */
     uint32_t groups[3];
     const char *groups_arg;
     uint32_t params[KILN_PARAM_WORDS];
@@ -150,7 +154,15 @@ static void usage(FILE *f)
             "                        the shader's language; default: spirv for a .spv file,\n"
             "                        hlsl for .hlsl, else spirv when its bytes start with\n"
             "                        SPIR-V's magic number, else glsl (see LANGUAGES)\n"
-            "  --define K[=V]        preprocessor define; K alone means K=1 (repeatable)\n"
+            "  --define K[=V]        preprocessor define; K alone means K=1; a function-like\n"
+            "                        macro as 'F(a,b)=V' (repeatable; no count limit)\n"
+            "  --preamble FILE       text put before the shader, after its #version and\n"
+            "                        #extension lines (HLSL: first), as hosts insert their\n"
+            "                        macros and #extension lines (repeatable)\n"
+            "  --preamble-text TEXT  the same, from the command line\n"
+            "  --workgroup-size X[,Y[,Z]]\n"
+            "                        the workgroup size, set over the shader's own (its\n"
+            "                        local_size literals or specialization constants)\n"
             "  --groups X[,Y[,Z]]    workgroups to dispatch (default 1,1,1)\n"
             "  --param N=WORD        node param word N (0..7); shaders read it as kiln_param(N)\n"
             "  --push N=WORD         word N of the shader's own push_constant block (bytes 4N..4N+3)\n"
@@ -303,6 +315,57 @@ static struct buf_arg *find_buf(struct run_args *a, struct cli_site at)
     return NULL;
 }
 
+/* --preamble FILE and --preamble-text TEXT: appended in the order given,
+ * each on lines of its own. */
+static int add_preamble(struct run_args *a, const char *opt, const char *text, size_t n)
+{
+    if (a->preamble_len + n + 2 > KILN_MAX_PREAMBLE_BYTES)
+        return bad("%s: the preamble would pass %u bytes (KILN_MAX_PREAMBLE_BYTES)", opt, KILN_MAX_PREAMBLE_BYTES);
+    if (memchr(text, 0, n))
+        return bad("%s: the preamble holds a NUL byte", opt);
+    char *p = realloc(a->preamble, a->preamble_len + n + 2);
+    if (!p)
+        return bad("%s: out of host memory", opt);
+    memcpy(p + a->preamble_len, text, n);
+    a->preamble_len += n;
+    if (n && text[n - 1] != '\n')
+        p[a->preamble_len++] = '\n';
+    p[a->preamble_len] = 0;
+    a->preamble = p;
+    return 0;
+}
+
+static int parse_preamble_file(struct run_args *a, const char *path)
+{
+    char why[300];
+    size_t n;
+    char *text = cli_read_file(path, KILN_MAX_PREAMBLE_BYTES, &n, why, sizeof why);
+    if (!text)
+        return bad("--preamble %s: %s", path, why);
+    int r = add_preamble(a, "--preamble", text, n);
+    free(text);
+    return r;
+}
+
+static int parse_workgroup_size(struct run_args *a, const char *v)
+{
+    uint32_t s[3] = {0, 0, 0};
+    const char *p = v;
+    for (int d = 0;; d++) {
+        char *end = (char *)p;
+        unsigned long x = d < 3 && isdigit((unsigned char)*p) ? strtoul(p, &end, 10) : 0;
+        if (d == 3 || !x || x > 65535 || (*end && *end != ','))
+            return bad("--workgroup-size %s: expected X[,Y[,Z]], each 1 to 65535 (axes not given keep the "
+                       "shader's own)", v);
+        s[d] = (uint32_t)x;
+        if (!*end)
+            break;
+        p = end + 1;
+    }
+    memcpy(a->workgroup_size, s, sizeof s);
+    return 0;
+}
+
 static int parse_groups(struct run_args *a, const char *v)
 {
     a->groups_arg = v;
@@ -426,17 +489,45 @@ static int node_words(const struct run_args *a, const kiln_program_interface *if
     return 0;
 }
 
+/* The identifier a define's name starts with: its length. */
+static size_t define_ident_len(const char *name)
+{
+    size_t n = 0;
+    while (name[n] && (isalnum((unsigned char)name[n]) || name[n] == '_'))
+        n++;
+    return n;
+}
+
+/* --define K[=V] or a function-like macro, --define 'F(a,b)=V': the value
+ * starts after the first '=' past the macro's ')'. The library checks the
+ * name's form (prog_define_name_ok) and says what is wrong. */
 static int parse_define(struct run_args *a, const char *v)
 {
-    if (a->define_count == KILN_MAX_DEFINES)
-        return bad("--define %s: at most %d defines", v, KILN_MAX_DEFINES);
-    const char *eq = strchr(v, '=');
+    const char *paren = strchr(v, '('), *eq = strchr(v, '=');
+    if (paren && (!eq || paren < eq)) {
+        const char *close = strchr(paren, ')');
+        if (!close)
+            return bad("--define %s: the macro's parameters have no ')'", v);
+        eq = strchr(close, '=');
+    }
     size_t n = eq ? (size_t)(eq - v) : strlen(v);
-    if (!is_ident(v, n))
-        return bad("--define %s: '%.*s' is not an identifier", v, (int)n, v);
+    size_t id = define_ident_len(v);
+    if (!id || id > n || isdigit((unsigned char)v[0]) || (id < n && v[id] != '('))
+        return bad("--define %s: '%.*s' is not an identifier or a macro's head NAME(a, b)", v, (int)n, v);
     for (uint32_t i = 0; i < a->define_count; i++)
-        if (strlen(a->defines[i].name) == n && !strncmp(a->defines[i].name, v, n))
-            return bad("--define %s: %.*s is defined twice", v, (int)n, v);
+        if (define_ident_len(a->defines[i].name) == id && !strncmp(a->defines[i].name, v, id))
+            return bad("--define %s: %.*s is defined twice", v, (int)id, v);
+    if (a->define_count == a->define_cap) {
+        uint32_t cap = a->define_cap ? a->define_cap * 2 : 16;
+        kiln_define *d = realloc(a->defines, cap * sizeof *d);
+        if (d)
+            a->defines = d;
+        char **t = d ? realloc(a->define_text, cap * sizeof *t) : NULL;
+        if (!t)
+            return bad("--define %s: out of host memory", v);
+        a->define_text = t;
+        a->define_cap = cap;
+    }
     char *t = strdup(v);
     if (!t)
         return bad("--define %s: out of host memory", v);
@@ -555,7 +646,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             continue;
         }
         /* Options with a value: --name VALUE or --name=VALUE. */
-        static const char *const with_value[] = {"--entry", "--lang", "--define", "--groups", "--param", "--push", "--push-file",
+        static const char *const with_value[] = {"--entry", "--lang", "--define", "--preamble", "--preamble-text",
+                                                 "--workgroup-size", "--groups", "--param", "--push", "--push-file",
                                                  "--buffer", "--out", "--texel-format", "--frames", "--timeout",
                                                  "--spec", "--image", "--out-image", "--sampler", "--trace",
                                                  "--remote"};
@@ -596,6 +688,12 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             lang_given = true;
         } else if (!strcmp(name, "--define")) {
             r = parse_define(a, v);
+        } else if (!strcmp(name, "--preamble")) {
+            r = parse_preamble_file(a, v);
+        } else if (!strcmp(name, "--preamble-text")) {
+            r = add_preamble(a, "--preamble-text", v, strlen(v));
+        } else if (!strcmp(name, "--workgroup-size")) {
+            r = parse_workgroup_size(a, v);
         } else if (!strcmp(name, "--groups")) {
             r = parse_groups(a, v);
         } else if (!strcmp(name, "--param")) {
@@ -754,6 +852,9 @@ static void run_args_finish(struct run_args *a)
     cli_in_close(&a->push_in);
     for (uint32_t i = 0; i < a->define_count; i++)
         free(a->define_text[i]);
+    free(a->define_text);
+    free(a->defines);
+    free(a->preamble);
     for (uint32_t i = 0; i < a->buf_count; i++) {
         cli_in_close(&a->bufs[i].in);
         free(a->bufs[i].data);
@@ -1030,6 +1131,8 @@ static kiln_result make_program(kiln_context ctx, const struct run_args *a, cons
         .entry = a->entry,
         .defines = a->defines,
         .define_count = a->define_count,
+        .preamble = a->preamble,
+        .workgroup_size = {a->workgroup_size[0], a->workgroup_size[1], a->workgroup_size[2]},
         .include_dirs = module ? NULL : dirs,   /* a module includes nothing */
         .include_dir_count = module ? 0 : 1,
         .constants = c,
