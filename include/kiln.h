@@ -657,7 +657,10 @@ typedef struct kiln_program_desc {
      * own): the program's local size, whether a literal or specialization
      * constants (local_size_x_id, LocalSizeId: those constants are then
      * fixed, and `constants` may not set them), and gl_WorkGroupSize, for
-     * every language. The device's limits apply to the result. */
+     * every language. The device's limits apply to the result. Code that
+     * read gl_WorkGroupSize (numthreads) from a literal size was folded
+     * by its compiler and keeps the literal: a shader whose code reads its
+     * size declares it with local_size_x_id, as hosts that set it do. */
     uint32_t workgroup_size[3];
 } kiln_program_desc;
 

@@ -67,7 +67,8 @@ _kiln()
         return 0 ;;
     run)
         case $prev in
-        --push-file | --trace | --remote) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --push-file | --trace | --remote | --preamble) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --lang) COMPREPLY=($(compgen -W "glsl hlsl spirv" -- "$cur")); return 0 ;;
         --texel-format)
             if [[ $cur == *=* ]]; then
                 COMPREPLY=($(compgen -P "${cur%%=*}=" -W "$_kiln_formats" -- "${cur#*=}"))
@@ -90,12 +91,13 @@ _kiln()
         --sampler)
             [[ $cur == *=* ]] && COMPREPLY=($(compgen -P "${cur%%=*}=" -W "linear nearest linear,clamp linear,repeat linear,mirror linear,border nearest,clamp nearest,repeat nearest,mirror nearest,border" -- "${cur#*=}"))
             return 0 ;;
-        --entry | --define | --groups | --param | --push | --spec | --frames | --timeout) return 0 ;;
+        --entry | --define | --preamble-text | --workgroup-size | --groups | --param | --push | --spec | --frames | --timeout) return 0 ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--entry --define --groups --param --push --push-file --spec --buffer --out --image --out-image --sampler --texel-format --frames -q --quiet --trace --timeout --remote --json --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--entry --lang --define --preamble --preamble-text --workgroup-size --groups --param --push --push-file --spec --buffer --out --image --out-image --sampler --texel-format --frames -q --quiet --trace --timeout --remote --json --help" -- "$cur"))
         else
-            COMPREPLY=($(compgen -f -X '!*.comp' -- "$cur") $(compgen -d -- "$cur"))
+            COMPREPLY=($(compgen -f -X '!*.comp' -- "$cur") $(compgen -f -X '!*.spv' -- "$cur")
+                       $(compgen -f -X '!*.hlsl' -- "$cur") $(compgen -d -- "$cur"))
         fi
         return 0 ;;
     esac
