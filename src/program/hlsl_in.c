@@ -98,17 +98,6 @@ static bool word_at(const char *t, size_t i, size_t n, const char *w, size_t wl)
            (i + wl == n || !(isalnum((unsigned char)t[i + wl]) || t[i + wl] == '_'));
 }
 
-/* log = "name: error: text\n" (malloc'd), KILN_ERR_COMPILE raised. */
-static kiln_result refuse(char **log, const char *name, const char *text)
-{
-    size_t n = strlen(name) + strlen(text) + 16;
-    *log = malloc(n);
-    if (!*log)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the log of %s", name);
-    snprintf(*log, n, "%s: error: %s\n", name, text);
-    return KILN_RAISE(KILN_ERR_COMPILE, "%s failed to compile: %s", name, text);
-}
-
 kiln_result prog_hlsl_map_registers(shaderc_compile_options_t opts, const char *name, const char *text, size_t len,
                                     char **log)
 {
@@ -128,13 +117,13 @@ kiln_result prog_hlsl_map_registers(shaderc_compile_options_t opts, const char *
                 if (!seen) {
                     snprintf(why, sizeof why, "register %s is used in space%u and space%u; kiln maps a register name "
                              "to one set: give one of them [[vk::binding(N, SET)]]", g.name, regs[k].space, g.space);
-                    r = refuse(log, name, why);
+                    r = prog_refuse(log, name, why);
                 }
             } else if (regs[k].space == g.space && regs[k].binding == g.binding) {
                 snprintf(why, sizeof why, "registers %s and %s are both binding %u of set %u (u is binding N, t "
                          "16+N, b 32+N, s 48+N): give one of them [[vk::binding(N, SET)]]", regs[k].name, g.name,
                          g.binding, g.space);
-                r = refuse(log, name, why);
+                r = prog_refuse(log, name, why);
             }
         }
         if (seen || r != KILN_OK)

@@ -181,11 +181,8 @@ kiln_result prog_set_local_size(const char *name, const uint32_t size[3], uint32
         out = NULL;
     } else {
         char text[400];
-        snprintf(text, sizeof text, "%s: error: workgroup_size %ux%ux%u cannot be set: %s\n", name, size[0], size[1],
-                 size[2], why);
-        *log = str_dup(text);
-        r = *log ? KILN_RAISE(KILN_ERR_COMPILE, "%.*s", (int)strcspn(text, "\n"), text)
-                 : KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the log of %s", name);
+        snprintf(text, sizeof text, "workgroup_size %ux%ux%u cannot be set: %s", size[0], size[1], size[2], why);
+        r = prog_refuse(log, name, text);
     }
     free(out);
     free(f.def);

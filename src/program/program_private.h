@@ -36,6 +36,11 @@ void prog_spec_merge_declared(kiln_program_interface *iface, const kiln_program_
  * opcodes, without parsing it). */
 bool prog_has_spec_constants(const uint32_t *spirv, size_t words);
 
+/* spirv_in.c: *log = "name: error: text\n" (malloc'd), and
+ * KILN_ERR_COMPILE raised saying the same; KILN_ERR_NO_MEMORY when the log
+ * cannot be made. */
+kiln_result prog_refuse(char **log, const char *name, const char *text);
+
 /* spirv_in.c: a SPIR-V program's module (src->lang KILN_LANGUAGE_SPIRV) as
  * kiln runs it: validated with SPIRV-Tools for the Vulkan version its
  * SPIR-V version needs, its GLCompute entry point named src->entry kept

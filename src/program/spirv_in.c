@@ -56,9 +56,7 @@ static bool literal(const uint32_t *w, size_t n, char *buf, size_t cap)
     return true;
 }
 
-/* log = "name: error: text\n", malloc'd; KILN_ERR_COMPILE with it raised,
- * or KILN_ERR_NO_MEMORY. */
-static kiln_result fail(char **log, const char *name, const char *text)
+kiln_result prog_refuse(char **log, const char *name, const char *text)
 {
     size_t n = strlen(name) + strlen(text) + 16;
     *log = malloc(n);
@@ -75,7 +73,7 @@ static kiln_result validate(const struct prog_source *src, const uint32_t *w, si
     if (env < 0) {
         snprintf(text, sizeof text, "its SPIR-V version is %u.%u (header word 0x%08x); kiln takes 1.0 to 1.6",
                  (w[1] >> 16) & 0xff, (w[1] >> 8) & 0xff, w[1]);
-        return fail(log, src->name, text);
+        return prog_refuse(log, src->name, text);
     }
     int r = prog_spirv_validate(w, words, env, why, sizeof why);
     if (r < 0)
@@ -85,7 +83,7 @@ static kiln_result validate(const struct prog_source *src, const uint32_t *w, si
     uint32_t minor = (w[1] >> 8) & 0xff;
     snprintf(text, sizeof text, "SPIR-V 1.%u module is not valid for Vulkan %s: %s", minor,
              minor <= 4 ? "1.1" : minor == 5 ? "1.2" : "1.3", why);
-    return fail(log, src->name, text);
+    return prog_refuse(log, src->name, text);
 }
 
 kiln_result prog_spirv_entry(const char *name, const char *entry, const uint32_t *w, size_t words, uint32_t **out,
@@ -100,7 +98,7 @@ kiln_result prog_spirv_entry(const char *name, const char *entry, const uint32_t
     for (size_t i = 5; i < words;) {
         uint32_t wc = w[i] >> 16, op = w[i] & 0xffff;
         if (!wc || wc > words - i)
-            return fail(log, name, "the module has a malformed instruction");
+            return prog_refuse(log, name, "the module has a malformed instruction");
         if (op == OP_ENTRY_POINT && wc >= 4) {
             char ep[128];
             if (!literal(&w[i + 3], wc - 3, ep, sizeof ep))
@@ -119,7 +117,7 @@ kiln_result prog_spirv_entry(const char *name, const char *entry, const uint32_t
         char text[768];
         snprintf(text, sizeof text, "the module has no GLCompute entry point named '%s'; its entry points: %s",
                  entry, ll ? listed : "none");
-        return fail(log, name, text);
+        return prog_refuse(log, name, text);
     }
     /* The module again: the kept entry named "main", the others and their
      * execution modes gone. "main" takes no more words than any name. */
@@ -166,7 +164,7 @@ kiln_result prog_spirv_take(const struct prog_source *src, uint32_t **out, size_
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the module of %s", src->name);
     memcpy(w, src->source, words * 4);
     kiln_result r = words >= 5 && w[0] == SPV_MAGIC ? validate(src, w, words, log)
-                                                    : fail(log, src->name, "not a SPIR-V module");
+                                                    : prog_refuse(log, src->name, "not a SPIR-V module");
     if (r == KILN_OK)
         r = prog_spirv_entry(src->name, src->entry, w, words, out, out_words, log);
     free(w);

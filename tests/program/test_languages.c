@@ -18,6 +18,7 @@
 #include <spirv-tools/libspirv.h>
 
 #include "program/program.h"
+#include "glslang_module.h"
 #include "test.h"
 
 #define N 512u
@@ -107,31 +108,6 @@ static uint32_t *assemble(const char *text, size_t *words)
     spvBinaryDestroy(bin);
     spvDiagnosticDestroy(diag);
     spvContextDestroy(c);
-    return w;
-}
-
-/* A GLSL compute shader compiled by glslang (through shaderc) outside
- * kiln, at SPIR-V 1.5 for Vulkan 1.2: the module a host brings from its own
- * build. */
-static uint32_t *glslang_module(const char *glsl, size_t *words)
-{
-    shaderc_compiler_t c = shaderc_compiler_initialize();
-    shaderc_compile_options_t o = shaderc_compile_options_initialize();
-    shaderc_compile_options_set_target_env(o, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
-    shaderc_compilation_result_t r =
-        shaderc_compile_into_spv(c, glsl, strlen(glsl), shaderc_compute_shader, "host.comp", "main", o);
-    uint32_t *w = NULL;
-    if (shaderc_result_get_compilation_status(r) == shaderc_compilation_status_success) {
-        size_t bytes = shaderc_result_get_length(r);
-        w = malloc(bytes);
-        memcpy(w, shaderc_result_get_bytes(r), bytes);
-        *words = bytes / 4;
-    } else {
-        fprintf(stderr, "glslang: %s\n", shaderc_result_get_error_message(r));
-    }
-    shaderc_result_release(r);
-    shaderc_compile_options_release(o);
-    shaderc_compiler_release(c);
     return w;
 }
 
@@ -237,7 +213,7 @@ TEST(a_module_glslang_made_outside_kiln)
                               "layout(std430, binding = 0) buffer O { uint o[]; };\n"
                               "void main() { uint i = gl_GlobalInvocationID.x; o[i] = i * K + pc.add + uint(pc.f); }\n";
     size_t words = 0;
-    uint32_t *m = glslang_module(glsl, &words);
+    uint32_t *m = glslang_module(glsl, shaderc_env_version_vulkan_1_2, &words);
     REQUIRE(m);
     CHECK_EQ((m[1] >> 8) & 0xff, 5);   /* SPIR-V 1.5 */
     kiln_context ctx;
@@ -515,7 +491,7 @@ TEST(a_device_lacking_a_feature_refuses_by_name)
                               "layout(std430, binding = 0) buffer O { uint64_t o[]; };\n"
                               "void main() { o[0] = o[1] * 3ul; }\n";
     size_t words = 0;
-    uint32_t *m = glslang_module(glsl, &words);
+    uint32_t *m = glslang_module(glsl, shaderc_env_version_vulkan_1_2, &words);
     REQUIRE(m);
     kiln_caps caps = {.device_name = "a device", .api_version = (1u << 22) | (2u << 12),
                       .shader_features = ~0u & ~(uint32_t)KILN_FEATURE_INT64, .subgroup_ops = 0xff};
@@ -534,7 +510,7 @@ TEST(a_device_lacking_a_feature_refuses_by_name)
     REQUIRE_OK(test_context(&ctx));
     kiln_caps real;
     REQUIRE_OK(kiln_context_caps(ctx, &real));
-    m = glslang_module(glsl, &words);
+    m = glslang_module(glsl, shaderc_env_version_vulkan_1_2, &words);
     kiln_program p;
     REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.spirv = m, .spirv_words = words, .name = "wide.spv"},
                                    &p));

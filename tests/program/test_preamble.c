@@ -15,6 +15,7 @@
 #include <shaderc/shaderc.h>
 
 #include "base/base.h"
+#include "glslang_module.h"
 #include "test.h"
 
 #define N 512u
@@ -138,6 +139,30 @@ TEST(an_ml_runtime_shader_with_a_host_preamble_and_its_workgroup_size)
     test_context_done(ctx);
 }
 
+/* Runs p (binding 0: N uints) over groups workgroups into got. */
+static kiln_result run_into(kiln_context ctx, kiln_program p, uint32_t groups, uint32_t *got)
+{
+    kiln_buffer o;
+    kiln_scheme s;
+    kiln_node n;
+    KILN_TRY(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &o));
+    kiln_result r = kiln_scheme_create(ctx, NULL, &s);
+    if (r == KILN_OK) {
+        r = kiln_scheme_add_node(ctx, s,
+                                 &(kiln_node_desc){.program = p, .bindings = &(kiln_binding){.buffer = o},
+                                                   .binding_count = 1, .groups = {groups}},
+                                 &n);
+        if (r == KILN_OK)
+            r = kiln_scheme_submit(ctx, s, NULL);
+        if (r == KILN_OK)
+            r = kiln_buffer_readback(ctx, o, 0, got, N * 4);
+        kiln_result d = kiln_scheme_destroy(ctx, s);
+        r = r < 0 ? r : d;
+    }
+    kiln_result d = kiln_buffer_destroy(ctx, o);
+    return r < 0 ? r : d;
+}
+
 TEST(many_defines_and_function_like_ones)
 {
     /* 100 defines (kiln once took 32), two of them function-like. */
@@ -160,18 +185,8 @@ TEST(many_defines_and_function_like_ones)
     REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .defines = defs, .define_count = 100},
                                    &p));
     REQUIRE_OK(kiln_program_wait(ctx, p));
-    kiln_buffer o;
-    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &o));
-    kiln_scheme s;
-    kiln_node n;
-    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
-    REQUIRE_OK(kiln_scheme_add_node(ctx, s,
-                                    &(kiln_node_desc){.program = p, .bindings = &(kiln_binding){.buffer = o},
-                                                      .binding_count = 1, .groups = {N / 64}},
-                                    &n));
-    CHECK_OK(kiln_scheme_submit(ctx, s, NULL));
     static uint32_t got[N];
-    CHECK_OK(kiln_buffer_readback(ctx, o, 0, got, sizeof got));
+    REQUIRE_OK(run_into(ctx, p, N / 64, got));
     uint32_t bad = 0;
     for (uint32_t i = 0; i < N; i++)
         bad += got[i] != i * 2 + 141;
@@ -227,54 +242,23 @@ TEST(bad_defines_preambles_and_sizes_are_refused_by_name)
     test_context_done(ctx);
 }
 
-/* A module whose literal size's constant 64 is also its code's: the launch
- * becomes 16 wide (gl_LocalInvocationID says so), the code's 64 stays. */
-static uint32_t *module_of(const char *glsl, size_t *words)
-{
-    shaderc_compiler_t c = shaderc_compiler_initialize();
-    shaderc_compile_options_t o = shaderc_compile_options_initialize();
-    shaderc_compile_options_set_target_env(o, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_1);
-    shaderc_compilation_result_t r =
-        shaderc_compile_into_spv(c, glsl, strlen(glsl), shaderc_compute_shader, "host.comp", "main", o);
-    uint32_t *w = NULL;
-    if (shaderc_result_get_compilation_status(r) == shaderc_compilation_status_success) {
-        size_t bytes = shaderc_result_get_length(r);
-        w = malloc(bytes);
-        memcpy(w, shaderc_result_get_bytes(r), bytes);
-        *words = bytes / 4;
-    }
-    shaderc_result_release(r);
-    shaderc_compile_options_release(o);
-    shaderc_compiler_release(c);
-    return w;
-}
-
+/* p runs wg wide: element i is i * 1000 + its lane * 10 + shared. */
 static void check_sized(kiln_context ctx, kiln_program p, uint32_t wg, uint32_t shared)
 {
     REQUIRE_OK(kiln_program_wait(ctx, p));
     kiln_program_interface iface;
     REQUIRE_OK(kiln_program_interface_get(ctx, p, &iface));
     CHECK_EQ(iface.workgroup_size[0], wg);
-    kiln_buffer o;
-    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &o));
-    kiln_scheme s;
-    kiln_node n;
-    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
-    REQUIRE_OK(kiln_scheme_add_node(ctx, s,
-                                    &(kiln_node_desc){.program = p, .bindings = &(kiln_binding){.buffer = o},
-                                                      .binding_count = 1, .groups = {N / wg}},
-                                    &n));
-    CHECK_OK(kiln_scheme_submit(ctx, s, NULL));
     static uint32_t got[N];
-    CHECK_OK(kiln_buffer_readback(ctx, o, 0, got, sizeof got));
+    REQUIRE_OK(run_into(ctx, p, N / wg, got));
     uint32_t bad = 0;
     for (uint32_t i = 0; i < N; i++)
         bad += got[i] != i * 1000 + (i % wg) * 10 + shared;
     CHECK_EQ(bad, 0);
-    CHECK_OK(kiln_scheme_destroy(ctx, s));
-    CHECK_OK(kiln_buffer_destroy(ctx, o));
 }
 
+/* A module whose literal size's constant 64 is also its code's: the launch
+ * becomes 16 wide (gl_LocalInvocationID says so), the code's 64 stays. */
 TEST(a_workgroup_size_over_a_modules_and_hlsls_own)
 {
     static const char glsl[] = "#version 450\n"
@@ -283,7 +267,7 @@ TEST(a_workgroup_size_over_a_modules_and_hlsls_own)
                                "void main() { uint i = gl_GlobalInvocationID.x;\n"
                                "    o[i] = i * 1000u + gl_LocalInvocationID.x * 10u + 64u; }\n";
     size_t words = 0;
-    uint32_t *m = module_of(glsl, &words);
+    uint32_t *m = glslang_module(glsl, shaderc_env_version_vulkan_1_1, &words);
     REQUIRE(m);
     kiln_context ctx;
     REQUIRE_OK(test_context(&ctx));
