@@ -1180,8 +1180,11 @@ static int compile(kiln_context ctx, const struct run_args *a, kiln_program *pro
         return cli_fail("reading the program's interface", r);
     if (a->spec.count) {
         char why[1024];
-        if (!cli_spec_words(&a->spec, &it, typed, why, sizeof why))
-            return bad("%s", why);
+        if (!cli_spec_words(&a->spec, &it, typed, why, sizeof why)) {
+            bool fixed = a->workgroup_size[0] || a->workgroup_size[1] || a->workgroup_size[2];
+            return bad("%s%s", why, fixed && strstr(why, "declares no specialization constant")
+                                        ? "; --workgroup-size fixed the constants that sized its workgroup" : "");
+        }
         if (!guessed || memcmp(guess, typed, a->spec.count * sizeof typed[0])) {
             /* Let go first (its compile is kept for re-use, and an error
              * of the next call stays the last one). */
