@@ -766,7 +766,8 @@ static kiln_result take_module(const struct prog_source *src, struct prog_output
 {
     kiln_result r = prog_spirv_take(src, &out->spirv, &out->words, &out->log);
     if (r == KILN_OK) {
-        out->log = str_dup("");
+        if (!out->log)   /* else a note of what kiln changed */
+            out->log = str_dup("");
         r = out->log ? finish_module(src->name, src->entry, src->optimize, true, src->workgroup_size, out)
                      : KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the log of %s", src->name);
     }

@@ -46,7 +46,9 @@ kiln_result prog_refuse(char **log, const char *name, const char *text);
  * SPIR-V version needs, its GLCompute entry point named src->entry kept
  * and named "main", every other entry point and its execution modes
  * dropped. KILN_OK with *out (mem_alloc'd; the caller frees it) and
- * *out_words; KILN_ERR_COMPILE with *log (malloc'd) saying why;
+ * *out_words, and *log NULL or a note (malloc'd) of what kiln changed (a
+ * module the validator rejected only in its debug information runs
+ * without it); KILN_ERR_COMPILE with *log (malloc'd) saying why;
  * KILN_ERR_NO_MEMORY. */
 kiln_result prog_spirv_take(const struct prog_source *src, uint32_t **out, size_t *out_words, char **log);
 /* The module w (words of it, valid) with its GLCompute entry point named

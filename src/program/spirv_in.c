@@ -66,16 +66,74 @@ kiln_result prog_refuse(char **log, const char *name, const char *text)
     return KILN_RAISE(KILN_ERR_COMPILE, "%s failed to compile: %s", name, text);
 }
 
-static kiln_result validate(const struct prog_source *src, const uint32_t *w, size_t words, char **log)
+/* Debug instructions a module may lose without changing what it computes:
+ * OpSourceContinued, OpSource, OpSourceExtension, OpName, OpMemberName,
+ * OpLine, OpNoLine, OpModuleProcessed (OpString stays: non-semantic debug
+ * information may name it). */
+static bool is_debug_op(uint32_t op)
 {
-    char text[1536], why[1280];
+    return op == 2 || op == 3 || op == 4 || op == 5 || op == 6 || op == 8 || op == 317 || op == 330;
+}
+
+/* w (words of it) in place: step 1 marks OpSource's language Unknown (a
+ * number a SPIRV-Tools older than the module's compiler does not know,
+ * Slang's 11 say); step 2 also drops every debug instruction. *words is
+ * the new length. */
+static void neutralize_debug(uint32_t *w, size_t *words, int step)
+{
+    size_t o = 5;
+    for (size_t i = 5; i < *words;) {
+        uint32_t wc = w[i] >> 16, op = w[i] & 0xffff;
+        if (!wc || wc > *words - i)
+            return;
+        if (op == 3 && wc >= 3) {
+            w[i + 1] = 0;   /* SourceLanguage Unknown */
+        }
+        if (!(step == 2 && is_debug_op(op))) {
+            memmove(&w[o], &w[i], wc * 4);
+            o += wc;
+        }
+        i += wc;
+    }
+    *words = o;
+}
+
+/* Validates the module (w, *words), which a step may rewrite: what the
+ * validator rejects only in debug information is a note (*note, malloc'd)
+ * and the module runs without it. */
+static kiln_result validate(const struct prog_source *src, uint32_t *w, size_t *words, char **log, char **note)
+{
+    char text[1536], why[1280], again[256];
     int env = prog_spirv_env(w[1]);
     if (env < 0) {
         snprintf(text, sizeof text, "its SPIR-V version is %u.%u (header word 0x%08x); kiln takes 1.0 to 1.6",
                  (w[1] >> 16) & 0xff, (w[1] >> 8) & 0xff, w[1]);
         return prog_refuse(log, src->name, text);
     }
-    int r = prog_spirv_validate(w, words, env, why, sizeof why);
+    int r = prog_spirv_validate(w, *words, env, why, sizeof why);
+    if (r < 0)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory validating %s", src->name);
+    if (r == 0)
+        return KILN_OK;
+    uint32_t *copy = mem_alloc(*words * 4);
+    if (!copy)
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory validating %s", src->name);
+    for (int step = 1; step <= 2 && r == 1; step++) {
+        size_t n = *words;
+        memcpy(copy, w, n * 4);
+        neutralize_debug(copy, &n, step);
+        r = prog_spirv_validate(copy, n, env, again, sizeof again);
+        if (r == 0) {
+            memcpy(w, copy, n * 4);
+            *words = n;
+            snprintf(text, sizeof text, "%s: note: the validator rejected only its debug information (%s); kiln runs "
+                     "it %s\n", src->name, why, step == 1 ? "with its source language marked Unknown"
+                                                          : "without its debug instructions");
+            *note = str_dup(text);
+            log_info("%.*s", (int)strcspn(text, "\n"), text);
+        }
+    }
+    free(copy);
     if (r < 0)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory validating %s", src->name);
     if (r == 0)
@@ -163,10 +221,15 @@ kiln_result prog_spirv_take(const struct prog_source *src, uint32_t **out, size_
     if (!w)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for the module of %s", src->name);
     memcpy(w, src->source, words * 4);
-    kiln_result r = words >= 5 && w[0] == SPV_MAGIC ? validate(src, w, words, log)
+    char *note = NULL;
+    kiln_result r = words >= 5 && w[0] == SPV_MAGIC ? validate(src, w, &words, log, &note)
                                                     : prog_refuse(log, src->name, "not a SPIR-V module");
     if (r == KILN_OK)
         r = prog_spirv_entry(src->name, src->entry, w, words, out, out_words, log);
+    if (r == KILN_OK)
+        *log = note;
+    else
+        free(note);
     free(w);
     return r;
 }

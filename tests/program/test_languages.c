@@ -229,6 +229,27 @@ TEST(a_module_glslang_made_outside_kiln)
     memcpy(&fw, &f, 4);
     CHECK_OK(run_one(ctx, p, out, (const uint32_t[]){2, fw}, 2, N / 64, got));
     CHECK_EQ(COUNT_WRONG(got, i * 2 + 42), 0);
+
+    /* Its OpSource says Slang (source language 11), which the validator
+     * of Debian's SPIRV-Tools (2023.1) does not know: debug information
+     * only. The module runs, and its log says what kiln changed. */
+    bool marked = false;
+    for (size_t i = 5; i < words && !marked; i += m[i] >> 16)
+        if ((m[i] & 0xffff) == 3 /* OpSource */) {
+            m[i + 1] = 11;
+            marked = true;
+        }
+    REQUIRE(marked);
+    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.spirv = m, .spirv_words = words, .name = "slang.spv"},
+                                   &p));
+    REQUIRE_OK(kiln_program_wait(ctx, p));
+    char log[1024];
+    size_t len = 0;
+    CHECK_OK(kiln_program_log(ctx, p, log, sizeof log, &len));
+    CHECK(strstr(log, "slang.spv: note: the validator rejected only its debug information"));
+    CHECK(strstr(log, "source language marked Unknown"));
+    CHECK_OK(run_one(ctx, p, out, (const uint32_t[]){3, fw}, 2, N / 64, got));
+    CHECK_EQ(COUNT_WRONG(got, i * 2 + 43), 0);
     free(m);
     test_context_done(ctx);
 }
