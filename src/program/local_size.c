@@ -64,8 +64,9 @@ static bool set_constant(struct fix *f, uint32_t *ref, uint32_t value, int axis)
         /* Fixed by the host: a constant now, with no SpecId. */
         f->w[i] = (f->w[i] & 0xffff0000u) | OP_CONSTANT;
         f->w[i + 3] = value;
-        for (size_t k = 5; k < f->words; k += f->w[k] >> 16)
-            if ((f->w[k] & 0xffff) == OP_DECORATE && f->w[k + 1] == id && f->w[k + 2] == DECO_SPEC_ID)
+        for (size_t k = 5; k < f->words; k += f->w[k] >> 16)   /* well formed: the scan saw every instruction */
+            if ((f->w[k] & 0xffff) == OP_DECORATE && (f->w[k] >> 16) >= 3 && f->w[k + 1] == id &&
+                f->w[k + 2] == DECO_SPEC_ID)
                 f->drop[k] = true;
         return true;
     }
@@ -98,6 +99,11 @@ kiln_result prog_set_local_size(const char *name, const uint32_t size[3], uint32
     uint32_t *w = *spirv;
     size_t n = *words;
     char why[256] = "";
+    if (n < 5 || w[3] > PROG_MAX_ID_BOUND) {
+        snprintf(why, sizeof why, "workgroup_size cannot be set: the module's header %s",
+                 n < 5 ? "is cut short" : "gives an id bound past SPIR-V's limit of 4194303");
+        return prog_refuse(log, name, why);
+    }
     struct fix f = {.w = w, .words = n, .bound = w[3], .why = why, .why_cap = sizeof why};
     f.def = mem_calloc(w[3] + 1, sizeof *f.def);
     f.drop = mem_calloc(n, sizeof *f.drop);
@@ -110,23 +116,31 @@ kiln_result prog_set_local_size(const char *name, const uint32_t size[3], uint32
     }
     size_t local_size = 0, local_size_id = 0, first_function = 0;
     uint32_t builtin = 0;
-    for (size_t i = 5; i < n; i += w[i] >> 16) {
+    bool ok = true;
+    for (size_t i = 5; ok && i < n; i += w[i] >> 16) {
         uint32_t op = w[i] & 0xffff, wc = w[i] >> 16;
+        if (!wc || wc > n - i) {
+            snprintf(why, sizeof why, "the module has a malformed instruction at word %zu", i);
+            ok = false;
+            break;
+        }
         if (op == OP_EXECUTION_MODE && wc >= 6 && w[i + 2] == MODE_LOCAL_SIZE)
             local_size = i;
         else if (op == OP_EXECUTION_MODE_ID && wc >= 6 && w[i + 2] == MODE_LOCAL_SIZE_ID)
             local_size_id = i;
         else if (op == OP_DECORATE && wc >= 4 && w[i + 2] == DECO_BUILTIN && w[i + 3] == BUILTIN_WORKGROUP_SIZE)
             builtin = w[i + 1];
-        else if ((op == OP_CONSTANT || op == OP_SPEC_CONSTANT || op == OP_CONSTANT_COMPOSITE ||
-                  op == OP_SPEC_CONSTANT_COMPOSITE) && wc >= 3 && w[i + 2] < w[3])
+        else if ((((op == OP_CONSTANT || op == OP_SPEC_CONSTANT) && wc >= 4) ||
+                  ((op == OP_CONSTANT_COMPOSITE || op == OP_SPEC_CONSTANT_COMPOSITE) && wc >= 3)) &&
+                 w[i + 2] < w[3])
             f.def[w[i + 2]] = i;
         else if (op == OP_FUNCTION && !first_function)
             first_function = i;
     }
-    bool ok = local_size || local_size_id;
-    if (!ok)
+    if (ok && !local_size && !local_size_id) {
         snprintf(why, sizeof why, "the module declares no workgroup size (LocalSize or LocalSizeId)");
+        ok = false;
+    }
     size_t composite = builtin ? f.def[builtin] : 0;
     if (ok && builtin && (!composite || (w[composite] >> 16) < 6)) {
         snprintf(why, sizeof why, "its gl_WorkGroupSize is not a constant composite kiln can set");

@@ -57,6 +57,9 @@ kiln_result prog_spirv_take(const struct prog_source *src, uint32_t **out, size_
  * as prog_spirv_take's; name labels messages. */
 kiln_result prog_spirv_entry(const char *name, const char *entry, const uint32_t *w, size_t words, uint32_t **out,
                              size_t *out_words, char **log);
+/* The largest id bound a module may have (SPIR-V's universal limit). */
+#define PROG_MAX_ID_BOUND 4194303u
+
 /* local_size.c: the module *spirv (*words) with its workgroup size set
  * to size, axis by axis (0: kept): LocalSize's literals, LocalSizeId's and
  * gl_WorkGroupSize's constants (a specialization constant among them

@@ -543,6 +543,32 @@ TEST(a_device_lacking_a_feature_refuses_by_name)
         CHECK_MSG("shaderInt64");
     }
     free(m);
+
+    /* Subgroup operations lavapipe lacks (clustered; the H200 has them):
+     * refused by name on a device without them, run on one with them. */
+    static const char *clustered = "#version 450\n"
+                                   "#extension GL_KHR_shader_subgroup_clustered : require\n"
+                                   "layout(local_size_x = 64) in;\n"
+                                   "layout(std430, binding = 0) buffer O { uint o[]; };\n"
+                                   "void main() { uint i = gl_GlobalInvocationID.x; o[i] = subgroupClusteredAdd(i, 4); }\n";
+    m = glslang_module(clustered, shaderc_env_version_vulkan_1_2, &words);
+    REQUIRE(m);
+    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.spirv = m, .spirv_words = words, .name = "sum4.spv"},
+                                   &p));
+    r = kiln_program_wait(ctx, p);
+    if (real.subgroup_ops & KILN_SUBGROUP_CLUSTERED) {
+        CHECK_OK(r);
+        kiln_buffer out;
+        REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &out));
+        static uint32_t got[N];
+        CHECK_OK(run_one(ctx, p, out, NULL, 0, N / 64, got));
+        CHECK_EQ(COUNT_WRONG(got, 4 * (i & ~3u) + 6), 0);
+    } else {
+        CHECK_RESULT(r, KILN_ERR_LIMIT);
+        CHECK_MSG("sum4.spv: error: the device cannot run it: it uses subgroup operations the device does not "
+                  "support in compute shaders: clustered");
+    }
+    free(m);
     test_context_done(ctx);
 }
 

@@ -37,6 +37,17 @@
 #define CLI_PRINTF(f, a)
 #endif
 
+/* kiln_shader_feature's bits, by the Vulkan feature each stands for. */
+static const char *const feature_names[] = {
+    "shaderFloat64", "shaderInt64", "shaderInt16", "shaderFloat16", "shaderInt8", "storageBuffer16BitAccess",
+    "uniformAndStorageBuffer16BitAccess", "storagePushConstant16", "storageBuffer8BitAccess",
+    "uniformAndStorageBuffer8BitAccess", "storagePushConstant8", "shaderBufferInt64Atomics", "vulkanMemoryModel",
+    "vulkanMemoryModelDeviceScope", "bufferDeviceAddress", "variablePointersStorageBuffer", "variablePointers",
+    "shaderImageGatherExtended", "shaderStorageImageExtendedFormats", "shaderStorageImageMultisample",
+    "shaderSharedInt64Atomics", "shaderIntegerDotProduct",
+};
+#define FEATURE_COUNT (sizeof feature_names / sizeof feature_names[0])
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: kiln info [--json]\n"
@@ -185,6 +196,14 @@ static void print_caps(const kiln_caps *c)
                 n += (size_t)snprintf(ops + n, sizeof ops - n, "%s%s", n ? " " : "", names[b]);
         field("subgroup operations:", "%s", n ? ops : "none");
     }
+    {
+        char feats[1024] = "";
+        size_t n = 0;
+        for (unsigned b = 0; b < FEATURE_COUNT && n < sizeof feats; b++)
+            if (c->shader_features & (1u << b))
+                n += (size_t)snprintf(feats + n, sizeof feats - n, "%s%s", n ? " " : "", feature_names[b]);
+        field("shader features:", "%s", n ? feats : "none");
+    }
     field("max workgroup count:", "%u x %u x %u", c->max_workgroup_count[0], c->max_workgroup_count[1],
           c->max_workgroup_count[2]);
     field("max workgroup size:", "%u x %u x %u", c->max_workgroup_size[0], c->max_workgroup_size[1],
@@ -245,6 +264,11 @@ static void json_caps(struct cli_json *j, const kiln_caps *c)
     for (unsigned b = 0; b < 8; b++)
         if (c->subgroup_ops & (1u << b))
             cli_json_str(j, NULL, op_names[b]);
+    cli_json_close(j, ']');
+    cli_json_open(j, "shader_features", '[');
+    for (unsigned b = 0; b < FEATURE_COUNT; b++)
+        if (c->shader_features & (1u << b))
+            cli_json_str(j, NULL, feature_names[b]);
     cli_json_close(j, ']');
     json_triple(j, "max_workgroup_count", c->max_workgroup_count);
     json_triple(j, "max_workgroup_size", c->max_workgroup_size);
