@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <shaderc/shaderc.h>
 #include <spirv-tools/libspirv.h>
@@ -200,6 +201,70 @@ TEST(an_assembled_module_with_two_entries_its_push_block_and_a_constant)
     CHECK_OK(kiln_program_log(ctx, p4, log, sizeof log, &len));
     CHECK(strstr(log, "no GLCompute entry point named 'thrice'"));
     CHECK(strstr(log, "'scale_add' (GLCompute), 'twice' (GLCompute)"));
+    free(m);
+    test_context_done(ctx);
+}
+
+/* The predictor treats a module as it does a GLSL program: a node whose
+ * own push words stay put runs, once its variant compiles, the module with
+ * them baked in (both words, here), and gives what the universal module
+ * gives; a word set anew puts the universal module back in that call. */
+TEST(a_modules_push_words_are_baked_by_the_predictor)
+{
+    size_t words = 0;
+    uint32_t *m = assemble(k_asm, &words);
+    REQUIRE(m);
+    kiln_context ctx;
+    REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.specialization = 1}, &ctx));
+    kiln_program p;
+    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.spirv = m, .spirv_words = words, .entry = "scale_add",
+                                                             .name = "bake.spv"},
+                                   &p));
+    kiln_buffer out;
+    REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4}, &out));
+    kiln_scheme s;
+    kiln_node n;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    REQUIRE_OK(kiln_scheme_add_node(ctx, s,
+                                    &(kiln_node_desc){.program = p, .bindings = &(kiln_binding){.buffer = out},
+                                                      .binding_count = 1, .groups = {N / 64},
+                                                      .params = (uint32_t[]){4, 2}, .param_count = 2,
+                                                      .label = "scale_add"},
+                                    &n));
+    static uint32_t got[N];
+    int baked = 0;
+    uint32_t wrong = 0;
+    for (int frame = 0; frame < 400 && !baked; frame++) {
+        CHECK_OK(kiln_scheme_submit(ctx, s, NULL));
+        CHECK_OK(kiln_buffer_readback(ctx, out, 0, got, sizeof got));
+        wrong += COUNT_WRONG(got, i + 4 + 2000);
+        uint32_t pending = 0;
+        CHECK_OK(kiln_compiles_pending(ctx, &pending));
+        if (!pending)
+            CHECK_OK(kiln_node_is_specialized(ctx, n, &baked));
+        else
+            nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
+    }
+    CHECK_EQ(baked, 1);
+    CHECK_EQ(wrong, 0);
+    CHECK_OK(kiln_scheme_submit(ctx, s, NULL));   /* a frame on the variant */
+    CHECK_OK(kiln_buffer_readback(ctx, out, 0, got, sizeof got));
+    CHECK_EQ(COUNT_WRONG(got, i + 4 + 2000), 0);
+    kiln_spec_event ev[16];
+    uint32_t count = 0;
+    CHECK_OK(kiln_scheme_spec_events(ctx, s, ev, 16, &count));
+    bool promoted = false;
+    for (uint32_t e = 0; e < count; e++)
+        promoted |= ev[e].kind == KILN_SPEC_PROMOTE && (ev[e].mask & 3) == 3 && ev[e].words[0] == 4 &&
+                    ev[e].words[1] == 2;
+    CHECK(promoted);
+    /* A word set anew: the universal module runs it from that submit. */
+    CHECK_OK(kiln_node_set_param(ctx, n, 1, 7));
+    CHECK_OK(kiln_scheme_submit(ctx, s, NULL));
+    CHECK_OK(kiln_buffer_readback(ctx, out, 0, got, sizeof got));
+    CHECK_EQ(COUNT_WRONG(got, i + 4 + 7000), 0);
+    CHECK_OK(kiln_node_is_specialized(ctx, n, &baked));
+    CHECK_EQ(baked, 0);
     free(m);
     test_context_done(ctx);
 }
@@ -575,6 +640,7 @@ TEST(a_device_lacking_a_feature_refuses_by_name)
 int main(void)
 {
     RUN(an_assembled_module_with_two_entries_its_push_block_and_a_constant);
+    RUN(a_modules_push_words_are_baked_by_the_predictor);
     RUN(a_module_glslang_made_outside_kiln);
     RUN(hlsl_with_a_cbuffer_and_structured_buffers);
     RUN(hlsl_push_constants_and_errors);
