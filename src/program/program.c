@@ -240,7 +240,7 @@ kiln_result prog_source_init(struct prog_source *src, const kiln_program_desc *d
     src->defines = mem_calloc(d.define_count + 1, sizeof *src->defines);
     src->include_dirs = mem_calloc(d.include_dir_count + 1, sizeof *src->include_dirs);
     src->constants = mem_alloc((d.constant_count + 1) * sizeof *src->constants);
-        src->preamble = d.preamble ? str_dup(d.preamble) : NULL;
+    src->preamble = d.preamble ? str_dup(d.preamble) : NULL;
     memcpy(src->workgroup_size, d.workgroup_size, sizeof src->workgroup_size);
     bool ok = src->source && src->name && src->entry && src->defines && src->include_dirs && src->constants &&
               (!d.preamble || src->preamble);
