@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * level.c: the table of levels (level.h). The reference interpreter is row
- * 0; the GPU levels are named and not built yet.
+ * 0; the Wavefront level is built, Lane and Subgroup are named and not
+ * built yet.
  */
 #include "wave/level.h"
 
@@ -63,9 +64,15 @@ kiln_result wave_level_resolve(const char *name, const struct wave_level **out)
         if (strcmp(name, wave_levels[i].name))
             continue;
         *out = &wave_levels[i];
-        if (!wave_levels[i].run)
-            return KILN_RAISE(KILN_ERR_INVALID, "level '%s' is not built yet (built: %s)", name, wave_levels[0].name);
-        return KILN_OK;
+        if (wave_levels[i].run)
+            return KILN_OK;
+        char built[256] = "";
+        for (uint32_t k = 0; k < wave_level_count; k++) {
+            size_t at = strlen(built);
+            if (wave_levels[k].run)
+                snprintf(built + at, sizeof built - at, "%s%s", at ? ", " : "", wave_levels[k].name);
+        }
+        return KILN_RAISE(KILN_ERR_INVALID, "level '%s' is not built yet (built: %s)", name, built);
     }
     char list[256] = "";
     for (uint32_t i = 0; i < wave_level_count; i++) {

@@ -43,7 +43,7 @@ TEST(a_level_is_checked_by_name)
     CHECK(kiln_wave_level_check(g_code, g_grid2d, "reference", NULL) == KILN_OK);
     CHECK(kiln_wave_level_check(g_code, g_grid2d, NULL, NULL) == KILN_OK);   /* NULL: the reference */
     CHECK(kiln_wave_level_check(g_code, g_grid2d, "lane", NULL) == KILN_ERR_INVALID);
-    CHECK_WAVE_MSG("not built");
+    CHECK_WAVE_MSG("level 'lane' is not built yet (built: reference, wavefront)");
     CHECK(kiln_wave_level_check(g_code, g_grid2d, "lanes", NULL) == KILN_ERR_INVALID);
     CHECK_WAVE_MSG("no level is named 'lanes'");
     CHECK_WAVE_MSG("reference");
