@@ -739,26 +739,32 @@ static kiln_result r_image_readback(struct kctx *c, kiln_image i, void *data, ui
     return settle(rc_of(c), data_out(rc_of(c), PIPE_OP_image_readback, &rec, data));
 }
 
-/* The files the program includes, read here, on the client's side, as a
- * local compile would read them, and sent with it: the server reads no
- * file of its own for a client's program. [u32 count] then per file its
- * request, includer, [u32 relative], path, bytes and refusal (strings; NULL
- * where none). */
-static kiln_result put_includes(struct rclient *rc, const kiln_program_desc *d)
+/* The files the program desc d includes, read here, on the client's side,
+ * as a local compile would read them, to be sent with it: the server reads
+ * no file of its own for a client's program. The desc is checked first, by
+ * the runtime's own checks (what cannot be encoded, arrays past kiln's
+ * limits or NULL arrays, is refused here). On KILN_OK *files (owned:
+ * prog_includes_free) holds *n. */
+static kiln_result gather_includes(const kiln_program_desc *d, struct prog_include **files, uint32_t *n)
 {
     struct prog_source src;
     KILN_TRY(prog_source_init(&src, d));
-    struct prog_include *files;
-    uint32_t n;
     uint64_t bytes;
-    kiln_result r = prog_include_gather(&src, &files, &n, &bytes);
+    kiln_result r = prog_include_gather(&src, files, n, &bytes);
     prog_source_finish(&src);
     KILN_TRY(r);
     if (bytes > PROG_MAX_BUNDLE_BYTES) {
-        prog_includes_free(files, n);
+        prog_includes_free(*files, *n);
         return KILN_RAISE(KILN_ERR_LIMIT, "program %s: its included files hold %llu bytes; a kiln server takes at "
                           "most %u with a program", d->name, (unsigned long long)bytes, PROG_MAX_BUNDLE_BYTES);
     }
+    return KILN_OK;
+}
+
+/* [u32 count] then per file its request, includer, [u32 relative], path,
+ * bytes and refusal (strings; NULL where none). */
+static void put_includes(struct rclient *rc, const struct prog_include *files, uint32_t n)
+{
     bytes_put_u32(&rc->tail, n);
     for (uint32_t i = 0; i < n; i++) {
         const struct prog_include *f = &files[i];
@@ -769,8 +775,6 @@ static kiln_result put_includes(struct rclient *rc, const kiln_program_desc *d)
         pipe_put_str(&rc->tail, f->content, f->len);
         pipe_put_str(&rc->tail, f->refused, SIZE_MAX);
     }
-    prog_includes_free(files, n);
-    return KILN_OK;
 }
 
 static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *desc, kiln_program *out)
@@ -779,9 +783,11 @@ static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *des
     if (!desc)
         return KILN_RAISE(KILN_ERR_INVALID, "program desc is NULL");
     kiln_program_desc d = kiln_program_desc_defaults(desc);
-    /* What cannot be encoded (arrays past kiln's limits, NULL arrays) is
-     * refused here, by the runtime's own checks. */
-    KILN_TRY(prog_desc_check(&d));
+    /* Everything that can refuse it, before any byte of its request is
+     * written. */
+    struct prog_include *files;
+    uint32_t nfiles;
+    KILN_TRY(gather_includes(&d, &files, &nfiles));
     struct pipe_rec_program rec = {.define_count = d.define_count, .include_dir_count = d.include_dir_count,
                                    .constant_count = d.constant_count, .optimize = d.optimize,
                                    .language = (uint32_t)d.language,
@@ -800,11 +806,8 @@ static kiln_result r_program_create(struct kctx *c, const kiln_program_desc *des
     for (uint32_t i = 0; i < d.include_dir_count; i++)
         pipe_put_str(&rc->tail, d.include_dirs[i], SIZE_MAX);
     bytes_put(&rc->tail, d.constants, (size_t)d.constant_count * sizeof d.constants[0]);
-    kiln_result r = put_includes(rc, &d);
-    if (r < 0) {   /* refused before it was sent: the next call's tail starts clean */
-        rc->tail.len = 0;
-        return r;
-    }
+    put_includes(rc, files, nfiles);
+    prog_includes_free(files, nfiles);
     rec.source_len = text_len > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)text_len;
     return ASK(program_create, rec, &out->id);
 }

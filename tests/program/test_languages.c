@@ -502,7 +502,7 @@ TEST(bad_modules_are_refused_by_name)
     CHECK_MSG("whole 32-bit words");
 
     /* Not SPIR-V at all, said to be. */
-    CHECK_RESULT(kiln_program_create(ctx, &(kiln_program_desc){.source = "#version 450 void main(){} xxxxx",
+    CHECK_RESULT(kiln_program_create(ctx, &(kiln_program_desc){.source = "#version 450 void main(){} and more text",
                                                                 .language = KILN_LANGUAGE_SPIRV},
                                      &p),
                  KILN_ERR_INVALID);

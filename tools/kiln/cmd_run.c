@@ -1121,8 +1121,6 @@ static kiln_result make_program(kiln_context ctx, const struct run_args *a, cons
         return KILN_ERR_NO_MEMORY;
     }
     const char *dirs[1] = {folder};
-    bool module = a->lang == KILN_LANGUAGE_SPIRV ||
-                  (a->lang == KILN_LANGUAGE_AUTO && a->source_len >= 4 && !memcmp(a->source, "\x03\x02\x23\x07", 4));
     kiln_program_desc pd = {
         .source = a->source,
         .source_len = a->source_len,
@@ -1133,11 +1131,13 @@ static kiln_result make_program(kiln_context ctx, const struct run_args *a, cons
         .define_count = a->define_count,
         .preamble = a->preamble,
         .workgroup_size = {a->workgroup_size[0], a->workgroup_size[1], a->workgroup_size[2]},
-        .include_dirs = module ? NULL : dirs,   /* a module includes nothing */
-        .include_dir_count = module ? 0 : 1,
         .constants = c,
         .constant_count = n,
     };
+    if (kiln_program_desc_defaults(&pd).language != KILN_LANGUAGE_SPIRV) {   /* a module includes nothing */
+        pd.include_dirs = dirs;
+        pd.include_dir_count = 1;
+    }
     kiln_result r = kiln_program_create(ctx, &pd, prog);
     free(folder);
     *made = r == KILN_OK;
