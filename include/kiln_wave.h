@@ -242,7 +242,8 @@ typedef struct kiln_wave_diff_report {
     uint32_t group[3], wave;       /* the wave it was run by */
     uint64_t step;                 /* which instruction of that wave's run it was (1: the first it ran) */
     uint64_t execution;            /* which execution of that instruction (1: the first; more inside loops) */
-    char at_step[512];             /* the first difference once every wave has run `step` instructions */
+    char at_step[512];             /* the first difference once every wave has run `step` instructions;
+                                    * not bisected, why not (a level that cannot stop a wave) */
     uint32_t runs;                 /* runs made, both levels counted */
 } kiln_wave_diff_report;
 

@@ -188,7 +188,11 @@ kiln_result wave_diff(const struct wave_level *a, const struct wave_level *b, co
     free(oa.p);
     free(ob.p);
     out->same = r == KILN_OK && same;
-    if (r == KILN_OK && !same) {
+    if (r == KILN_OK && !same && (!a->stops || !b->stops))
+        snprintf(out->at_step, sizeof out->at_step, "not bisected: the %s level cannot stop a wave after its N-th "
+                 "instruction (a lane counts only its own); the first difference is the whole runs'",
+                 a->stops ? b->name : a->name);
+    else if (r == KILN_OK && !same) {
         /* the least n whose stopped runs differ: doubling, then halving */
         uint64_t lo = 0, hi = 1;
         bool diff = false;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * level.c: the table of levels (level.h). The reference interpreter is row
- * 0; the Wavefront level is built, Lane and Subgroup are named and not
+ * 0; the Lane and Wavefront levels are built, Subgroup is named and not
  * built yet.
  */
 #include "wave/level.h"
@@ -12,6 +12,7 @@
 
 #include "base/base.h"
 #include "wave/decode.h"
+#include "wave/lane.h"
 #include "wave/wavefront.h"
 
 kiln_result wave_kernel_decodes(const struct wave_code *code, const struct wave_kernel *k)
@@ -47,11 +48,12 @@ static kiln_result reference_check(const struct wave_code *code, const struct wa
 
 const struct wave_level wave_levels[] = {
     {"reference", "the reference interpreter, on the CPU: the oracle every level is judged against", reference_check,
-     wave_run},
-    {"lane", "one GPU invocation per guest lane (not built yet)", NULL, NULL},
+     wave_run, true},
+    {"lane", "one GPU invocation per guest lane, translated to GLSL and run by kiln, where lanes never meet", lane_check,
+     lane_run, false},
     {"wavefront", "one GPU invocation simulating a whole 64-lane wave, translated to GLSL and run by kiln", wf_check,
-     wf_run},
-    {"subgroup", "guest waves on device subgroups, cross-lane operations native (not built yet)", NULL, NULL},
+     wf_run, true},
+    {"subgroup", "guest waves on device subgroups, cross-lane operations native (not built yet)", NULL, NULL, false},
 };
 const uint32_t wave_level_count = KILN_ARRAY_LEN(wave_levels);
 

@@ -30,6 +30,8 @@ struct wave_level {
      * no device); KILN_ERR_INVALID naming the instruction and its offset. */
     kiln_result (*check)(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps);
     kiln_result (*run)(const struct wave_run_desc *desc, struct wave_result *out);
+    /* run honours stop_after and watch_pc (a diff bisects with it) */
+    bool stops;
 };
 
 extern const struct wave_level wave_levels[];

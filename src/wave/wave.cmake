@@ -15,6 +15,7 @@ pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
 set(KILN_CONFIG_WAVE_DEPS "  pkg_check_modules(LIBELF REQUIRED QUIET IMPORTED_TARGET libelf)\n")
 set(KILN_WAVE_SOURCES
   src/wave/api.c
+  src/wave/cfg.c
   src/wave/compare.c
   src/wave/decode.c
   src/wave/decode_vector.c
@@ -25,6 +26,7 @@ set(KILN_WAVE_SOURCES
   src/wave/interp_salu.c
   src/wave/interp_lane.c
   src/wave/interp_valu.c
+  src/wave/lane_check.c
   src/wave/level.c
   src/wave/loader.c
   src/wave/loader_meta.c

@@ -83,6 +83,9 @@ struct wf_shape {
      * runs them side by side; total is every wave's count. 0: a workgroup
      * of the program is a guest group. */
     uint32_t packed_total;
+    /* The Lane level's program (lane.h): one invocation per lane, 64 a
+     * wave, a workgroup a guest group; packed_total and bisect unused. */
+    bool lane;
 };
 
 #define WF_PACK 64u
@@ -95,6 +98,10 @@ bool wf_independent(const struct wave_code *code, const struct wave_kernel *k);
 /* KILN_OK when the level runs k faithfully on a device with caps (NULL: any
  * device), else KILN_ERR_INVALID naming the instruction, its offset and why. */
 kiln_result wf_check(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps)
+    __attribute__((warn_unused_result));
+/* wf_check for the Wavefront level (lane false) or the Lane level's
+ * translation (lane true: its analysis is lane.h's). */
+kiln_result wf_check_shape(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps, bool lane)
     __attribute__((warn_unused_result));
 /* Appends k's program for shape to glsl; KILN_ERR_INVALID as wf_check. */
 kiln_result wf_translate(const struct wave_code *code, const struct wave_kernel *k, const struct wf_shape *shape,

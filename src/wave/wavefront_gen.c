@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "wave/cfg.h"
 #include "wave/decode.h"
 #include "wave/interp_private.h"
 #include "wave/ir.h"
@@ -34,11 +35,15 @@ static const char prelude[] =
     "#if LDS_WORDS > 0\n"
     "shared uint lds[LDS_WORDS];\n"
     "#endif\n"
-    "#if WAVES > 1\n"
+    "#if GROUP_SYNC\n"
     "shared uint nwait;\n"
     "#endif\n"
+    "#if LANE\n"
+    "shared uint faultlane[WAVES];\n"
+    "#endif\n"
     "uint s[128];\n"
-    "uint v[VGPRS * 64u];\n"
+    "uint v[VFILE];\n"
+    "uint ln;\n"
     "bool scc;\n"
     "uint st, fpc, fal, fah, flane;\n"
     "uint pc;\n"
@@ -446,6 +451,21 @@ static bool refuse(struct gen *g, const char *fmt, ...)
 
 /* ---- operands ------------------------------------------------------------------------- */
 
+/* VGPR r of the lane `l` of the lane loop: the wave's file at the
+ * Wavefront level, the invocation's own registers at the Lane level (one
+ * of four rotating buffers: a line may name four). */
+static const char *V(const struct gen *g, unsigned r)
+{
+    static _Thread_local char buf[4][24];
+    static _Thread_local unsigned at;
+    char *b = buf[at++ % 4];
+    if (g->sh->lane)
+        snprintf(b, sizeof buf[0], "v[%uu]", r);
+    else
+        snprintf(b, sizeof buf[0], "v[%uu + l]", r * 64);
+    return b;
+}
+
 /* Dword k of a scalar operand (SGPR, constant, literal, immediate) as a
  * GLSL uint expression; bits: the operand's width (32 or 64) for inline
  * constants. */
@@ -464,6 +484,13 @@ static bool sval(struct gen *g, const struct wave_operand *o, unsigned k, unsign
             snprintf(buf, cap, "%uu", WAVE_PRIVATE_HI);
             return true;
         case WAVE_SREG_POPS_EXITING_WAVE_ID: snprintf(buf, cap, "0u"); return true;
+        case WAVE_SREG_VCCZ: case WAVE_SREG_EXECZ:
+            if (g->sh->lane)
+                return refuse(g, "it reads whether any lane's bit is set, which one invocation per lane cannot know");
+            break;
+        default: break;
+        }
+        switch (code) {
         case WAVE_SREG_VCCZ: snprintf(buf, cap, "(((s[106] | s[107]) == 0u) ? 1u : 0u)"); return true;
         case WAVE_SREG_EXECZ: snprintf(buf, cap, "(((s[126] | s[127]) == 0u) ? 1u : 0u)"); return true;
         case WAVE_SREG_SCC: snprintf(buf, cap, "(scc ? 1u : 0u)"); return true;
@@ -492,7 +519,7 @@ static bool vval(struct gen *g, const struct wave_operand *o, unsigned k, unsign
         unsigned r = o->reg + k;
         if (r >= g->sh->vgprs)
             return refuse(g, "it reads v%u, past the kernel's %u VGPRs", r, g->sh->vgprs);
-        snprintf(buf, cap, "v[%uu + l]", r * 64);
+        snprintf(buf, cap, "%s", V(g, r));
         return true;
     }
     return sval(g, o, k, bits, buf, cap);
@@ -516,19 +543,11 @@ static bool vdst(struct gen *g, const struct wave_operand *o, unsigned k, const 
     unsigned r = o->reg + k;
     if (r >= g->sh->vgprs)
         return refuse(g, "it writes v%u, past the kernel's %u VGPRs", r, g->sh->vgprs);
-    put(g, "v[%uu + l] = on ? %s : v[%uu + l];\n", r * 64, x, r * 64);
+    put(g, "%s = on ? %s : %s;\n", V(g, r), x, V(g, r));
     return true;
 }
 
 /* ---- the scalar ALU ------------------------------------------------------------------- */
-
-static uint32_t imm_of(const struct wave_instr *in)
-{
-    for (int i = 0; i < 4; i++)
-        if (in->src[i].kind == WAVE_OPND_IMM)
-            return in->src[i].value;
-    return 0;
-}
 
 /* Reads src[0] and src[1] as a, b (32 bits) and, where wide, a1, b1. */
 static bool sops(struct gen *g, bool wide_a, bool wide_b)
@@ -573,7 +592,7 @@ static bool sput(struct gen *g, bool wide, const char *sccx)
 static bool salu(struct gen *g)
 {
     const struct wave_instr *in = g->in;
-    int16_t k16 = (int16_t)imm_of(in);
+    int16_t k16 = (int16_t)wave_imm_of(in);
     put(g, "{\n");
     bool ok = true;
 #define S32(expr, sccx) ok = sops(g, false, false) && (put(g, "uint r = %s;\n", expr), sput(g, false, sccx))
@@ -777,7 +796,7 @@ static bool salu(struct gen *g)
         if (sgn)
             put(g, "scc = int(%s) %s %d;\n", x, rel[i % 6], (int)k16);
         else
-            put(g, "scc = %s %s %uu;\n", x, rel[i % 6], imm_of(in) & 0xffffu);
+            put(g, "scc = %s %s %uu;\n", x, rel[i % 6], wave_imm_of(in) & 0xffffu);
         break;
     }
     case WAVE_OP_S_ADDK_I32: {
@@ -1031,7 +1050,10 @@ static void lanes_open(struct gen *g, bool masks)
         put(g, "uint m0 = 0u, m1 = 0u;\n");
     if (g->in->enc == WAVE_ENC_DPP)   /* src0's lanes as they were: the destination may be it */
         put(g, "uint dsrc[64];\nfor (uint i = 0u; i < 64u; i++) dsrc[i] = v[%uu + i];\n", g->in->src[0].reg * 64u);
-    put(g, "for (uint l = 0u; l < 64u; l++) {\nbool on = bitl(e0, e1, l);\n");
+    if (g->sh->lane)   /* the invocation's own lane: a loop of one, so that a fault's break leaves it */
+        put(g, "for (uint l = ln; l < ln + 1u; l++) {\nbool on = bitl(e0, e1, l);\n");
+    else
+        put(g, "for (uint l = 0u; l < 64u; l++) {\nbool on = bitl(e0, e1, l);\n");
 }
 
 static bool valu_special(struct gen *g, bool *done)
@@ -1039,6 +1061,10 @@ static bool valu_special(struct gen *g, bool *done)
     const struct wave_instr *in = g->in;
     char x[96], y[96];
     *done = true;
+    bool crosses = in->op == WAVE_OP_V_READLANE_B32 || in->op == WAVE_OP_V_WRITELANE_B32 ||
+                   (in->op == WAVE_OP_V_READFIRSTLANE_B32 && in->src[0].kind == WAVE_OPND_VGPR);
+    if (crosses && g->sh->lane)
+        return refuse(g, "it reads or writes another lane's VGPR, and one invocation per lane has only its own");
     switch (in->op) {
     case WAVE_OP_V_NOP:
         return true;
@@ -1117,6 +1143,8 @@ static bool valu(struct gen *g)
     const struct wave_op_info *info = wave_op_info(in->op);
     if (in->enc == WAVE_ENC_SDWA)
         return refuse(g, "its SDWA encoding is not translated yet");
+    if (in->enc == WAVE_ENC_DPP && g->sh->lane)
+        return refuse(g, "its DPP source is another lane's, and one invocation per lane has only its own");
     if (in->enc == WAVE_ENC_DPP && !dpp_ok(g))
         return false;
     if (info->family == WAVE_FAM_VOP3P)
@@ -1309,7 +1337,7 @@ static bool vmem(struct gen *g)
         if (in->mods.glc) {
             if (in->dst[0].kind != WAVE_OPND_VGPR || in->dst[0].reg >= g->sh->vgprs)
                 return refuse(g, "its returned value has no VGPR");
-            put(g, "v[%uu + l] = old;\n", in->dst[0].reg * 64u);
+            put(g, "%s = old;\n", V(g, in->dst[0].reg));
         }
         put(g, "}\n");
     } else if (store) {
@@ -1328,7 +1356,7 @@ static bool vmem(struct gen *g)
         if (sgn)
             put(g, "d0 = uint(int(d0 << %uu) >> %u);\n", 32 - 8 * bytes, 32 - 8 * bytes);
         for (unsigned i = 0; i < n; i++)
-            put(g, "v[%uu + l] = d%u;\n", (in->dst[0].reg + i) * 64u, i);
+            put(g, "%s = d%u;\n", V(g, in->dst[0].reg + i), i);
     }
     put(g, "}\n}\nif (st != 0u) break;\n}\n");
     return true;
@@ -1405,7 +1433,8 @@ static bool ds(struct gen *g)
     if (in->mods.gds)
         return refuse(g, "%s with gds", name);
     if (in->op == WAVE_OP_DS_SWIZZLE_B32 || in->op == WAVE_OP_DS_PERMUTE_B32 || in->op == WAVE_OP_DS_BPERMUTE_B32)
-        return ds_cross(g);
+        return g->sh->lane ? refuse(g, "it moves values between lanes, and one invocation per lane has only its own")
+                           : ds_cross(g);
     if (!g->sh->lds_bytes)
         return refuse(g, "%s in a kernel that declares no LDS", name);
     unsigned off = (unsigned)in->mods.offset1 << 8 | in->mods.offset0;
@@ -1451,14 +1480,14 @@ static bool ds(struct gen *g)
         put(g, "uint r = lldn(ad + %uu, %uu, l);\n", off, n);
         if (sg)
             put(g, "r = uint(int(r << %uu) >> %u);\n", 32 - 8 * n, 32 - 8 * n);
-        put(g, "v[%uu + l] = r;\n", d->reg * 64u);
+        put(g, "%s = r;\n", V(g, d->reg));
         break;
     }
     case WAVE_OP_DS_READ_B64:
         if (!dst_ok)
             return refuse(g, "its destination is no VGPR of the kernel's");
         put(g, "uint r0 = lldn(ad + %uu, 4u, l), r1 = lldn(ad + %uu, 4u, l);\n", off, off + 4);
-        put(g, "v[%uu + l] = r0; v[%uu + l] = r1;\n", d->reg * 64u, (d->reg + 1) * 64u);
+        put(g, "%s = r0; %s = r1;\n", V(g, d->reg), V(g, d->reg + 1));
         break;
     case WAVE_OP_DS_READ2_B32: case WAVE_OP_DS_READ2ST64_B32: {
         unsigned sc = in->op == WAVE_OP_DS_READ2_B32 ? 4 : 256;
@@ -1466,7 +1495,7 @@ static bool ds(struct gen *g)
             return refuse(g, "its destination is no VGPR of the kernel's");
         put(g, "uint r0 = lldn(ad + %uu, 4u, l), r1 = lldn(ad + %uu, 4u, l);\n", in->mods.offset0 * sc,
             in->mods.offset1 * sc);
-        put(g, "v[%uu + l] = r0; v[%uu + l] = r1;\n", d->reg * 64u, (d->reg + 1) * 64u);
+        put(g, "%s = r0; %s = r1;\n", V(g, d->reg), V(g, d->reg + 1));
         break;
     }
     case WAVE_OP_DS_ADD_U32: case WAVE_OP_DS_ADD_RTN_U32: case WAVE_OP_DS_SUB_U32: case WAVE_OP_DS_SUB_RTN_U32:
@@ -1493,7 +1522,7 @@ static bool ds(struct gen *g)
         if (rtn) {
             if (!dst_ok)
                 return refuse(g, "its destination is no VGPR of the kernel's");
-            put(g, "v[%uu + l] = old;\n", d->reg * 64u);
+            put(g, "%s = old;\n", V(g, d->reg));
         }
         put(g, "}\n");
         break;
@@ -1506,105 +1535,6 @@ static bool ds(struct gen *g)
 }
 
 /* ---- blocks ------------------------------------------------------------------------------ */
-
-/* The decoded kernel: instructions in order with their offsets. */
-struct code_list {
-    struct wave_instr *in;
-    uint64_t *pc;
-    uint32_t n;
-    bool *leader;   /* starts a block */
-};
-
-static bool is_branch(unsigned op)
-{
-    return op == WAVE_OP_S_BRANCH || op == WAVE_OP_S_CBRANCH_SCC0 || op == WAVE_OP_S_CBRANCH_SCC1 ||
-           op == WAVE_OP_S_CBRANCH_VCCZ || op == WAVE_OP_S_CBRANCH_VCCNZ || op == WAVE_OP_S_CBRANCH_EXECZ ||
-           op == WAVE_OP_S_CBRANCH_EXECNZ;
-}
-/* A block ends at a branch, at s_endpgm and at s_barrier (where a wave of
- * several waits for the others: the dispatcher returns there). */
-static bool ends_block(unsigned op) { return is_branch(op) || op == WAVE_OP_S_ENDPGM || op == WAVE_OP_S_BARRIER; }
-
-static uint64_t branch_target(uint64_t pc, const struct wave_instr *in)
-{
-    return pc + 4ull * in->words + (uint64_t)((int64_t)(int16_t)imm_of(in) * 4);
-}
-
-static void list_finish(struct code_list *c)
-{
-    free(c->in);
-    free(c->pc);
-    free(c->leader);
-    memset(c, 0, sizeof *c);
-}
-
-static kiln_result list_make(const struct wave_code *code, const struct wave_kernel *k, struct code_list *c)
-{
-    memset(c, 0, sizeof *c);
-    size_t nwords;
-    uint32_t *words = wave_code_words(code, &nwords);
-    if (!words)
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory decoding kernel '%s'", k->name);
-    uint64_t end = k->code_addr + k->code_size;
-    size_t cap = (size_t)(k->code_size / 4) + 1;
-    c->in = mem_calloc(cap, sizeof *c->in);
-    c->pc = mem_calloc(cap, sizeof *c->pc);
-    c->leader = mem_calloc(cap, sizeof *c->leader);
-    kiln_result r = KILN_OK;
-    if (!c->in || !c->pc || !c->leader)
-        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory decoding kernel '%s'", k->name);
-    for (uint64_t pc = k->code_addr; r == KILN_OK && pc < end;) {
-        int n = wave_decode(words, (size_t)(end / 4), (size_t)pc, &c->in[c->n]);
-        if (n <= 0) {
-            r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': %s", k->name, err_last());
-            break;
-        }
-        c->pc[c->n++] = pc;
-        pc += 4ull * (unsigned)n;
-    }
-    free(words);
-    if (r != KILN_OK)
-        list_finish(c);
-    return r;
-}
-
-/* The index of the instruction at pc, or -1. */
-static int64_t index_of(const struct code_list *c, uint64_t pc)
-{
-    uint32_t lo = 0, hi = c->n;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (c->pc[mid] < pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < c->n && c->pc[lo] == pc ? (int64_t)lo : -1;
-}
-
-/* Marks the block leaders; KILN_ERR_INVALID for a branch to no
- * instruction of the kernel. */
-static kiln_result leaders(const struct wave_kernel *k, struct code_list *c)
-{
-    if (c->n)
-        c->leader[0] = true;
-    for (uint32_t i = 0; i < c->n; i++) {
-        unsigned op = c->in[i].op;
-        if (!ends_block(op))
-            continue;
-        if (i + 1 < c->n)
-            c->leader[i + 1] = true;
-        if (is_branch(op)) {
-            int64_t t = index_of(c, branch_target(c->pc[i], &c->in[i]));
-            if (t < 0)
-                return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': %s at offset 0x%" PRIx64 " branches to 0x%" PRIx64
-                                  ", no instruction of the kernel (the Wavefront level)",
-                                  k->name, wave_op_name(op), c->pc[i], branch_target(c->pc[i], &c->in[i]));
-            c->leader[t] = true;
-        }
-    }
-    return KILN_OK;
-}
 
 #ifdef KILN_TEST_HOOKS
 static uint64_t corrupt_at;
@@ -1620,7 +1550,8 @@ static void corrupt(struct gen *g)
         return;
     put(g, "ccount++;\nif (ccount == %uu) {\n", corrupt_nth);
     if (d->kind == WAVE_OPND_VGPR && d->reg < g->sh->vgprs)
-        put(g, "for (uint l = 0u; l < 64u; l++) v[%uu + l] ^= bitl(s[126], s[127], l) ? 1u : 0u;\n", d->reg * 64u);
+        put(g, "for (uint l = %s; l < %s; l++) %s ^= bitl(s[126], s[127], l) ? 1u : 0u;\n", g->sh->lane ? "ln" : "0u",
+            g->sh->lane ? "ln + 1u" : "64u", V(g, d->reg));
     else if (d->kind == WAVE_OPND_SGPR && d->reg < 128)
         put(g, "s[%u] ^= 1u;\n", d->reg);
     put(g, "}\n");
@@ -1629,12 +1560,12 @@ static void corrupt(struct gen *g)
 static void corrupt(struct gen *g) { (void)g; }
 #endif
 
-static bool instr_body(struct gen *g, const struct code_list *c, uint32_t i);
+static bool instr_body(struct gen *g, const struct wave_cfg *c, uint32_t i);
 
 /* One instruction; false with g->why set when it does not translate. In a
  * bisecting program it first counts itself, and stops the wave at its
  * count (WF_STOPPED, the instruction not run). */
-static bool instr(struct gen *g, const struct code_list *c, uint32_t i)
+static bool instr(struct gen *g, const struct wave_cfg *c, uint32_t i)
 {
     g->in = &c->in[i];
     g->pc = c->pc[i];
@@ -1645,12 +1576,12 @@ static bool instr(struct gen *g, const struct code_list *c, uint32_t i)
         put(g, "steps++; lastpc = %uu; watched += (%uu == watch) ? 1u : 0u;\n", pc4, pc4);
     }
     bool ok = instr_body(g, c, i);
-    if (ok && !ends_block(g->in->op))
+    if (ok && !wave_ends_block(g->in->op))
         corrupt(g);
     return ok;
 }
 
-static bool instr_body(struct gen *g, const struct code_list *c, uint32_t i)
+static bool instr_body(struct gen *g, const struct wave_cfg *c, uint32_t i)
 {
     const struct wave_op_info *info = wave_op_info(g->in->op);
     if (!info)
@@ -1664,16 +1595,30 @@ static bool instr_body(struct gen *g, const struct code_list *c, uint32_t i)
         put(g, "pc = %uu;\natb = true;\nbreak;\n", (uint32_t)(next / 4));
         return true;
     case WAVE_OP_S_BRANCH:
-        put(g, "pc = %uu;\nbreak;\n", (uint32_t)(branch_target(c->pc[i], g->in) / 4));
+        put(g, "pc = %uu;\nbreak;\n", (uint32_t)(wave_branch_target(c->pc[i], g->in) / 4));
         return true;
     case WAVE_OP_S_CBRANCH_SCC0: case WAVE_OP_S_CBRANCH_SCC1: case WAVE_OP_S_CBRANCH_VCCZ:
     case WAVE_OP_S_CBRANCH_VCCNZ: case WAVE_OP_S_CBRANCH_EXECZ: case WAVE_OP_S_CBRANCH_EXECNZ: {
         unsigned op = g->in->op;
+        bool lane = g->sh->lane;
+        if (lane && (op == WAVE_OP_S_CBRANCH_VCCZ || op == WAVE_OP_S_CBRANCH_VCCNZ))
+            return refuse(g, "it branches on whether any lane's vcc bit is set, which one invocation per lane cannot "
+                             "know");
+        if (lane && op == WAVE_OP_S_CBRANCH_EXECZ) {   /* the lane's own bit: off, it skips */
+            put(g, "pc = bitl(s[126], s[127], ln) ? %uu : %uu;\nbreak;\n", (uint32_t)(next / 4),
+                (uint32_t)(wave_branch_target(c->pc[i], g->in) / 4));
+            return true;
+        }
+        if (lane && op == WAVE_OP_S_CBRANCH_EXECNZ) {
+            put(g, "pc = bitl(s[126], s[127], ln) ? %uu : %uu;\nbreak;\n",
+                (uint32_t)(wave_branch_target(c->pc[i], g->in) / 4), (uint32_t)(next / 4));
+            return true;
+        }
         const char *cond = op == WAVE_OP_S_CBRANCH_SCC0 ? "!scc" : op == WAVE_OP_S_CBRANCH_SCC1 ? "scc"
                          : op == WAVE_OP_S_CBRANCH_VCCZ ? "(s[106] | s[107]) == 0u"
                          : op == WAVE_OP_S_CBRANCH_VCCNZ ? "(s[106] | s[107]) != 0u"
                          : op == WAVE_OP_S_CBRANCH_EXECZ ? "(s[126] | s[127]) == 0u" : "(s[126] | s[127]) != 0u";
-        put(g, "pc = (%s) ? %uu : %uu;\nbreak;\n", cond, (uint32_t)(branch_target(c->pc[i], g->in) / 4),
+        put(g, "pc = (%s) ? %uu : %uu;\nbreak;\n", cond, (uint32_t)(wave_branch_target(c->pc[i], g->in) / 4),
             (uint32_t)(next / 4));
         return true;
     }
@@ -1699,18 +1644,22 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
 {
     if (k->private_segment_size)
         return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s' uses %u bytes of scratch a work-item: scratch is not "
-                          "translated at the Wavefront level yet",
-                          k->name, k->private_segment_size);
-    struct code_list c;
-    KILN_TRY(list_make(code, k, &c));
-    kiln_result r = leaders(k, &c);
+                          "translated at the %s level yet",
+                          k->name, k->private_segment_size, sh->lane ? "Lane" : "Wavefront");
+    struct wave_cfg c;
+    kiln_result r = wave_cfg_make(code, k, sh->lane ? "Lane" : "Wavefront", &c);
+    if (r != KILN_OK)
+        return r;
     struct gen g = {.o = glsl, .k = k, .sh = sh};
     if (r == KILN_OK && glsl) {
         bool ieee = (k->rsrc1 >> 23) & 1;
         uint32_t mode = (k->rsrc1 >> 12) & 0xff;
         put(&g, "#version 450\n");
-        put(&g, "// kiln Wavefront level: kernel %s, %u waves a group, %u VGPRs\n", k->name, sh->waves, sh->vgprs);
-        put(&g, "layout(local_size_x = %u) in;\n", sh->packed_total ? WF_PACK : sh->waves);
+        put(&g, "// kiln %s level: kernel %s, %u waves a group, %u VGPRs\n", sh->lane ? "Lane" : "Wavefront", k->name,
+            sh->waves, sh->vgprs);
+        put(&g, "layout(local_size_x = %u) in;\n", sh->lane ? sh->waves * 64u : sh->packed_total ? WF_PACK : sh->waves);
+        put(&g, "#define LANE %d\n#define VFILE %uu\n#define GROUP_SYNC %d\n", sh->lane ? 1 : 0,
+            sh->lane ? sh->vgprs : sh->vgprs * 64u, sh->lane || sh->waves > 1 ? 1 : 0);
         put(&g, "#define VGPRS %uu\n#define REGIONS %uu\n#define LDS_BYTES %uu\n#define LDS_WORDS %u\n", sh->vgprs,
             sh->regions, sh->lds_bytes, (sh->lds_bytes + 3) / 4);
         put(&g, "#define IEEE %s\n#define DENORM_IN %s\n#define DENORM_OUT %s\n", ieee ? "true" : "false",
@@ -1723,7 +1672,12 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
             WF_OUT_HEAD + (sh->observe ? 128u + sh->vgprs * 64u : 0u));
         bytes_put(glsl, prelude, sizeof prelude - 1);
         put(&g, "\nvoid main()\n{\n");
-        if (sh->packed_total) {   /* WF_PACK independent waves a workgroup, in dispatch order */
+        if (sh->lane) {   /* a workgroup is a guest group, 64 invocations a wave */
+            put(&g, "uint gidx = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + "
+                    "gl_WorkGroupID.x;\n");
+            put(&g, "uint wig = gl_LocalInvocationID.x >> 6u, wave = gidx * WAVES + wig;\n");
+            put(&g, "ln = gl_LocalInvocationID.x & 63u;\n");
+        } else if (sh->packed_total) {   /* WF_PACK independent waves a workgroup, in dispatch order */
             put(&g, "uint wave = gl_GlobalInvocationID.x;\nif (wave >= %uu) return;\n", sh->packed_total);
         } else {
             put(&g, "uint gidx = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + "
@@ -1733,7 +1687,14 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         put(&g, "uint ib = wave * INIT_WORDS, ob = wave * OUT_WORDS;\n");
         put(&g, "for (uint i = 0u; i < 128u; i++) s[i] = ini[ib + i];\n");
         put(&g, "scc = ini[ib + 128u] != 0u;\n");
-        put(&g, "for (uint i = 0u; i < VGPRS * 64u; i++) v[i] = (i < 192u) ? ini[ib + 129u + i] : 0u;\n");
+        if (sh->lane) {
+            put(&g, "for (uint i = 0u; i < VGPRS; i++) v[i] = (i < 3u) ? ini[ib + 129u + i * 64u + ln] : 0u;\n");
+            /* the wave's out words are gathered from its lanes: cleared first */
+            put(&g, "if (ln == 0u) {\nfor (uint i = 0u; i < OUT_WORDS; i++) outw[ob + i] = 0u;\nfaultlane[wig] = 64u;\n}\n");
+            put(&g, "memoryBarrierBuffer();\nbarrier();\n");
+        } else {
+            put(&g, "for (uint i = 0u; i < VGPRS * 64u; i++) v[i] = (i < 192u) ? ini[ib + 129u + i] : 0u;\n");
+        }
         put(&g, "#if LDS_WORDS > 0\n");
         put(&g, "for (uint i = gl_LocalInvocationID.x; i < LDS_WORDS; i += gl_WorkGroupSize.x) lds[i] = 0u;\n");
         put(&g, "barrier();\n#endif\n");
@@ -1758,7 +1719,7 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
             uint32_t len = 1;
             while (i + len < c.n && !c.leader[i + len])
                 len++;
-            if (i && !ends_block(c.in[i - 1].op))
+            if (i && !wave_ends_block(c.in[i - 1].op))
                 put(&g, "pc = %uu;\nbreak;\n", (uint32_t)(c.pc[i] / 4));   /* fall through to this block */
             if (i)
                 put(&g, "}\n");
@@ -1766,36 +1727,57 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
             put(&g, "{ uint cy; ninstr = uaddCarry(ninstr, %uu, cy); ninstr1 += cy; }\n", len);
         }
         if (!instr(&g, &c, i))
-            r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': the Wavefront level cannot run %s at offset 0x%" PRIx64
-                           ": %s",
-                           k->name, wave_op_name(c.in[i].op), c.pc[i], g.why[0] ? g.why : "(no reason given)");
+            r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': the %s level cannot run %s at offset 0x%" PRIx64 ": %s",
+                           k->name, sh->lane ? "Lane" : "Wavefront", wave_op_name(c.in[i].op), c.pc[i],
+                           g.why[0] ? g.why : "(no reason given)");
     }
     if (r == KILN_OK && glsl) {
-        if (c.n && !ends_block(c.in[c.n - 1].op))
+        if (c.n && !wave_ends_block(c.in[c.n - 1].op))
             put(&g, "st = 4u; fpc = %uu;\nbreak;\n", (uint32_t)((c.pc[c.n - 1] + 4ull * c.in[c.n - 1].words) / 4));
         if (c.n)
             put(&g, "}\n");
         put(&g, "default: fault(4u, pc * 4u, 0u, 64u); break;\n");   /* a jump to no block */
         put(&g, "}\n}\n");
         put(&g, "if (st == 0u && !atb) { st = 3u; fpc = pc; }\n");
-        put(&g, "#if WAVES > 1\n");
+        put(&g, "#if GROUP_SYNC\n");
         put(&g, "barrier();\nif (gl_LocalInvocationID.x == 0u) nwait = 0u;\nbarrier();\n");
         put(&g, "if (atb) atomicAdd(nwait, 1u);\nbarrier();\nbool again = nwait != 0u;\n");
         put(&g, "#else\nbool again = atb;\n#endif\n");
         put(&g, "atb = false;\nif (!again) break;\n}\n");
         put(&g, "if (st == 0u) { st = 3u; fpc = pc; }\n");
-        put(&g, "outw[ob + 0u] = st; outw[ob + 1u] = fpc * 4u;\n");
-        put(&g, "outw[ob + 2u] = fal; outw[ob + 3u] = fah; outw[ob + 4u] = flane;\n");
-        put(&g, "outw[ob + 5u] = ninstr; outw[ob + 6u] = ninstr1; outw[ob + 7u] = scc ? 1u : 0u;\n");
-        put(&g, "outw[ob + 8u] = steps; outw[ob + 9u] = lastpc * 4u; outw[ob + 10u] = watched;\n");
-        put(&g, "#if OBSERVE\n");
-        put(&g, "for (uint i = 0u; i < 128u; i++) outw[ob + %uu + i] = s[i];\n", WF_OUT_HEAD);
-        put(&g, "for (uint i = 0u; i < VGPRS * 64u; i++) outw[ob + %uu + i] = v[i];\n", WF_OUT_HEAD + 128u);
+        if (sh->lane) {
+            /* a wave's record from its lanes: the lowest lane that failed
+             * gives the status; each scalar dword gathered bit by bit (an
+             * even code's bit l from lane l, an odd one's from lane 32 + l:
+             * a lane mask's bits from their own lanes, a scalar all lanes
+             * hold alike whole); the instruction count the longest lane's */
+            put(&g, "if (st != 1u) atomicMin(faultlane[wig], ln);\n");
+            put(&g, "barrier();\n");
+            put(&g, "uint fl = faultlane[wig];\n");
+            put(&g, "if (ln == (fl < 64u ? fl : 0u)) {\n");
+            put(&g, "outw[ob + 0u] = st; outw[ob + 1u] = fpc * 4u;\n");
+            put(&g, "outw[ob + 2u] = fal; outw[ob + 3u] = fah; outw[ob + 4u] = flane;\n");
+            put(&g, "outw[ob + 7u] = scc ? 1u : 0u;\n}\n");
+            put(&g, "atomicMax(outw[ob + 5u], ninstr);\n");
+            put(&g, "#if OBSERVE\n");
+            put(&g, "uint bit = 1u << (ln & 31u), odd = ln >> 5u;\n");
+            put(&g, "for (uint i = odd; i < 128u; i += 2u) if ((s[i] & bit) != 0u) atomicOr(outw[ob + %uu + i], bit);\n",
+                WF_OUT_HEAD);
+            put(&g, "for (uint i = 0u; i < VGPRS; i++) outw[ob + %uu + i * 64u + ln] = v[i];\n", WF_OUT_HEAD + 128u);
+        } else {
+            put(&g, "outw[ob + 0u] = st; outw[ob + 1u] = fpc * 4u;\n");
+            put(&g, "outw[ob + 2u] = fal; outw[ob + 3u] = fah; outw[ob + 4u] = flane;\n");
+            put(&g, "outw[ob + 5u] = ninstr; outw[ob + 6u] = ninstr1; outw[ob + 7u] = scc ? 1u : 0u;\n");
+            put(&g, "outw[ob + 8u] = steps; outw[ob + 9u] = lastpc * 4u; outw[ob + 10u] = watched;\n");
+            put(&g, "#if OBSERVE\n");
+            put(&g, "for (uint i = 0u; i < 128u; i++) outw[ob + %uu + i] = s[i];\n", WF_OUT_HEAD);
+            put(&g, "for (uint i = 0u; i < VGPRS * 64u; i++) outw[ob + %uu + i] = v[i];\n", WF_OUT_HEAD + 128u);
+        }
         put(&g, "#endif\n}\n");
         if (glsl->oom)
             r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory translating kernel '%s'", k->name);
     }
-    list_finish(&c);
+    wave_cfg_finish(&c);
     return r;
 }
 
@@ -1806,13 +1788,13 @@ bool wf_independent(const struct wave_code *code, const struct wave_kernel *k)
     for (uint32_t i = 0; i < k->explicit_count; i++)
         if (k->args[i].kind == WAVE_ARG_DYNAMIC_SHARED_POINTER)
             return false;
-    struct code_list c;
-    if (list_make(code, k, &c) != KILN_OK)
+    struct wave_cfg c;
+    if (wave_cfg_make(code, k, "Wavefront", &c) != KILN_OK)
         return false;
     bool none = true;
     for (uint32_t i = 0; i < c.n && none; i++)
         none = c.in[i].op != WAVE_OP_S_BARRIER;
-    list_finish(&c);
+    wave_cfg_finish(&c);
     return none;
 }
 
@@ -1824,18 +1806,23 @@ kiln_result wf_translate(const struct wave_code *code, const struct wave_kernel 
 
 kiln_result wf_check(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps)
 {
+    return wf_check_shape(code, k, caps, false);
+}
+
+kiln_result wf_check_shape(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps, bool lane)
+{
     /* a check for the workgroup a run gets by default (its required size,
      * else 64 work-items): a larger block's barriers are judged at its run */
     uint32_t items = k->reqd_size[0] ? k->reqd_size[0] * k->reqd_size[1] * k->reqd_size[2] : 64;
     struct wf_shape sh = {.waves = (items + 63) / 64, .vgprs = KILN_MIN(k->vgprs, 256u), .regions = 1,
-                          .lds_bytes = k->group_segment_size};
+                          .lds_bytes = k->group_segment_size, .lane = lane};
     for (uint32_t i = 0; i < k->explicit_count; i++)
         if (k->args[i].kind == WAVE_ARG_DYNAMIC_SHARED_POINTER)
             sh.lds_bytes = 65536;   /* the run's size decides; any may be given */
     KILN_TRY(translate(code, k, &sh, NULL));
     if (caps && k->group_segment_size > caps->max_shared_memory_size)
         return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s' declares %u bytes of LDS; the device's shared memory holds "
-                          "%u (the Wavefront level keeps LDS there)",
-                          k->name, k->group_segment_size, caps->max_shared_memory_size);
+                          "%u (the %s level keeps LDS there)",
+                          k->name, k->group_segment_size, caps->max_shared_memory_size, lane ? "Lane" : "Wavefront");
     return KILN_OK;
 }

@@ -23,6 +23,7 @@
 
 #include "base/base.h"
 #include "wave/interp_private.h"
+#include "wave/lane.h"
 #include "wave/wavefront.h"
 
 /* Where each region lies in the arena and its written bitmap. */
@@ -41,16 +42,18 @@ struct run {
     kiln_buffer buf[5];   /* arena, regions, written, init, out */
     kiln_program prog;
     bool prog_kept;       /* the kept programs' (not destroyed after the run) */
+    const struct lane_facts *lane;   /* the Lane level's run: one invocation per lane */
+    const char *level;    /* "Wavefront" or "Lane", for messages */
     kiln_scheme sch;
 };
 
-static kiln_result kiln_call(kiln_result r, const char *what, const char *kernel)
+static kiln_result kiln_call(kiln_result r, const char *what, const char *kernel, const char *level)
 {
     if (r == KILN_OK)
         return r;
-    return KILN_RAISE(r, "the Wavefront level's run of kernel '%s': %s failed (%s)", kernel, what, kiln_result_name(r));
+    return KILN_RAISE(r, "the %s level's run of kernel '%s': %s failed (%s)", level, kernel, what, kiln_result_name(r));
 }
-#define CALL(r, what) KILN_TRY(kiln_call((r), (what), run->k->name))
+#define CALL(r, what) KILN_TRY(kiln_call((r), (what), run->k->name, run->level))
 
 static kiln_result make_buffer(struct run *run, int i, uint64_t size, const void *data, const char *label)
 {
@@ -129,7 +132,7 @@ static kiln_result make_program(struct run *run, const struct wf_shape *sh)
     if (r == KILN_OK && getenv("KILN_WAVE_DUMP"))   /* the generated program, for people */
         fprintf(stderr, "%.*s", (int)glsl.len, (const char *)glsl.p);
     char name[160];
-    snprintf(name, sizeof name, "%s.wavefront.comp", run->k->name);
+    snprintf(name, sizeof name, "%s.%s.comp", run->k->name, run->lane ? "lane" : "wavefront");
     if (r == KILN_OK && !run->own_ctx && (run->prog = kept_find(run->ctx, &glsl)).id) {
         run->prog_kept = true;
         free(glsl.p);
@@ -140,7 +143,7 @@ static kiln_result make_program(struct run *run, const struct wf_shape *sh)
                                                                            .source_len = glsl.len, .name = name,
                                                                            .optimize = -1},
                                           &run->prog),
-                      "kiln_program_create", run->k->name);
+                      "kiln_program_create", run->k->name, run->level);
     if (r == KILN_OK && !run->own_ctx) {
         kept_add(run->ctx, &glsl, run->prog);
         run->prog_kept = true;
@@ -153,9 +156,9 @@ static kiln_result make_program(struct run *run, const struct wf_shape *sh)
         size_t len = 0;
         if (kiln_program_log(run->ctx, run->prog, log, sizeof log, &len) != KILN_OK)
             snprintf(log, sizeof log, "(no log)");
-        return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': its Wavefront program did not compile (a translator "
+        return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': its %s program did not compile (a translator "
                           "defect): %.1500s",
-                          run->k->name, log);
+                          run->k->name, run->level, log);
     }
     CALL(r, "kiln_program_wait");
     return KILN_OK;
@@ -174,6 +177,7 @@ static void group_of(const struct run *run, uint32_t wi, uint32_t g[3])
 /* The first wave that did not end at s_endpgm, as an error. */
 static kiln_result wave_failure(const struct run *run, const uint32_t *out, uint32_t out_words)
 {
+    const char *lv = run->level;
     for (uint32_t w = 0; w < run->total; w++) {
         const uint32_t *o = out + (size_t)w * out_words;
         if (o[0] == WF_DONE || o[0] == WF_STOPPED)
@@ -187,23 +191,23 @@ static kiln_result wave_failure(const struct run *run, const uint32_t *out, uint
         switch (o[0]) {
         case WF_MEM_FAULT:
             return KILN_RAISE(KILN_ERR_INVALID, "%s: %s 0x%016" PRIx64 " is in no region of the dispatch's memory "
-                              "(the Wavefront level)",
-                              where, o[4] < 64 ? "a lane's access of address" : "a scalar access of address", a);
+                              "(the %s level)",
+                              where, o[4] < 64 ? "a lane's access of address" : "a scalar access of address", a, lv);
         case WF_LDS_FAULT:
             return KILN_RAISE(KILN_ERR_INVALID, "%s: lane %u's LDS access at %u is past the group's %u bytes of LDS "
-                              "(the Wavefront level)",
-                              where, o[4], o[2], run->m->lds_size);
+                              "(the %s level)",
+                              where, o[4], o[2], run->m->lds_size, lv);
         case WF_BOUND:
-            return KILN_RAISE(KILN_ERR_LIMIT, "%s: the wave made %u block transitions, the Wavefront level's bound "
+            return KILN_RAISE(KILN_ERR_LIMIT, "%s: the wave made %u block transitions, the %s level's bound "
                               "(a longer run is refused rather than returned unfinished)",
-                              where, WF_BLOCK_BOUND);
+                              where, WF_BLOCK_BOUND, lv);
         case WF_BAD_TARGET:
             return KILN_RAISE(KILN_ERR_INVALID, "%s: control reached offset 0x%x, no instruction of the kernel "
-                              "(the Wavefront level)",
-                              where, o[1]);
+                              "(the %s level)",
+                              where, o[1], lv);
         default:
-            return KILN_RAISE(KILN_ERR_INVALID, "%s: the wave ended with status %u (the Wavefront level)", where,
-                              o[0]);
+            return KILN_RAISE(KILN_ERR_INVALID, "%s: the wave ended with status %u (the %s level)", where,
+                              o[0], lv);
         }
     }
     return KILN_OK;
@@ -236,13 +240,16 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
         return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': %u bytes of LDS, more than the device's shared memory "
                           "(%u; the Wavefront level keeps LDS there)",
                           k->name, m->lds_size, caps.max_shared_memory_size);
-    if (run->nwaves > caps.max_workgroup_size[0])
-        return KILN_RAISE(KILN_ERR_LIMIT, "kernel '%s': %u waves a workgroup, more than the device's %u invocations",
-                          k->name, run->nwaves, caps.max_workgroup_size[0]);
+    uint32_t invocations = run->lane ? run->nwaves * WAVE_LANES : run->nwaves;
+    if (invocations > caps.max_workgroup_size[0] || invocations > caps.max_workgroup_invocations)
+        return KILN_RAISE(KILN_ERR_LIMIT, "kernel '%s': %u waves a workgroup, %u invocations at the %s level, more "
+                          "than the device's %u",
+                          k->name, run->nwaves, invocations, run->level,
+                          KILN_MIN(caps.max_workgroup_size[0], caps.max_workgroup_invocations));
     struct wf_shape sh = {.waves = run->nwaves, .vgprs = res->vgpr_count, .regions = m->nregions,
                           .lds_bytes = m->lds_size, .observe = d->observe,
-                          .bisect = d->stop_after || d->watch_pc,
-                          .packed_total = !m->lds_size && wf_independent(m->code, k) ? run->total : 0};
+                          .bisect = d->stop_after || d->watch_pc, .lane = run->lane != NULL,
+                          .packed_total = !run->lane && !m->lds_size && wf_independent(m->code, k) ? run->total : 0};
     uint32_t out_words = WF_OUT_HEAD + (d->observe ? 128u + sh.vgprs * 64u : 0u);
     KILN_TRY(make_program(run, &sh));
 
@@ -252,7 +259,8 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
     struct wave w = {.v = mem_calloc(3, sizeof *w.v)};   /* v0..v2 are what a wave starts with */
     uint64_t *lanes = mem_calloc(run->total, sizeof *lanes);
     kiln_result r = ab && rg && init && w.v && lanes ? KILN_OK
-                  : KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the Wavefront level's run", k->name);
+                  : KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the %s level's run", k->name,
+                               run->level);
     for (uint32_t i = 0; r == KILN_OK && i < m->nregions; i++) {
         const struct region *reg = &m->regions[i];
         memcpy(ab + pl[i].arena_off, reg->data, (size_t)reg->size);
@@ -300,7 +308,7 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
     kiln_ticket t;
     if (r == KILN_OK)
         r = kiln_call(kiln_scheme_create(run->ctx, &(kiln_scheme_desc){.label = "wave"}, &run->sch),
-                      "kiln_scheme_create", k->name);
+                      "kiln_scheme_create", k->name, run->level);
     if (r == KILN_OK)
         r = kiln_call(kiln_scheme_add_node(run->ctx, run->sch,
                                            &(kiln_node_desc){.program = run->prog, .bindings = b, .binding_count = 5,
@@ -310,24 +318,26 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
                                                                         sh.packed_total ? 1 : run->groups[2]},
                                                              .label = k->name},
                                            &node),
-                      "kiln_scheme_add_node", k->name);
+                      "kiln_scheme_add_node", k->name, run->level);
     if (r == KILN_OK)
-        r = kiln_call(kiln_scheme_submit(run->ctx, run->sch, &t), "kiln_scheme_submit", k->name);
+        r = kiln_call(kiln_scheme_submit(run->ctx, run->sch, &t), "kiln_scheme_submit", k->name, run->level);
     if (r == KILN_OK)
-        r = kiln_call(kiln_ticket_wait(run->ctx, t, UINT64_MAX), "kiln_ticket_wait", k->name);
+        r = kiln_call(kiln_ticket_wait(run->ctx, t, UINT64_MAX), "kiln_ticket_wait", k->name, run->level);
     /* what it left */
     uint32_t *out = r == KILN_OK ? mem_alloc((size_t)run->total * out_words * 4) : NULL;
     uint32_t *wr = r == KILN_OK ? mem_calloc(written_words ? written_words : 1, 4) : NULL;
     if (r == KILN_OK && (!out || !wr))
-        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the Wavefront level's results", k->name);
+        r = KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the %s level's results", k->name,
+                       run->level);
     if (r == KILN_OK)
         r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[4], 0, out, (uint64_t)run->total * out_words * 4),
-                      "kiln_buffer_readback", k->name);
+                      "kiln_buffer_readback", k->name, run->level);
     if (r == KILN_OK && written_words)
         r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[2], 0, wr, 4ull * written_words),
-                      "kiln_buffer_readback", k->name);
+                      "kiln_buffer_readback", k->name, run->level);
     if (r == KILN_OK)
-        r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[0], 0, ab, arena), "kiln_buffer_readback", k->name);
+        r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[0], 0, ab, arena), "kiln_buffer_readback", k->name,
+                      run->level);
     /* buffers and their written bytes, as the reference leaves them */
     for (uint32_t i = 0; r == KILN_OK && i < d->arg_count; i++) {
         if (d->args[i].kind != WAVE_VALUE_BUFFER || !d->args[i].size)
@@ -364,6 +374,15 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
         f->last_pc = o[9];
         f->watch_count = o[10];
         memcpy(f->sgpr, o + WF_OUT_HEAD, sizeof f->sgpr);
+        if (run->lane) {   /* scalars written where lanes skip: the wave's values are not the lanes' */
+            f->scc_blind = run->lane->scc_blind;
+            memcpy(f->sgpr_blind, run->lane->sgpr_blind, sizeof f->sgpr_blind);
+            for (int i = 0; i < 4; i++)
+                for (int b = 0; b < 32; b++)
+                    if ((f->sgpr_blind[i] >> b) & 1)
+                        f->sgpr[32 * i + b] = 0;
+            f->scc = f->scc_blind ? 0 : f->scc;
+        }
         f->vgpr = mem_alloc((size_t)res->vgpr_count * sizeof *f->vgpr + 1);
         if (!f->vgpr) {
             r = KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the observation", k->name);
@@ -378,10 +397,10 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
     return r;
 }
 
-kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res)
+static kiln_result run_level(const struct wave_run_desc *desc, const struct lane_facts *lane, struct wave_result *res)
 {
     memset(res, 0, sizeof *res);
-    struct run run0 = {.d = desc}, *run = &run0;
+    struct run run0 = {.d = desc, .lane = lane, .level = lane ? "Lane" : "Wavefront"}, *run = &run0;
     run->m = mem_calloc(1, sizeof *run->m);
     if (!run->m)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "wave run: the machine");
@@ -393,8 +412,8 @@ kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res)
         uint64_t total = (uint64_t)run->groups[0] * run->groups[1] * run->groups[2] * run->nwaves;
         res->vgpr_count = KILN_MIN(run->k->vgprs, (uint32_t)WAVE_VGPRS);
         if (total > (1u << 20))
-            r = KILN_RAISE(KILN_ERR_LIMIT, "wave run: %" PRIu64 " waves, more than the Wavefront level runs at once "
-                           "(1048576)", total);
+            r = KILN_RAISE(KILN_ERR_LIMIT, "wave run: %" PRIu64 " waves, more than the %s level runs at once "
+                           "(1048576)", total, run->level);
         run->total = (uint32_t)total;
     }
     if (r == KILN_OK && desc->arg_count) {
@@ -410,7 +429,7 @@ kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res)
         if (!run->ctx.id) {
             /* specialization off: the program has no param words to bake */
             r = kiln_call(kiln_context_create(&(kiln_context_desc){.specialization = -1}, &run->ctx),
-                          "kiln_context_create", run->k->name);
+                          "kiln_context_create", run->k->name, run->level);
             run->own_ctx = r == KILN_OK;
         }
     }
@@ -427,4 +446,19 @@ kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res)
         (void)kiln_context_destroy(run->ctx);
     interp_machine_free(run->m);
     return r;
+}
+
+kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res) { return run_level(desc, NULL, res); }
+
+kiln_result lane_run(const struct wave_run_desc *desc, struct wave_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (desc->stop_after || desc->watch_pc)
+        return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': the Lane level cannot stop a wave after its N-th instruction "
+                          "(a lane counts only its own): bisect at the Wavefront level",
+                          desc->kernel ? desc->kernel->name : "?");
+    struct lane_facts facts;
+    KILN_TRY(lane_check(desc->code, desc->kernel, NULL));
+    KILN_TRY(lane_analyse(desc->code, desc->kernel, &facts));
+    return run_level(desc, &facts, res);
 }

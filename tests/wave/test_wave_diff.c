@@ -88,6 +88,37 @@ TEST(a_corrupted_instruction_is_found_and_its_execution_named)
     CHECK_EQ(rep.execution, 1);
 }
 
+/* The Lane level agrees with the reference and with the Wavefront level;
+ * corrupted (the same hook: its translation is the Wavefront level's, a
+ * lane at a time), the diff finds it, names the register and lane, and
+ * says why it is not bisected (a lane cannot stop at the wave's N-th
+ * instruction). */
+TEST(the_lane_level_agrees_and_a_corrupted_one_is_found)
+{
+    uint32_t out[128];
+    for (int i = 0; i < 128; i++)
+        out[i] = 0x5a5a0000u + (uint32_t)i;
+    kiln_wave_diff_report rep;
+    REQUIRE(diff_loop_sum(out, &rep, "reference", "lane") == KILN_OK);
+    CHECK(rep.same);
+    REQUIRE(diff_loop_sum(out, &rep, "lane", "wavefront") == KILN_OK);
+    CHECK(rep.same);
+    wf_test_corrupt(0xb0, 3);
+    kiln_result r = diff_loop_sum(out, &rep, "reference", "lane");
+    wf_test_corrupt(0, 0);
+    REQUIRE(r == KILN_OK);
+    CHECK(!rep.same);
+    CHECK(!rep.bisected);
+    CHECK(strstr(rep.first, "v2 lane") != NULL);
+    CHECK(strstr(rep.at_step, "the lane level cannot stop a wave") != NULL);
+    CHECK_EQ(rep.runs, 2);
+    int kept = 0;
+    for (int i = 0; i < 128; i++)
+        kept += out[i] == 0x5a5a0000u + (uint32_t)i;
+    CHECK_EQ(kept, 128);
+    fprintf(stderr, "  lane: %s; %s\n", rep.first, rep.at_step);
+}
+
 TEST(a_level_against_itself_is_refused)
 {
     uint32_t out[128] = {0};
@@ -116,6 +147,7 @@ int main(void)
     free(bytes);
     RUN(levels_that_agree_are_the_same);
     RUN(a_corrupted_instruction_is_found_and_its_execution_named);
+    RUN(the_lane_level_agrees_and_a_corrupted_one_is_found);
     RUN(a_level_against_itself_is_refused);
     kiln_wave_code_destroy(g_code);
     return TEST_SUMMARY();

@@ -43,6 +43,10 @@ struct kcase {
     uint32_t groups[3], block[3];
     struct arg args[6];
     uint32_t nargs;
+    /* the Lane level's verdict: NULL, it runs the kernel (and must match
+     * the reference); else a phrase of its refusal (the instruction's
+     * offset and the rule it breaks) */
+    const char *lane;
 };
 
 static kiln_context g_ctx;   /* every run's: the level keeps its programs on it */
@@ -136,17 +140,31 @@ static kiln_result run_case(kiln_wave_code *code, const struct kcase *c, const c
     return r;
 }
 
-/* Both levels, compared: the same observation. */
-static void same_at_both(const struct kcase *c)
+/* a's and b's observations the same; else the first difference said. */
+static void same(const struct kcase *c, const char *level, void *a, size_t al, void *b, size_t bl)
+{
+    bool same = false;
+    char why[512] = "";
+    CHECK(kiln_wave_compare(a, al, b, bl, &same, why, sizeof why) == KILN_OK);
+    if (!same)
+        fprintf(stderr, "  %s (%s) at %s: %s\n", c->kernel, c->file, level, why);
+    CHECK(same);
+}
+
+/* The reference against every device level that runs the kernel: the
+ * same observation; the Lane level's verdict as the case pins it. */
+static void same_at_every_level(const struct kcase *c)
 {
     kiln_wave_code *code = load(c->file, c->assembled);
-    if (!code) {
+    uint32_t k = 0;
+    if (!code || kiln_wave_kernel_find(code, c->kernel, &k) != KILN_OK) {
         test_failures_++;
         fprintf(stderr, "  %s: cannot load %s: %s\n", c->kernel, c->file, kiln_wave_last_error());
+        kiln_wave_code_destroy(code);
         return;
     }
-    void *a = NULL, *b = NULL;
-    size_t al = 0, bl = 0;
+    void *a = NULL, *b = NULL, *l = NULL;
+    size_t al = 0, bl = 0, ll = 0;
     uint64_t t0 = now_ns();
     kiln_result ra = run_case(code, c, "reference", &a, &al);
     uint64_t t1 = now_ns();
@@ -155,66 +173,93 @@ static void same_at_both(const struct kcase *c)
     kiln_result rb = run_case(code, c, "wavefront", &b, &bl);
     if (rb != KILN_OK)
         fprintf(stderr, "  %s: the Wavefront level: %s\n", c->kernel, kiln_wave_last_error());
+    uint64_t t2 = now_ns();
+    kiln_result verdict = kiln_wave_level_check(code, k, "lane", NULL);
+    const char *why = verdict == KILN_OK ? NULL : kiln_wave_last_error();
     if (getenv("KILN_TEST_VERBOSE"))
-        fprintf(stderr, "  %s: reference %.2f s, wavefront %.2f s (its compile included)\n", c->kernel,
-                (double)(t1 - t0) / 1e9, (double)(now_ns() - t1) / 1e9);
+        fprintf(stderr, "  %s: lane %s\n", c->kernel, why ? why : "runs it");
+    if (c->lane ? !why || !strstr(why, c->lane) : why != NULL) {
+        test_failures_++;
+        fprintf(stderr, "  %s: the Lane level's verdict: %s (expected: %s)\n", c->kernel, why ? why : "it runs",
+                c->lane ? c->lane : "it runs");
+    }
+    kiln_result rl = KILN_OK;
+    if (verdict == KILN_OK) {
+        rl = run_case(code, c, "lane", &l, &ll);
+        if (rl != KILN_OK)
+            fprintf(stderr, "  %s: the Lane level: %s\n", c->kernel, kiln_wave_last_error());
+    }
+    if (getenv("KILN_TEST_VERBOSE"))
+        fprintf(stderr, "  %s: reference %.2f s, wavefront %.2f s, lane %.2f s (compiles included)\n", c->kernel,
+                (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9, (double)(now_ns() - t2) / 1e9);
     CHECK_EQ(ra, KILN_OK);
     CHECK_EQ(rb, KILN_OK);
-    if (ra == KILN_OK && rb == KILN_OK) {
-        bool same = false;
-        char why[512] = "";
-        CHECK(kiln_wave_compare(a, al, b, bl, &same, why, sizeof why) == KILN_OK);
-        if (!same)
-            fprintf(stderr, "  %s (%s): %s\n", c->kernel, c->file, why);
-        CHECK(same);
-    }
+    CHECK_EQ(rl, KILN_OK);
+    if (ra == KILN_OK && rb == KILN_OK)
+        same(c, "wavefront", a, al, b, bl);
+    if (ra == KILN_OK && rl == KILN_OK && l)
+        same(c, "lane", a, al, l, ll);
     kiln_wave_free(a);
     kiln_wave_free(b);
+    kiln_wave_free(l);
     kiln_wave_code_destroy(code);
 }
 
 /* The corpus the level runs, each kernel on inputs of its own shape. */
 static const struct kcase cases[] = {
-    {"memory", false, "grid2d", {3, 2, 1}, {16, 4, 1}, {{'b', 1536}, {'u', 48}}, 2},
-    {"memory", false, "reverse_local", {1, 1, 1}, {64, 1, 1}, {{'i', 256}, {'l', 256}}, 2},
-    {"memory", false, "gather64", {2, 1, 1}, {64, 1, 1}, {{'b', 1024}, {'i', 4096}, {'q', 3}, {'q', 7}}, 4},
-    {"control", false, "branches", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'i', 512}}, 2},
-    {"control", false, "nested", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'u', 5}}, 2},
+    {"memory", false, "grid2d", {3, 2, 1}, {16, 4, 1}, {{'b', 1536}, {'u', 48}}, 2, NULL},
+    {"memory", false, "reverse_local", {1, 1, 1}, {64, 1, 1}, {{'i', 256}, {'l', 256}}, 2, NULL},
+    {"memory", false, "gather64", {2, 1, 1}, {64, 1, 1}, {{'b', 1024}, {'i', 4096}, {'q', 3}, {'q', 7}}, 4, NULL},
+    {"control", false, "branches", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'i', 512}}, 2, NULL},
+    {"control", false, "nested", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'u', 5}}, 2, NULL},
     /* unsigned division: v_rcp_iflag_f32, correctly rounded */
-    {"control", false, "loop_sum", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'u', 11}}, 2},
-    {"control", false, "selects", {2, 1, 1}, {64, 1, 1}, {{'b', 1024}, {'F', 512}, {'f', 0x3e800000}, {'f', 0x40400000}}, 4},
-    {"math", false, "int_math", {1, 1, 1}, {64, 1, 1}, {{'b', 8192}, {'i', 4096}, {'i', 4096}}, 3},
+    {"control", false, "loop_sum", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'u', 11}}, 2, NULL},
+    {"control", false,
+     "selects", {2, 1, 1}, {64, 1, 1}, {{'b', 1024}, {'F', 512}, {'f', 0x3e800000}, {'f', 0x40400000}}, 4, NULL},
+    {"math", false, "int_math", {1, 1, 1}, {64, 1, 1}, {{'b', 8192}, {'i', 4096}, {'i', 4096}}, 3, NULL},
     /* cross-lane: readfirstlane, mbcnt, ds_swizzle, ds_bpermute, DPP row_shr with bound_ctrl, readlane, a ballot */
-    {"lanes", false, "lanes", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2},
+    {"lanes", false, "lanes", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2,
+     "ds_swizzle_b32 at offset 0x80: it swizzles values between lanes"},
     /* crosslane.cl: a wave prefix sum and reduction through DPP row shifts and broadcasts, wave
      * rotates and shifts, mirrors, quad_perm; ds_swizzle's modes, ds_permute and ds_bpermute;
      * ballots and mbcnt under divergence; lanes leaving a loop at different depths; 64-bit
      * integers, float special values, a division */
-    {"crosslane", false, "wave_scan", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2},
-    {"crosslane", false, "swizzles", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2},
-    {"crosslane", false, "ballots", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2},
-    {"crosslane", false, "early_exits", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'i', 512}}, 2},
-    {"crosslane", false, "specials", {2, 1, 1}, {64, 1, 1}, {{'b', 2048}, {'b', 2048}, {'R', 512}}, 3},
+    {"crosslane", false, "wave_scan", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2,
+     "v_add_u32 at offset 0x60: its DPP source is another lane's"},
+    {"crosslane", false, "swizzles", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2,
+     "ds_swizzle_b32 at offset 0x17c"},
+    {"crosslane", false, "ballots", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2,
+     "v_mbcnt_lo_u32_b32 at offset 0x27c: it reads s106, a lane mask, as a number"},
+    {"crosslane", false, "early_exits", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'i', 512}}, 2,
+     "s_add_i32 at offset 0x430: it writes s20 where the wave may be while a lane that is off skips"},
+    {"crosslane", false, "specials", {2, 1, 1}, {64, 1, 1}, {{'b', 2048}, {'b', 2048}, {'R', 512}}, 3, NULL},
     /* several waves of a group: LDS and barriers */
-    {"memory", false, "reduce", {3, 1, 1}, {256, 1, 1}, {{'b', 64}, {'i', 4096}}, 2},
-    {"more", false, "lds_histogram", {2, 1, 1}, {128, 1, 1}, {{'b', 1024}, {'i', 1024}}, 2},
+    /* levels.cl: lanes reading their neighbours' LDS with no barrier (lockstep), a uniform
+     * float's select, lanes looping to their own depths */
+    {"levels", false, "lds_neighbour", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'i', 512}}, 2,
+     "ds_read_b32 at offset 0x"},
+    {"levels", false, "uniform_float", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'F', 512}, {'f', 0x3f400000}}, 3, NULL},
+    {"levels", false, "ragged_loops", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2, NULL},
+    {"memory", false, "reduce", {3, 1, 1}, {256, 1, 1}, {{'b', 64}, {'i', 4096}}, 2, NULL},
+    {"more", false, "lds_histogram", {2, 1, 1}, {128, 1, 1}, {{'b', 1024}, {'i', 1024}}, 2, NULL},
     /* a compare-and-swap loop (one wave: its lanes in lane order, as the reference runs them) */
-    {"more", false, "float_cas", {1, 1, 1}, {64, 1, 1}, {{'b', 16}, {'i', 256}}, 2},
+    {"more", false, "float_cas", {1, 1, 1}, {64, 1, 1}, {{'b', 16}, {'i', 256}}, 2,
+     "global_atomic_cmpswap at offset 0x"},
     /* hand-written: DPP bound_ctrl on src1's register, VOP3 clamp on integer adds, min and max of a
      * signalling NaN, in both IEEE modes */
     /* float add, multiply and fused multiply-add on any bits, denormals kept (the device's
      * arithmetic where it is exact, integer arithmetic where the device may flush or not fuse) */
-    {"bench", false, "saxpy", {4, 1, 1}, {64, 1, 1}, {{'R', 1024}, {'R', 1024}, {'f', 0x3fc00000}}, 3},
-    {"bench", false, "saxpy", {4, 1, 1}, {64, 1, 1}, {{'R', 1024}, {'R', 1024}, {'f', 0x00012345}}, 3},
-    {"bench", false, "scale", {4, 1, 1}, {64, 1, 1}, {{'b', 1024}, {'i', 1024}, {'u', 2654435761u}}, 3},
-    {"oracle", true, "ieee", {1, 1, 1}, {64, 1, 1}, {{'b', 3072}}, 1},
-    {"oracle", true, "noieee", {1, 1, 1}, {64, 1, 1}, {{'b', 3072}}, 1},
+    {"bench", false, "saxpy", {4, 1, 1}, {64, 1, 1}, {{'R', 1024}, {'R', 1024}, {'f', 0x3fc00000}}, 3, NULL},
+    {"bench", false, "saxpy", {4, 1, 1}, {64, 1, 1}, {{'R', 1024}, {'R', 1024}, {'f', 0x00012345}}, 3, NULL},
+    {"bench", false, "scale", {4, 1, 1}, {64, 1, 1}, {{'b', 1024}, {'i', 1024}, {'u', 2654435761u}}, 3, NULL},
+    {"oracle", true, "ieee", {1, 1, 1}, {64, 1, 1}, {{'b', 3072}}, 1, "its DPP source is another lane's"},
+    {"oracle", true, "noieee", {1, 1, 1}, {64, 1, 1}, {{'b', 3072}}, 1, "its DPP source is another lane's"},
 };
 
 TEST(every_kernel_the_level_runs_matches_the_reference)
 {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        same_at_both(&cases[i]);
+        same_at_every_level(&cases[i]);
 }
 
 /* What the level cannot run is refused before anything runs, naming the

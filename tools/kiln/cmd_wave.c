@@ -680,6 +680,8 @@ static int print_diff(const char *kname, const char *a, const char *b, const kil
         printf("  in group %u,%u,%u wave %u, its instruction %" PRIu64 " run, execution %" PRIu64 " of it\n",
                rep->group[0], rep->group[1], rep->group[2], rep->wave, rep->step, rep->execution);
         printf("  there: %s\n", rep->at_step);
+    } else if (rep->at_step[0]) {
+        printf("%s\n", rep->at_step);
     } else {
         printf("not bisected: runs stopped at every step agree (the difference needs the whole run)\n");
     }

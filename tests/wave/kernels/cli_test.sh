@@ -63,8 +63,8 @@ od -An -v -t u4 -w4 "$tmp/rev.bin" | awk '
   END { if (NR != 64) exit 1; exit bad > 0 }' || fail "reverse_local's output"
 
 # refusals, exit 2
-"$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 1 --arg buf:size:64 --arg u32:4 --level lane 2>"$tmp/e"
-[ $? -eq 2 ] && grep -q "not built" "$tmp/e" || fail "--level lane"
+"$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 1 --arg buf:size:64 --arg u32:4 --level subgroup 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q "not built" "$tmp/e" || fail "--level subgroup"
 "$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 1 --arg buf:size:64 --arg u32:4 --level lanes 2>"$tmp/e"
 [ $? -eq 2 ] && grep -q "no level has that name" "$tmp/e" || fail "--level lanes (misspelt)"
 "$kiln" wave run "$tmp/memory.o" --kernel nothing --groups 1 2>"$tmp/e"
@@ -93,6 +93,9 @@ od -An -v -t u4 -w4 "$tmp/rev.bin" | awk '
 "$kiln" wave diff "$tmp/memory.o" --kernel grid2d --levels reference,wavefront --groups 3,2 --block 16,4 \
   --arg buf:size:1536 --arg u32:48 >"$tmp/diff" 2>"$tmp/e" || { cat "$tmp/diff" "$tmp/e"; fail "wave diff"; }
 grep -q "^the same: kernel grid2d at reference and at wavefront" "$tmp/diff" || { cat "$tmp/diff"; fail "diff: same"; }
+"$kiln" wave diff "$tmp/memory.o" --kernel grid2d --levels lane,reference --groups 3,2 --block 16,4 \
+  --arg buf:size:1536 --arg u32:48 >"$tmp/diff" 2>"$tmp/e" || { cat "$tmp/diff" "$tmp/e"; fail "wave diff lane"; }
+grep -q "^the same: kernel grid2d at lane and at reference" "$tmp/diff" || { cat "$tmp/diff"; fail "diff lane: same"; }
 "$kiln" wave diff "$tmp/memory.o" --kernel grid2d --levels wavefront,wavefront --groups 1 --arg buf:size:64 \
   --arg u32:4 >/dev/null 2>"$tmp/e"
 [ $? -eq 1 ] && grep -q "proves nothing" "$tmp/e" || { cat "$tmp/e"; fail "diff: a level against itself"; }

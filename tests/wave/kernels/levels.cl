@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* levels.cl: kernels that tell the wave levels apart: lanes reading LDS
+ * their wave's other lanes wrote with no barrier (lockstep within a wave),
+ * a branch on a uniform float, lanes looping to different depths and
+ * storing as they go. */
+#include "common.h"
+
+/* each lane reads its neighbour's LDS word with no barrier between: the
+ * wave's lanes write before any reads, in lockstep */
+__kernel void lds_neighbour(__global uint *out, __global const uint *in)
+{
+    __local uint t[64];
+    uint l = LID_X(), g = gid_x();
+    t[l] = in[g] * 3u + 1u;
+    __asm__ volatile("" ::: "memory");
+    out[g] = t[l ^ 1u] + in[g];
+}
+
+/* a branch every lane takes alike, on a float argument */
+__kernel void uniform_float(__global float *out, __global const float *in, float k)
+{
+    uint g = gid_x();
+    float x = in[g];
+    if (k > 0.5f)
+        x = x * k + 1.0f;
+    else
+        x = x - k;
+    out[g] = x;
+}
+
+/* lanes looping to their own depths, storing in the loop */
+__kernel void ragged_loops(__global uint *out, __global const uint *in)
+{
+    uint g = gid_x();
+    uint n = in[g] & 7u, acc = g;
+    for (uint i = 0; i < n; i++) {
+        acc = acc * 2654435761u + i;
+        if (acc & 1u)
+            out[8u * g + i] = acc;
+        else
+            out[8u * g + i] = ~acc;
+    }
+    out[8u * g + 7u] = acc + n;
+}
