@@ -145,9 +145,23 @@ KILN_WAVE_API KILN_NODISCARD kiln_result kiln_wave_level_get(uint32_t row, kiln_
  * otherwise, the message saying which of three it is: a name outside the
  * table (listing the table), a row of the table whose level is not built
  * (programs tell it apart by kiln_wave_level_info.built), or a kernel the
- * level cannot run, naming the instruction and its image offset. */
+ * level cannot run, naming the instruction and its image offset. Level
+ * "auto": KILN_OK when some level runs it (kiln_wave_level_choose). */
 KILN_WAVE_API KILN_NODISCARD kiln_result kiln_wave_level_check(const kiln_wave_code *code, uint32_t kernel,
                                                               const char *level, const kiln_caps *caps);
+
+/* "auto": the level a run at "auto" takes for kernel on a device with caps
+ * (NULL: any device): the first of lane, wavefront, reference (cheapest
+ * first, as bench_wave measures them) whose check passes. *level is the
+ * row's name (static); why[0..cap), when not NULL, says the choice for
+ * people with each level ruled out before it and the reason (the
+ * instruction, its offset and the rule). KILN_ERR_INVALID when no level
+ * runs it, every reason in the message. A level pinned by name is never
+ * swapped for another: a run at a level that cannot run the kernel fails
+ * naming the instruction. */
+KILN_WAVE_API KILN_NODISCARD kiln_result kiln_wave_level_choose(const kiln_wave_code *code, uint32_t kernel,
+                                                               const kiln_caps *caps, const char **level, char *why,
+                                                               size_t cap);
 
 /* ---- runs -------------------------------------------------------------------------------- */
 
@@ -173,7 +187,7 @@ typedef struct kiln_wave_value {
 
 /* A dispatch. Zero is every field's default. */
 typedef struct kiln_wave_run_desc {
-    const char *level;             /* NULL: "reference" */
+    const char *level;             /* NULL: "reference"; "auto": the cheapest valid here (kiln_wave_level_choose) */
     uint32_t kernel;               /* its index */
     uint32_t groups[3];            /* workgroups per axis; 0 counts as 1 */
     uint32_t block[3];             /* work-items per group; all 0: reqd_work_group_size, else 64 */
@@ -208,6 +222,10 @@ typedef struct kiln_wave_run_stats {
     uint64_t instructions;         /* executed, every wave counted */
     uint64_t bytes;                /* memory cleared or moved, as the work budget counts it */
     uint32_t waves;
+    /* a run at "auto": the level chosen and, for each cheaper level ruled
+     * out, its reason (the instruction and its offset), for people;
+     * NULL when the run named its level. The result's storage. */
+    const char *choice;
 } kiln_wave_run_stats;
 KILN_WAVE_API KILN_NODISCARD kiln_result kiln_wave_run_stats_get(const kiln_wave_result *result,
                                                                 kiln_wave_run_stats *out);

@@ -23,6 +23,7 @@ struct kiln_wave_code {
 
 struct kiln_wave_result {
     const struct wave_level *level;
+    char choice[2048];             /* level "auto": what it chose and why; "" otherwise */
     struct wave_run_desc desc;     /* as run; its args are args */
     struct wave_value *args;       /* owned copy; buffers' data borrowed */
     struct wave_result res;
@@ -214,10 +215,67 @@ kiln_result kiln_wave_level_check(const kiln_wave_code *code, uint32_t kernel, c
     if (r != KILN_OK)
         return r;
     const struct wave_level *row;
+    if (level && !strcmp(level, "auto")) {
+        char why[2048];
+        return wave_level_choose(&code->c, k, caps, &row, why, sizeof why);
+    }
     r = wave_level_resolve(level, &row);
     if (r != KILN_OK)
         return r;
     return row->check(&code->c, k, caps);
+}
+
+/* auto's choice said for people: the level, the order, and each level
+ * ruled out before it with its reason. */
+static void choice_text(const struct wave_level *row, const char *why, char *out, size_t cap)
+{
+    size_t at = (size_t)snprintf(out, cap, "auto chose %s, the cheapest level that runs the kernel here (in order:",
+                                 row->name);
+    for (uint32_t i = 0; i < wave_auto_count && at < cap; i++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%s", i ? ", " : " ", wave_auto_order[i]);
+    if (at < cap)
+        at += (size_t)snprintf(out + at, cap - at, ")%s", why[0] ? "; ruled out:\n" : "");
+    for (const char *line = why; *line && at < cap;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        at += (size_t)snprintf(out + at, cap - at, "  %.*s%s", (int)n, line, end && end[1] ? "\n" : "");
+        line += n + (end ? 1 : 0);
+    }
+}
+
+/* The level named (NULL: the reference; "auto": chosen for k on the
+ * context's device, the choice said in choice[0..cap) when not NULL). */
+static kiln_result level_for(const char *name, const struct wave_code *code, const struct wave_kernel *k,
+                             kiln_context ctx, const struct wave_level **out, char *choice, size_t cap)
+{
+    if (choice && cap)
+        choice[0] = 0;
+    if (!name || strcmp(name, "auto"))
+        return wave_level_resolve(name, out);
+    kiln_caps caps;
+    bool have = ctx.id && kiln_context_caps(ctx, &caps) == KILN_OK;
+    char why[2048];
+    KILN_TRY(wave_level_choose(code, k, have ? &caps : NULL, out, why, sizeof why));
+    if (choice)
+        choice_text(*out, why, choice, cap);
+    return KILN_OK;
+}
+
+kiln_result kiln_wave_level_choose(const kiln_wave_code *code, uint32_t kernel, const kiln_caps *caps,
+                                   const char **level, char *why, size_t cap)
+{
+    const struct wave_kernel *k = NULL;
+    if (!level)
+        return KILN_RAISE(KILN_ERR_INVALID, "kiln_wave_level_choose: level is NULL");
+    *level = NULL;
+    KILN_TRY(kernel_of(code, kernel, "kiln_wave_level_choose", &k));
+    const struct wave_level *row;
+    char reasons[2048];
+    KILN_TRY(wave_level_choose(&code->c, k, caps, &row, reasons, sizeof reasons));
+    *level = row->name;
+    if (why && cap)
+        choice_text(row, reasons, why, cap);
+    return KILN_OK;
 }
 
 /* ---- runs ------------------------------------------------------------------------------ */
@@ -267,14 +325,15 @@ static kiln_result take_args(const struct wave_kernel *k, const kiln_wave_run_de
 /* desc taken apart for a level's run: its level, arguments (args, the
  * caller's to free) and the internal desc. */
 static kiln_result run_desc(const kiln_wave_code *code, const kiln_wave_run_desc *desc, const char *call,
-                            const struct wave_level **level, struct wave_value **args, struct wave_run_desc *out)
+                            const struct wave_level **level, char *choice, size_t cap, struct wave_value **args,
+                            struct wave_run_desc *out)
 {
     *args = NULL;
     if (!desc)
         return KILN_RAISE(KILN_ERR_INVALID, "%s: desc is NULL", call);
     const struct wave_kernel *k = NULL;
     KILN_TRY(kernel_of(code, desc->kernel, call, &k));
-    KILN_TRY(wave_level_resolve(desc->level, level));
+    KILN_TRY(level_for(desc->level, &code->c, k, desc->context, level, choice, cap));
     struct wave_value *a = mem_calloc(desc->arg_count ? desc->arg_count : 1, sizeof *a);
     if (!a)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory for a run of kernel '%s'", k->name);
@@ -312,13 +371,15 @@ kiln_result kiln_wave_run(const kiln_wave_code *code, const kiln_wave_run_desc *
     const struct wave_level *level;
     struct wave_value *args;
     struct wave_run_desc d;
-    KILN_TRY(run_desc(code, desc, "kiln_wave_run", &level, &args, &d));
+    char choice[sizeof((kiln_wave_result *)0)->choice];
+    KILN_TRY(run_desc(code, desc, "kiln_wave_run", &level, choice, sizeof choice, &args, &d));
     kiln_wave_result *res = mem_calloc(1, sizeof *res);
     if (!res) {
         free(args);
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory for a run of kernel '%s'", d.kernel->name);
     }
     res->level = level;
+    memcpy(res->choice, choice, sizeof choice);
     res->args = args;
     res->desc = d;
     kiln_result r = level->run(&res->desc, &res->res);
@@ -335,8 +396,8 @@ kiln_result kiln_wave_diff(const kiln_wave_code *code, const kiln_wave_run_desc 
     const struct wave_level *a, *b;
     struct wave_value *args;
     struct wave_run_desc d;
-    KILN_TRY(run_desc(code, desc, "kiln_wave_diff", &a, &args, &d));
-    kiln_result r = wave_level_resolve(level_b, &b);
+    KILN_TRY(run_desc(code, desc, "kiln_wave_diff", &a, NULL, 0, &args, &d));
+    kiln_result r = level_for(level_b, &code->c, d.kernel, desc->context, &b, NULL, 0);
     if (r == KILN_OK)
         r = wave_diff(a, b, &d, out);
     free(args);
@@ -357,6 +418,7 @@ kiln_result kiln_wave_run_stats_get(const kiln_wave_result *result, kiln_wave_ru
     if (!result || !out)
         return KILN_RAISE(KILN_ERR_INVALID, "kiln_wave_run_stats_get: %s is NULL", result ? "out" : "result");
     *out = (kiln_wave_run_stats){.level = result->level->name,
+                                 .choice = result->choice[0] ? result->choice : NULL,
                                  .instructions = result->res.instructions,
                                  .bytes = result->res.bytes,
                                  .waves = result->res.waves};

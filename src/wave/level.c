@@ -84,3 +84,32 @@ kiln_result wave_level_resolve(const char *name, const struct wave_level **out)
     }
     return KILN_RAISE(KILN_ERR_INVALID, "no level is named '%s' (the levels: %s)", name, list);
 }
+
+/* Cheapest first, as bench_wave measures them: on lavapipe, Lane runs the
+ * corpus's kernels in a fraction of the Wavefront level's time (its
+ * vector work spread over 64 invocations a wave, its VGPRs in registers);
+ * the reference, on the CPU, is the slowest by far and runs everything the
+ * decoder takes, so it is the last resort. */
+const char *const wave_auto_order[] = {"lane", "wavefront", "reference"};
+const uint32_t wave_auto_count = KILN_ARRAY_LEN(wave_auto_order);
+
+kiln_result wave_level_choose(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps,
+                              const struct wave_level **out, char *why, size_t cap)
+{
+    *out = NULL;
+    if (cap)
+        why[0] = 0;
+    for (uint32_t i = 0; i < wave_auto_count; i++) {
+        const struct wave_level *row;
+        if (wave_level_resolve(wave_auto_order[i], &row) != KILN_OK)
+            continue;   /* defensive: every name of the order is a built row */
+        if (row->check(code, k, caps) == KILN_OK) {
+            *out = row;
+            return KILN_OK;
+        }
+        size_t at = strlen(why);
+        if (at + 1 < cap)
+            snprintf(why + at, cap - at, "%s: %s\n", row->name, err_last());
+    }
+    return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': no level runs it:\n%s", k->name, why);
+}

@@ -43,6 +43,18 @@ extern const uint32_t wave_level_count;
  * second case, NULL in the first. */
 kiln_result wave_level_resolve(const char *name, const struct wave_level **out) __attribute__((warn_unused_result));
 
+/* "auto": the levels in the order it tries them, cheapest first, and
+ * their count (level.c says how the order was measured). */
+extern const char *const wave_auto_order[];
+extern const uint32_t wave_auto_count;
+
+/* auto's choice for k on a device with caps (NULL: any): the first level
+ * of wave_auto_order whose check passes, in *out; why[0..cap) holds a
+ * line for each level ruled out before it ("lane: <its refusal>"). None
+ * valid: KILN_ERR_INVALID with those lines. */
+kiln_result wave_level_choose(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps,
+                              const struct wave_level **out, char *why, size_t cap) __attribute__((warn_unused_result));
+
 /* kiln_wave_diff's work (diff.c): base run at levels a and b, compared,
  * a difference bisected; base's buffers are given back as they were. */
 kiln_result wave_diff(const struct wave_level *a, const struct wave_level *b, const struct wave_run_desc *base,

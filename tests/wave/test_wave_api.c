@@ -2,8 +2,9 @@
 /*
  * test_wave_api.c: libkiln-wave through its public calls alone, linked as
  * a user links it (the shipped kiln-wave and kiln): the level table (the
- * reference built and first, the GPU levels named and not built, an
- * unknown name told apart from them), a level's analysis, a run, its
+ * reference built and first, Lane and Wavefront built, Subgroup named and
+ * not built, an unknown name told apart from them), a level's analysis,
+ * auto's choice and its reasons, a run, its
  * observation in both forms, and the comparison of two observations naming
  * the first difference. Skipped (exit 77) where clang cannot compile for
  * amdgcn.
@@ -49,6 +50,45 @@ TEST(a_level_is_checked_by_name)
     CHECK_WAVE_MSG("no level is named 'lanes'");
     CHECK_WAVE_MSG("reference");
     CHECK(kiln_wave_level_check(g_code, 999, "reference", NULL) == KILN_ERR_INVALID);
+}
+
+/* auto: the cheapest level that runs the kernel, said with the reasons
+ * the cheaper ones could not; a run at auto says what it took. */
+TEST(auto_takes_the_cheapest_valid_level_and_says_why)
+{
+    const char *level = NULL;
+    char why[2048];
+    REQUIRE(kiln_wave_level_choose(g_code, g_grid2d, NULL, &level, why, sizeof why) == KILN_OK);
+    CHECK(level && !strcmp(level, "lane"));   /* per-lane work, no cross-lane instruction */
+    CHECK(strstr(why, "auto chose lane") != NULL);
+    CHECK(strstr(why, "ruled out") == NULL);
+    CHECK(kiln_wave_level_check(g_code, g_grid2d, "auto", NULL) == KILN_OK);
+    uint32_t k;
+    REQUIRE(kiln_wave_kernel_find(g_code, "private_array", &k) == KILN_OK);
+    REQUIRE(kiln_wave_level_choose(g_code, k, NULL, &level, why, sizeof why) == KILN_OK);
+    CHECK(level && !strcmp(level, "reference"));   /* scratch: neither GPU level translates it yet */
+    CHECK(strstr(why, "ruled out:\n  lane: kernel 'private_array' uses") != NULL);
+    CHECK(strstr(why, "\n  wavefront: kernel 'private_array' uses") != NULL);
+    CHECK(kiln_wave_level_choose(g_code, 999, NULL, &level, why, sizeof why) == KILN_ERR_INVALID);
+    uint32_t out[64];
+    kiln_wave_value args[2] = {{.kind = KILN_WAVE_VALUE_BUFFER, .data = out, .size = sizeof out},
+                               {.kind = KILN_WAVE_VALUE_BYTES, .size = 4}};
+    kiln_wave_result *res = NULL;
+    REQUIRE(kiln_wave_run(g_code, &(kiln_wave_run_desc){.level = "auto", .kernel = g_grid2d, .groups = {1},
+                                                        .block = {16, 1, 1}, .args = args, .arg_count = 2},
+                          &res) == KILN_OK);
+    kiln_wave_run_stats st;
+    REQUIRE(kiln_wave_run_stats_get(res, &st) == KILN_OK);
+    CHECK(!strcmp(st.level, "lane"));
+    CHECK(st.choice && strstr(st.choice, "auto chose lane") != NULL);
+    kiln_wave_result_destroy(res);
+    res = NULL;
+    REQUIRE(kiln_wave_run(g_code, &(kiln_wave_run_desc){.level = "wavefront", .kernel = g_grid2d, .groups = {1},
+                                                        .block = {16, 1, 1}, .args = args, .arg_count = 2},
+                          &res) == KILN_OK);
+    REQUIRE(kiln_wave_run_stats_get(res, &st) == KILN_OK);
+    CHECK(!strcmp(st.level, "wavefront") && st.choice == NULL);   /* pinned: no choice made */
+    kiln_wave_result_destroy(res);
 }
 
 static kiln_result run_grid(uint32_t width, uint32_t *out, size_t words, kiln_wave_result **res, const char *level)
@@ -194,6 +234,7 @@ int main(void)
     free(bytes);
     RUN(the_level_table_starts_with_the_reference);
     RUN(a_level_is_checked_by_name);
+    RUN(auto_takes_the_cheapest_valid_level_and_says_why);
     RUN(a_run_writes_its_buffer_and_is_observed);
     RUN(arguments_are_checked_before_the_run);
     RUN(two_observations_compare_to_the_first_difference);

@@ -83,7 +83,9 @@ static void usage(FILE *f)
                "                     i32:N, u64:N, i64:N, f32:X, f64:X\n"
                "  --out N=FILE       after the run, write the buffer of argument N (explicit\n"
                "                     arguments counted from 0) to FILE\n"
-               "  --level NAME       the level to run at (kiln wave levels lists them)\n"
+               "  --level NAME       the level to run at (kiln wave levels lists them); auto: the\n"
+               "                     cheapest that runs the kernel here, said with the reasons\n"
+               "                     the cheaper ones could not\n"
                "  --observe FILE     write the observation: every wave's registers, every lane,\n"
                "                     and each buffer's written ranges and content (docs/wave.md)\n"
                "  --observe-json FILE  the same as JSON\n"
@@ -627,6 +629,8 @@ static int cmd_run_wave(int argc, char **argv)
         fprintf(stderr, "kiln wave: run: %s\n", kiln_wave_last_error());
         status = 1;
     } else if (kiln_wave_run_stats_get(res, &st) == KILN_OK) {
+        if (st.choice)
+            fprintf(stderr, "kiln wave: %s\n", st.choice);
         fprintf(stderr, "kiln wave: %s: %u waves, %" PRIu64 " instructions (%s)\n", kname, st.waves, st.instructions,
                 st.level);
         for (uint32_t o = 0; o < nouts && status == 0; o++) {
@@ -695,6 +699,8 @@ static int print_diff(const char *kname, const char *a, const char *b, const kil
  * it is not. */
 static bool level_usable(const char *name, char *why, size_t cap)
 {
+    if (!strcmp(name, "auto"))
+        return true;   /* the cheapest level that runs the kernel, chosen at the run */
     char names[200] = "";
     for (uint32_t i = 0; i < kiln_wave_level_count(); i++) {
         kiln_wave_level_info l;
@@ -708,7 +714,7 @@ static bool level_usable(const char *name, char *why, size_t cap)
         size_t at = strlen(names);
         snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "", l.name);
     }
-    snprintf(why, cap, "no level has that name (the levels: %s)", names);
+    snprintf(why, cap, "no level has that name (the levels: %s; or auto)", names);
     return false;
 }
 
@@ -722,6 +728,8 @@ static int cmd_levels_wave(int argc, char **argv)
         if (kiln_wave_level_get(i, &l) == KILN_OK)
             printf("%-10s %-9s %s\n", l.name, l.built ? "built" : "not built", l.summary);
     }
+    printf("%-10s %-9s %s\n", "auto", "", "the cheapest level that runs the kernel on this device: lane, then wavefront, "
+           "then reference; the run says which it took and why the cheaper ones could not");
     return 0;
 }
 

@@ -52,6 +52,18 @@ grep -q "^the same" "$tmp/cmp" || fail "compare: says the same"
 head -1 "$tmp/levels" | grep -q "^reference *built" || fail "levels: the reference first"
 grep -q "^wavefront *built" "$tmp/levels" || fail "levels: wavefront built"
 grep -q "^subgroup *not built" "$tmp/levels" || fail "levels: subgroup not built"
+grep -q "^lane *built" "$tmp/levels" || fail "levels: lane built"
+grep -q "^auto .*cheapest" "$tmp/levels" || fail "levels: auto"
+
+# auto: the cheapest level that runs the kernel, the choice and the reasons said
+"$kiln" wave run "$tmp/memory.o" --kernel grid2d --groups 3,2 --block 16,4 --arg buf:size:1536 --arg u32:48 \
+  --level auto 2>"$tmp/e" || { cat "$tmp/e"; fail "--level auto"; }
+grep -q "auto chose lane, the cheapest level" "$tmp/e" && grep -q "instructions (lane)" "$tmp/e" ||
+  { cat "$tmp/e"; fail "--level auto: lane"; }
+"$kiln" wave run "$tmp/memory.o" --kernel private_array --groups 1 --arg buf:size:256 --arg i32:3 --level auto \
+  2>"$tmp/e" || { cat "$tmp/e"; fail "--level auto (private_array)"; }
+grep -q "auto chose reference" "$tmp/e" && grep -q "^  lane: kernel 'private_array' uses .* scratch" "$tmp/e" ||
+  { cat "$tmp/e"; fail "--level auto: the reasons"; }
 
 # reverse_local: 64 ints 0..63 from a file, reversed through LDS: 2 * (63 - t) + 1
 i=0; : >"$tmp/in.bin"
