@@ -227,12 +227,14 @@ kiln_result kiln_wave_level_check(const kiln_wave_code *code, uint32_t kernel, c
 
 /* auto's choice said for people: the level, the order, and each level
  * ruled out before it with its reason. */
-static void choice_text(const struct wave_level *row, const char *why, char *out, size_t cap)
+static void choice_text(const struct wave_level *row, const kiln_caps *caps, const char *why, char *out, size_t cap)
 {
-    size_t at = (size_t)snprintf(out, cap, "auto chose %s, the cheapest level that runs the kernel here (in order:",
-                                 row->name);
-    for (uint32_t i = 0; i < wave_auto_count && at < cap; i++)
-        at += (size_t)snprintf(out + at, cap - at, "%s%s", i ? ", " : " ", wave_auto_order[i]);
+    size_t at = (size_t)snprintf(out, cap, "auto chose %s, the cheapest level that runs the kernel here (%s, in "
+                                 "order:",
+                                 row->name, caps && caps->device_type == KILN_DEVICE_CPU ? "a CPU device" : "a GPU");
+    const char *const *order = wave_auto_order(caps);
+    for (uint32_t i = 0; i < WAVE_AUTO_LEVELS && at < cap; i++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%s", i ? ", " : " ", order[i]);
     if (at < cap)
         at += (size_t)snprintf(out + at, cap - at, ")%s", why[0] ? "; ruled out:\n" : "");
     for (const char *line = why; *line && at < cap;) {
@@ -257,7 +259,7 @@ static kiln_result level_for(const char *name, const struct wave_code *code, con
     char why[2048];
     KILN_TRY(wave_level_choose(code, k, have ? &caps : NULL, out, why, sizeof why));
     if (choice)
-        choice_text(*out, why, choice, cap);
+        choice_text(*out, have ? &caps : NULL, why, choice, cap);
     return KILN_OK;
 }
 
@@ -274,11 +276,13 @@ kiln_result kiln_wave_level_choose(const kiln_wave_code *code, uint32_t kernel, 
     KILN_TRY(wave_level_choose(&code->c, k, caps, &row, reasons, sizeof reasons));
     *level = row->name;
     if (why && cap)
-        choice_text(row, reasons, why, cap);
+        choice_text(row, caps, reasons, why, cap);
     return KILN_OK;
 }
 
 /* ---- runs ------------------------------------------------------------------------------ */
+
+static kiln_result run_at(const kiln_wave_code *code, const kiln_wave_run_desc *desc, kiln_wave_result **out);
 
 /* The desc's arguments checked against the kernel's and copied. */
 static kiln_result take_args(const struct wave_kernel *k, const kiln_wave_run_desc *d, struct wave_value *out)
@@ -363,11 +367,42 @@ static kiln_result run_desc(const kiln_wave_code *code, const kiln_wave_run_desc
     return KILN_OK;
 }
 
+/* A run at auto with no context: the context the run would make, made
+ * first, so that auto chooses for the device the run takes (*own set: the
+ * caller destroys it). */
+static kiln_result auto_context(const kiln_wave_run_desc *desc, const char *level_b, kiln_wave_run_desc *copy,
+                                bool *own)
+{
+    *own = false;
+    if (!desc)
+        return KILN_OK;
+    *copy = *desc;
+    bool any = (desc->level && !strcmp(desc->level, "auto")) || (level_b && !strcmp(level_b, "auto"));
+    if (!any || desc->context.id)
+        return KILN_OK;
+    kiln_result r = kiln_context_create(&(kiln_context_desc){.specialization = -1}, &copy->context);
+    if (r != KILN_OK)
+        return KILN_RAISE(r, "level auto: kiln_context_create failed (%s)", kiln_result_name(r));
+    *own = true;
+    return KILN_OK;
+}
+
 kiln_result kiln_wave_run(const kiln_wave_code *code, const kiln_wave_run_desc *desc, kiln_wave_result **out)
 {
     if (!out)
         return KILN_RAISE(KILN_ERR_INVALID, "kiln_wave_run: out is NULL");
     *out = NULL;
+    kiln_wave_run_desc copy;
+    bool own;
+    KILN_TRY(auto_context(desc, NULL, &copy, &own));
+    kiln_result r = run_at(code, desc ? &copy : NULL, out);
+    if (own)
+        (void)kiln_context_destroy(copy.context);
+    return r;
+}
+
+static kiln_result run_at(const kiln_wave_code *code, const kiln_wave_run_desc *desc, kiln_wave_result **out)
+{
     const struct wave_level *level;
     struct wave_value *args;
     struct wave_run_desc d;
@@ -383,6 +418,7 @@ kiln_result kiln_wave_run(const kiln_wave_code *code, const kiln_wave_run_desc *
     res->args = args;
     res->desc = d;
     kiln_result r = level->run(&res->desc, &res->res);
+    res->desc.context = (kiln_context){0};   /* borrowed for the run alone */
     *out = res;
     return r;
 }
@@ -396,11 +432,17 @@ kiln_result kiln_wave_diff(const kiln_wave_code *code, const kiln_wave_run_desc 
     const struct wave_level *a, *b;
     struct wave_value *args;
     struct wave_run_desc d;
-    KILN_TRY(run_desc(code, desc, "kiln_wave_diff", &a, NULL, 0, &args, &d));
-    kiln_result r = level_for(level_b, &code->c, d.kernel, desc->context, &b, NULL, 0);
+    kiln_wave_run_desc copy;
+    bool own;
+    KILN_TRY(auto_context(desc, level_b, &copy, &own));
+    kiln_result r = run_desc(code, desc ? &copy : NULL, "kiln_wave_diff", &a, NULL, 0, &args, &d);
+    if (r == KILN_OK)
+        r = level_for(level_b, &code->c, d.kernel, copy.context, &b, NULL, 0);
     if (r == KILN_OK)
         r = wave_diff(a, b, &d, out);
-    free(args);
+    free(args);   /* NULL where run_desc failed */
+    if (own)
+        (void)kiln_context_destroy(copy.context);
     return r;
 }
 

@@ -85,13 +85,21 @@ kiln_result wave_level_resolve(const char *name, const struct wave_level **out)
     return KILN_RAISE(KILN_ERR_INVALID, "no level is named '%s' (the levels: %s)", name, list);
 }
 
-/* Cheapest first, as bench_wave measures them: on lavapipe, Lane runs the
- * corpus's kernels in a fraction of the Wavefront level's time (its
- * vector work spread over 64 invocations a wave, its VGPRs in registers);
- * the reference, on the CPU, is the slowest by far and runs everything the
- * decoder takes, so it is the last resort. */
-const char *const wave_auto_order[] = {"lane", "wavefront", "reference"};
-const uint32_t wave_auto_count = KILN_ARRAY_LEN(wave_auto_order);
+/* Cheapest first, as bench_wave measures them (docs/wave.md has the
+ * figures). The reference, on the host, runs everything the decoder takes
+ * and is the slowest by far: always the last resort. On a GPU, Lane runs a
+ * wave as 64 invocations where the Wavefront level runs it as one looping
+ * over its lanes. On a CPU device (lavapipe) the Wavefront level is the
+ * cheaper: the device runs invocations side by side in SIMD lanes either
+ * way, and Lane repeats the wave's scalar work in each of its 64
+ * invocations (saxpy 2.3x, poly 3.5x the Wavefront level's time there). */
+static const char *const gpu_order[WAVE_AUTO_LEVELS] = {"lane", "wavefront", "reference"};
+static const char *const cpu_order[WAVE_AUTO_LEVELS] = {"wavefront", "lane", "reference"};
+
+const char *const *wave_auto_order(const kiln_caps *caps)
+{
+    return caps && caps->device_type == KILN_DEVICE_CPU ? cpu_order : gpu_order;
+}
 
 kiln_result wave_level_choose(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps,
                               const struct wave_level **out, char *why, size_t cap)
@@ -99,9 +107,10 @@ kiln_result wave_level_choose(const struct wave_code *code, const struct wave_ke
     *out = NULL;
     if (cap)
         why[0] = 0;
-    for (uint32_t i = 0; i < wave_auto_count; i++) {
+    const char *const *order = wave_auto_order(caps);
+    for (uint32_t i = 0; i < WAVE_AUTO_LEVELS; i++) {
         const struct wave_level *row;
-        if (wave_level_resolve(wave_auto_order[i], &row) != KILN_OK)
+        if (wave_level_resolve(order[i], &row) != KILN_OK)
             continue;   /* defensive: every name of the order is a built row */
         if (row->check(code, k, caps) == KILN_OK) {
             *out = row;

@@ -43,13 +43,14 @@ extern const uint32_t wave_level_count;
  * second case, NULL in the first. */
 kiln_result wave_level_resolve(const char *name, const struct wave_level **out) __attribute__((warn_unused_result));
 
-/* "auto": the levels in the order it tries them, cheapest first, and
- * their count (level.c says how the order was measured). */
-extern const char *const wave_auto_order[];
-extern const uint32_t wave_auto_count;
+/* "auto": the levels in the order it tries them on a device with caps
+ * (NULL: a GPU), cheapest first (level.c says how the order was
+ * measured); WAVE_AUTO_LEVELS of them. */
+#define WAVE_AUTO_LEVELS 3u
+const char *const *wave_auto_order(const kiln_caps *caps);
 
 /* auto's choice for k on a device with caps (NULL: any): the first level
- * of wave_auto_order whose check passes, in *out; why[0..cap) holds a
+ * of wave_auto_order(caps) whose check passes, in *out; why[0..cap) holds a
  * line for each level ruled out before it ("lane: <its refusal>"). None
  * valid: KILN_ERR_INVALID with those lines. */
 kiln_result wave_level_choose(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps,

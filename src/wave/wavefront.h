@@ -58,6 +58,10 @@
  * program leaves. */
 #define WF_INIT_WORDS (128u + 1u + 3u * 64u + 2u)   /* s[128], scc, v0..v2, stop after, watched pc */
 #define WF_OUT_HEAD 11u   /* status, pc, address lo/hi, lane, instructions lo/hi, scc, steps, last pc, watched */
+/* The Lane level's head: each lane's own status, pc, address lo/hi, lane,
+ * instructions lo/hi and scc (the run makes WF_OUT_HEAD of them). */
+#define WF_LANE_WORDS 8u
+#define WF_LANE_HEAD (64u * WF_LANE_WORDS)
 
 /* What a wave's run ended with (its out words' first). */
 enum wf_status {

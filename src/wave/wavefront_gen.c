@@ -38,9 +38,6 @@ static const char prelude[] =
     "#if GROUP_SYNC\n"
     "shared uint nwait;\n"
     "#endif\n"
-    "#if LANE\n"
-    "shared uint faultlane[WAVES];\n"
-    "#endif\n"
     "uint s[128];\n"
     "uint v[VFILE];\n"
     "uint ln;\n"
@@ -1051,7 +1048,7 @@ static void lanes_open(struct gen *g, bool masks)
     if (g->in->enc == WAVE_ENC_DPP)   /* src0's lanes as they were: the destination may be it */
         put(g, "uint dsrc[64];\nfor (uint i = 0u; i < 64u; i++) dsrc[i] = v[%uu + i];\n", g->in->src[0].reg * 64u);
     if (g->sh->lane)   /* the invocation's own lane: a loop of one, so that a fault's break leaves it */
-        put(g, "for (uint l = ln; l < ln + 1u; l++) {\nbool on = bitl(e0, e1, l);\n");
+        put(g, "for (uint once = 1u, l = ln; once != 0u; once = 0u) {\nbool on = bitl(e0, e1, l);\n");
     else
         put(g, "for (uint l = 0u; l < 64u; l++) {\nbool on = bitl(e0, e1, l);\n");
 }
@@ -1658,8 +1655,11 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         put(&g, "// kiln %s level: kernel %s, %u waves a group, %u VGPRs\n", sh->lane ? "Lane" : "Wavefront", k->name,
             sh->waves, sh->vgprs);
         put(&g, "layout(local_size_x = %u) in;\n", sh->lane ? sh->waves * 64u : sh->packed_total ? WF_PACK : sh->waves);
+        bool barriers = false;   /* a Lane program's invocations meet only where the kernel has barriers */
+        for (uint32_t i = 0; i < c.n; i++)
+            barriers |= c.in[i].op == WAVE_OP_S_BARRIER;
         put(&g, "#define LANE %d\n#define VFILE %uu\n#define GROUP_SYNC %d\n", sh->lane ? 1 : 0,
-            sh->lane ? sh->vgprs : sh->vgprs * 64u, sh->lane || sh->waves > 1 ? 1 : 0);
+            sh->lane ? sh->vgprs : sh->vgprs * 64u, sh->lane ? barriers : sh->waves > 1);
         put(&g, "#define VGPRS %uu\n#define REGIONS %uu\n#define LDS_BYTES %uu\n#define LDS_WORDS %u\n", sh->vgprs,
             sh->regions, sh->lds_bytes, (sh->lds_bytes + 3) / 4);
         put(&g, "#define IEEE %s\n#define DENORM_IN %s\n#define DENORM_OUT %s\n", ieee ? "true" : "false",
@@ -1669,13 +1669,13 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
             put(&g, "// bisecting: every instruction counted, the wave stopped at its count\n");
         put(&g, "#define OBSERVE %d\n#define BOUND %uu\n#define INIT_WORDS %uu\n#define OUT_WORDS %uu\n",
             sh->observe ? 1 : 0, WF_BLOCK_BOUND, WF_INIT_WORDS,
-            WF_OUT_HEAD + (sh->observe ? 128u + sh->vgprs * 64u : 0u));
+            (sh->lane ? WF_LANE_HEAD : WF_OUT_HEAD) + (sh->observe ? 128u + sh->vgprs * 64u : 0u));
         bytes_put(glsl, prelude, sizeof prelude - 1);
         put(&g, "\nvoid main()\n{\n");
         if (sh->lane) {   /* a workgroup is a guest group, 64 invocations a wave */
             put(&g, "uint gidx = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + "
                     "gl_WorkGroupID.x;\n");
-            put(&g, "uint wig = gl_LocalInvocationID.x >> 6u, wave = gidx * WAVES + wig;\n");
+            put(&g, "uint wave = gidx * WAVES + (gl_LocalInvocationID.x >> 6u);\n");
             put(&g, "ln = gl_LocalInvocationID.x & 63u;\n");
         } else if (sh->packed_total) {   /* WF_PACK independent waves a workgroup, in dispatch order */
             put(&g, "uint wave = gl_GlobalInvocationID.x;\nif (wave >= %uu) return;\n", sh->packed_total);
@@ -1685,13 +1685,16 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
             put(&g, "uint wave = gidx * gl_WorkGroupSize.x + gl_LocalInvocationID.x;\n");
         }
         put(&g, "uint ib = wave * INIT_WORDS, ob = wave * OUT_WORDS;\n");
-        put(&g, "for (uint i = 0u; i < 128u; i++) s[i] = ini[ib + i];\n");
+        for (unsigned i = 0; i < 128; i++)   /* each by its index, so that a compiler keeps s in registers */
+            put(&g, "s[%u] = ini[ib + %uu];\n", i, i);
         put(&g, "scc = ini[ib + 128u] != 0u;\n");
         if (sh->lane) {
-            put(&g, "for (uint i = 0u; i < VGPRS; i++) v[i] = (i < 3u) ? ini[ib + 129u + i * 64u + ln] : 0u;\n");
-            /* the wave's out words are gathered from its lanes: cleared first */
-            put(&g, "if (ln == 0u) {\nfor (uint i = 0u; i < OUT_WORDS; i++) outw[ob + i] = 0u;\nfaultlane[wig] = 64u;\n}\n");
-            put(&g, "memoryBarrierBuffer();\nbarrier();\n");
+            for (unsigned i = 0; i < sh->vgprs; i++) {
+                if (i < 3)
+                    put(&g, "v[%u] = ini[ib + %uu + ln];\n", i, 129u + 64u * i);
+                else
+                    put(&g, "v[%u] = 0u;\n", i);
+            }
         } else {
             put(&g, "for (uint i = 0u; i < VGPRS * 64u; i++) v[i] = (i < 192u) ? ini[ib + 129u + i] : 0u;\n");
         }
@@ -1746,24 +1749,19 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         put(&g, "atb = false;\nif (!again) break;\n}\n");
         put(&g, "if (st == 0u) { st = 3u; fpc = pc; }\n");
         if (sh->lane) {
-            /* a wave's record from its lanes: the lowest lane that failed
-             * gives the status; each scalar dword gathered bit by bit (an
-             * even code's bit l from lane l, an odd one's from lane 32 + l:
-             * a lane mask's bits from their own lanes, a scalar all lanes
-             * hold alike whole); the instruction count the longest lane's */
-            put(&g, "if (st != 1u) atomicMin(faultlane[wig], ln);\n");
-            put(&g, "barrier();\n");
-            put(&g, "uint fl = faultlane[wig];\n");
-            put(&g, "if (ln == (fl < 64u ? fl : 0u)) {\n");
-            put(&g, "outw[ob + 0u] = st; outw[ob + 1u] = fpc * 4u;\n");
-            put(&g, "outw[ob + 2u] = fal; outw[ob + 3u] = fah; outw[ob + 4u] = flane;\n");
-            put(&g, "outw[ob + 7u] = scc ? 1u : 0u;\n}\n");
-            put(&g, "atomicMax(outw[ob + 5u], ninstr);\n");
+            /* each lane's own head (the run takes the lowest failing
+             * lane's); each scalar dword gathered bit by bit into words
+             * the run clears (an even code's bit l from lane l, an odd
+             * one's from lane 32 + l: a lane mask's bits from their own
+             * lanes, a scalar all lanes hold alike whole) */
+            put(&g, "uint lb = ob + ln * %uu;\n", WF_LANE_WORDS);
+            put(&g, "outw[lb + 0u] = st; outw[lb + 1u] = fpc * 4u; outw[lb + 2u] = fal; outw[lb + 3u] = fah;\n");
+            put(&g, "outw[lb + 4u] = flane; outw[lb + 5u] = ninstr; outw[lb + 6u] = ninstr1; outw[lb + 7u] = scc ? 1u : 0u;\n");
             put(&g, "#if OBSERVE\n");
             put(&g, "uint bit = 1u << (ln & 31u), odd = ln >> 5u;\n");
             put(&g, "for (uint i = odd; i < 128u; i += 2u) if ((s[i] & bit) != 0u) atomicOr(outw[ob + %uu + i], bit);\n",
-                WF_OUT_HEAD);
-            put(&g, "for (uint i = 0u; i < VGPRS; i++) outw[ob + %uu + i * 64u + ln] = v[i];\n", WF_OUT_HEAD + 128u);
+                WF_LANE_HEAD);
+            put(&g, "for (uint i = 0u; i < VGPRS; i++) outw[ob + %uu + i * 64u + ln] = v[i];\n", WF_LANE_HEAD + 128u);
         } else {
             put(&g, "outw[ob + 0u] = st; outw[ob + 1u] = fpc * 4u;\n");
             put(&g, "outw[ob + 2u] = fal; outw[ob + 3u] = fah; outw[ob + 4u] = flane;\n");

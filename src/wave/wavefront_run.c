@@ -213,6 +213,31 @@ static kiln_result wave_failure(const struct run *run, const uint32_t *out, uint
     return KILN_OK;
 }
 
+/* The Lane level's out records (a head per lane) made the Wavefront
+ * level's, in place: the lowest lane that did not end at s_endpgm gives
+ * the status (else lane 0's DONE), the longest lane the instruction
+ * count, lane 0 scc (where scc is seen, every lane holds the wave's). */
+static void lane_records(uint32_t *out, uint32_t waves, uint32_t dev_words, uint32_t out_words)
+{
+    for (uint32_t w = 0; w < waves; w++) {
+        const uint32_t *o = out + (size_t)w * dev_words;
+        uint32_t head[WF_OUT_HEAD] = {0}, pick = 0;
+        uint64_t most = 0;
+        for (uint32_t l = 0; l < 64; l++) {
+            const uint32_t *e = o + l * WF_LANE_WORDS;
+            if (e[0] != WF_DONE && o[pick * WF_LANE_WORDS] == WF_DONE)
+                pick = l;
+            most = KILN_MAX(most, (uint64_t)e[6] << 32 | e[5]);
+        }
+        const uint32_t *e = o + pick * WF_LANE_WORDS;
+        memcpy(head, e, 5 * sizeof *head);
+        head[5] = (uint32_t)most, head[6] = (uint32_t)(most >> 32), head[7] = o[7];
+        uint32_t *dst = out + (size_t)w * out_words;   /* out_words < dev_words: never past the source */
+        memmove(dst + WF_OUT_HEAD, o + WF_LANE_HEAD, (out_words - WF_OUT_HEAD) * sizeof *dst);
+        memcpy(dst, head, sizeof head);
+    }
+}
+
 static kiln_result run_it(struct run *run, struct wave_result *res)
 {
     const struct wave_run_desc *d = run->d;
@@ -251,6 +276,7 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
                           .bisect = d->stop_after || d->watch_pc, .lane = run->lane != NULL,
                           .packed_total = !run->lane && !m->lds_size && wf_independent(m->code, k) ? run->total : 0};
     uint32_t out_words = WF_OUT_HEAD + (d->observe ? 128u + sh.vgprs * 64u : 0u);
+    uint32_t dev_words = out_words - WF_OUT_HEAD + (run->lane ? WF_LANE_HEAD : WF_OUT_HEAD);
     KILN_TRY(make_program(run, &sh));
 
     uint8_t *ab = mem_calloc(1, (size_t)arena);
@@ -297,7 +323,15 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
     if (r == KILN_OK)
         r = make_buffer(run, 3, (uint64_t)run->total * WF_INIT_WORDS * 4, init, "wave init");
     if (r == KILN_OK)
-        r = make_buffer(run, 4, (uint64_t)run->total * out_words * 4, NULL, "wave out");
+        r = make_buffer(run, 4, (uint64_t)run->total * dev_words * 4, NULL, "wave out");
+    if (r == KILN_OK && run->lane && d->observe) {   /* the lanes gather scalars into cleared words */
+        uint8_t *zero = mem_calloc((size_t)run->total, dev_words * 4);
+        r = zero ? kiln_call(kiln_buffer_upload(run->ctx, run->buf[4], 0, zero, (uint64_t)run->total * dev_words * 4),
+                             "kiln_buffer_upload", k->name, run->level)
+                 : KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the %s level's run", k->name,
+                              run->level);
+        free(zero);
+    }
     free(rg);
     free(init);
     free(w.v);
@@ -324,14 +358,16 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
     if (r == KILN_OK)
         r = kiln_call(kiln_ticket_wait(run->ctx, t, UINT64_MAX), "kiln_ticket_wait", k->name, run->level);
     /* what it left */
-    uint32_t *out = r == KILN_OK ? mem_alloc((size_t)run->total * out_words * 4) : NULL;
+    uint32_t *out = r == KILN_OK ? mem_alloc((size_t)run->total * dev_words * 4) : NULL;
     uint32_t *wr = r == KILN_OK ? mem_calloc(written_words ? written_words : 1, 4) : NULL;
     if (r == KILN_OK && (!out || !wr))
         r = KILN_RAISE(KILN_ERR_NO_MEMORY, "kernel '%s': out of memory for the %s level's results", k->name,
                        run->level);
     if (r == KILN_OK)
-        r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[4], 0, out, (uint64_t)run->total * out_words * 4),
+        r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[4], 0, out, (uint64_t)run->total * dev_words * 4),
                       "kiln_buffer_readback", k->name, run->level);
+    if (r == KILN_OK && run->lane)
+        lane_records(out, run->total, dev_words, out_words);
     if (r == KILN_OK && written_words)
         r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[2], 0, wr, 4ull * written_words),
                       "kiln_buffer_readback", k->name, run->level);

@@ -59,7 +59,7 @@ TEST(auto_takes_the_cheapest_valid_level_and_says_why)
     const char *level = NULL;
     char why[2048];
     REQUIRE(kiln_wave_level_choose(g_code, g_grid2d, NULL, &level, why, sizeof why) == KILN_OK);
-    CHECK(level && !strcmp(level, "lane"));   /* per-lane work, no cross-lane instruction */
+    CHECK(level && !strcmp(level, "lane"));   /* caps NULL: a GPU's order; per-lane work, nothing crossing lanes */
     CHECK(strstr(why, "auto chose lane") != NULL);
     CHECK(strstr(why, "ruled out") == NULL);
     CHECK(kiln_wave_level_check(g_code, g_grid2d, "auto", NULL) == KILN_OK);
@@ -73,15 +73,36 @@ TEST(auto_takes_the_cheapest_valid_level_and_says_why)
     uint32_t out[64];
     kiln_wave_value args[2] = {{.kind = KILN_WAVE_VALUE_BUFFER, .data = out, .size = sizeof out},
                                {.kind = KILN_WAVE_VALUE_BYTES, .size = 4}};
+    /* a run chooses for its device: on a CPU device (lavapipe) the
+     * Wavefront level is the cheaper, on a GPU Lane */
+    kiln_context ctx;
+    kiln_caps caps;
+    REQUIRE(kiln_context_create(&(kiln_context_desc){.specialization = -1}, &ctx) == KILN_OK);
+    REQUIRE(kiln_context_caps(ctx, &caps) == KILN_OK);
+    const char *want = caps.device_type == KILN_DEVICE_CPU ? "wavefront" : "lane";
+    REQUIRE(kiln_wave_level_choose(g_code, g_grid2d, &caps, &level, why, sizeof why) == KILN_OK);
+    CHECK(!strcmp(level, want));
     kiln_wave_result *res = NULL;
     REQUIRE(kiln_wave_run(g_code, &(kiln_wave_run_desc){.level = "auto", .kernel = g_grid2d, .groups = {1},
-                                                        .block = {16, 1, 1}, .args = args, .arg_count = 2},
+                                                        .block = {16, 1, 1}, .args = args, .arg_count = 2,
+                                                        .context = ctx},
                           &res) == KILN_OK);
     kiln_wave_run_stats st;
     REQUIRE(kiln_wave_run_stats_get(res, &st) == KILN_OK);
-    CHECK(!strcmp(st.level, "lane"));
-    CHECK(st.choice && strstr(st.choice, "auto chose lane") != NULL);
+    CHECK(!strcmp(st.level, want));
+    char said[64];
+    snprintf(said, sizeof said, "auto chose %s", want);
+    CHECK(st.choice && strstr(st.choice, said) != NULL);
     kiln_wave_result_destroy(res);
+    res = NULL;
+    /* no context: the one the run makes, the same device */
+    REQUIRE(kiln_wave_run(g_code, &(kiln_wave_run_desc){.level = "auto", .kernel = g_grid2d, .groups = {1},
+                                                        .block = {16, 1, 1}, .args = args, .arg_count = 2},
+                          &res) == KILN_OK);
+    REQUIRE(kiln_wave_run_stats_get(res, &st) == KILN_OK);
+    CHECK(!strcmp(st.level, want));
+    kiln_wave_result_destroy(res);
+    kiln_context_destroy(ctx);
     res = NULL;
     REQUIRE(kiln_wave_run(g_code, &(kiln_wave_run_desc){.level = "wavefront", .kernel = g_grid2d, .groups = {1},
                                                         .block = {16, 1, 1}, .args = args, .arg_count = 2},

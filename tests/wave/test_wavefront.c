@@ -287,6 +287,76 @@ TEST(what_the_level_cannot_run_is_refused_by_name)
     kiln_wave_code_destroy(code);
 }
 
+/* The Lane level's rule, kernel by kernel (lane_rules.s, by hand): each
+ * refusal names the instruction, its offset and the rule; the valid one
+ * runs at Lane as at the reference, the scalar written where lanes skip
+ * said blind in the observation. */
+TEST(the_lane_rule_is_pinned_kernel_by_kernel)
+{
+    kiln_wave_code *code = load("lane_rules", true);
+    REQUIRE(code);
+    static const struct {
+        const char *kernel, *verdict;   /* NULL: runs */
+    } rules[] = {
+        {"scc_from_mask", "s_cbranch_scc0 at offset 0x8: it reads SCC that an operation on a lane mask set"},
+        {"vccz_branch", "s_cbranch_vccz at offset 0x104: it branches on whether any lane's vcc bit is set"},
+        {"count_lanes", "s_bcnt1_i32_b64 at offset 0x204: it reads vcc, a lane mask, as a number"},
+        {"wakes_lanes", "s_mov_b64 at offset 0x30c: it may turn on a lane that is off and skips from the branch at "
+                        "0x308"},
+        {"barrier_skipped", "s_barrier at offset 0x40c: the wave may run it while a lane that is off skips from the "
+                            "branch at 0x408, and the lane would miss the barrier (rule 4)"},
+        {"merged_mask", NULL},
+        {"unmerged_mask", "s_mov_b64 at offset 0x614: it writes s4 where the wave may be while a lane that is off "
+                          "skips from the branch at 0x60c, and s4 is read after 0x618"},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        uint32_t k;
+        REQUIRE(kiln_wave_kernel_find(code, rules[i].kernel, &k) == KILN_OK);
+        kiln_result r = kiln_wave_level_check(code, k, "lane", NULL);
+        if (!rules[i].verdict) {
+            CHECK_EQ(r, KILN_OK);
+            continue;
+        }
+        CHECK_EQ(r, KILN_ERR_INVALID);
+        if (r != KILN_OK && !strstr(kiln_wave_last_error(), rules[i].verdict)) {
+            test_failures_++;
+            fprintf(stderr, "  %s: %s\n  expected: %s\n", rules[i].kernel, kiln_wave_last_error(), rules[i].verdict);
+        }
+        CHECK(kiln_wave_level_check(code, k, "wavefront", NULL) == KILN_OK);   /* the wave runs them all */
+    }
+    uint32_t k;
+    REQUIRE(kiln_wave_kernel_find(code, "merged_mask", &k) == KILN_OK);
+    void *obs[2] = {NULL, NULL}, *json = NULL;
+    size_t len[2] = {0, 0}, jlen = 0;
+    const char *levels[2] = {"reference", "lane"};
+    for (int l = 0; l < 2; l++) {
+        kiln_wave_result *res = NULL;
+        CHECK(kiln_wave_run(code, &(kiln_wave_run_desc){.level = levels[l], .kernel = k, .observe = true,
+                                                        .context = g_ctx},
+                            &res) == KILN_OK);
+        CHECK(kiln_wave_observation(res, KILN_WAVE_FORM_BINARY, &obs[l], &len[l]) == KILN_OK);
+        if (l == 1)
+            CHECK(kiln_wave_observation(res, KILN_WAVE_FORM_JSON, &json, &jlen) == KILN_OK);
+        kiln_wave_result_destroy(res);
+    }
+    bool same = false;
+    char why[512] = "";
+    CHECK(kiln_wave_compare(obs[0], len[0], obs[1], len[1], &same, why, sizeof why) == KILN_OK);
+    if (!same)
+        fprintf(stderr, "  merged_mask at lane: %s\n", why);
+    CHECK(same);
+    /* s6 and scc are written where lanes skip: blind; s[4:5], merged, seen */
+    bool blind = false;
+    const char *want = "\"blind\": [\"scc\", \"s6\"";
+    for (size_t at = 0; json && !blind && at + strlen(want) <= jlen; at++)
+        blind = !memcmp((const char *)json + at, want, strlen(want));
+    CHECK(blind);
+    kiln_wave_free(obs[0]);
+    kiln_wave_free(obs[1]);
+    kiln_wave_free(json);
+    kiln_wave_code_destroy(code);
+}
+
 /* A wave that never ends stops at the level's bound of block transitions:
  * KILN_ERR_LIMIT naming the kernel, the wave, the offset and the bound, no
  * observation; the device is fine and runs the next kernel. A kernel
@@ -304,6 +374,11 @@ TEST(the_levels_bounds_are_named)
           KILN_ERR_LIMIT);
     CHECK_WAVE_MSG("kernel 'forever', group 0,0,0 wave 0, at offset 0x");
     CHECK_WAVE_MSG("65000 block transitions");
+    kiln_wave_result_destroy(res);
+    res = NULL;
+    CHECK(kiln_wave_run(code, &(kiln_wave_run_desc){.level = "lane", .kernel = k, .context = g_ctx}, &res) ==
+          KILN_ERR_LIMIT);
+    CHECK_WAVE_MSG("the Lane level's bound");
     kiln_wave_result_destroy(res);
     REQUIRE(kiln_wave_kernel_find(code, "big_lds", &k) == KILN_OK);
     kiln_caps caps = {.max_shared_memory_size = 32768};
@@ -347,6 +422,7 @@ int main(void)
     }
     RUN(every_kernel_the_level_runs_matches_the_reference);
     RUN(what_the_level_cannot_run_is_refused_by_name);
+    RUN(the_lane_rule_is_pinned_kernel_by_kernel);
     RUN(the_levels_bounds_are_named);
     kiln_context_destroy(g_ctx);
     return TEST_SUMMARY();

@@ -16,7 +16,7 @@ find_program(KILN_WAVE_LLVM_MC NAMES llvm-mc-14 llvm-mc)
 # The kernels, compiled at build time too, into the build tree's
 # tests/data/wave/: a machine without clang (the H200 machine) runs the
 # tests on them (KILN_TEST_DATA; kernels.h).
-set(KILN_WAVE_KERNEL_FILES control.cl external.cl hidden.cl lanes.cl levels.cl math.cl memory.cl more.cl bench.cl crosslane.cl modifiers.s oracle.s bounds.s oracle2.s scratch.s
+set(KILN_WAVE_KERNEL_FILES control.cl external.cl hidden.cl lanes.cl levels.cl math.cl memory.cl more.cl bench.cl crosslane.cl modifiers.s oracle.s bounds.s oracle2.s scratch.s lane_rules.s
                            common.h)
 list(TRANSFORM KILN_WAVE_KERNEL_FILES PREPEND ${CMAKE_CURRENT_LIST_DIR}/kernels/)
 if(KILN_WAVE_CLANG AND KILN_WAVE_LLD AND KILN_WAVE_LLVM_MC)
