@@ -14,6 +14,7 @@
 #include "wave/describe.h"
 #include "wave/interp.h"
 #include "wave/level.h"
+#include "wave/wavefront.h"
 #include "wave/loader.h"
 #include "wave/observe.h"
 
@@ -401,6 +402,63 @@ kiln_result kiln_wave_run(const kiln_wave_code *code, const kiln_wave_run_desc *
     return r;
 }
 
+/* The caller's buffers as a run starts from them (NULL where memory ran
+ * out: then a run at auto is not tried again). */
+static uint8_t **buffers_keep(const struct wave_run_desc *d)
+{
+    uint8_t **saved = mem_calloc(d->arg_count ? d->arg_count : 1, sizeof *saved);
+    for (uint32_t i = 0; saved && i < d->arg_count; i++) {
+        if (d->args[i].kind != WAVE_VALUE_BUFFER || !d->args[i].size)
+            continue;
+        if (!(saved[i] = mem_alloc((size_t)d->args[i].size))) {
+            for (uint32_t j = 0; j < i; j++)
+                free(saved[j]);
+            free(saved);
+            return NULL;
+        }
+        memcpy(saved[i], d->args[i].data, (size_t)d->args[i].size);
+    }
+    return saved;
+}
+
+/* auto's level ran out of the device's loop budget at run time (lavapipe's
+ * 65,535 iterations an invocation, which no check can foresee): the next
+ * level of the order that takes the kernel runs it from the caller's
+ * buffers as they were (saved), and the choice says so. */
+static kiln_result auto_next(kiln_wave_result *res, kiln_result failed, uint8_t **saved)
+{
+    struct wave_run_desc *d = &res->desc;
+    kiln_caps caps;
+    bool have = d->context.id && kiln_context_caps(d->context, &caps) == KILN_OK;
+    const char *const *order = wave_auto_order(have ? &caps : NULL);
+    kiln_result r = failed;
+    bool past = false;
+    for (uint32_t i = 0; saved && i < WAVE_AUTO_LEVELS && r == KILN_ERR_LIMIT; i++) {
+        const struct wave_level *row;
+        if (wave_level_resolve(order[i], &row) != KILN_OK)
+            continue;
+        if (!past) {
+            past = row == res->level;
+            continue;
+        }
+        if (row->check(d->code, d->kernel, have ? &caps : NULL) != KILN_OK)
+            continue;
+        size_t at = strlen(res->choice);
+        snprintf(res->choice + at, sizeof res->choice - at, "\n  %s ran out of the device's loop iterations at run "
+                 "time; auto took %s",
+                 res->level->name, row->name);
+        wave_result_finish(&res->res);
+        for (uint32_t a = 0; a < d->arg_count; a++)
+            if (saved[a])
+                memcpy(d->args[a].data, saved[a], (size_t)d->args[a].size);
+        res->level = row;
+        r = row->run(d, &res->res);
+        if (r == KILN_ERR_LIMIT && !wf_device_loops_ran_out())
+            break;
+    }
+    return r;
+}
+
 static kiln_result run_at(const kiln_wave_code *code, const kiln_wave_run_desc *desc, kiln_wave_result **out)
 {
     const struct wave_level *level;
@@ -417,7 +475,14 @@ static kiln_result run_at(const kiln_wave_code *code, const kiln_wave_run_desc *
     memcpy(res->choice, choice, sizeof choice);
     res->args = args;
     res->desc = d;
+    bool is_auto = desc->level && !strcmp(desc->level, "auto");
+    uint8_t **saved = is_auto && level != &wave_levels[0] ? buffers_keep(&res->desc) : NULL;   /* a device level */
     kiln_result r = level->run(&res->desc, &res->res);
+    if (r == KILN_ERR_LIMIT && saved && wf_device_loops_ran_out())
+        r = auto_next(res, r, saved);
+    for (uint32_t i = 0; saved && i < d.arg_count; i++)
+        free(saved[i]);
+    free(saved);
     res->desc.context = (kiln_context){0};   /* borrowed for the run alone */
     *out = res;
     return r;

@@ -22,6 +22,13 @@
  *   the kernel and the bound, never returning a wrong observation (lavapipe
  *   stops every loop of an invocation after 65,535 iterations and returns
  *   what it has, so the bound is below that);
+ * - lavapipe gives each invocation one budget of 65,535 loop iterations,
+ *   every loop of the program drawing on it (a lane loop of 64 iterations
+ *   included), and once it is spent ends each loop after one pass: a
+ *   program's last loop, the canary, runs twice (its count read from the
+ *   init words, so no compiler folds it) and a run whose canary did not
+ *   fails naming the device's limit, never returning what the cut loops
+ *   left;
  * - guest memory is one storage buffer (the arena) holding every region
  *   the reference maps (the code object's image, the kernarg segment, the
  *   dispatch packet and queue, each buffer argument), found by the
@@ -56,7 +63,7 @@
 
 /* Per wave, words of the setup the host writes and of the state the
  * program leaves. */
-#define WF_INIT_WORDS (128u + 1u + 3u * 64u + 2u)   /* s[128], scc, v0..v2, stop after, watched pc */
+#define WF_INIT_WORDS (128u + 1u + 3u * 64u + 3u)   /* s[128], scc, v0..v2, the canary's 2, stop after, watched pc */
 #define WF_OUT_HEAD 11u   /* status, pc, address lo/hi, lane, instructions lo/hi, scc, steps, last pc, watched */
 /* The Lane level's head: each lane's own status, pc, address lo/hi, lane,
  * instructions lo/hi and scc (the run makes WF_OUT_HEAD of them). */
@@ -72,6 +79,7 @@ enum wf_status {
     WF_BAD_TARGET = 4,    /* a jump to no block of the kernel */
     WF_LDS_FAULT = 5,     /* an LDS access past the group's LDS (address, lane, pc) */
     WF_STOPPED = 6,       /* bisection: stopped after its steps, as if it ended */
+    WF_DEVICE_LOOPS = 7,  /* the device cut the program's loops short (the canary, below) */
 };
 
 /* What the program is translated for. */
@@ -116,6 +124,11 @@ kiln_result wf_translate(const struct wave_code *code, const struct wave_kernel 
  * it in each wave (1: the first); offset 0 turns it off. */
 void wf_test_corrupt(uint64_t offset, uint32_t nth);
 #endif
+
+/* Whether this thread's last Lane or Wavefront run failed because the
+ * device cut its loops short (WF_DEVICE_LOOPS): a limit of the device, not
+ * of the kernel, that auto may meet by running another level. */
+bool wf_device_loops_ran_out(void);
 
 /* The level's run (level.h's row). */
 kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *out) __attribute__((warn_unused_result));

@@ -1748,6 +1748,9 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         put(&g, "#else\nbool again = atb;\n#endif\n");
         put(&g, "atb = false;\nif (!again) break;\n}\n");
         put(&g, "if (st == 0u) { st = 3u; fpc = pc; }\n");
+        /* the canary: two passes unless the device's loop budget ran out */
+        put(&g, "uint canary = 0u;\nfor (uint i = 0u; i < ini[ib + %uu]; i++) canary++;\n", WF_INIT_WORDS - 3);
+        put(&g, "if (canary != 2u && st != 2u && st != 5u) st = 7u;\n");
         if (sh->lane) {
             /* each lane's own head (the run takes the lowest failing
              * lane's); each scalar dword gathered bit by bit into words

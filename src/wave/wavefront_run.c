@@ -174,6 +174,9 @@ static void group_of(const struct run *run, uint32_t wi, uint32_t g[3])
     g[2] = gi / (run->groups[0] * run->groups[1]);
 }
 
+static _Thread_local bool loops_ran_out;   /* this thread's last run: WF_DEVICE_LOOPS */
+bool wf_device_loops_ran_out(void) { return loops_ran_out; }
+
 /* The first wave that did not end at s_endpgm, as an error. */
 static kiln_result wave_failure(const struct run *run, const uint32_t *out, uint32_t out_words)
 {
@@ -201,6 +204,12 @@ static kiln_result wave_failure(const struct run *run, const uint32_t *out, uint
             return KILN_RAISE(KILN_ERR_LIMIT, "%s: the wave made %u block transitions, the %s level's bound "
                               "(a longer run is refused rather than returned unfinished)",
                               where, WF_BLOCK_BOUND, lv);
+        case WF_DEVICE_LOOPS:
+            loops_ran_out = true;
+            return KILN_RAISE(KILN_ERR_LIMIT, "%s: the device cut the %s level's loops short (lavapipe runs at most "
+                              "65,535 loop iterations an invocation, and this wave's program needs more: %s): "
+                              "refused rather than returned wrong",
+                              where, lv, run->lane ? "about a dozen a block it runs" : "64 for each vector instruction");
         case WF_BAD_TARGET:
             return KILN_RAISE(KILN_ERR_INVALID, "%s: control reached offset 0x%x, no instruction of the kernel "
                               "(the %s level)",
@@ -309,6 +318,7 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
                     p[128] = w.scc;
                     for (int v = 0; v < 3; v++)
                         memcpy(p + 129 + 64 * v, w.v[v], 64 * 4);
+                    p[WF_INIT_WORDS - 3] = 2;   /* the canary's passes */
                     p[WF_INIT_WORDS - 2] = d->stop_after && d->stop_after < UINT32_MAX ? (uint32_t)d->stop_after
                                                                                        : UINT32_MAX;
                     p[WF_INIT_WORDS - 1] = d->watch_pc ? (uint32_t)(d->watch_pc / 4) : UINT32_MAX;
@@ -436,6 +446,7 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
 static kiln_result run_level(const struct wave_run_desc *desc, const struct lane_facts *lane, struct wave_result *res)
 {
     memset(res, 0, sizeof *res);
+    loops_ran_out = false;
     struct run run0 = {.d = desc, .lane = lane, .level = lane ? "Lane" : "Wavefront"}, *run = &run0;
     run->m = mem_calloc(1, sizeof *run->m);
     if (!run->m)

@@ -357,6 +357,58 @@ TEST(the_lane_rule_is_pinned_kernel_by_kernel)
     kiln_wave_code_destroy(code);
 }
 
+/* levels.cl's escape at 200 iterations: the reference's image from every
+ * level that finishes it; where a device cuts a level's loops short
+ * (lavapipe: 65,535 loop iterations an invocation, which the Wavefront
+ * level's lane loops spend here), the run fails naming that limit, never
+ * returning the cut loops' result, and auto goes on to the next level and
+ * says so. */
+TEST(a_device_loop_limit_is_named_and_auto_goes_on)
+{
+    kiln_wave_code *code = load("levels", false);
+    REQUIRE(code);
+    uint32_t k;
+    REQUIRE(kiln_wave_kernel_find(code, "escape", &k) == KILN_OK);
+    enum { W = 32, H = 16 };
+    static uint32_t img[4][W * H];
+    const char *levels[4] = {"reference", "wavefront", "lane", "auto"};
+    kiln_result r[4];
+    char choice[2048] = "";
+    for (int l = 0; l < 4; l++) {
+        int32_t w = W, h = H, iters = 200;
+        float scale = 0.05f;
+        memset(img[l], 0xee, sizeof img[l]);
+        kiln_wave_value args[5] = {{.kind = KILN_WAVE_VALUE_BUFFER, .data = img[l], .size = sizeof img[l]},
+                                   {.kind = KILN_WAVE_VALUE_BYTES, .size = 4}, {.kind = KILN_WAVE_VALUE_BYTES, .size = 4},
+                                   {.kind = KILN_WAVE_VALUE_BYTES, .size = 4}, {.kind = KILN_WAVE_VALUE_BYTES, .size = 4}};
+        memcpy(args[1].bytes, &w, 4), memcpy(args[2].bytes, &h, 4), memcpy(args[3].bytes, &scale, 4);
+        memcpy(args[4].bytes, &iters, 4);
+        kiln_wave_result *res = NULL;
+        r[l] = kiln_wave_run(code, &(kiln_wave_run_desc){.level = levels[l], .kernel = k, .groups = {2, 4, 1},
+                                                         .block = {16, 4, 1}, .args = args, .arg_count = 5,
+                                                         .context = g_ctx},
+                             &res);
+        if (r[l] != KILN_OK)
+            fprintf(stderr, "  escape at %s: %s\n", levels[l], kiln_wave_last_error());
+        kiln_wave_run_stats st;
+        if (l == 3 && res && kiln_wave_run_stats_get(res, &st) == KILN_OK && st.choice)
+            snprintf(choice, sizeof choice, "%s", st.choice);
+        if (r[l] == KILN_ERR_LIMIT)
+            CHECK_WAVE_MSG("the device cut the");
+        kiln_wave_result_destroy(res);
+    }
+    CHECK_EQ(r[0], KILN_OK);
+    CHECK(r[1] == KILN_OK || r[1] == KILN_ERR_LIMIT);
+    CHECK_EQ(r[2], KILN_OK);   /* a lane's loops: about a dozen a block */
+    CHECK_EQ(r[3], KILN_OK);
+    for (int l = 1; l < 4; l++)
+        if (r[l] == KILN_OK)
+            CHECK(!memcmp(img[0], img[l], sizeof img[0]));
+    if (r[1] == KILN_ERR_LIMIT && strstr(choice, "auto chose wavefront"))
+        CHECK(strstr(choice, "wavefront ran out of the device's loop iterations at run time; auto took lane") != NULL);
+    kiln_wave_code_destroy(code);
+}
+
 /* A wave that never ends stops at the level's bound of block transitions:
  * KILN_ERR_LIMIT naming the kernel, the wave, the offset and the bound, no
  * observation; the device is fine and runs the next kernel. A kernel
@@ -423,6 +475,7 @@ int main(void)
     RUN(every_kernel_the_level_runs_matches_the_reference);
     RUN(what_the_level_cannot_run_is_refused_by_name);
     RUN(the_lane_rule_is_pinned_kernel_by_kernel);
+    RUN(a_device_loop_limit_is_named_and_auto_goes_on);
     RUN(the_levels_bounds_are_named);
     kiln_context_destroy(g_ctx);
     return TEST_SUMMARY();

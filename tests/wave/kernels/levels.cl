@@ -2,7 +2,8 @@
 /* levels.cl: kernels that tell the wave levels apart: lanes reading LDS
  * their wave's other lanes wrote with no barrier (lockstep within a wave),
  * a branch on a uniform float, lanes looping to different depths and
- * storing as they go. */
+ * storing as they go, and an escape-time fractal long enough to spend
+ * lavapipe's loop budget at the Wavefront level. */
 #include "common.h"
 
 /* each lane reads its neighbour's LDS word with no barrier between: the
@@ -41,4 +42,22 @@ __kernel void ragged_loops(__global uint *out, __global const uint *in)
             out[8u * g + i] = ~acc;
     }
     out[8u * g + 7u] = acc + n;
+}
+
+/* an escape-time fractal: lanes iterate to their own counts, up to iters;
+ * long enough at 200 that the Wavefront level's lane loops spend lavapipe's
+ * 65,535 loop iterations an invocation */
+__kernel void escape(__global uint *image, int w, int h, float scale, int iters)
+{
+    int x = gid_x(), y = gid_y();
+    float cx = (x - w / 2) * scale - 0.5f, cy = (y - h / 2) * scale;
+    float zx = 0.0f, zy = 0.0f;
+    int k = 0;
+    while (zx * zx + zy * zy < 4.0f && k < iters) {
+        float t = zx * zx - zy * zy + cx;
+        zy = 2.0f * zx * zy + cy;
+        zx = t;
+        k++;
+    }
+    image[y * w + x] = k;
 }
