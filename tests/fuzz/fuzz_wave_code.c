@@ -8,7 +8,9 @@
  * instruction is decoded and printed, then the kernel runs for one group
  * with a small budget: whatever the code does (registers at any index,
  * addresses anywhere, branches anywhere, lane-crossing ops, barriers),
- * the run ends with a result or an error naming what was wrong.
+ * the run ends with a result or an error naming what was wrong. Before
+ * it, the Lane level's analysis and the Lane and Wavefront levels'
+ * checks judge the same code: a verdict, or a refusal with its reason.
  *
  * A crash, a sanitizer report, a leak or an error without a message is a
  * bug. Seeds are the code of clang's kernels for tests/wave/kernels.
@@ -21,7 +23,9 @@
 #include "base/base.h"
 #include "wave/decode.h"
 #include "wave/interp.h"
+#include "wave/lane.h"
 #include "wave/loader.h"
+#include "wave/wavefront.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -82,6 +86,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pc += 4u * (unsigned)n;
     }
     free(words);
+
+    /* the GPU levels' analyses and translations (no device: nothing runs):
+     * a verdict, or a refusal with its reason, whatever the code */
+    if (lane_analyse(&c, &k, NULL) != KILN_OK && !err_last()[0])
+        abort();
+    err_clear();
+    if (lane_check(&c, &k, NULL) != KILN_OK && !err_last()[0])
+        abort();
+    err_clear();
+    if (wf_check(&c, &k, NULL) != KILN_OK && !err_last()[0])
+        abort();
+    err_clear();
 
     uint8_t buf[512] = {0};
     struct wave_value v = {.kind = WAVE_VALUE_BUFFER, .data = buf, .size = sizeof buf};
