@@ -87,12 +87,15 @@ kiln_result wave_level_resolve(const char *name, const struct wave_level **out)
 
 /* Cheapest first, as bench_wave measures them (docs/wave.md has the
  * figures). The reference, on the host, runs everything the decoder takes
- * and is the slowest by far: always the last resort. On a GPU, Lane runs a
+ * and is the slowest by far: always the last resort. On a CPU device
+ * (lavapipe, measured) the Wavefront level is the cheaper: the device runs
+ * invocations side by side in SIMD lanes either way, and Lane repeats the
+ * wave's scalar work in each of its 64 invocations (saxpy 2.3x, poly 3.5x
+ * the Wavefront level's time there). On a GPU Lane comes first: it runs a
  * wave as 64 invocations where the Wavefront level runs it as one looping
- * over its lanes. On a CPU device (lavapipe) the Wavefront level is the
- * cheaper: the device runs invocations side by side in SIMD lanes either
- * way, and Lane repeats the wave's scalar work in each of its 64
- * invocations (saxpy 2.3x, poly 3.5x the Wavefront level's time there). */
+ * over its lanes, a thousand threads for a million items. That order is
+ * the one bench_wave is to confirm on the GPU machine, which was not lent
+ * when it was set. */
 static const char *const gpu_order[WAVE_AUTO_LEVELS] = {"lane", "wavefront", "reference"};
 static const char *const cpu_order[WAVE_AUTO_LEVELS] = {"wavefront", "lane", "reference"};
 
