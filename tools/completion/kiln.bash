@@ -44,16 +44,17 @@ _kiln()
         return 0 ;;
     wave)
         if [ "$COMP_CWORD" -eq 2 ]; then
-            COMPREPLY=($(compgen -W "info run levels compare --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "info run diff levels compare --help" -- "$cur"))
             return 0
         fi
         case $prev in
         --observe | --observe-json) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-        --level) COMPREPLY=($(compgen -W "reference lane wavefront subgroup" -- "$cur")); return 0 ;;
+        --level) COMPREPLY=($(compgen -W "reference lane wavefront auto" -- "$cur")); return 0 ;;
+        --levels) COMPREPLY=($(compgen -W "reference,lane reference,wavefront lane,wavefront" -- "$cur")); return 0 ;;
         --kernel | --groups | --block | --arg | --out | --max-instructions | --max-work | --max-seconds) return 0 ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--kernel --disasm --groups --block --arg --out --level --observe --observe-json --max-instructions --max-work --max-seconds --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--kernel --disasm --groups --block --arg --out --level --levels --observe --observe-json --max-instructions --max-work --max-seconds --help" -- "$cur"))
         else
             COMPREPLY=($(compgen -f -- "$cur"))
         fi

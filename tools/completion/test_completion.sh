@@ -48,5 +48,7 @@ expect "kiln archive ls --" has --json --max-size
 expect "kiln help " has run demo
 expect "kiln info --" has --json
 expect "kiln wave run k.o --k" has --kernel
+expect "kiln wave run k.o --level " has reference lane wavefront auto
+expect "kiln wave " has info run diff levels compare
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
