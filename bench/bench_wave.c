@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_wave.c: guest GCN kernels at the Lane and Wavefront levels and in
+ * bench_wave.c: guest GCN kernels at the Lane, Wavefront and Subgroup levels and in
  * the reference interpreter, against the same computation written directly
  * in GLSL and run through kiln, side by side in one run.
  *
@@ -58,10 +58,10 @@ static const char *hand_poly = "#version 450\n"
                                "  for (int k = 0; k < 64; k++) acc = fma(acc, x, 0.25);\n"
                                "  o[g] = acc; }\n";
 
-/* The GPU levels, each against the hand GLSL (every corpus kernel here
- * is valid at both). */
-static const char *const levels[] = {"lane", "wavefront"};
-#define NLEVELS 2
+/* The GPU levels, each against the hand GLSL (every kernel here is valid
+ * at each). */
+static const char *const levels[] = {"lane", "wavefront", "subgroup"};
+#define NLEVELS 3
 
 struct kernel {
     const char *name, *hand;

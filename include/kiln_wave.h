@@ -151,8 +151,10 @@ KILN_WAVE_API KILN_NODISCARD kiln_result kiln_wave_level_check(const kiln_wave_c
                                                               const char *level, const kiln_caps *caps);
 
 /* "auto": the level a run at "auto" takes for kernel on a device with caps
- * (NULL: any device): the first of lane, wavefront, reference (cheapest
- * first, as bench_wave measures them) whose check passes. *level is the
+ * (NULL: a GPU): the first level whose check passes, cheapest first as
+ * bench_wave measures them per kind of device (a GPU: lane, subgroup,
+ * wavefront, reference; a CPU device: wavefront, lane, subgroup,
+ * reference). *level is the
  * row's name (static); why[0..cap), when not NULL, says the choice for
  * people with each level ruled out before it and the reason (the
  * instruction, its offset and the rule). KILN_ERR_INVALID when no level

@@ -765,5 +765,5 @@ kiln_result lane_analyse(const struct wave_code *code, const struct wave_kernel 
 kiln_result lane_check(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps)
 {
     KILN_TRY(lane_analyse(code, k, NULL));
-    return wf_check_shape(code, k, caps, true);
+    return wf_check_shape(code, k, caps, true, false);
 }

@@ -46,7 +46,7 @@ kiln_result wave_level_resolve(const char *name, const struct wave_level **out) 
 /* "auto": the levels in the order it tries them on a device with caps
  * (NULL: a GPU), cheapest first (level.c says how the order was
  * measured); WAVE_AUTO_LEVELS of them. */
-#define WAVE_AUTO_LEVELS 3u
+#define WAVE_AUTO_LEVELS 4u
 const char *const *wave_auto_order(const kiln_caps *caps);
 
 /* auto's choice for k on a device with caps (NULL: any): the first level

@@ -32,6 +32,7 @@ set(KILN_WAVE_SOURCES
   src/wave/loader_meta.c
   src/wave/observe.c
   src/wave/print.c
+  src/wave/subgroup.c
   src/wave/wavefront_gen.c
   src/wave/wavefront_run.c
 )

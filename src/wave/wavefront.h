@@ -65,9 +65,10 @@
  * program leaves. */
 #define WF_INIT_WORDS (128u + 1u + 3u * 64u + 3u)   /* s[128], scc, v0..v2, the canary's 2, stop after, watched pc */
 #define WF_OUT_HEAD 11u   /* status, pc, address lo/hi, lane, instructions lo/hi, scc, steps, last pc, watched */
-/* The Lane level's head: each lane's own status, pc, address lo/hi, lane,
- * instructions lo/hi and scc (the run makes WF_OUT_HEAD of them). */
-#define WF_LANE_WORDS 8u
+/* The Lane and Subgroup levels' head: each lane's own status, pc, address
+ * lo/hi, lane, instructions lo/hi, scc, steps, last pc and watched count
+ * (the run makes WF_OUT_HEAD of them). */
+#define WF_LANE_WORDS 11u
 #define WF_LANE_HEAD (64u * WF_LANE_WORDS)
 
 /* What a wave's run ended with (its out words' first). */
@@ -98,6 +99,10 @@ struct wf_shape {
     /* The Lane level's program (lane.h): one invocation per lane, 64 a
      * wave, a workgroup a guest group; packed_total and bisect unused. */
     bool lane;
+    /* With lane: the Subgroup level's (its lanes in lockstep: a workgroup a
+     * wave, masks whole in every lane, lanes meeting through shared memory
+     * at barriers the whole wave reaches); bisect used. */
+    bool lockstep;
 };
 
 #define WF_PACK 64u
@@ -113,8 +118,8 @@ kiln_result wf_check(const struct wave_code *code, const struct wave_kernel *k, 
     __attribute__((warn_unused_result));
 /* wf_check for the Wavefront level (lane false) or the Lane level's
  * translation (lane true: its analysis is lane.h's). */
-kiln_result wf_check_shape(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps, bool lane)
-    __attribute__((warn_unused_result));
+kiln_result wf_check_shape(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps, bool lane,
+                           bool lockstep) __attribute__((warn_unused_result));
 /* Appends k's program for shape to glsl; KILN_ERR_INVALID as wf_check. */
 kiln_result wf_translate(const struct wave_code *code, const struct wave_kernel *k, const struct wf_shape *shape,
                          struct bytes *glsl) __attribute__((warn_unused_result));
@@ -132,5 +137,15 @@ bool wf_device_loops_ran_out(void);
 
 /* The level's run (level.h's row). */
 kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *out) __attribute__((warn_unused_result));
+
+/* The Subgroup level's row (subgroup.c): its check, and its run. */
+kiln_result sg_check(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps)
+    __attribute__((warn_unused_result));
+kiln_result sg_run(const struct wave_run_desc *desc, struct wave_result *out) __attribute__((warn_unused_result));
+/* The Lane and Subgroup levels' runs (wavefront_run.c): lane, the Lane
+ * level's analysis, or lockstep. */
+struct lane_facts;
+kiln_result wf_run_lanes(const struct wave_run_desc *desc, const struct lane_facts *lane, bool lockstep,
+                         struct wave_result *out) __attribute__((warn_unused_result));
 
 #endif

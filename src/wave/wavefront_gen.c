@@ -41,6 +41,24 @@ static const char prelude[] =
     "uint s[128];\n"
     "uint v[VFILE];\n"
     "uint ln;\n"
+    "#if LOCKSTEP\n"
+    /* a wave's lanes as one: every lane runs every instruction (the
+     * workgroup is the wave), and what crosses lanes goes through shared
+     * memory between barriers, always reached by the whole wave */
+    "shared uint xw[64], xa[64], red[2];\n"
+    "uvec2 wave_or2(uint a, uint b)\n"
+    "{\n"
+    "    barrier();\n"
+    "    if (ln == 0u) { red[0] = 0u; red[1] = 0u; }\n"
+    "    barrier();\n"
+    "    if (a != 0u) atomicOr(red[0], a);\n"
+    "    if (b != 0u) atomicOr(red[1], b);\n"
+    "    barrier();\n"
+    "    return uvec2(red[0], red[1]);\n"
+    "}\n"
+    "uint wave_max(uint a) { barrier(); if (ln == 0u) red[0] = 0u; barrier(); atomicMax(red[0], a); barrier(); return red[0]; }\n"
+    "uint lane_read(uint x, uint from) { barrier(); xw[ln] = x; barrier(); return xw[from & 63u]; }\n"
+    "#endif\n"
     "bool scc;\n"
     "uint st, fpc, fal, fah, flane;\n"
     "uint pc;\n"
@@ -446,6 +464,11 @@ static bool refuse(struct gen *g, const char *fmt, ...)
     return false;
 }
 
+static const char *level_name(const struct wf_shape *sh)
+{
+    return sh->lockstep ? "Subgroup" : sh->lane ? "Lane" : "Wavefront";
+}
+
 /* ---- operands ------------------------------------------------------------------------- */
 
 /* VGPR r of the lane `l` of the lane loop: the wave's file at the
@@ -482,7 +505,7 @@ static bool sval(struct gen *g, const struct wave_operand *o, unsigned k, unsign
             return true;
         case WAVE_SREG_POPS_EXITING_WAVE_ID: snprintf(buf, cap, "0u"); return true;
         case WAVE_SREG_VCCZ: case WAVE_SREG_EXECZ:
-            if (g->sh->lane)
+            if (g->sh->lane && !g->sh->lockstep)
                 return refuse(g, "it reads whether any lane's bit is set, which one invocation per lane cannot know");
             break;
         default: break;
@@ -1045,7 +1068,11 @@ static void lanes_open(struct gen *g, bool masks)
     put(g, "{\nuint e0 = s[126], e1 = s[127];\n");
     if (masks)
         put(g, "uint m0 = 0u, m1 = 0u;\n");
-    if (g->in->enc == WAVE_ENC_DPP)   /* src0's lanes as they were: the destination may be it */
+    if (g->in->enc == WAVE_ENC_DPP && g->sh->lockstep)   /* src0's lanes, from each lane through shared memory */
+        put(g, "uint dsrc[64];\nbarrier();\nxw[ln] = v[%uu];\nbarrier();\nfor (uint i = 0u; i < 64u; i++) dsrc[i] = "
+               "xw[i];\n",
+            g->in->src[0].reg);
+    else if (g->in->enc == WAVE_ENC_DPP)   /* src0's lanes as they were: the destination may be it */
         put(g, "uint dsrc[64];\nfor (uint i = 0u; i < 64u; i++) dsrc[i] = v[%uu + i];\n", g->in->src[0].reg * 64u);
     if (g->sh->lane)   /* the invocation's own lane: a loop of one, so that a fault's break leaves it */
         put(g, "for (uint once = 1u, l = ln; once != 0u; once = 0u) {\nbool on = bitl(e0, e1, l);\n");
@@ -1060,8 +1087,32 @@ static bool valu_special(struct gen *g, bool *done)
     *done = true;
     bool crosses = in->op == WAVE_OP_V_READLANE_B32 || in->op == WAVE_OP_V_WRITELANE_B32 ||
                    (in->op == WAVE_OP_V_READFIRSTLANE_B32 && in->src[0].kind == WAVE_OPND_VGPR);
-    if (crosses && g->sh->lane)
+    if (crosses && g->sh->lane && !g->sh->lockstep)
         return refuse(g, "it reads or writes another lane's VGPR, and one invocation per lane has only its own");
+    if (crosses && g->sh->lockstep) {   /* through shared memory */
+        if (in->op == WAVE_OP_V_WRITELANE_B32) {
+            if (!sval(g, &in->src[0], 0, 32, x, sizeof x) || !sval(g, &in->src[1], 0, 32, y, sizeof y))
+                return false;
+            if (in->dst[0].kind != WAVE_OPND_VGPR || in->dst[0].reg >= g->sh->vgprs)
+                return refuse(g, "its destination is no VGPR of the kernel's");
+            put(g, "if (ln == (%s & 63u)) v[%uu] = %s;\n", y, in->dst[0].reg, x);
+            return true;
+        }
+        if (in->op == WAVE_OP_V_READLANE_B32) {
+            if (!sval(g, &in->src[1], 0, 32, y, sizeof y))
+                return false;
+            put(g, "{\nuint from = %s & 63u;\n", y);
+        } else {
+            put(g, "{\nuint from = (s[126] != 0u) ? uint(findLSB(s[126])) : (s[127] != 0u) ? 32u + "
+                   "uint(findLSB(s[127])) : 0u;\n");
+        }
+        if (in->src[0].kind != WAVE_OPND_VGPR || in->src[0].reg >= g->sh->vgprs)
+            return refuse(g, "its source is no VGPR of the kernel's");
+        put(g, "uint x = lane_read(v[%uu], from);\n", in->src[0].reg);
+        bool ok = sdst(g, &in->dst[0], 0, "x");
+        put(g, "}\n");
+        return ok;
+    }
     switch (in->op) {
     case WAVE_OP_V_NOP:
         return true;
@@ -1140,7 +1191,7 @@ static bool valu(struct gen *g)
     const struct wave_op_info *info = wave_op_info(in->op);
     if (in->enc == WAVE_ENC_SDWA)
         return refuse(g, "its SDWA encoding is not translated yet");
-    if (in->enc == WAVE_ENC_DPP && g->sh->lane)
+    if (in->enc == WAVE_ENC_DPP && g->sh->lane && !g->sh->lockstep)
         return refuse(g, "its DPP source is another lane's, and one invocation per lane has only its own");
     if (in->enc == WAVE_ENC_DPP && !dpp_ok(g))
         return false;
@@ -1165,6 +1216,8 @@ static bool valu(struct gen *g)
         if (!vsrc(g, 0, wide, fl, false) || !vsrc(g, 1, wide, fl, false))
             return false;
         put(g, "setl(m0, m1, l, on && (%s));\n}\n", rel);
+        if (g->sh->lockstep)   /* every lane's bit, the whole mask in every lane */
+            put(g, "{ uvec2 wm = wave_or2(m0, m1); m0 = wm.x; m1 = wm.y; }\n");
         /* inactive lanes' bits are 0; v_cmpx writes exec too */
         if (x)
             put(g, "s[126] = m0; s[127] = m1;\n");
@@ -1243,6 +1296,8 @@ static bool valu(struct gen *g)
     if (ok && carry)
         put(g, "setl(m0, m1, l, on && f);\n");
     put(g, "}\n");
+    if (ok && carry && g->sh->lockstep)
+        put(g, "{ uvec2 wm = wave_or2(m0, m1); m0 = wm.x; m1 = wm.y; }\n");
     if (ok && carry)
         ok = sdst(g, &in->dst[1], 0, "m0") && sdst(g, &in->dst[1], 1, "m1");
     put(g, "}\n");
@@ -1250,6 +1305,24 @@ static bool valu(struct gen *g)
 }
 
 /* ---- memory ---------------------------------------------------------------------------- */
+
+/* After a memory instruction: a lane that faulted stops its wave. At the
+ * Subgroup level the wave stops as one (every lane reaches the barriers
+ * the same number of times): the others end as if done, the faulting
+ * lane's status is the wave's. A store's bytes are seen by every lane
+ * before the next instruction, as the wave's lockstep has it. */
+static void stop_on_fault(struct gen *g)
+{
+    const struct wave_op_info *info = wave_op_info(g->in->op);
+    bool writes = info && (info->flags & (WAVE_F_STORE | WAVE_F_ATOMIC));
+    if (!g->sh->lockstep) {
+        put(g, "if (st != 0u) break;\n");
+        return;
+    }
+    if (writes)
+        put(g, "memoryBarrierBuffer();\nmemoryBarrierShared();\nbarrier();\n");
+    put(g, "if (wave_max(st) != 0u) { if (st == 0u) st = 1u; break; }\n");
+}
 
 /* The global and flat memory instructions this level translates: bytes
  * per element, elements, signed (sub-dword loads), load or store. */
@@ -1355,7 +1428,9 @@ static bool vmem(struct gen *g)
         for (unsigned i = 0; i < n; i++)
             put(g, "%s = d%u;\n", V(g, in->dst[0].reg + i), i);
     }
-    put(g, "}\n}\nif (st != 0u) break;\n}\n");
+    put(g, "}\n}\n");
+    stop_on_fault(g);
+    put(g, "}\n");
     return true;
 }
 
@@ -1423,6 +1498,41 @@ static bool ds_cross(struct gen *g)
     return true;
 }
 
+/* ds_cross at the Subgroup level: each lane's source value (0 where it
+ * is off) and address through shared memory, then each lane computes its
+ * own result as ds_cross does for every lane. */
+static bool ds_cross_lockstep(struct gen *g)
+{
+    const struct wave_instr *in = g->in;
+    unsigned off = (unsigned)in->mods.offset1 << 8 | in->mods.offset0;
+    bool swz = in->op == WAVE_OP_DS_SWIZZLE_B32, perm = in->op == WAVE_OP_DS_PERMUTE_B32;
+    const struct wave_operand *d = &in->dst[0];
+    if (d->kind != WAVE_OPND_VGPR || d->reg >= g->sh->vgprs)
+        return refuse(g, "its destination is no VGPR of the kernel's");
+    char x[96], a[96];
+    if (!vval(g, swz ? &in->src[0] : &in->src[1], 0, 32, x, sizeof x))
+        return false;
+    if (!swz && !vval(g, &in->src[0], 0, 32, a, sizeof a))
+        return false;
+    put(g, "{\nuint e0 = s[126], e1 = s[127];\nbool on = bitl(e0, e1, ln);\n");
+    put(g, "barrier();\nxw[ln] = on ? %s : 0u;\nxa[ln] = %s;\nbarrier();\nuint o = 0u;\n", x, swz ? "0u" : a);
+    if (perm) {   /* the last active lane whose target is this one */
+        put(g, "for (uint l = 0u; l < 64u; l++)\n");
+        put(g, "if (bitl(e0, e1, l) && (((xa[l] + %uu) >> 2u) & 63u) == ln) o = xw[l];\n", off);
+    } else {
+        if (!swz)
+            put(g, "uint t = ((xa[ln] + %uu) >> 2u) & 63u;\n", off);
+        else if (off & 0x8000)
+            put(g, "uint t = (ln & ~3u) | ((%uu >> (2u * (ln & 3u))) & 3u);\n", off);
+        else
+            put(g, "uint t = (ln & ~31u) | ((((ln & 31u) & %uu) | %uu) ^ %uu);\n", off & 31, (off >> 5) & 31,
+                (off >> 10) & 31);
+        put(g, "o = bitl(e0, e1, t) ? xw[t] : 0u;\n");
+    }
+    put(g, "if (on) v[%uu] = o;\n}\n", d->reg);
+    return true;
+}
+
 static bool ds(struct gen *g)
 {
     const struct wave_instr *in = g->in;
@@ -1430,8 +1540,9 @@ static bool ds(struct gen *g)
     if (in->mods.gds)
         return refuse(g, "%s with gds", name);
     if (in->op == WAVE_OP_DS_SWIZZLE_B32 || in->op == WAVE_OP_DS_PERMUTE_B32 || in->op == WAVE_OP_DS_BPERMUTE_B32)
-        return g->sh->lane ? refuse(g, "it moves values between lanes, and one invocation per lane has only its own")
-                           : ds_cross(g);
+        return g->sh->lockstep ? ds_cross_lockstep(g)
+               : g->sh->lane   ? refuse(g, "it moves values between lanes, and one invocation per lane has only its own")
+                               : ds_cross(g);
     if (!g->sh->lds_bytes)
         return refuse(g, "%s in a kernel that declares no LDS", name);
     unsigned off = (unsigned)in->mods.offset1 << 8 | in->mods.offset0;
@@ -1527,7 +1638,9 @@ static bool ds(struct gen *g)
     default:
         return refuse(g, "%s is not translated at this level yet", name);
     }
-    put(g, "}\n}\nif (st != 0u) break;\n}\n");
+    put(g, "}\n}\n");
+    stop_on_fault(g);
+    put(g, "}\n");
     return true;
 }
 
@@ -1597,7 +1710,7 @@ static bool instr_body(struct gen *g, const struct wave_cfg *c, uint32_t i)
     case WAVE_OP_S_CBRANCH_SCC0: case WAVE_OP_S_CBRANCH_SCC1: case WAVE_OP_S_CBRANCH_VCCZ:
     case WAVE_OP_S_CBRANCH_VCCNZ: case WAVE_OP_S_CBRANCH_EXECZ: case WAVE_OP_S_CBRANCH_EXECNZ: {
         unsigned op = g->in->op;
-        bool lane = g->sh->lane;
+        bool lane = g->sh->lane && !g->sh->lockstep;   /* lockstep: masks are whole, branches the wave's */
         if (lane && (op == WAVE_OP_S_CBRANCH_VCCZ || op == WAVE_OP_S_CBRANCH_VCCNZ))
             return refuse(g, "it branches on whether any lane's vcc bit is set, which one invocation per lane cannot "
                              "know");
@@ -1642,9 +1755,9 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
     if (k->private_segment_size)
         return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s' uses %u bytes of scratch a work-item: scratch is not "
                           "translated at the %s level yet",
-                          k->name, k->private_segment_size, sh->lane ? "Lane" : "Wavefront");
+                          k->name, k->private_segment_size, level_name(sh));
     struct wave_cfg c;
-    kiln_result r = wave_cfg_make(code, k, sh->lane ? "Lane" : "Wavefront", &c);
+    kiln_result r = wave_cfg_make(code, k, level_name(sh), &c);
     if (r != KILN_OK)
         return r;
     struct gen g = {.o = glsl, .k = k, .sh = sh};
@@ -1652,14 +1765,17 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         bool ieee = (k->rsrc1 >> 23) & 1;
         uint32_t mode = (k->rsrc1 >> 12) & 0xff;
         put(&g, "#version 450\n");
-        put(&g, "// kiln %s level: kernel %s, %u waves a group, %u VGPRs\n", sh->lane ? "Lane" : "Wavefront", k->name,
-            sh->waves, sh->vgprs);
-        put(&g, "layout(local_size_x = %u) in;\n", sh->lane ? sh->waves * 64u : sh->packed_total ? WF_PACK : sh->waves);
+        put(&g, "// kiln %s level: kernel %s, %u waves a group, %u VGPRs\n", level_name(sh), k->name, sh->waves,
+            sh->vgprs);
+        put(&g, "layout(local_size_x = %u) in;\n", sh->lockstep ? 64u
+                                                  : sh->lane ? sh->waves * 64u
+                                                  : sh->packed_total ? WF_PACK : sh->waves);
         bool barriers = false;   /* a Lane program's invocations meet only where the kernel has barriers */
         for (uint32_t i = 0; i < c.n; i++)
             barriers |= c.in[i].op == WAVE_OP_S_BARRIER;
-        put(&g, "#define LANE %d\n#define VFILE %uu\n#define GROUP_SYNC %d\n", sh->lane ? 1 : 0,
-            sh->lane ? sh->vgprs : sh->vgprs * 64u, sh->lane ? barriers : sh->waves > 1);
+        put(&g, "#define LANE %d\n#define LOCKSTEP %d\n#define VFILE %uu\n#define GROUP_SYNC %d\n", sh->lane ? 1 : 0,
+            sh->lockstep ? 1 : 0, sh->lane ? sh->vgprs : sh->vgprs * 64u,
+            sh->lockstep ? 0 : sh->lane ? barriers : sh->waves > 1);
         put(&g, "#define VGPRS %uu\n#define REGIONS %uu\n#define LDS_BYTES %uu\n#define LDS_WORDS %u\n", sh->vgprs,
             sh->regions, sh->lds_bytes, (sh->lds_bytes + 3) / 4);
         put(&g, "#define IEEE %s\n#define DENORM_IN %s\n#define DENORM_OUT %s\n", ieee ? "true" : "false",
@@ -1672,7 +1788,10 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
             (sh->lane ? WF_LANE_HEAD : WF_OUT_HEAD) + (sh->observe ? 128u + sh->vgprs * 64u : 0u));
         bytes_put(glsl, prelude, sizeof prelude - 1);
         put(&g, "\nvoid main()\n{\n");
-        if (sh->lane) {   /* a workgroup is a guest group, 64 invocations a wave */
+        if (sh->lockstep) {   /* a workgroup is a wave, its groups' waves in dispatch order */
+            put(&g, "uint wave = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + "
+                    "gl_WorkGroupID.x;\nln = gl_LocalInvocationID.x;\n");
+        } else if (sh->lane) {   /* a workgroup is a guest group, 64 invocations a wave */
             put(&g, "uint gidx = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + "
                     "gl_WorkGroupID.x;\n");
             put(&g, "uint wave = gidx * WAVES + (gl_LocalInvocationID.x >> 6u);\n");
@@ -1731,7 +1850,7 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
         }
         if (!instr(&g, &c, i))
             r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': the %s level cannot run %s at offset 0x%" PRIx64 ": %s",
-                           k->name, sh->lane ? "Lane" : "Wavefront", wave_op_name(c.in[i].op), c.pc[i],
+                           k->name, level_name(sh), wave_op_name(c.in[i].op), c.pc[i],
                            g.why[0] ? g.why : "(no reason given)");
     }
     if (r == KILN_OK && glsl) {
@@ -1760,10 +1879,16 @@ static kiln_result translate(const struct wave_code *code, const struct wave_ker
             put(&g, "uint lb = ob + ln * %uu;\n", WF_LANE_WORDS);
             put(&g, "outw[lb + 0u] = st; outw[lb + 1u] = fpc * 4u; outw[lb + 2u] = fal; outw[lb + 3u] = fah;\n");
             put(&g, "outw[lb + 4u] = flane; outw[lb + 5u] = ninstr; outw[lb + 6u] = ninstr1; outw[lb + 7u] = scc ? 1u : 0u;\n");
+            put(&g, "outw[lb + 8u] = steps; outw[lb + 9u] = lastpc * 4u; outw[lb + 10u] = watched;\n");
             put(&g, "#if OBSERVE\n");
-            put(&g, "uint bit = 1u << (ln & 31u), odd = ln >> 5u;\n");
-            put(&g, "for (uint i = odd; i < 128u; i += 2u) if ((s[i] & bit) != 0u) atomicOr(outw[ob + %uu + i], bit);\n",
-                WF_LANE_HEAD);
+            if (sh->lockstep) {   /* every lane holds the wave's scalars whole */
+                put(&g, "if (ln == 0u) for (uint i = 0u; i < 128u; i++) outw[ob + %uu + i] = s[i];\n", WF_LANE_HEAD);
+            } else {
+                put(&g, "uint bit = 1u << (ln & 31u), odd = ln >> 5u;\n");
+                put(&g, "for (uint i = odd; i < 128u; i += 2u) if ((s[i] & bit) != 0u) atomicOr(outw[ob + %uu + i], "
+                        "bit);\n",
+                    WF_LANE_HEAD);
+            }
             put(&g, "for (uint i = 0u; i < VGPRS; i++) outw[ob + %uu + i * 64u + ln] = v[i];\n", WF_LANE_HEAD + 128u);
         } else {
             put(&g, "outw[ob + 0u] = st; outw[ob + 1u] = fpc * 4u;\n");
@@ -1807,16 +1932,17 @@ kiln_result wf_translate(const struct wave_code *code, const struct wave_kernel 
 
 kiln_result wf_check(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps)
 {
-    return wf_check_shape(code, k, caps, false);
+    return wf_check_shape(code, k, caps, false, false);
 }
 
-kiln_result wf_check_shape(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps, bool lane)
+kiln_result wf_check_shape(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps, bool lane,
+                           bool lockstep)
 {
     /* a check for the workgroup a run gets by default (its required size,
      * else 64 work-items): a larger block's barriers are judged at its run */
     uint32_t items = k->reqd_size[0] ? k->reqd_size[0] * k->reqd_size[1] * k->reqd_size[2] : 64;
     struct wf_shape sh = {.waves = (items + 63) / 64, .vgprs = KILN_MIN(k->vgprs, 256u), .regions = 1,
-                          .lds_bytes = k->group_segment_size, .lane = lane};
+                          .lds_bytes = k->group_segment_size, .lane = lane || lockstep, .lockstep = lockstep};
     for (uint32_t i = 0; i < k->explicit_count; i++)
         if (k->args[i].kind == WAVE_ARG_DYNAMIC_SHARED_POINTER)
             sh.lds_bytes = 65536;   /* the run's size decides; any may be given */
@@ -1824,6 +1950,6 @@ kiln_result wf_check_shape(const struct wave_code *code, const struct wave_kerne
     if (caps && k->group_segment_size > caps->max_shared_memory_size)
         return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s' declares %u bytes of LDS; the device's shared memory holds "
                           "%u (the %s level keeps LDS there)",
-                          k->name, k->group_segment_size, caps->max_shared_memory_size, lane ? "Lane" : "Wavefront");
+                          k->name, k->group_segment_size, caps->max_shared_memory_size, level_name(&sh));
     return KILN_OK;
 }

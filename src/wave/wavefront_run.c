@@ -43,6 +43,7 @@ struct run {
     kiln_program prog;
     bool prog_kept;       /* the kept programs' (not destroyed after the run) */
     const struct lane_facts *lane;   /* the Lane level's run: one invocation per lane */
+    bool lockstep;        /* the Subgroup level's: one invocation per lane, a workgroup a wave */
     const char *level;    /* "Wavefront" or "Lane", for messages */
     kiln_scheme sch;
 };
@@ -241,6 +242,7 @@ static void lane_records(uint32_t *out, uint32_t waves, uint32_t dev_words, uint
         const uint32_t *e = o + pick * WF_LANE_WORDS;
         memcpy(head, e, 5 * sizeof *head);
         head[5] = (uint32_t)most, head[6] = (uint32_t)(most >> 32), head[7] = o[7];
+        head[8] = e[8], head[9] = e[9], head[10] = e[10];   /* a bisection's: every lane's alike in lockstep */
         uint32_t *dst = out + (size_t)w * out_words;   /* out_words < dev_words: never past the source */
         memmove(dst + WF_OUT_HEAD, o + WF_LANE_HEAD, (out_words - WF_OUT_HEAD) * sizeof *dst);
         memcpy(dst, head, sizeof head);
@@ -274,7 +276,7 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
         return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': %u bytes of LDS, more than the device's shared memory "
                           "(%u; the Wavefront level keeps LDS there)",
                           k->name, m->lds_size, caps.max_shared_memory_size);
-    uint32_t invocations = run->lane ? run->nwaves * WAVE_LANES : run->nwaves;
+    uint32_t invocations = run->lockstep ? WAVE_LANES : run->lane ? run->nwaves * WAVE_LANES : run->nwaves;
     if (invocations > caps.max_workgroup_size[0] || invocations > caps.max_workgroup_invocations)
         return KILN_RAISE(KILN_ERR_LIMIT, "kernel '%s': %u waves a workgroup, %u invocations at the %s level, more "
                           "than the device's %u",
@@ -282,10 +284,12 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
                           KILN_MIN(caps.max_workgroup_size[0], caps.max_workgroup_invocations));
     struct wf_shape sh = {.waves = run->nwaves, .vgprs = res->vgpr_count, .regions = m->nregions,
                           .lds_bytes = m->lds_size, .observe = d->observe,
-                          .bisect = d->stop_after || d->watch_pc, .lane = run->lane != NULL,
-                          .packed_total = !run->lane && !m->lds_size && wf_independent(m->code, k) ? run->total : 0};
+                          .bisect = d->stop_after || d->watch_pc, .lane = run->lane != NULL || run->lockstep,
+                          .lockstep = run->lockstep,
+                          .packed_total = !run->lane && !run->lockstep && !m->lds_size && wf_independent(m->code, k)
+                                              ? run->total : 0};
     uint32_t out_words = WF_OUT_HEAD + (d->observe ? 128u + sh.vgprs * 64u : 0u);
-    uint32_t dev_words = out_words - WF_OUT_HEAD + (run->lane ? WF_LANE_HEAD : WF_OUT_HEAD);
+    uint32_t dev_words = out_words - WF_OUT_HEAD + (run->lane || run->lockstep ? WF_LANE_HEAD : WF_OUT_HEAD);
     KILN_TRY(make_program(run, &sh));
 
     uint8_t *ab = mem_calloc(1, (size_t)arena);
@@ -334,7 +338,7 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
         r = make_buffer(run, 3, (uint64_t)run->total * WF_INIT_WORDS * 4, init, "wave init");
     if (r == KILN_OK)
         r = make_buffer(run, 4, (uint64_t)run->total * dev_words * 4, NULL, "wave out");
-    if (r == KILN_OK && run->lane && d->observe) {   /* the lanes gather scalars into cleared words */
+    if (r == KILN_OK && run->lane && !run->lockstep && d->observe) {   /* the lanes gather scalars into cleared words */
         uint8_t *zero = mem_calloc((size_t)run->total, dev_words * 4);
         r = zero ? kiln_call(kiln_buffer_upload(run->ctx, run->buf[4], 0, zero, (uint64_t)run->total * dev_words * 4),
                              "kiln_buffer_upload", k->name, run->level)
@@ -356,10 +360,11 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
     if (r == KILN_OK)
         r = kiln_call(kiln_scheme_add_node(run->ctx, run->sch,
                                            &(kiln_node_desc){.program = run->prog, .bindings = b, .binding_count = 5,
-                                                             .groups = {sh.packed_total ? (run->total + WF_PACK - 1) / WF_PACK
+                                                             .groups = {run->lockstep ? run->total
+                                                                        : sh.packed_total ? (run->total + WF_PACK - 1) / WF_PACK
                                                                                         : run->groups[0],
-                                                                        sh.packed_total ? 1 : run->groups[1],
-                                                                        sh.packed_total ? 1 : run->groups[2]},
+                                                                        sh.packed_total || run->lockstep ? 1 : run->groups[1],
+                                                                        sh.packed_total || run->lockstep ? 1 : run->groups[2]},
                                                              .label = k->name},
                                            &node),
                       "kiln_scheme_add_node", k->name, run->level);
@@ -376,7 +381,7 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
     if (r == KILN_OK)
         r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[4], 0, out, (uint64_t)run->total * dev_words * 4),
                       "kiln_buffer_readback", k->name, run->level);
-    if (r == KILN_OK && run->lane)
+    if (r == KILN_OK && (run->lane || run->lockstep))
         lane_records(out, run->total, dev_words, out_words);
     if (r == KILN_OK && written_words)
         r = kiln_call(kiln_buffer_readback(run->ctx, run->buf[2], 0, wr, 4ull * written_words),
@@ -443,11 +448,14 @@ static kiln_result run_it(struct run *run, struct wave_result *res)
     return r;
 }
 
-static kiln_result run_level(const struct wave_run_desc *desc, const struct lane_facts *lane, struct wave_result *res)
+static kiln_result run_level(const struct wave_run_desc *desc, const struct lane_facts *lane, bool lockstep,
+                             struct wave_result *res)
 {
     memset(res, 0, sizeof *res);
     loops_ran_out = false;
-    struct run run0 = {.d = desc, .lane = lane, .level = lane ? "Lane" : "Wavefront"}, *run = &run0;
+    struct run run0 = {.d = desc, .lane = lane, .lockstep = lockstep,
+                       .level = lockstep ? "Subgroup" : lane ? "Lane" : "Wavefront"},
+               *run = &run0;
     run->m = mem_calloc(1, sizeof *run->m);
     if (!run->m)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "wave run: the machine");
@@ -495,7 +503,16 @@ static kiln_result run_level(const struct wave_run_desc *desc, const struct lane
     return r;
 }
 
-kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res) { return run_level(desc, NULL, res); }
+kiln_result wf_run(const struct wave_run_desc *desc, struct wave_result *res)
+{
+    return run_level(desc, NULL, false, res);
+}
+
+kiln_result wf_run_lanes(const struct wave_run_desc *desc, const struct lane_facts *lane, bool lockstep,
+                         struct wave_result *res)
+{
+    return run_level(desc, lane, lockstep, res);
+}
 
 kiln_result lane_run(const struct wave_run_desc *desc, struct wave_result *res)
 {
@@ -507,5 +524,5 @@ kiln_result lane_run(const struct wave_run_desc *desc, struct wave_result *res)
     struct lane_facts facts;
     KILN_TRY(lane_check(desc->code, desc->kernel, NULL));
     KILN_TRY(lane_analyse(desc->code, desc->kernel, &facts));
-    return run_level(desc, &facts, res);
+    return run_level(desc, &facts, false, res);
 }

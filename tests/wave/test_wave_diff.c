@@ -6,8 +6,9 @@
  * destination flipped at its nth execution in each wave), and the diff
  * with the reference must name that instruction's offset, the execution
  * (inside a loop) and the wave, and give the caller's buffers back as they
- * were. Two agreeing levels report the same; a level against itself is
- * refused. Skipped (exit 77) without clang's amdgcn target and test data.
+ * were; the same at the Subgroup level (bisected) and the Lane level (found,
+ * said not bisected). Two agreeing levels report the same; a level
+ * against itself is refused. Skipped (exit 77) without clang's amdgcn target and test data.
  */
 
 
@@ -119,6 +120,29 @@ TEST(the_lane_level_agrees_and_a_corrupted_one_is_found)
     fprintf(stderr, "  lane: %s; %s\n", rep.first, rep.at_step);
 }
 
+/* The Subgroup level's lanes run in lockstep, so it stops a wave after
+ * its N-th instruction as the Wavefront level does: a corruption there is
+ * bisected to the instruction and its execution. */
+TEST(a_corrupted_subgroup_level_is_bisected)
+{
+    uint32_t out[128] = {0};
+    kiln_wave_diff_report rep;
+    REQUIRE(diff_loop_sum(out, &rep, "reference", "subgroup") == KILN_OK);
+    CHECK(rep.same);
+    wf_test_corrupt(0xb0, 3);
+    kiln_result r = diff_loop_sum(out, &rep, "reference", "subgroup");
+    wf_test_corrupt(0, 0);
+    REQUIRE(r == KILN_OK);
+    CHECK(!rep.same);
+    CHECK(rep.bisected);
+    CHECK_EQ(rep.offset, 0xb0);
+    CHECK(strstr(rep.instruction, "v_xad_u32") != NULL);
+    CHECK_EQ(rep.execution, 3);
+    CHECK(strstr(rep.at_step, "v2 lane") != NULL);
+    fprintf(stderr, "  subgroup: found %s at 0x%" PRIx64 ", execution %" PRIu64 " in %u runs\n", rep.instruction,
+            rep.offset, rep.execution, rep.runs);
+}
+
 TEST(a_level_against_itself_is_refused)
 {
     uint32_t out[128] = {0};
@@ -148,6 +172,7 @@ int main(void)
     RUN(levels_that_agree_are_the_same);
     RUN(a_corrupted_instruction_is_found_and_its_execution_named);
     RUN(the_lane_level_agrees_and_a_corrupted_one_is_found);
+    RUN(a_corrupted_subgroup_level_is_bisected);
     RUN(a_level_against_itself_is_refused);
     kiln_wave_code_destroy(g_code);
     return TEST_SUMMARY();

@@ -151,8 +151,26 @@ static void same(const struct kcase *c, const char *level, void *a, size_t al, v
     CHECK(same);
 }
 
+/* The Subgroup level's refusals in the corpus, by kernel (every other
+ * kernel it runs, and must match the reference). */
+static const struct {
+    const char *kernel, *verdict;
+} subgroup_refuses[] = {
+    {"float_cas", "global_atomic_cmpswap at offset 0x"},                        /* lanes in lane order */
+    {"reduce", "a group of 256 work-items shares LDS or barriers across 4 waves"}, /* a wave a workgroup */
+    {"lds_histogram", "a group of 128 work-items shares LDS or barriers across 2 waves"},
+};
+
+static const char *subgroup_verdict(const char *kernel)
+{
+    for (size_t i = 0; i < sizeof subgroup_refuses / sizeof subgroup_refuses[0]; i++)
+        if (!strcmp(subgroup_refuses[i].kernel, kernel))
+            return subgroup_refuses[i].verdict;
+    return NULL;
+}
+
 /* The reference against every device level that runs the kernel: the
- * same observation; the Lane level's verdict as the case pins it. */
+ * same observation; the Lane and Subgroup levels' verdicts as pinned. */
 static void same_at_every_level(const struct kcase *c)
 {
     kiln_wave_code *code = load(c->file, c->assembled);
@@ -189,9 +207,24 @@ static void same_at_every_level(const struct kcase *c)
         if (rl != KILN_OK)
             fprintf(stderr, "  %s: the Lane level: %s\n", c->kernel, kiln_wave_last_error());
     }
+    uint64_t t3 = now_ns();
+    void *sg = NULL;
+    size_t sgl = 0;
+    kiln_result rs = run_case(code, c, "subgroup", &sg, &sgl);
+    const char *sv = subgroup_verdict(c->kernel);
+    if (sv ? rs != KILN_ERR_INVALID || !strstr(kiln_wave_last_error(), sv) : rs != KILN_OK) {
+        test_failures_++;
+        fprintf(stderr, "  %s: the Subgroup level: %s (expected: %s)\n", c->kernel,
+                rs == KILN_OK ? "it runs" : kiln_wave_last_error(), sv ? sv : "it runs");
+    }
     if (getenv("KILN_TEST_VERBOSE"))
-        fprintf(stderr, "  %s: reference %.2f s, wavefront %.2f s, lane %.2f s (compiles included)\n", c->kernel,
-                (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9, (double)(now_ns() - t2) / 1e9);
+        fprintf(stderr, "  %s: reference %.2f s, wavefront %.2f s, lane %.2f s, subgroup %.2f s (compiles "
+                        "included)\n",
+                c->kernel, (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9, (double)(t3 - t2) / 1e9,
+                (double)(now_ns() - t3) / 1e9);
+    if (ra == KILN_OK && rs == KILN_OK)
+        same(c, "subgroup", a, al, sg, sgl);
+    kiln_wave_free(sg);
     CHECK_EQ(ra, KILN_OK);
     CHECK_EQ(rb, KILN_OK);
     CHECK_EQ(rl, KILN_OK);
@@ -290,7 +323,9 @@ TEST(what_the_level_cannot_run_is_refused_by_name)
 /* The Lane level's rule, kernel by kernel (lane_rules.s, by hand): each
  * refusal names the instruction, its offset and the rule; the valid one
  * runs at Lane as at the reference, the scalar written where lanes skip
- * said blind in the observation. */
+ * said blind in the observation; the Subgroup level runs them all (masks
+ * read as numbers, vccz, lanes woken, a barrier some lanes skip) as the
+ * reference does. */
 TEST(the_lane_rule_is_pinned_kernel_by_kernel)
 {
     kiln_wave_code *code = load("lane_rules", true);
@@ -345,6 +380,35 @@ TEST(the_lane_rule_is_pinned_kernel_by_kernel)
     if (!same)
         fprintf(stderr, "  merged_mask at lane: %s\n", why);
     CHECK(same);
+    /* the Subgroup level runs every one of them as the reference does */
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        uint32_t kk;
+        REQUIRE(kiln_wave_kernel_find(code, rules[i].kernel, &kk) == KILN_OK);
+        void *o[2] = {NULL, NULL};
+        size_t ol[2] = {0, 0};
+        const char *at[2] = {"reference", "subgroup"};
+        for (int l = 0; l < 2; l++) {
+            kiln_wave_result *res = NULL;
+            kiln_result r = kiln_wave_run(code, &(kiln_wave_run_desc){.level = at[l], .kernel = kk, .observe = true,
+                                                                      .context = g_ctx},
+                                          &res);
+            if (r != KILN_OK)
+                fprintf(stderr, "  %s at %s: %s\n", rules[i].kernel, at[l], kiln_wave_last_error());
+            CHECK_EQ(r, KILN_OK);
+            if (r == KILN_OK)
+                CHECK(kiln_wave_observation(res, KILN_WAVE_FORM_BINARY, &o[l], &ol[l]) == KILN_OK);
+            kiln_wave_result_destroy(res);
+        }
+        bool eq = false;
+        char w2[512] = "";
+        if (o[0] && o[1])
+            CHECK(kiln_wave_compare(o[0], ol[0], o[1], ol[1], &eq, w2, sizeof w2) == KILN_OK);
+        if (!eq)
+            fprintf(stderr, "  %s at subgroup: %s\n", rules[i].kernel, w2);
+        CHECK(eq);
+        kiln_wave_free(o[0]);
+        kiln_wave_free(o[1]);
+    }
     /* s6 and scc are written where lanes skip: blind; s[4:5], merged, seen */
     bool blind = false;
     const char *want = "\"blind\": [\"scc\", \"s6\"";

@@ -49,7 +49,7 @@ _kiln()
         fi
         case $prev in
         --observe | --observe-json) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-        --level) COMPREPLY=($(compgen -W "reference lane wavefront auto" -- "$cur")); return 0 ;;
+        --level) COMPREPLY=($(compgen -W "reference lane wavefront subgroup auto" -- "$cur")); return 0 ;;
         --levels) COMPREPLY=($(compgen -W "reference,lane reference,wavefront lane,wavefront" -- "$cur")); return 0 ;;
         --kernel | --groups | --block | --arg | --out | --max-instructions | --max-work | --max-seconds) return 0 ;;
         esac

@@ -728,8 +728,9 @@ static int cmd_levels_wave(int argc, char **argv)
         if (kiln_wave_level_get(i, &l) == KILN_OK)
             printf("%-10s %-9s %s\n", l.name, l.built ? "built" : "not built", l.summary);
     }
-    printf("%-10s %-9s %s\n", "auto", "", "the cheapest level that runs the kernel on this device: lane, then wavefront, "
-           "then reference; the run says which it took and why the cheaper ones could not");
+    printf("%-10s %-9s %s\n", "auto", "", "the cheapest level that runs the kernel on this device (a GPU: lane, "
+           "subgroup, wavefront, reference; a CPU device: wavefront first); the run says which it took and why the "
+           "cheaper ones could not");
     return 0;
 }
 
