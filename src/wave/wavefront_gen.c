@@ -1463,12 +1463,17 @@ static bool smem(struct gen *g)
 
 /* ds_swizzle_b32, ds_permute_b32, ds_bpermute_b32: lanes exchanged
  * through the data path, no LDS read or written (interp_mem.c: inactive
- * lanes give 0; a permute's later lane wins a target). */
+ * lanes give 0; a permute's later lane wins a target). The Wavefront
+ * level computes every lane's result from the wave's arrays; the Subgroup
+ * level passes each lane's value (0 where it is off) and address through
+ * shared memory, and each lane computes its own. */
 static bool ds_cross(struct gen *g)
 {
     const struct wave_instr *in = g->in;
     unsigned off = (unsigned)in->mods.offset1 << 8 | in->mods.offset0;
     bool swz = in->op == WAVE_OP_DS_SWIZZLE_B32, perm = in->op == WAVE_OP_DS_PERMUTE_B32;
+    bool ls = g->sh->lockstep;
+    const char *me = ls ? "ln" : "l";
     const struct wave_operand *d = &in->dst[0];
     if (d->kind != WAVE_OPND_VGPR || d->reg >= g->sh->vgprs)
         return refuse(g, "its destination is no VGPR of the kernel's");
@@ -1477,59 +1482,37 @@ static bool ds_cross(struct gen *g)
         return false;
     if (!swz && !vval(g, &in->src[0], 0, 32, a, sizeof a))
         return false;
-    put(g, "{\nuint e0 = s[126], e1 = s[127];\nuint sv[64], ov[64];\n");
-    put(g, "for (uint l = 0u; l < 64u; l++) { sv[l] = bitl(e0, e1, l) ? %s : 0u; ov[l] = 0u; }\n", x);
-    if (perm) {
+    put(g, "{\nuint e0 = s[126], e1 = s[127];\n");
+    if (ls)
+        put(g, "bool on = bitl(e0, e1, ln);\nbarrier();\nxw[ln] = on ? %s : 0u;\nxa[ln] = %s;\nbarrier();\nuint o = 0u;\n",
+            x, swz ? "0u" : a);
+    else
+        put(g, "uint sv[64], ov[64];\nfor (uint l = 0u; l < 64u; l++) { sv[l] = bitl(e0, e1, l) ? %s : 0u; ov[l] = 0u; "
+               "}\n",
+            x);
+    if (perm && ls) {   /* the last active lane whose target is this one */
+        put(g, "for (uint l = 0u; l < 64u; l++)\n");
+        put(g, "if (bitl(e0, e1, l) && (((xa[l] + %uu) >> 2u) & 63u) == ln) o = xw[l];\n", off);
+    } else if (perm) {
         put(g, "for (uint l = 0u; l < 64u; l++)\n");
         put(g, "if (bitl(e0, e1, l)) ov[((%s + %uu) >> 2u) & 63u] = sv[l];\n", a, off);
     } else {
-        put(g, "for (uint l = 0u; l < 64u; l++) {\n");
+        if (!ls)
+            put(g, "for (uint l = 0u; l < 64u; l++) {\n");
         if (!swz)
-            put(g, "uint t = ((%s + %uu) >> 2u) & 63u;\n", a, off);
+            put(g, "uint t = ((%s + %uu) >> 2u) & 63u;\n", ls ? "xa[ln]" : a, off);
         else if (off & 0x8000)
-            put(g, "uint t = (l & ~3u) | ((%uu >> (2u * (l & 3u))) & 3u);\n", off);
+            put(g, "uint t = (%s & ~3u) | ((%uu >> (2u * (%s & 3u))) & 3u);\n", me, off, me);
         else
-            put(g, "uint t = (l & ~31u) | ((((l & 31u) & %uu) | %uu) ^ %uu);\n", off & 31, (off >> 5) & 31,
+            put(g, "uint t = (%s & ~31u) | (((((%s) & 31u) & %uu) | %uu) ^ %uu);\n", me, me, off & 31, (off >> 5) & 31,
                 (off >> 10) & 31);
-        put(g, "ov[l] = bitl(e0, e1, t) ? sv[t] : 0u;\n}\n");
+        put(g, ls ? "o = bitl(e0, e1, t) ? xw[t] : 0u;\n" : "ov[l] = bitl(e0, e1, t) ? sv[t] : 0u;\n}\n");
     }
-    put(g, "for (uint l = 0u; l < 64u; l++) v[%uu + l] = bitl(e0, e1, l) ? ov[l] : v[%uu + l];\n}\n", d->reg * 64u,
-        d->reg * 64u);
-    return true;
-}
-
-/* ds_cross at the Subgroup level: each lane's source value (0 where it
- * is off) and address through shared memory, then each lane computes its
- * own result as ds_cross does for every lane. */
-static bool ds_cross_lockstep(struct gen *g)
-{
-    const struct wave_instr *in = g->in;
-    unsigned off = (unsigned)in->mods.offset1 << 8 | in->mods.offset0;
-    bool swz = in->op == WAVE_OP_DS_SWIZZLE_B32, perm = in->op == WAVE_OP_DS_PERMUTE_B32;
-    const struct wave_operand *d = &in->dst[0];
-    if (d->kind != WAVE_OPND_VGPR || d->reg >= g->sh->vgprs)
-        return refuse(g, "its destination is no VGPR of the kernel's");
-    char x[96], a[96];
-    if (!vval(g, swz ? &in->src[0] : &in->src[1], 0, 32, x, sizeof x))
-        return false;
-    if (!swz && !vval(g, &in->src[0], 0, 32, a, sizeof a))
-        return false;
-    put(g, "{\nuint e0 = s[126], e1 = s[127];\nbool on = bitl(e0, e1, ln);\n");
-    put(g, "barrier();\nxw[ln] = on ? %s : 0u;\nxa[ln] = %s;\nbarrier();\nuint o = 0u;\n", x, swz ? "0u" : a);
-    if (perm) {   /* the last active lane whose target is this one */
-        put(g, "for (uint l = 0u; l < 64u; l++)\n");
-        put(g, "if (bitl(e0, e1, l) && (((xa[l] + %uu) >> 2u) & 63u) == ln) o = xw[l];\n", off);
-    } else {
-        if (!swz)
-            put(g, "uint t = ((xa[ln] + %uu) >> 2u) & 63u;\n", off);
-        else if (off & 0x8000)
-            put(g, "uint t = (ln & ~3u) | ((%uu >> (2u * (ln & 3u))) & 3u);\n", off);
-        else
-            put(g, "uint t = (ln & ~31u) | ((((ln & 31u) & %uu) | %uu) ^ %uu);\n", off & 31, (off >> 5) & 31,
-                (off >> 10) & 31);
-        put(g, "o = bitl(e0, e1, t) ? xw[t] : 0u;\n");
-    }
-    put(g, "if (on) v[%uu] = o;\n}\n", d->reg);
+    if (ls)
+        put(g, "if (on) v[%uu] = o;\n}\n", d->reg);
+    else
+        put(g, "for (uint l = 0u; l < 64u; l++) v[%uu + l] = bitl(e0, e1, l) ? ov[l] : v[%uu + l];\n}\n",
+            d->reg * 64u, d->reg * 64u);
     return true;
 }
 
@@ -1540,9 +1523,9 @@ static bool ds(struct gen *g)
     if (in->mods.gds)
         return refuse(g, "%s with gds", name);
     if (in->op == WAVE_OP_DS_SWIZZLE_B32 || in->op == WAVE_OP_DS_PERMUTE_B32 || in->op == WAVE_OP_DS_BPERMUTE_B32)
-        return g->sh->lockstep ? ds_cross_lockstep(g)
-               : g->sh->lane   ? refuse(g, "it moves values between lanes, and one invocation per lane has only its own")
-                               : ds_cross(g);
+        return g->sh->lane && !g->sh->lockstep
+                   ? refuse(g, "it moves values between lanes, and one invocation per lane has only its own")
+                   : ds_cross(g);
     if (!g->sh->lds_bytes)
         return refuse(g, "%s in a kernel that declares no LDS", name);
     unsigned off = (unsigned)in->mods.offset1 << 8 | in->mods.offset0;
