@@ -22,9 +22,9 @@
  *    number (s_bcnt1, s_ff1, s_cmp, a VALU source, the SCC a mask's
  *    operation sets, s_cbranch_vccz);
  * 3. no read may see what another lane wrote with no s_barrier between:
- *    an LDS read after an LDS write, an atomic that returns what it found
- *    (a wave's lanes run in lockstep and in lane order; invocations do
- *    not);
+ *    an LDS read after an LDS write, an atomic (memory or LDS) that
+ *    returns what it found (a wave's lanes run in lockstep and in lane
+ *    order; invocations do not);
  * 4. for each branch on exec, what the wave runs while a lane is off and
  *    skipping leaves that lane nothing to read: every scalar written
  *    there is dead where the lane rejoins, or a mask whose bit for that

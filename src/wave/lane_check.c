@@ -499,7 +499,8 @@ static bool forward(struct an *a)
             const struct wave_op_info *info = wave_op_info(c->in[i].op);
             bool vmem = info && (info->family == WAVE_FAM_FLAT || info->family == WAVE_FAM_GLOBAL ||
                                  info->family == WAVE_FAM_MUBUF);
-            if (vmem && (info->flags & WAVE_F_ATOMIC) && c->in[i].mods.glc)
+            bool lds_rtn = info && info->family == WAVE_FAM_DS && (info->flags & WAVE_F_ATOMIC) && info->dst;
+            if (((vmem && c->in[i].mods.glc) || lds_rtn) && (info->flags & WAVE_F_ATOMIC))
                 return refuse(a, i, "it returns what its atomic found in memory, which depends on the order the lanes "
                                     "reach it: a wave's lanes go in lane order, invocations in any (rule 3)");
             if (lds && lds_reads(&c->in[i]))

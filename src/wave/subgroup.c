@@ -14,12 +14,12 @@
  * of lanes a device's subgroup holds (lavapipe's 8, the H200's 32): the
  * logical wave64 is the workgroup, not one subgroup.
  *
- * What it does not run yet: a group of more than one wave that shares LDS
- * or barriers (its waves would need one workgroup, each with its own
- * control flow), and atomics whose result depends on the order lanes reach
- * them (a returned value, a swap), which the wave takes in lane order.
+ * An atomic whose result depends on the order lanes reach it (a value
+ * returned, a swap) takes its lanes in turn, in lane order, as the wave
+ * does (wavefront_gen.c's turns). What it does not run yet: a group of
+ * more than one wave that shares LDS or barriers (its waves would need one
+ * workgroup, each with its own control flow).
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,8 +27,8 @@
 #include "wave/cfg.h"
 #include "wave/wavefront.h"
 
-/* The kernel's instructions the level refuses by its own rules (the
- * translation's refusals come after). */
+/* What the level refuses by its own rule (the translation's refusals
+ * come after): a group of several waves sharing LDS or barriers. */
 static kiln_result sg_rules(const struct wave_code *code, const struct wave_kernel *k, uint32_t items)
 {
     struct wave_cfg c;
@@ -37,23 +37,9 @@ static kiln_result sg_rules(const struct wave_code *code, const struct wave_kern
     for (uint32_t i = 0; i < k->explicit_count; i++)
         shares |= k->args[i].kind == WAVE_ARG_DYNAMIC_SHARED_POINTER;
     kiln_result r = KILN_OK;
-    for (uint32_t i = 0; i < c.n && r == KILN_OK; i++) {
-        const struct wave_instr *in = &c.in[i];
-        const struct wave_op_info *info = wave_op_info(in->op);
-        if (!info)
-            continue;
-        shares |= in->op == WAVE_OP_S_BARRIER;
-        bool vmem = info->family == WAVE_FAM_FLAT || info->family == WAVE_FAM_GLOBAL || info->family == WAVE_FAM_MUBUF;
-        const char *name = wave_op_name(in->op);
-        bool ordered = (vmem && (info->flags & WAVE_F_ATOMIC) && (in->mods.glc || strstr(name, "swap"))) ||
-                       (info->family == WAVE_FAM_DS && (info->flags & WAVE_F_ATOMIC) && info->dst);
-        if (ordered)
-            r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': the Subgroup level cannot run %s at offset 0x%" PRIx64
-                           ": what it leaves depends on the order the lanes reach it, which the wave takes in lane "
-                           "order and its invocations do not (not run at this level yet)",
-                           k->name, name, c.pc[i]);
-    }
-    if (r == KILN_OK && shares && items > WAVE_LANES)
+    for (uint32_t i = 0; i < c.n; i++)
+        shares |= c.in[i].op == WAVE_OP_S_BARRIER;
+    if (shares && items > WAVE_LANES)
         r = KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': a group of %u work-items shares LDS or barriers across %u waves; "
                        "the Subgroup level runs a wave a workgroup and does not run such groups yet",
                        k->name, items, (items + WAVE_LANES - 1) / WAVE_LANES);

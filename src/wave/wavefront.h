@@ -101,7 +101,8 @@ struct wf_shape {
     bool lane;
     /* With lane: the Subgroup level's (its lanes in lockstep: a workgroup a
      * wave, masks whole in every lane, lanes meeting through shared memory
-     * at barriers the whole wave reaches); bisect used. */
+     * at barriers the whole wave reaches, ordered atomics taken in lane
+     * order); bisect used. */
     bool lockstep;
 };
 

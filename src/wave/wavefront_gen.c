@@ -1311,6 +1311,34 @@ static bool valu(struct gen *g)
  * the same number of times): the others end as if done, the faulting
  * lane's status is the wave's. A store's bytes are seen by every lane
  * before the next instruction, as the wave's lockstep has it. */
+/* An atomic whose result depends on the order lanes reach it (a value
+ * returned, a swap): the wave takes its lanes in lane order. */
+static bool ordered_atomic(const struct wave_instr *in)
+{
+    const struct wave_op_info *info = wave_op_info(in->op);
+    if (!info || !(info->flags & WAVE_F_ATOMIC))
+        return false;
+    if (info->family == WAVE_FAM_DS)
+        return info->dst != 0;
+    return in->mods.glc || strstr(wave_op_name(in->op), "swap");
+}
+
+/* At the Subgroup level, an ordered atomic's lanes take turns in lane
+ * order, the whole wave meeting at a barrier after each turn: turns_open
+ * before the lane loop, turns_close after it (then a block the
+ * instruction's closing brace ends). */
+static void turns_open(struct gen *g)
+{
+    if (g->sh->lockstep && ordered_atomic(g->in))
+        put(g, "for (uint turn = 0u; turn < 64u; turn++) {\nif (turn == ln) {\n");
+}
+
+static void turns_close(struct gen *g)
+{
+    if (g->sh->lockstep && ordered_atomic(g->in))
+        put(g, "}\n}\nmemoryBarrierBuffer();\nmemoryBarrierShared();\nbarrier();\n}\n{\n");
+}
+
 static void stop_on_fault(struct gen *g)
 {
     const struct wave_op_info *info = wave_op_info(g->in->op);
@@ -1374,6 +1402,7 @@ static bool vmem(struct gen *g)
     if (in->mods.lds || in->mods.tfe)
         return refuse(g, "lds or tfe on %s", info->name);
     char x[96], y[96];
+    turns_open(g);
     lanes_open(g, false);
     put(g, "if (on) {\n");
     /* the address */
@@ -1429,6 +1458,7 @@ static bool vmem(struct gen *g)
             put(g, "%s = d%u;\n", V(g, in->dst[0].reg + i), i);
     }
     put(g, "}\n}\n");
+    turns_close(g);
     stop_on_fault(g);
     put(g, "}\n");
     return true;
@@ -1534,6 +1564,7 @@ static bool ds(struct gen *g)
         return false;
     const struct wave_operand *d = &in->dst[0];
     bool dst_ok = d->kind == WAVE_OPND_VGPR && d->reg + (d->count ? d->count : 1u) <= g->sh->vgprs;
+    turns_open(g);
     lanes_open(g, false);
     put(g, "if (on) {\nuint ad = %s;\n", a);
     switch (in->op) {
@@ -1622,6 +1653,7 @@ static bool ds(struct gen *g)
         return refuse(g, "%s is not translated at this level yet", name);
     }
     put(g, "}\n}\n");
+    turns_close(g);
     stop_on_fault(g);
     put(g, "}\n");
     return true;

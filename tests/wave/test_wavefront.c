@@ -156,7 +156,6 @@ static void same(const struct kcase *c, const char *level, void *a, size_t al, v
 static const struct {
     const char *kernel, *verdict;
 } subgroup_refuses[] = {
-    {"float_cas", "global_atomic_cmpswap at offset 0x"},                        /* lanes in lane order */
     {"reduce", "a group of 256 work-items shares LDS or barriers across 4 waves"}, /* a wave a workgroup */
     {"lds_histogram", "a group of 128 work-items shares LDS or barriers across 2 waves"},
 };
@@ -272,6 +271,7 @@ static const struct kcase cases[] = {
     {"levels", false, "lds_neighbour", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'i', 512}}, 2,
      "ds_read_b32 at offset 0x"},
     {"levels", false, "uniform_float", {2, 1, 1}, {64, 1, 1}, {{'b', 512}, {'F', 512}, {'f', 0x3f400000}}, 3, NULL},
+    {"levels", false, "lds_tickets", {2, 1, 1}, {64, 1, 1}, {{'b', 512}}, 1, "ds_add_rtn_u32 at offset 0x"},
     {"levels", false, "ragged_loops", {2, 1, 1}, {64, 1, 1}, {{'b', 4096}, {'i', 512}}, 2, NULL},
     {"memory", false, "reduce", {3, 1, 1}, {256, 1, 1}, {{'b', 64}, {'i', 4096}}, 2, NULL},
     {"more", false, "lds_histogram", {2, 1, 1}, {128, 1, 1}, {{'b', 1024}, {'i', 1024}}, 2, NULL},

@@ -2,8 +2,9 @@
 /* levels.cl: kernels that tell the wave levels apart: lanes reading LDS
  * their wave's other lanes wrote with no barrier (lockstep within a wave),
  * a branch on a uniform float, lanes looping to different depths and
- * storing as they go, and an escape-time fractal long enough to spend
- * lavapipe's loop budget at the Wavefront level. */
+ * storing as they go, an escape-time fractal long enough to spend
+ * lavapipe's loop budget at the Wavefront level, and lanes taking tickets
+ * from an LDS counter in lane order. */
 #include "common.h"
 
 /* each lane reads its neighbour's LDS word with no barrier between: the
@@ -60,4 +61,16 @@ __kernel void escape(__global uint *image, int w, int h, float scale, int iters)
         k++;
     }
     image[y * w + x] = k;
+}
+
+/* lanes taking tickets from one LDS counter: each gets what the lanes
+ * before it (in lane order, as the wave runs them) left */
+__kernel void lds_tickets(__global uint *out)
+{
+    __local uint n;
+    uint l = LID_X();
+    if (l == 0)
+        n = 0;
+    __builtin_amdgcn_s_barrier();
+    out[gid_x()] = __atomic_fetch_add(&n, 1u + (l & 3u), __ATOMIC_RELAXED);
 }
