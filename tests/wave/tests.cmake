@@ -53,9 +53,11 @@ target_compile_definitions(test_wave_api PRIVATE KILN_WAVE_CLANG="${KILN_WAVE_CL
 add_test(NAME test_wave_api COMMAND test_wave_api)
 set_tests_properties(test_wave_api PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT "${KILN_TEST_ENV}")
 
-# The Wavefront level against the reference on the default device: the
-# corpus it runs, each kernel at both levels compared observation for
-# observation; its refusals named.
+# The GPU levels against the reference on the default device: the corpus,
+# each kernel at every level that runs it compared observation for
+# observation; the refusals named. Run alone (RUN_SERIAL): its hundred-odd
+# large compiles would hold up a test beside it that waits for a variant
+# compile on the same compile service (the socket suite's one server).
 add_executable(test_wavefront wave/test_wavefront.c)
 target_link_libraries(test_wavefront PRIVATE kiln-wave kiln)
 target_include_directories(test_wavefront PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
@@ -63,4 +65,5 @@ target_compile_definitions(test_wavefront PRIVATE KILN_WAVE_CLANG="${KILN_WAVE_C
                                                   KILN_WAVE_LLVM_MC="${KILN_WAVE_LLVM_MC}"
                                                   KILN_WAVE_KERNELS="${CMAKE_CURRENT_LIST_DIR}/kernels")
 add_test(NAME test_wavefront COMMAND test_wavefront)
-set_tests_properties(test_wavefront PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT "${KILN_TEST_ENV}" TIMEOUT 300)
+set_tests_properties(test_wavefront PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT "${KILN_TEST_ENV}" TIMEOUT 300
+                                                RUN_SERIAL TRUE)
