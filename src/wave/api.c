@@ -402,25 +402,6 @@ kiln_result kiln_wave_run(const kiln_wave_code *code, const kiln_wave_run_desc *
     return r;
 }
 
-/* The caller's buffers as a run starts from them (NULL where memory ran
- * out: then a run at auto is not tried again). */
-static uint8_t **buffers_keep(const struct wave_run_desc *d)
-{
-    uint8_t **saved = mem_calloc(d->arg_count ? d->arg_count : 1, sizeof *saved);
-    for (uint32_t i = 0; saved && i < d->arg_count; i++) {
-        if (d->args[i].kind != WAVE_VALUE_BUFFER || !d->args[i].size)
-            continue;
-        if (!(saved[i] = mem_alloc((size_t)d->args[i].size))) {
-            for (uint32_t j = 0; j < i; j++)
-                free(saved[j]);
-            free(saved);
-            return NULL;
-        }
-        memcpy(saved[i], d->args[i].data, (size_t)d->args[i].size);
-    }
-    return saved;
-}
-
 /* auto's level ran out of the device's loop budget at run time (lavapipe's
  * 65,535 iterations an invocation, which no check can foresee): the next
  * level of the order that takes the kernel runs it from the caller's
@@ -448,9 +429,7 @@ static kiln_result auto_next(kiln_wave_result *res, kiln_result failed, uint8_t 
                  "time; auto took %s",
                  res->level->name, row->name);
         wave_result_finish(&res->res);
-        for (uint32_t a = 0; a < d->arg_count; a++)
-            if (saved[a])
-                memcpy(d->args[a].data, saved[a], (size_t)d->args[a].size);
+        wave_buffers_put(saved, d);
         res->level = row;
         r = row->run(d, &res->res);
         if (r == KILN_ERR_LIMIT && !wf_device_loops_ran_out())
@@ -476,13 +455,12 @@ static kiln_result run_at(const kiln_wave_code *code, const kiln_wave_run_desc *
     res->args = args;
     res->desc = d;
     bool is_auto = desc->level && !strcmp(desc->level, "auto");
-    uint8_t **saved = is_auto && level != &wave_levels[0] ? buffers_keep(&res->desc) : NULL;   /* a device level */
+    /* a device level may run out of the device's loops: the buffers kept for the next */
+    uint8_t **saved = is_auto && level != &wave_levels[0] ? wave_buffers_keep(&res->desc) : NULL;
     kiln_result r = level->run(&res->desc, &res->res);
     if (r == KILN_ERR_LIMIT && saved && wf_device_loops_ran_out())
         r = auto_next(res, r, saved);
-    for (uint32_t i = 0; saved && i < d.arg_count; i++)
-        free(saved[i]);
-    free(saved);
+    wave_buffers_free(saved, &res->desc);
     res->desc.context = (kiln_context){0};   /* borrowed for the run alone */
     *out = res;
     return r;

@@ -33,13 +33,7 @@ struct bisect {
     uint32_t runs;
 };
 
-static void restore(const struct bisect *bs)
-{
-    const struct wave_run_desc *d = bs->base;
-    for (uint32_t i = 0; i < d->arg_count; i++)
-        if (bs->saved[i])
-            memcpy(d->args[i].data, bs->saved[i], (size_t)d->args[i].size);
-}
+static void restore(const struct bisect *bs) { wave_buffers_put(bs->saved, bs->base); }
 
 /* One observed run at level, stopped after `stop` instructions a wave (0:
  * never), watching `watch`. */
@@ -151,22 +145,13 @@ kiln_result wave_diff(const struct wave_level *a, const struct wave_level *b, co
             return KILN_RAISE(rc, "wave diff: kiln_context_create failed (%s)", kiln_result_name(rc));
         own_ctx = true;
     }
-    bs.saved = mem_calloc(base->arg_count ? base->arg_count : 1, sizeof *bs.saved);
+    bs.saved = wave_buffers_keep(base);
     if (!bs.saved) {
         if (own_ctx)
             kiln_context_destroy(bs.ctx);
-        return KILN_RAISE(KILN_ERR_NO_MEMORY, "wave diff: out of memory");
+        return KILN_RAISE(KILN_ERR_NO_MEMORY, "wave diff: out of memory keeping the buffer arguments");
     }
     kiln_result r = KILN_OK;
-    for (uint32_t i = 0; r == KILN_OK && i < base->arg_count; i++) {
-        if (base->args[i].kind != WAVE_VALUE_BUFFER || !base->args[i].size)
-            continue;
-        bs.saved[i] = mem_alloc((size_t)base->args[i].size);
-        if (!bs.saved[i])
-            r = KILN_RAISE(KILN_ERR_NO_MEMORY, "wave diff: out of memory keeping argument %u's buffer", i);
-        else
-            memcpy(bs.saved[i], base->args[i].data, (size_t)base->args[i].size);
-    }
     /* the whole runs */
     struct wave_result ra = {0}, rb = {0};
     struct bytes oa = {0}, ob = {0};
@@ -227,9 +212,7 @@ kiln_result wave_diff(const struct wave_level *a, const struct wave_level *b, co
     }
     out->runs = bs.runs;
     restore(&bs);
-    for (uint32_t i = 0; i < base->arg_count; i++)
-        free(bs.saved[i]);
-    free(bs.saved);
+    wave_buffers_free(bs.saved, base);
     if (own_ctx)
         kiln_context_destroy(bs.ctx);
     return r;

@@ -257,7 +257,7 @@ static bool writes_mask_per_lane(const struct wave_instr *in)
 /* One instruction on the bits; off: whether the lane is known to be off
  * (a comparison then writes 0 to its bit), else what it writes is not
  * known (a comparison's result is the lane's own). */
-static void bv_step(uint16_t *v, const struct wave_instr *in, bool off)
+static void bv_step(uint16_t *v, const struct wave_instr *in, const struct rset *wr, bool off)
 {
     bool save;
     enum mop mo = mask_op(in->op, &save);
@@ -271,15 +271,12 @@ static void bv_step(uint16_t *v, const struct wave_instr *in, bool off)
         } else {
             bv_write(v, &in->dst[0], r);
         }
-        const struct wave_op_info *info = wave_op_info(in->op);
-        if (info && !keeps_scc(in->op))
+        if (rs_has(wr, RS_SCC))
             v[RS_SCC] = BV_ANY;
         return;
     }
-    struct rset rd, wr;
-    uses(in, &rd, &wr);
     for (unsigned r = 0; r < BV_REGS; r++)
-        if (rs_has(&wr, r))
+        if (rs_has(wr, r))
             v[r] = BV_ANY;
     if (writes_mask_per_lane(in))
         bv_write(v, &in->dst[1], off ? BV_ZERO : BV_ANY);
@@ -325,6 +322,7 @@ struct an {
     struct rset *mask_in;    /* per block: may hold a lane mask (RS_SCC: SCC set from one) */
     bool *lds_in;            /* per block: LDS written since the last s_barrier, on some path */
     struct rset *live_in;    /* per block */
+    struct rset *rd, *wr;    /* per instruction: the scalars it reads and writes (uses) */
     uint16_t (*bits_end)[BV_REGS];   /* per block: constant_bits at its end */
     struct lane_facts facts;
     char why[320];
@@ -418,8 +416,7 @@ static bool mask_step(struct an *a, uint32_t i, struct rset *m, bool check)
         }
     }
     /* what it writes */
-    struct rset rd, wr;
-    uses(in, &rd, &wr);
+    const struct rset *wr = &a->wr[i];
     if (mo != MOP_NONE) {
         if (save) {
             op_set(m, &in->dst[0], op_in(m, &exec_opnd));
@@ -427,7 +424,7 @@ static bool mask_step(struct an *a, uint32_t i, struct rset *m, bool check)
         } else {
             op_set(m, &in->dst[0], any_mask);
         }
-        if (rs_has(&wr, RS_SCC)) {
+        if (rs_has(wr, RS_SCC)) {
             if (any_mask)
                 rs_add(m, RS_SCC);
             else
@@ -436,9 +433,9 @@ static bool mask_step(struct an *a, uint32_t i, struct rset *m, bool check)
         return true;
     }
     for (unsigned b = 0; b <= RS_SCC; b++)
-        if (rs_has(&wr, b))
+        if (rs_has(wr, b))
             m->w[b / 32] &= ~(1u << (b % 32));
-    if (info && !is_salu(info->family) && info->family != WAVE_FAM_SOPP && info->family != WAVE_FAM_SMEM)
+    if (writes_mask_per_lane(in))
         op_set(m, &in->dst[1], true);   /* VOPC's mask, a VOP3b carry-out */
     if (is_cmpx(in->op))
         op_set(m, &exec_opnd, true);
@@ -468,7 +465,7 @@ static bool forward(struct an *a)
 {
     struct wave_cfg *c = &a->c;
     bool changed = true;
-    for (uint32_t round = 0; changed; round++) {
+    while (changed) {
         changed = false;
         for (uint32_t b = 0; b < c->nblocks; b++) {
             struct rset m = a->mask_in[b];
@@ -525,12 +522,9 @@ static void liveness(struct an *a)
             for (int s = 0; s < 2; s++)
                 if (c->blocks[b].succ[s] >= 0)
                     rs_union(&live, &a->live_in[c->blocks[b].succ[s]]);
-            for (uint32_t i = c->blocks[b].last + 1; i-- > c->blocks[b].first;) {
-                struct rset rd, wr;
-                uses(&c->in[i], &rd, &wr);
+            for (uint32_t i = c->blocks[b].last + 1; i-- > c->blocks[b].first;)
                 for (unsigned w = 0; w < RS_WORDS; w++)
-                    live.w[w] = (live.w[w] & ~wr.w[w]) | rd.w[w];
-            }
+                    live.w[w] = (live.w[w] & ~a->wr[i].w[w]) | a->rd[i].w[w];
             changed |= rs_union(&a->live_in[b], &live);
         }
     }
@@ -567,7 +561,7 @@ static void constant_bits(struct an *a)
             uint16_t v[BV_REGS];
             memcpy(v, ent[b], sizeof v);
             for (uint32_t i = c->blocks[b].first; i <= c->blocks[b].last; i++)
-                bv_step(v, &c->in[i], false);
+                bv_step(v, &c->in[i], &a->wr[i], false);
             memcpy(in[b], v, sizeof v);
             for (int s = 0; s < 2; s++) {
                 int32_t t = c->blocks[b].succ[s];
@@ -638,7 +632,7 @@ static bool skip_region(struct an *a, uint32_t from, int32_t start, int32_t join
             uint16_t v[BV_REGS];
             memcpy(v, val[b], sizeof v);
             for (uint32_t i = c->blocks[b].first; i <= c->blocks[b].last; i++)
-                bv_step(v, &c->in[i], true);
+                bv_step(v, &c->in[i], &a->wr[i], true);
             for (int s = 0; s < 2; s++) {
                 int32_t t = c->blocks[b].succ[s];
                 if (t < 0)
@@ -679,13 +673,12 @@ static bool skip_region(struct an *a, uint32_t from, int32_t start, int32_t join
                             c->pc[br], in->op == WAVE_OP_S_BARRIER ? "miss the barrier" : "run on alone");
                 break;
             }
-            struct rset rd, wr;
-            uses(in, &rd, &wr);
+            const struct rset *wr = &a->wr[i];
             for (unsigned r = 0; r < BV_REGS; r++)
-                if (rs_has(&wr, r) && !rs_has(&written, r))
+                if (rs_has(wr, r) && !rs_has(&written, r))
                     rs_add(&written, r), first_writer[r] = i;
-            bv_step(v, in, true);
-            if (rs_has(&wr, WAVE_SREG_EXEC_LO) && bv_read(v, &exec_opnd) != BV_ZERO) {
+            bv_step(v, in, wr, true);
+            if (rs_has(wr, WAVE_SREG_EXEC_LO) && bv_read(v, &exec_opnd) != BV_ZERO) {
                 char nb[24];
                 ok = refuse(a, i, "it may turn on a lane that is off and skips from the branch at 0x%" PRIx64
                                   " (exec from %s, whose bit for that lane is not known to be 0) (rule 4)",
@@ -735,7 +728,11 @@ kiln_result lane_analyse(const struct wave_code *code, const struct wave_kernel 
     a.lds_in = mem_calloc(a.c.nblocks + 1, sizeof *a.lds_in);
     a.live_in = mem_calloc(a.c.nblocks + 1, sizeof *a.live_in);
     a.bits_end = mem_calloc(a.c.nblocks + 1, sizeof *a.bits_end);
-    if (!a.mask_in || !a.lds_in || !a.live_in || !a.bits_end)
+    a.rd = mem_calloc(a.c.n + 1, sizeof *a.rd);
+    a.wr = mem_calloc(a.c.n + 1, sizeof *a.wr);
+    for (uint32_t i = 0; a.rd && a.wr && i < a.c.n; i++)
+        uses(&a.c.in[i], &a.rd[i], &a.wr[i]);
+    if (!a.mask_in || !a.lds_in || !a.live_in || !a.bits_end || !a.rd || !a.wr)
         r = KILN_RAISE(KILN_ERR_NO_MEMORY, "out of memory analysing kernel '%s' for the Lane level", k->name);
     bool ok = r == KILN_OK && forward(&a);
     if (ok) {
@@ -759,6 +756,8 @@ kiln_result lane_analyse(const struct wave_code *code, const struct wave_kernel 
     free(a.lds_in);
     free(a.live_in);
     free(a.bits_end);
+    free(a.rd);
+    free(a.wr);
     wave_cfg_finish(&a.c);
     return r;
 }

@@ -48,8 +48,8 @@ static kiln_result reference_check(const struct wave_code *code, const struct wa
 const struct wave_level wave_levels[] = {
     {"reference", "the reference interpreter, on the CPU: the oracle every level is judged against", reference_check,
      wave_run, true},
-    {"lane", "one GPU invocation per guest lane, translated to GLSL and run by kiln, where lanes never meet", lane_check,
-     lane_run, false},
+    {"lane", "one GPU invocation per guest lane, translated to GLSL and run by kiln, where lanes never meet",
+     lane_check, lane_run, false},
     {"wavefront", "one GPU invocation simulating a whole 64-lane wave, translated to GLSL and run by kiln", wf_check,
      wf_run, true},
     {"subgroup", "one GPU invocation per guest lane, a workgroup a wave in lockstep, lanes meeting through shared "
@@ -66,21 +66,12 @@ kiln_result wave_level_resolve(const char *name, const struct wave_level **out)
         if (strcmp(name, wave_levels[i].name))
             continue;
         *out = &wave_levels[i];
-        if (wave_levels[i].run)
-            return KILN_OK;
-        char built[256] = "";
-        for (uint32_t k = 0; k < wave_level_count; k++) {
-            size_t at = strlen(built);
-            if (wave_levels[k].run)
-                snprintf(built + at, sizeof built - at, "%s%s", at ? ", " : "", wave_levels[k].name);
-        }
-        return KILN_RAISE(KILN_ERR_INVALID, "level '%s' is not built yet (built: %s)", name, built);
+        return KILN_OK;
     }
     char list[256] = "";
     for (uint32_t i = 0; i < wave_level_count; i++) {
         size_t at = strlen(list);
-        snprintf(list + at, sizeof list - at, "%s%s%s", i ? ", " : "", wave_levels[i].name,
-                 wave_levels[i].run ? "" : " (not built)");
+        snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", wave_levels[i].name);
     }
     return KILN_RAISE(KILN_ERR_INVALID, "no level is named '%s' (the levels: %s)", name, list);
 }
@@ -124,4 +115,33 @@ kiln_result wave_level_choose(const struct wave_code *code, const struct wave_ke
             snprintf(why + at, cap - at, "%s: %s\n", row->name, err_last());
     }
     return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': no level runs it:\n%s", k->name, why);
+}
+
+uint8_t **wave_buffers_keep(const struct wave_run_desc *d)
+{
+    uint8_t **kept = mem_calloc(d->arg_count ? d->arg_count : 1, sizeof *kept);
+    for (uint32_t i = 0; kept && i < d->arg_count; i++) {
+        if (d->args[i].kind != WAVE_VALUE_BUFFER || !d->args[i].size)
+            continue;
+        if (!(kept[i] = mem_alloc((size_t)d->args[i].size))) {
+            wave_buffers_free(kept, d);
+            return NULL;
+        }
+        memcpy(kept[i], d->args[i].data, (size_t)d->args[i].size);
+    }
+    return kept;
+}
+
+void wave_buffers_put(uint8_t **kept, const struct wave_run_desc *d)
+{
+    for (uint32_t i = 0; kept && i < d->arg_count; i++)
+        if (kept[i])
+            memcpy(d->args[i].data, kept[i], (size_t)d->args[i].size);
+}
+
+void wave_buffers_free(uint8_t **kept, const struct wave_run_desc *d)
+{
+    for (uint32_t i = 0; kept && i < d->arg_count; i++)
+        free(kept[i]);
+    free(kept);
 }

@@ -7,13 +7,14 @@
  * level's validity analysis (can it run this kernel faithfully on a device
  * with these caps, or which instruction at which image offset rules it
  * out), and run, which runs a dispatch and fills the result every level
- * fills alike (observe.h reads it into the one observation layout). A row
- * whose functions are NULL names a level that is not built yet: it is in
- * the table so that its name is told apart from a misspelt one.
+ * fills alike (observe.h reads it into the one observation layout). Every
+ * row is a built level (kiln_wave_level_info.built stays in the API for a
+ * row added by name before its level).
  *
  * Adding a level: write its check and run (run through kiln.h's program
  * and scheme calls where it runs on a device), fill its row in level.c,
- * and add its cases to tests/wave/test_level.c.
+ * and add its cases to tests/wave/test_wavefront.c (the corpus at every
+ * level) and tests/wave/test_wave_api.c (the table).
  */
 #ifndef KILN_WAVE_LEVEL_H
 #define KILN_WAVE_LEVEL_H
@@ -37,10 +38,8 @@ struct wave_level {
 extern const struct wave_level wave_levels[];
 extern const uint32_t wave_level_count;
 
-/* The row named name (NULL: the reference), built: KILN_OK. An unknown
- * name or an unbuilt row: KILN_ERR_INVALID saying which (listing the
- * table, or naming the row as not built); *out is set to the row in the
- * second case, NULL in the first. */
+/* The row named name (NULL: the reference): KILN_OK. An unknown name:
+ * KILN_ERR_INVALID listing the table, *out NULL. */
 kiln_result wave_level_resolve(const char *name, const struct wave_level **out) __attribute__((warn_unused_result));
 
 /* "auto": the levels in the order it tries them on a device with caps
@@ -55,6 +54,14 @@ const char *const *wave_auto_order(const kiln_caps *caps);
  * valid: KILN_ERR_INVALID with those lines. */
 kiln_result wave_level_choose(const struct wave_code *code, const struct wave_kernel *k, const kiln_caps *caps,
                               const struct wave_level **out, char *why, size_t cap) __attribute__((warn_unused_result));
+
+/* The buffer arguments of d as a run starts from them, so that another
+ * run (a bisection's, auto's next level) starts from them too: NULL where
+ * memory ran out. wave_buffers_put gives them back to d's buffers,
+ * wave_buffers_free lets them go (both take NULL). */
+uint8_t **wave_buffers_keep(const struct wave_run_desc *d);
+void wave_buffers_put(uint8_t **kept, const struct wave_run_desc *d);
+void wave_buffers_free(uint8_t **kept, const struct wave_run_desc *d);
 
 /* kiln_wave_diff's work (diff.c): base run at levels a and b, compared,
  * a difference bisected; base's buffers are given back as they were. */

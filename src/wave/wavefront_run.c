@@ -521,8 +521,7 @@ kiln_result lane_run(const struct wave_run_desc *desc, struct wave_result *res)
         return KILN_RAISE(KILN_ERR_INVALID, "kernel '%s': the Lane level cannot stop a wave after its N-th instruction "
                           "(a lane counts only its own): bisect at the Wavefront level",
                           desc->kernel ? desc->kernel->name : "?");
-    struct lane_facts facts;
-    KILN_TRY(lane_check(desc->code, desc->kernel, NULL));
+    struct lane_facts facts;   /* the analysis once; the run's translation refuses what it does not translate */
     KILN_TRY(lane_analyse(desc->code, desc->kernel, &facts));
     return run_level(desc, &facts, false, res);
 }

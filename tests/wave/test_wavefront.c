@@ -320,6 +320,37 @@ TEST(what_the_level_cannot_run_is_refused_by_name)
     kiln_wave_code_destroy(code);
 }
 
+/* Kernel k, which takes no arguments, observed at the reference and at
+ * level: true when the two agree (the difference said otherwise); the
+ * level's observation as JSON in *json when json is not NULL. */
+static bool same_as_reference(kiln_wave_code *code, uint32_t k, const char *name, const char *level, void **json,
+                              size_t *jlen)
+{
+    void *obs[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
+    const char *at[2] = {"reference", level};
+    bool ran = true;
+    for (int l = 0; l < 2; l++) {
+        kiln_wave_result *res = NULL;
+        kiln_result r = kiln_wave_run(code, &(kiln_wave_run_desc){.level = at[l], .kernel = k, .observe = true,
+                                                                  .context = g_ctx},
+                                      &res);
+        if (r != KILN_OK)
+            fprintf(stderr, "  %s at %s: %s\n", name, at[l], kiln_wave_last_error());
+        ran &= r == KILN_OK && kiln_wave_observation(res, KILN_WAVE_FORM_BINARY, &obs[l], &len[l]) == KILN_OK;
+        if (l == 1 && json)
+            ran &= r == KILN_OK && kiln_wave_observation(res, KILN_WAVE_FORM_JSON, json, jlen) == KILN_OK;
+        kiln_wave_result_destroy(res);
+    }
+    bool same = false;
+    char why[512] = "";
+    if (ran && kiln_wave_compare(obs[0], len[0], obs[1], len[1], &same, why, sizeof why) == KILN_OK && !same)
+        fprintf(stderr, "  %s at %s: %s\n", name, level, why);
+    kiln_wave_free(obs[0]);
+    kiln_wave_free(obs[1]);
+    return ran && same;
+}
+
 /* The Lane level's rule, kernel by kernel (lane_rules.s, by hand): each
  * refusal names the instruction, its offset and the rule; the valid one
  * runs at Lane as at the reference, the scalar written where lanes skip
@@ -361,53 +392,14 @@ TEST(the_lane_rule_is_pinned_kernel_by_kernel)
     }
     uint32_t k;
     REQUIRE(kiln_wave_kernel_find(code, "merged_mask", &k) == KILN_OK);
-    void *obs[2] = {NULL, NULL}, *json = NULL;
-    size_t len[2] = {0, 0}, jlen = 0;
-    const char *levels[2] = {"reference", "lane"};
-    for (int l = 0; l < 2; l++) {
-        kiln_wave_result *res = NULL;
-        CHECK(kiln_wave_run(code, &(kiln_wave_run_desc){.level = levels[l], .kernel = k, .observe = true,
-                                                        .context = g_ctx},
-                            &res) == KILN_OK);
-        CHECK(kiln_wave_observation(res, KILN_WAVE_FORM_BINARY, &obs[l], &len[l]) == KILN_OK);
-        if (l == 1)
-            CHECK(kiln_wave_observation(res, KILN_WAVE_FORM_JSON, &json, &jlen) == KILN_OK);
-        kiln_wave_result_destroy(res);
-    }
-    bool same = false;
-    char why[512] = "";
-    CHECK(kiln_wave_compare(obs[0], len[0], obs[1], len[1], &same, why, sizeof why) == KILN_OK);
-    if (!same)
-        fprintf(stderr, "  merged_mask at lane: %s\n", why);
-    CHECK(same);
+    void *json = NULL;
+    size_t jlen = 0;
+    CHECK(same_as_reference(code, k, "merged_mask", "lane", &json, &jlen));
     /* the Subgroup level runs every one of them as the reference does */
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         uint32_t kk;
         REQUIRE(kiln_wave_kernel_find(code, rules[i].kernel, &kk) == KILN_OK);
-        void *o[2] = {NULL, NULL};
-        size_t ol[2] = {0, 0};
-        const char *at[2] = {"reference", "subgroup"};
-        for (int l = 0; l < 2; l++) {
-            kiln_wave_result *res = NULL;
-            kiln_result r = kiln_wave_run(code, &(kiln_wave_run_desc){.level = at[l], .kernel = kk, .observe = true,
-                                                                      .context = g_ctx},
-                                          &res);
-            if (r != KILN_OK)
-                fprintf(stderr, "  %s at %s: %s\n", rules[i].kernel, at[l], kiln_wave_last_error());
-            CHECK_EQ(r, KILN_OK);
-            if (r == KILN_OK)
-                CHECK(kiln_wave_observation(res, KILN_WAVE_FORM_BINARY, &o[l], &ol[l]) == KILN_OK);
-            kiln_wave_result_destroy(res);
-        }
-        bool eq = false;
-        char w2[512] = "";
-        if (o[0] && o[1])
-            CHECK(kiln_wave_compare(o[0], ol[0], o[1], ol[1], &eq, w2, sizeof w2) == KILN_OK);
-        if (!eq)
-            fprintf(stderr, "  %s at subgroup: %s\n", rules[i].kernel, w2);
-        CHECK(eq);
-        kiln_wave_free(o[0]);
-        kiln_wave_free(o[1]);
+        CHECK(same_as_reference(code, kk, rules[i].kernel, "subgroup", NULL, NULL));
     }
     /* s6 and scc are written where lanes skip: blind; s[4:5], merged, seen */
     bool blind = false;
@@ -415,8 +407,6 @@ TEST(the_lane_rule_is_pinned_kernel_by_kernel)
     for (size_t at = 0; json && !blind && at + strlen(want) <= jlen; at++)
         blind = !memcmp((const char *)json + at, want, strlen(want));
     CHECK(blind);
-    kiln_wave_free(obs[0]);
-    kiln_wave_free(obs[1]);
     kiln_wave_free(json);
     kiln_wave_code_destroy(code);
 }
@@ -443,8 +433,10 @@ TEST(a_device_loop_limit_is_named_and_auto_goes_on)
         float scale = 0.05f;
         memset(img[l], 0xee, sizeof img[l]);
         kiln_wave_value args[5] = {{.kind = KILN_WAVE_VALUE_BUFFER, .data = img[l], .size = sizeof img[l]},
-                                   {.kind = KILN_WAVE_VALUE_BYTES, .size = 4}, {.kind = KILN_WAVE_VALUE_BYTES, .size = 4},
-                                   {.kind = KILN_WAVE_VALUE_BYTES, .size = 4}, {.kind = KILN_WAVE_VALUE_BYTES, .size = 4}};
+                                   {.kind = KILN_WAVE_VALUE_BYTES, .size = 4},
+                                   {.kind = KILN_WAVE_VALUE_BYTES, .size = 4},
+                                   {.kind = KILN_WAVE_VALUE_BYTES, .size = 4},
+                                   {.kind = KILN_WAVE_VALUE_BYTES, .size = 4}};
         memcpy(args[1].bytes, &w, 4), memcpy(args[2].bytes, &h, 4), memcpy(args[3].bytes, &scale, 4);
         memcpy(args[4].bytes, &iters, 4);
         kiln_wave_result *res = NULL;
