@@ -344,6 +344,7 @@ typedef enum kiln_shader_feature {
     KILN_FEATURE_STORAGE_IMAGE_MULTISAMPLE = 1u << 19, /* shaderStorageImageMultisample */
     KILN_FEATURE_SHARED_INT64_ATOMICS = 1u << 20, /* shaderSharedInt64Atomics */
     KILN_FEATURE_INTEGER_DOT_PRODUCT = 1u << 21, /* shaderIntegerDotProduct (Vulkan 1.3) */
+    KILN_FEATURE_IMAGE_INT64 = 1u << 22,       /* shaderImageInt64Atomics (VK_EXT_shader_image_atomic_int64): r64ui, r64i images */
 } kiln_shader_feature;
 
 typedef struct kiln_caps {
@@ -771,7 +772,27 @@ typedef enum kiln_format {
     KILN_FORMAT_R8 = 19,             /* 8-bit unsigned normalized ("r8") */
     KILN_FORMAT_R8UI = 20,
     KILN_FORMAT_R8I = 21,
-    KILN_FORMAT_COUNT = 22,          /* not a format: one past the last */
+    KILN_FORMAT_R11F_G11F_B10F = 22, /* unsigned 11, 11 and 10-bit floats in 32 bits, red in the low bits */
+    KILN_FORMAT_RGB10_A2 = 23,       /* 10, 10, 10 and 2-bit unsigned normalized in 32 bits, red low */
+    KILN_FORMAT_RGBA16 = 24,         /* 16-bit unsigned normalized ("rgba16") */
+    KILN_FORMAT_RG16 = 25,
+    KILN_FORMAT_RG8 = 26,
+    KILN_FORMAT_R16 = 27,
+    KILN_FORMAT_RGBA16_SNORM = 28,
+    KILN_FORMAT_RG16_SNORM = 29,
+    KILN_FORMAT_RG8_SNORM = 30,
+    KILN_FORMAT_R16_SNORM = 31,
+    KILN_FORMAT_R8_SNORM = 32,
+    KILN_FORMAT_RG16I = 33,
+    KILN_FORMAT_RG8I = 34,
+    KILN_FORMAT_R16I = 35,
+    KILN_FORMAT_RGB10_A2UI = 36,     /* 10, 10, 10 and 2-bit unsigned integers in 32 bits, red low */
+    KILN_FORMAT_RG16UI = 37,
+    KILN_FORMAT_RG8UI = 38,
+    KILN_FORMAT_R16UI = 39,
+    KILN_FORMAT_R64UI = 40,          /* needs shaderImageInt64Atomics (KILN_FEATURE_IMAGE_INT64) */
+    KILN_FORMAT_R64I = 41,
+    KILN_FORMAT_COUNT = 42,          /* not a format: one past the last */
 } kiln_format;
 
 /* A format's name as a GLSL format qualifier spells it ("r32f", "rgba8",

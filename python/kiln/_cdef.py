@@ -129,6 +129,7 @@ typedef enum kiln_shader_feature {
     KILN_FEATURE_STORAGE_IMAGE_MULTISAMPLE = 1 << 19,
     KILN_FEATURE_SHARED_INT64_ATOMICS = 1 << 20,
     KILN_FEATURE_INTEGER_DOT_PRODUCT = 1 << 21,
+    KILN_FEATURE_IMAGE_INT64 = 1 << 22,
 } kiln_shader_feature;
 typedef struct kiln_caps {
     char device_name[256];
@@ -299,7 +300,27 @@ typedef enum kiln_format {
     KILN_FORMAT_R8 = 19,
     KILN_FORMAT_R8UI = 20,
     KILN_FORMAT_R8I = 21,
-    KILN_FORMAT_COUNT = 22,
+    KILN_FORMAT_R11F_G11F_B10F = 22,
+    KILN_FORMAT_RGB10_A2 = 23,
+    KILN_FORMAT_RGBA16 = 24,
+    KILN_FORMAT_RG16 = 25,
+    KILN_FORMAT_RG8 = 26,
+    KILN_FORMAT_R16 = 27,
+    KILN_FORMAT_RGBA16_SNORM = 28,
+    KILN_FORMAT_RG16_SNORM = 29,
+    KILN_FORMAT_RG8_SNORM = 30,
+    KILN_FORMAT_R16_SNORM = 31,
+    KILN_FORMAT_R8_SNORM = 32,
+    KILN_FORMAT_RG16I = 33,
+    KILN_FORMAT_RG8I = 34,
+    KILN_FORMAT_R16I = 35,
+    KILN_FORMAT_RGB10_A2UI = 36,
+    KILN_FORMAT_RG16UI = 37,
+    KILN_FORMAT_RG8UI = 38,
+    KILN_FORMAT_R16UI = 39,
+    KILN_FORMAT_R64UI = 40,
+    KILN_FORMAT_R64I = 41,
+    KILN_FORMAT_COUNT = 42,
 } kiln_format;
  const char *kiln_format_name(kiln_format format);
  uint32_t kiln_format_size(kiln_format format);

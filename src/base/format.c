@@ -22,6 +22,20 @@ static const struct {
     [KILN_FORMAT_RGBA8UI] = {"rgba8ui", 4},   [KILN_FORMAT_RGBA8I] = {"rgba8i", 4},
     [KILN_FORMAT_R8] = {"r8", 1},             [KILN_FORMAT_R8UI] = {"r8ui", 1},
     [KILN_FORMAT_R8I] = {"r8i", 1},
+    [KILN_FORMAT_R11F_G11F_B10F] = {"r11f_g11f_b10f", 4},
+    [KILN_FORMAT_RGB10_A2] = {"rgb10_a2", 4},
+    [KILN_FORMAT_RGBA16] = {"rgba16", 8},     [KILN_FORMAT_RG16] = {"rg16", 4},
+    [KILN_FORMAT_RG8] = {"rg8", 2},           [KILN_FORMAT_R16] = {"r16", 2},
+    [KILN_FORMAT_RGBA16_SNORM] = {"rgba16_snorm", 8},
+    [KILN_FORMAT_RG16_SNORM] = {"rg16_snorm", 4},
+    [KILN_FORMAT_RG8_SNORM] = {"rg8_snorm", 2},
+    [KILN_FORMAT_R16_SNORM] = {"r16_snorm", 2},
+    [KILN_FORMAT_R8_SNORM] = {"r8_snorm", 1},
+    [KILN_FORMAT_RG16I] = {"rg16i", 4},       [KILN_FORMAT_RG8I] = {"rg8i", 2},
+    [KILN_FORMAT_R16I] = {"r16i", 2},         [KILN_FORMAT_RGB10_A2UI] = {"rgb10_a2ui", 4},
+    [KILN_FORMAT_RG16UI] = {"rg16ui", 4},     [KILN_FORMAT_RG8UI] = {"rg8ui", 2},
+    [KILN_FORMAT_R16UI] = {"r16ui", 2},       [KILN_FORMAT_R64UI] = {"r64ui", 8},
+    [KILN_FORMAT_R64I] = {"r64i", 8},
 };
 
 const char *kiln_format_name(kiln_format format)

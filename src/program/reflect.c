@@ -93,6 +93,16 @@ static kiln_format format_of(SpvImageFormat f, bool *known)
         {SpvImageFormatRgba8ui, KILN_FORMAT_RGBA8UI},   {SpvImageFormatRgba8i, KILN_FORMAT_RGBA8I},
         {SpvImageFormatR8, KILN_FORMAT_R8},             {SpvImageFormatR8ui, KILN_FORMAT_R8UI},
         {SpvImageFormatR8i, KILN_FORMAT_R8I},
+        {SpvImageFormatR11fG11fB10f, KILN_FORMAT_R11F_G11F_B10F}, {SpvImageFormatRgb10A2, KILN_FORMAT_RGB10_A2},
+        {SpvImageFormatRgba16, KILN_FORMAT_RGBA16},     {SpvImageFormatRg16, KILN_FORMAT_RG16},
+        {SpvImageFormatRg8, KILN_FORMAT_RG8},           {SpvImageFormatR16, KILN_FORMAT_R16},
+        {SpvImageFormatRgba16Snorm, KILN_FORMAT_RGBA16_SNORM}, {SpvImageFormatRg16Snorm, KILN_FORMAT_RG16_SNORM},
+        {SpvImageFormatRg8Snorm, KILN_FORMAT_RG8_SNORM}, {SpvImageFormatR16Snorm, KILN_FORMAT_R16_SNORM},
+        {SpvImageFormatR8Snorm, KILN_FORMAT_R8_SNORM},  {SpvImageFormatRg16i, KILN_FORMAT_RG16I},
+        {SpvImageFormatRg8i, KILN_FORMAT_RG8I},         {SpvImageFormatR16i, KILN_FORMAT_R16I},
+        {SpvImageFormatRgb10a2ui, KILN_FORMAT_RGB10_A2UI}, {SpvImageFormatRg16ui, KILN_FORMAT_RG16UI},
+        {SpvImageFormatRg8ui, KILN_FORMAT_RG8UI},       {SpvImageFormatR16ui, KILN_FORMAT_R16UI},
+        {SpvImageFormatR64ui, KILN_FORMAT_R64UI},       {SpvImageFormatR64i, KILN_FORMAT_R64I},
     };
     *known = f == SpvImageFormatUnknown;
     for (size_t i = 0; i < KILN_ARRAY_LEN(map); i++)
@@ -170,8 +180,8 @@ static int read_image(spvc_compiler comp, spvc_resource_type type, const spvc_re
         SpvImageFormat f = spvc_type_get_image_storage_format(t);
         b->format = format_of(f, &known);
         if (!known)
-            return KILN_RAISE(KILN_ERR_LAYOUT, "storage image '%s' (set %u, binding %u) declares a format kiln does "
-                              "not take (SPIR-V ImageFormat %d)", b->name, b->set, b->binding, (int)f);
+            return KILN_RAISE(KILN_ERR_LAYOUT, "storage image '%s' (set %u, binding %u) declares SPIR-V ImageFormat %d, "
+                              "a format qualifier kiln does not know", b->name, b->set, b->binding, (int)f);
         b->access = KILN_ACCESS_READ | KILN_ACCESS_WRITE;
         if (spvc_compiler_has_decoration(comp, res->id, SpvDecorationNonWritable))
             b->access &= ~(uint32_t)KILN_ACCESS_WRITE;
@@ -220,8 +230,8 @@ static int read_buffer(spvc_compiler comp, spvc_resource_type type, const spvc_r
         bool known;
         b->format = format_of(f, &known);
         if (!known)
-            return KILN_RAISE(KILN_ERR_LAYOUT, "storage texel buffer '%s' (set %u, binding %u) declares a format kiln "
-                              "does not take (SPIR-V ImageFormat %d)", name, set, binding, (int)f);
+            return KILN_RAISE(KILN_ERR_LAYOUT, "storage texel buffer '%s' (set %u, binding %u) declares SPIR-V "
+                              "ImageFormat %d, a format qualifier kiln does not know", name, set, binding, (int)f);
         break;
     }
     default:   /* textureBuffer, samplerBuffer */

@@ -281,6 +281,8 @@ static const struct capability {
     {4449, "UniformAndStorageBuffer8BitAccess", FEATURE, KILN_FEATURE_UNIFORM_8BIT,
      "uniformAndStorageBuffer8BitAccess"},
     {4450, "StoragePushConstant8", FEATURE, KILN_FEATURE_PUSH_8BIT, "storagePushConstant8"},
+    {5016, "Int64ImageEXT", FEATURE, KILN_FEATURE_IMAGE_INT64,
+     "shaderImageInt64Atomics (VK_EXT_shader_image_atomic_int64: r64ui and r64i images)"},
     {5345, "VulkanMemoryModel", FEATURE, KILN_FEATURE_MEMORY_MODEL, "vulkanMemoryModel"},
     {5346, "VulkanMemoryModelDeviceScope", FEATURE, KILN_FEATURE_MEMORY_MODEL_DEVICE, "vulkanMemoryModelDeviceScope"},
     {5347, "PhysicalStorageBufferAddresses", FEATURE, KILN_FEATURE_DEVICE_ADDRESS, "bufferDeviceAddress"},
@@ -291,19 +293,23 @@ static const struct capability {
 };
 
 /* SPIR-V extensions a device of Vulkan 1.<minor> takes with no device
- * extension enabled: those its core holds. */
+ * extension enabled (those its core holds), and those a device extension
+ * kiln enables where the device has it brings (feature: the
+ * kiln_shader_feature bit that says the device has it; minor 0). */
 static const struct extension {
     const char *name;
     uint32_t minor;
+    uint32_t feature;
 } extensions[] = {
-    {"SPV_KHR_storage_buffer_storage_class", 1}, {"SPV_KHR_variable_pointers", 1},
-    {"SPV_KHR_16bit_storage", 1},                {"SPV_KHR_device_group", 1},
-    {"SPV_KHR_multiview", 1},                    {"SPV_KHR_shader_draw_parameters", 1},
-    {"SPV_KHR_8bit_storage", 2},                 {"SPV_KHR_vulkan_memory_model", 2},
-    {"SPV_KHR_physical_storage_buffer", 2},      {"SPV_KHR_float_controls", 2},
-    {"SPV_EXT_descriptor_indexing", 2},
-    {"SPV_KHR_non_semantic_info", 3},            {"SPV_KHR_terminate_invocation", 3},
-    {"SPV_EXT_demote_to_helper_invocation", 3},  {"SPV_KHR_integer_dot_product", 3},
+    {"SPV_EXT_shader_image_int64", 0, KILN_FEATURE_IMAGE_INT64},
+    {"SPV_KHR_storage_buffer_storage_class", 1, 0}, {"SPV_KHR_variable_pointers", 1, 0},
+    {"SPV_KHR_16bit_storage", 1, 0},                {"SPV_KHR_device_group", 1, 0},
+    {"SPV_KHR_multiview", 1, 0},                    {"SPV_KHR_shader_draw_parameters", 1, 0},
+    {"SPV_KHR_8bit_storage", 2, 0},                 {"SPV_KHR_vulkan_memory_model", 2, 0},
+    {"SPV_KHR_physical_storage_buffer", 2, 0},      {"SPV_KHR_float_controls", 2, 0},
+    {"SPV_EXT_descriptor_indexing", 2, 0},
+    {"SPV_KHR_non_semantic_info", 3, 0},            {"SPV_KHR_terminate_invocation", 3, 0},
+    {"SPV_EXT_demote_to_helper_invocation", 3, 0},  {"SPV_KHR_integer_dot_product", 3, 0},
 };
 
 kiln_result prog_check_device(const char *name, const uint32_t *w, size_t words, const kiln_caps *caps)
@@ -345,7 +351,8 @@ kiln_result prog_check_device(const char *name, const uint32_t *w, size_t words,
                 return KILN_RAISE(KILN_ERR_INVALID, "%s: its SPIR-V names an extension without an end", name);
             uint32_t needs = UINT32_MAX;
             for (size_t k = 0; k < sizeof extensions / sizeof extensions[0]; k++)
-                if (!strcmp(extensions[k].name, ext))
+                if (!strcmp(extensions[k].name, ext) &&
+                    (caps->shader_features & extensions[k].feature) == extensions[k].feature)
                     needs = extensions[k].minor;
             if (major_vk == 1 && needs > minor_vk) {
                 if (needs <= 3)

@@ -1477,6 +1477,88 @@ TEST(run_images)
     run_free(&r);
 }
 
+/* A copy of one image into another in the format a shader declares. */
+static void write_copy_shader(const char *name, const char *format, const char *prefix)
+{
+    char src[700];
+    snprintf(src, sizeof src,
+             "#version 450\n"
+             "layout(local_size_x = 1, local_size_y = 1) in;\n"
+             "layout(binding = 0, %s) uniform readonly %simage2D Src;\n"
+             "layout(binding = 1, %s) uniform writeonly %simage2D Dst;\n"
+             "void main() { ivec2 p = ivec2(gl_GlobalInvocationID.xy); imageStore(Dst, p, imageLoad(Src, p)); }\n",
+             format, prefix, format, prefix);
+    write_text(name, src);
+}
+
+/* Formats beyond the first round's: a PNG into rgb10_a2 and back out as
+ * raw texels (the CPU's packing) and as a PNG (the bytes it came from);
+ * raw r16ui texels in place; a PNG refused for a snorm format, naming the
+ * formats a PNG converts to. */
+TEST(run_image_formats)
+{
+    write_file("in.png", png_3x2, sizeof png_3x2 - 1);
+    write_copy_shader("copy_rgb10a2.comp", "rgb10_a2", "");
+    write_copy_shader("copy_r16ui.comp", "r16ui", "u");
+    write_copy_shader("copy_snorm.comp", "rgba16_snorm", "");
+    char in_png[600], raw_out[600], png_out[600], png_in2[600], raw_out2[600];
+    snprintf(in_png, sizeof in_png, "0=%s", P("in.png"));
+    snprintf(raw_out, sizeof raw_out, "1=%s", P("rgb10a2.bin"));
+    snprintf(png_out, sizeof png_out, "1=%s", P("rgb10a2.png"));
+    snprintf(png_in2, sizeof png_in2, "0=%s", P("rgb10a2.png"));
+    snprintf(raw_out2, sizeof raw_out2, "1=%s", P("rgb10a2_again.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("copy_rgb10a2.comp"), "--groups", "3,2", "--image", in_png, "--image", "1=size:3x2",
+         "--out-image", raw_out);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    KILN(&r, NULL, "run", P("copy_rgb10a2.comp"), "--groups", "3,2", "--image", in_png, "--image", "1=size:3x2",
+         "--out-image", png_out);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint32_t *packed = READ_OUT("rgb10a2.bin", 6 * 4);
+    for (int i = 0; packed && i < 6; i++) {
+        uint32_t want = 0;
+        for (int c = 0; c < 4; c++) {
+            uint32_t byte = (uint32_t)((i * 4 + c) * 40 % 256), most = c < 3 ? 1023u : 3u;
+            want |= (byte * most + 127u) / 255u << (10 * c);
+        }
+        CHECK_EQ(packed[i], want);
+    }
+    /* The PNG written holds the bytes read (rgb exactly; alpha in 2 bits),
+     * so reading it again packs the same texels. */
+    KILN(&r, NULL, "run", P("copy_rgb10a2.comp"), "--groups", "3,2", "--image", png_in2, "--image", "1=size:3x2", "--out-image",
+         raw_out2);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint32_t *again = READ_OUT("rgb10a2_again.bin", 6 * 4);
+    if (packed && again)
+        CHECK(!memcmp(packed, again, 6 * 4));
+    free(packed);
+    free(again);
+
+    uint16_t counts[8];
+    for (int i = 0; i < 8; i++)
+        counts[i] = (uint16_t)(i * 8191 + 5);
+    write_file("counts16.bin", counts, sizeof counts);
+    char raw_in[600], raw_back[600];
+    snprintf(raw_in, sizeof raw_in, "0=%s:4x2:r16ui", P("counts16.bin"));
+    snprintf(raw_back, sizeof raw_back, "1=%s", P("counts16_out.bin"));
+    KILN(&r, NULL, "run", P("copy_r16ui.comp"), "--groups", "4,2", "--image", raw_in, "--image", "1=size:4x2", "--out-image", raw_back);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint16_t *c16 = READ_OUT("counts16_out.bin", sizeof counts);
+    if (c16)
+        CHECK(!memcmp(c16, counts, sizeof counts));
+    free(c16);
+
+    KILN(&r, NULL, "run", P("copy_snorm.comp"), "--image", in_png, "--image", "1=size:3x2");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "not rgba16_snorm; give rgba16_snorm's raw texels");
+    CHECK_HAS(r, err, "rgb10_a2");
+    run_free(&r);
+}
+
 /* size:BYTES with a fill and BYTES not a multiple of 4: the word's byte
  * pattern repeats and stops short; --out writes every byte. */
 static const char tail_src[] =
@@ -2987,6 +3069,7 @@ int main(int argc, char **argv)
     RUN_IF(run_fill_odd_size);
     RUN_IF(run_png_images);
     RUN_IF(run_images);
+    RUN_IF(run_image_formats);
     RUN_IF(run_and_demo_trace);
     RUN_IF(run_compile_error_names_line);
     RUN_IF(run_old_version_fails_with_stdout_clean);

@@ -2,7 +2,11 @@
 /*
  * test_images.c: images and samplers, run for real (lavapipe in CI,
  * validation on), every result checked against the CPU: storage images
- * read and written in rgba8, rgba16f, rgba32f, r32f and r32ui; a 3D image
+ * read and written in rgba8, rgba16f, rgba32f, r32f and r32ui; every format
+ * a format qualifier names copied texel by texel (or refused by its name
+ * where the device cannot store it: r64ui and r64i on lavapipe); what a
+ * shader stores in r11f_g11f_b10f, rgb10_a2, rg16f, r16ui and rgba16_snorm
+ * against the CPU's packing; a 3D image
  * written texel by texel; a sampled image read through a combined image
  * sampler with linear filtering (within 1/255 of the CPU's bilinear
  * filter), through a separate texture and sampler with nearest filtering
@@ -22,6 +26,8 @@
 #include <time.h>
 
 #include "test.h"
+
+#define KILN_ARRAY_LEN_T(a) (sizeof(a) / sizeof((a)[0]))
 
 static uint32_t fbits(float f)
 {
@@ -508,6 +514,296 @@ TEST(a_node_over_images_is_specialized_and_verified)
     test_context_done(ctx);
 }
 
+/* ---- every format a format qualifier names ------------------------------------------------ */
+
+/* The channels of a format as the test packs them (an independent copy of
+ * what Vulkan's formats say, not kiln's). */
+enum kind { UNORM, SNORM, UINT, SINT, FLOAT, UFLOAT };
+struct form {
+    kiln_format f;
+    enum kind kind;
+    uint32_t channels;
+    uint32_t bits[4];    /* per channel, red first; packed formats' fields low to high */
+};
+static const struct form forms[] = {
+    {KILN_FORMAT_R32F, FLOAT, 1, {32}},              {KILN_FORMAT_R32UI, UINT, 1, {32}},
+    {KILN_FORMAT_R32I, SINT, 1, {32}},               {KILN_FORMAT_RG32F, FLOAT, 2, {32, 32}},
+    {KILN_FORMAT_RG32UI, UINT, 2, {32, 32}},         {KILN_FORMAT_RG32I, SINT, 2, {32, 32}},
+    {KILN_FORMAT_RGBA32F, FLOAT, 4, {32, 32, 32, 32}}, {KILN_FORMAT_RGBA32UI, UINT, 4, {32, 32, 32, 32}},
+    {KILN_FORMAT_RGBA32I, SINT, 4, {32, 32, 32, 32}}, {KILN_FORMAT_R16F, FLOAT, 1, {16}},
+    {KILN_FORMAT_RG16F, FLOAT, 2, {16, 16}},         {KILN_FORMAT_RGBA16F, FLOAT, 4, {16, 16, 16, 16}},
+    {KILN_FORMAT_RGBA16UI, UINT, 4, {16, 16, 16, 16}}, {KILN_FORMAT_RGBA16I, SINT, 4, {16, 16, 16, 16}},
+    {KILN_FORMAT_RGBA8, UNORM, 4, {8, 8, 8, 8}},     {KILN_FORMAT_RGBA8_SNORM, SNORM, 4, {8, 8, 8, 8}},
+    {KILN_FORMAT_RGBA8UI, UINT, 4, {8, 8, 8, 8}},    {KILN_FORMAT_RGBA8I, SINT, 4, {8, 8, 8, 8}},
+    {KILN_FORMAT_R8, UNORM, 1, {8}},                 {KILN_FORMAT_R8UI, UINT, 1, {8}},
+    {KILN_FORMAT_R8I, SINT, 1, {8}},                 {KILN_FORMAT_R11F_G11F_B10F, UFLOAT, 3, {11, 11, 10}},
+    {KILN_FORMAT_RGB10_A2, UNORM, 4, {10, 10, 10, 2}}, {KILN_FORMAT_RGBA16, UNORM, 4, {16, 16, 16, 16}},
+    {KILN_FORMAT_RG16, UNORM, 2, {16, 16}},          {KILN_FORMAT_RG8, UNORM, 2, {8, 8}},
+    {KILN_FORMAT_R16, UNORM, 1, {16}},               {KILN_FORMAT_RGBA16_SNORM, SNORM, 4, {16, 16, 16, 16}},
+    {KILN_FORMAT_RG16_SNORM, SNORM, 2, {16, 16}},    {KILN_FORMAT_RG8_SNORM, SNORM, 2, {8, 8}},
+    {KILN_FORMAT_R16_SNORM, SNORM, 1, {16}},         {KILN_FORMAT_R8_SNORM, SNORM, 1, {8}},
+    {KILN_FORMAT_RG16I, SINT, 2, {16, 16}},          {KILN_FORMAT_RG8I, SINT, 2, {8, 8}},
+    {KILN_FORMAT_R16I, SINT, 1, {16}},               {KILN_FORMAT_RGB10_A2UI, UINT, 4, {10, 10, 10, 2}},
+    {KILN_FORMAT_RG16UI, UINT, 2, {16, 16}},         {KILN_FORMAT_RG8UI, UINT, 2, {8, 8}},
+    {KILN_FORMAT_R16UI, UINT, 1, {16}},              {KILN_FORMAT_R64UI, UINT, 1, {64}},
+    {KILN_FORMAT_R64I, SINT, 1, {64}},
+};
+
+static const char *image_prefix(const struct form *fm)
+{
+    if (fm->bits[0] == 64)
+        return fm->kind == UINT ? "u64" : "i64";
+    return fm->kind == UINT ? "u" : fm->kind == SINT ? "i" : "";
+}
+
+/* Channel c's field of texel t (fields packed low to high in a 32-bit
+ * word where the texel is one word of several channels). */
+static uint64_t field_get(const struct form *fm, const uint8_t *t, uint32_t c)
+{
+    uint32_t off = 0;
+    for (uint32_t k = 0; k < c; k++)
+        off += fm->bits[k];
+    uint64_t all = 0;
+    memcpy(&all, t, kiln_format_size(fm->f) < 8 ? kiln_format_size(fm->f) : 8);
+    if (fm->bits[c] >= 32 && fm->bits[c] != 64) {
+        uint32_t w;
+        memcpy(&w, t + off / 8, 4);
+        return w;
+    }
+    return fm->bits[c] == 64 ? all : (all >> off) & ((1ull << fm->bits[c]) - 1);
+}
+
+static void field_set(const struct form *fm, uint8_t *t, uint32_t c, uint64_t v)
+{
+    uint32_t off = 0, size = kiln_format_size(fm->f);
+    for (uint32_t k = 0; k < c; k++)
+        off += fm->bits[k];
+    if (fm->bits[c] == 32 || fm->bits[c] == 64) {
+        memcpy(t + off / 8, &v, fm->bits[c] / 8);
+        return;
+    }
+    uint64_t all = 0;
+    memcpy(&all, t, size);
+    all = (all & ~(((1ull << fm->bits[c]) - 1) << off)) | (v & ((1ull << fm->bits[c]) - 1)) << off;
+    memcpy(t, &all, size);
+}
+
+/* A channel value every format keeps as it is through a load and a store:
+ * no NaN or infinity, no snorm's most negative (it reads -1.0, and -1.0
+ * stores as the next one up). */
+static uint64_t keepable(const struct form *fm, uint32_t c, uint64_t seed)
+{
+    uint32_t b = fm->bits[c];
+    uint64_t mask = b == 64 ? UINT64_MAX : (1ull << b) - 1, v = (seed * 0x9e3779b97f4a7c15ull >> 11) & mask;
+    if (fm->kind == SNORM && v == 1ull << (b - 1))
+        v++;
+    if (fm->kind == FLOAT || fm->kind == UFLOAT) {
+        uint32_t mant = b == 32 ? 23 : b == 16 ? 10 : b - 5, exp = b == 32 ? 8 : 5;
+        uint64_t e = (v >> mant) & ((1ull << exp) - 1);
+        if (e == (1ull << exp) - 1)
+            v &= ~(1ull << mant);   /* the largest exponent less one: finite */
+        if (e == 0)
+            v &= ~((1ull << mant) - 1);   /* no subnormals: a device may flush them */
+    }
+    return v;
+}
+
+/* Every format: an image made (or refused by the format's name where the
+ * device cannot store it), a shader declaring the format copying it texel
+ * by texel, the texels back as they went in. */
+TEST(storage_images_of_every_format_copy_exactly)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    kiln_caps caps;
+    REQUIRE_OK(kiln_context_caps(ctx, &caps));
+    CHECK_EQ(KILN_ARRAY_LEN_T(forms), KILN_FORMAT_COUNT - 1);
+    uint32_t ran = 0;
+    for (size_t i = 0; i < KILN_ARRAY_LEN_T(forms); i++) {
+        const struct form *fm = &forms[i];
+        const char *q = kiln_format_name(fm->f), *pre = image_prefix(fm);
+        bool wide = fm->bits[0] == 64;
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "#version 450\n%s"
+                 "layout(local_size_x = 4, local_size_y = 4) in;\n"
+                 "layout(set = 0, binding = 0, %s) uniform readonly %simage2D Src;\n"
+                 "layout(set = 0, binding = 1, %s) uniform writeonly %simage2D Dst;\n"
+                 "void main() {\n"
+                 "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+                 "    if (any(greaterThanEqual(p, imageSize(Src)))) return;\n"
+                 "    imageStore(Dst, p, imageLoad(Src, p));\n"
+                 "}\n",
+                 wide ? "#extension GL_EXT_shader_image_int64 : require\n"
+                        "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n" : "",
+                 q, pre, q, pre);
+        kiln_program p;
+        kiln_result r = make(ctx, q, src, &p);
+        if (wide && !(caps.shader_features & KILN_FEATURE_IMAGE_INT64)) {
+            /* Refused by the capability and the feature, naming the formats. */
+            CHECK_RESULT(r, KILN_ERR_LIMIT);
+            CHECK_MSG("Int64ImageEXT, which needs shaderImageInt64Atomics (VK_EXT_shader_image_atomic_int64: r64ui "
+                      "and r64i images)");
+            continue;
+        }
+        REQUIRE_OK(r);
+        kiln_program_interface it;
+        REQUIRE_OK(kiln_program_interface_get(ctx, p, &it));
+        CHECK_EQ(it.bindings[0].format, fm->f);
+        kiln_image a, b;
+        r = kiln_image_create(ctx, &(kiln_image_desc){.width = W, .height = H, .format = fm->f,
+                                                      .usage = KILN_IMAGE_STORAGE}, &a);
+        if (r == KILN_ERR_LIMIT) {   /* the device cannot store texels of it: said by name */
+            CHECK(strstr(kiln_last_error(), q) != NULL);
+            continue;
+        }
+        REQUIRE_OK(r);
+        REQUIRE_OK(kiln_image_create(ctx, &(kiln_image_desc){.width = W, .height = H, .format = fm->f}, &b));
+        uint32_t texel = kiln_format_size(fm->f), n = W * H * texel;
+        uint8_t *in = calloc(1, n), *out = malloc(n);
+        REQUIRE(in && out);
+        for (uint32_t t = 0; t < W * H; t++)
+            for (uint32_t c = 0; c < fm->channels; c++)
+                field_set(fm, in + (size_t)t * texel, c, keepable(fm, c, t * 4 + c + 1));
+        REQUIRE_OK(kiln_image_upload(ctx, a, in, n));
+        kiln_scheme s;
+        REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+        kiln_binding bind[2] = {{.binding = 0, .image = a}, {.binding = 1, .image = b}};
+        REQUIRE_OK(run_once(ctx, s,
+                            &(kiln_node_desc){.program = p, .bindings = bind, .binding_count = 2,
+                                              .groups = {(W + 3) / 4, (H + 3) / 4, 1}}));
+        REQUIRE_OK(kiln_image_readback(ctx, b, out, n));
+        uint32_t wrong = 0;
+        for (uint32_t t = 0; t < W * H; t++)
+            for (uint32_t c = 0; c < fm->channels; c++)
+                wrong += field_get(fm, out + (size_t)t * texel, c) != field_get(fm, in + (size_t)t * texel, c);
+        if (wrong) {
+            test_failures_++;
+            fprintf(stderr, "%s: %u channels of %u came back changed\n", q, wrong, W * H * fm->channels);
+        }
+        ran++;
+        free(in);
+        free(out);
+        CHECK_OK(kiln_scheme_destroy(ctx, s));
+        CHECK_OK(kiln_image_destroy(ctx, a));
+        CHECK_OK(kiln_image_destroy(ctx, b));
+    }
+    CHECK(ran >= 21);   /* Vulkan requires storage of the formats kiln had before these */
+    test_context_done(ctx);
+}
+
+/* An unsigned float of 5 exponent bits and m of mantissa (exact values
+ * only: the test stores multiples of powers of two). */
+static uint32_t ufloat(float v, int m)
+{
+    if (v == 0)
+        return 0;
+    int e;
+    float fr = frexpf(v, &e);
+    return (uint32_t)(e - 1 + 15) << m | (uint32_t)lrintf(ldexpf(2 * fr - 1, m));
+}
+
+/* What a shader stores is what the CPU packs: a value computed from the
+ * texel's place, in the formats whose packing differs most from kiln's
+ * first ones. */
+TEST(storage_images_store_what_the_cpu_packs)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    static const struct {
+        kiln_format f;
+        const char *type, *value;
+    } cases[] = {
+        {KILN_FORMAT_R11F_G11F_B10F, "image2D", "vec4(float(p.x) / 16.0, float(p.y) / 8.0, 0.75, 1.0)"},
+        {KILN_FORMAT_RGB10_A2, "image2D", "vec4(float(p.x) / 12.0, float(p.y) / 6.0, 0.5, 1.0 / 3.0)"},
+        {KILN_FORMAT_RG16F, "image2D", "vec4(float(p.x) * 0.25 - 1.0, float(p.y) * 64.0, 0, 0)"},
+        {KILN_FORMAT_R16UI, "uimage2D", "uvec4(uint(p.x) * 4099u + uint(p.y) * 2000u + 3u)"},
+        {KILN_FORMAT_RGBA16_SNORM, "image2D", "vec4(float(p.x) / 6.0 - 1.0, -float(p.y) / 6.0, 0.5, -1.0 / 3.0)"},
+    };
+    for (size_t i = 0; i < KILN_ARRAY_LEN_T(cases); i++) {
+        kiln_format f = cases[i].f;
+        const char *q = kiln_format_name(f);
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "#version 450\n"
+                 "layout(local_size_x = 4, local_size_y = 4) in;\n"
+                 "layout(set = 0, binding = 0, %s) uniform writeonly %s Dst;\n"
+                 "void main() {\n"
+                 "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+                 "    if (any(greaterThanEqual(p, imageSize(Dst)))) return;\n"
+                 "    imageStore(Dst, p, %s);\n"
+                 "}\n",
+                 q, cases[i].type, cases[i].value);
+        kiln_program p;
+        REQUIRE_OK(make(ctx, q, src, &p));
+        kiln_image img;
+        kiln_result r = kiln_image_create(ctx, &(kiln_image_desc){.width = W, .height = H, .format = f}, &img);
+        if (r == KILN_ERR_LIMIT) {
+            CHECK(strstr(kiln_last_error(), q) != NULL);
+            continue;
+        }
+        REQUIRE_OK(r);
+        kiln_scheme s;
+        REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+        REQUIRE_OK(run_once(ctx, s,
+                            &(kiln_node_desc){.program = p, .bindings = &(kiln_binding){.image = img},
+                                              .binding_count = 1, .groups = {(W + 3) / 4, (H + 3) / 4, 1}}));
+        uint32_t texel = kiln_format_size(f);
+        uint8_t out[W * H * 8];
+        REQUIRE_OK(kiln_image_readback(ctx, img, out, W * H * texel));
+        uint32_t wrong = 0;
+        for (uint32_t y = 0; y < H; y++)
+            for (uint32_t x = 0; x < W; x++) {
+                const uint8_t *t = out + (y * W + x) * texel;
+                uint32_t w32;
+                memcpy(&w32, t, 4);
+                switch (f) {
+                case KILN_FORMAT_R11F_G11F_B10F:
+                    wrong += w32 != (ufloat((float)x / 16.0f, 6) | ufloat((float)y / 8.0f, 6) << 11 |
+                                     ufloat(0.75f, 5) << 22);
+                    break;
+                case KILN_FORMAT_RGB10_A2: {
+                    /* float to unorm rounds to nearest (within one step). */
+                    float want[4] = {(float)x / 12.0f * 1023.0f, (float)y / 6.0f * 1023.0f, 511.5f, 1.0f};
+                    for (uint32_t c = 0; c < 4; c++) {
+                        uint32_t got = c < 3 ? (w32 >> (10 * c)) & 1023u : w32 >> 30;
+                        wrong += fabsf((float)got - want[c]) > 1.0f;
+                    }
+                    break;
+                }
+                case KILN_FORMAT_RG16F: {
+                    uint16_t h[2];
+                    memcpy(h, t, 4);
+                    wrong += half_value(h[0]) != (float)x * 0.25f - 1.0f || half_value(h[1]) != (float)y * 64.0f;
+                    break;
+                }
+                case KILN_FORMAT_R16UI: {
+                    uint16_t u;
+                    memcpy(&u, t, 2);
+                    wrong += u != (uint16_t)(x * 4099u + y * 2000u + 3u);
+                    break;
+                }
+                default: {   /* rgba16_snorm */
+                    int16_t v[4];
+                    memcpy(v, t, 8);
+                    float want[4] = {((float)x / 6.0f - 1.0f) * 32767.0f, -(float)y / 6.0f * 32767.0f, 16383.5f,
+                                     -32767.0f / 3.0f};
+                    for (int c = 0; c < 4; c++)
+                        wrong += fabsf((float)v[c] - want[c]) > 1.0f;
+                    break;
+                }
+                }
+            }
+        if (wrong) {
+            test_failures_++;
+            fprintf(stderr, "%s: %u texels differ from the CPU's packing\n", q, wrong);
+        }
+        CHECK_OK(kiln_scheme_destroy(ctx, s));
+        CHECK_OK(kiln_image_destroy(ctx, img));
+    }
+    test_context_done(ctx);
+}
+
 /* ---- errors ------------------------------------------------------------------------------ */
 
 TEST(images_given_wrong_are_refused_by_name)
@@ -627,6 +923,8 @@ int main(void)
     RUN(storage_images_rgba32f);
     RUN(storage_images_r32f);
     RUN(storage_images_r32ui);
+    RUN(storage_images_of_every_format_copy_exactly);
+    RUN(storage_images_store_what_the_cpu_packs);
     RUN(a_3d_image_written_texel_by_texel);
     RUN(a_sampled_image_with_linear_filtering);
     RUN(a_separate_texture_and_sampler_nearest_and_repeat);

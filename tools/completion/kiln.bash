@@ -6,7 +6,7 @@
 # `--image B=size:WxH:`), anything else completes the command's flags.
 # The lists mirror `kiln help CMD`; keep them in step with it.
 
-_kiln_formats="r8 r8ui r8i r16f r32f r32ui r32i rg16f rg32f rg32ui rg32i rgba8 rgba8_snorm rgba8ui rgba8i rgba16f rgba16ui rgba16i rgba32f rgba32ui rgba32i"
+_kiln_formats="r8 r8_snorm r8ui r8i r16 r16_snorm r16f r16ui r16i r32f r32ui r32i r64ui r64i rg8 rg8_snorm rg8ui rg8i rg16 rg16_snorm rg16f rg16ui rg16i rg32f rg32ui rg32i r11f_g11f_b10f rgb10_a2 rgb10_a2ui rgba8 rgba8_snorm rgba8ui rgba8i rgba16 rgba16_snorm rgba16f rgba16ui rgba16i rgba32f rgba32ui rgba32i"
 
 _kiln()
 {

@@ -212,8 +212,12 @@ void cli_images_finish(struct cli_images *s);
 
 /* A PNG's pixels as image texels and back (texels.c). The channels a PNG
  * fills in format f, 0 for a format it does not convert to (integer and
- * snorm ones); *bits: 8, 16 (halves) or 32 (floats) per channel. */
-uint32_t cli_png_channels(kiln_format f, uint32_t *bits);
+ * snorm ones). */
+uint32_t cli_png_channels(kiln_format f);
+/* How far a byte of channel c (0 red .. 3 alpha) may come back from a
+ * round trip through f: 0 (exactly) but for r11f_g11f_b10f and
+ * rgb10_a2's alpha. */
+uint32_t cli_png_error(kiln_format f, uint32_t channel);
 /* pixels rgba8 pixels as texels of f (cli_png_channels(f) != 0), and
  * back; malloc'd, NULL when out of memory. */
 uint8_t *cli_texels_from_png(const uint8_t *rgba, uint64_t pixels, kiln_format f);

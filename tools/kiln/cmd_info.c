@@ -44,7 +44,7 @@ static const char *const feature_names[] = {
     "uniformAndStorageBuffer8BitAccess", "storagePushConstant8", "shaderBufferInt64Atomics", "vulkanMemoryModel",
     "vulkanMemoryModelDeviceScope", "bufferDeviceAddress", "variablePointersStorageBuffer", "variablePointers",
     "shaderImageGatherExtended", "shaderStorageImageExtendedFormats", "shaderStorageImageMultisample",
-    "shaderSharedInt64Atomics", "shaderIntegerDotProduct",
+    "shaderSharedInt64Atomics", "shaderIntegerDotProduct", "shaderImageInt64Atomics",
 };
 #define FEATURE_COUNT (sizeof feature_names / sizeof feature_names[0])
 

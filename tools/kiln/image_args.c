@@ -8,11 +8,10 @@
  * many bytes), or zeroed (size:WxH[xD][:FORMAT]); a D makes it 3D. Its
  * format is the one given, else the one the shader declares at the binding
  * (a storage image's format qualifier), else rgba8. A PNG converts to and
- * from the normalized and float formats: rgba8 and r8 take the bytes as
- * they are, float formats take them as value / 255, and on the way out
- * floats are clamped to [0, 1] and rounded; one channel reads as grey, two
- * as red and green. Integer and snorm formats take and give raw texels
- * only: a PNG for one is refused by name, as is a PNG of a 3D image.
+ * from the unsigned normalized and float formats (texels.c says how);
+ * one channel reads as grey, two as red and green. Integer and snorm
+ * formats take and give raw texels only: a PNG for one is refused by name,
+ * as is a PNG of a 3D image.
  *
  * A --sampler at a binding with an --image makes a combined image
  * sampler's sampler; at a binding without one, a sampler binding's.
@@ -212,7 +211,8 @@ bool cli_images_check(struct cli_images *s, char *why, size_t cap)
     return true;
 }
 
-static const char *png_formats = "rgba8, r8, rgba16f, rg16f, r16f, rgba32f, rg32f, r32f";
+static const char *png_formats = "rgba8, rg8, r8, rgba16, rg16, r16, rgb10_a2, rgba16f, rg16f, r16f, "
+                                  "r11f_g11f_b10f, rgba32f, rg32f, r32f";
 
 /* ---- making, binding, writing back ---------------------------------------------------- */
 
@@ -251,8 +251,7 @@ static int image_texels(struct cli_image_arg *a, const kiln_caps *caps, uint8_t 
         *texels = data;
         return 0;
     }
-    uint32_t bits;
-    if (!cli_png_channels(a->format, &bits))
+    if (!cli_png_channels(a->format))
         return fail(why, cap, "--image %s: a PNG converts to normalized and float formats (%s), not %s; give %s's "
                     "raw texels as --image %s=FILE:WxH:%s", a->arg, png_formats, kiln_format_name(a->format),
                     kiln_format_name(a->format), a->site, kiln_format_name(a->format)), 2;
@@ -280,8 +279,7 @@ int cli_images_make(kiln_context ctx, struct cli_images *s, const kiln_program_i
         const kiln_binding_info *bi = declared(it, a->at);
         if (!a->format)   /* the shader's format qualifier, else rgba8 */
             a->format = bi && bi->kind == KILN_BINDING_STORAGE_IMAGE && bi->format ? bi->format : KILN_FORMAT_RGBA8;
-        uint32_t bits;
-        if (a->out_png && !cli_png_channels(a->format, &bits))
+        if (a->out_png && !cli_png_channels(a->format))
             return fail(why, cap, "--out-image %s=%s: a PNG holds normalized and float formats (%s), not %s; name a "
                         "file not ending in .png for its raw texels", a->site, a->out, png_formats,
                         kiln_format_name(a->format)), 2;

@@ -259,7 +259,13 @@ kiln_result vkb_create(const struct kb_settings *set, struct kb_device **out)
                                             .pNext = v13 ? (void *)&f13 : ext_cc ? (void *)&fcc : NULL};
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                             .pNext = &f12};
-    VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+    /* 64-bit integer images: the extension where vk_fill_caps found its
+     * feature. */
+    bool image_int64 = d->base.caps.shader_features & KILN_FEATURE_IMAGE_INT64;
+    VkPhysicalDeviceShaderImageAtomicInt64FeaturesEXT i64 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_IMAGE_ATOMIC_INT64_FEATURES_EXT, .pNext = &f11};
+    VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                          .pNext = image_int64 ? (void *)&i64 : (void *)&f11};
     vkGetPhysicalDeviceFeatures2(d->phys, &features);
     features.features.robustBufferAccess = VK_FALSE;
     f13.robustImageAccess = VK_FALSE;
@@ -267,8 +273,10 @@ kiln_result vkb_create(const struct kb_settings *set, struct kb_device **out)
     /* Host memory imported in place (a server's view of a client's sealed
      * data segment): where the device has VK_EXT_external_memory_host. */
     int has_host = vk_has_device_extension(d->phys, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
-    const char *dev_exts[2];
+    const char *dev_exts[3];
     uint32_t ext_count = 0;
+    if (image_int64)
+        dev_exts[ext_count++] = VK_EXT_SHADER_IMAGE_ATOMIC_INT64_EXTENSION_NAME;
     if (ext_cc)
         dev_exts[ext_count++] = VK_EXT_PIPELINE_CREATION_CACHE_CONTROL_EXTENSION_NAME;
     if (has_host > 0 && !env_flag("KILN_NO_HOST_IMPORT", 0)) {

@@ -362,7 +362,12 @@ void vk_fill_caps(struct vk_device *d)
                                             .pNext = v13 ? &f13 : NULL};
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                             .pNext = &f12};
-    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+    /* 64-bit integer images (r64ui, r64i) come with a device extension. */
+    VkPhysicalDeviceShaderImageAtomicInt64FeaturesEXT i64 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_IMAGE_ATOMIC_INT64_FEATURES_EXT, .pNext = &f11};
+    bool has_i64 = vk_has_device_extension(d->phys, VK_EXT_SHADER_IMAGE_ATOMIC_INT64_EXTENSION_NAME) > 0;
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = has_i64 ? (void *)&i64 : (void *)&f11};
     vkGetPhysicalDeviceFeatures2(d->phys, &f2);
     const VkPhysicalDeviceFeatures *feat = &f2.features;
     c->storage_image_read_without_format = feat->shaderStorageImageReadWithoutFormat ? 1 : 0;
@@ -390,6 +395,7 @@ void vk_fill_caps(struct vk_device *d)
         {feat->shaderStorageImageExtendedFormats, KILN_FEATURE_STORAGE_IMAGE_EXTENDED_FORMATS},
         {feat->shaderStorageImageMultisample, KILN_FEATURE_STORAGE_IMAGE_MULTISAMPLE},
         {v13 && f13.shaderIntegerDotProduct, KILN_FEATURE_INTEGER_DOT_PRODUCT},
+        {has_i64 && i64.shaderImageInt64Atomics, KILN_FEATURE_IMAGE_INT64},
     };
     c->shader_features = 0;
     for (size_t i = 0; i < sizeof have / sizeof have[0]; i++)
