@@ -945,6 +945,10 @@ typedef struct kiln_program_interface {
      * size the program runs with: its local_size constants' values. */
     uint32_t constant_count;
     kiln_spec_constant_info constants[KILN_MAX_SPEC_CONSTANTS];
+    /* Bit n: word n of the program's own push_constant block holds a
+     * 32-bit float (a member, an element or a component), so a word given
+     * as an integer is likely a value meant as a float (kiln run says so). */
+    uint64_t push_float_words;
 } kiln_program_interface;
 
 /* The program's interface, read from its SPIR-V. KILN_ERR_PENDING while

@@ -411,6 +411,7 @@ typedef struct kiln_program_interface {
     uint32_t subgroup_ops;
     uint32_t constant_count;
     kiln_spec_constant_info constants[32];
+    uint64_t push_float_words;
 } kiln_program_interface;
  kiln_result kiln_program_interface_get(kiln_context ctx, kiln_program prog, kiln_program_interface *out);
 typedef struct kiln_scheme_desc {

@@ -47,7 +47,7 @@
 
 /* 2: the program interface in front-end entries written field by field
  * (it was the struct's bytes); records and notes unchanged. */
-#define ARC_FORMAT_VERSION 8
+#define ARC_FORMAT_VERSION 9   /* 9: the interface's push_float_words */
 #define ARC_HEADER_SIZE 64
 #define ARC_ENTRY_HEAD_SIZE 48
 #define ARC_INDEX_ROW_SIZE 32
@@ -220,7 +220,8 @@ enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, struct bytes
  * constant id u32, type u32 (a kiln_scalar_type), default_value u64, value
  * u64 (each within its type's bits; value the default unless set), set
  * u32, used u32 (0 or 1), workgroup_axis u32 (0..3), name 64 bytes
- * (NUL-terminated), in (id, workgroup_axis) order. A field added to the
+ * (NUL-terminated), in (id, workgroup_axis) order. Then (format 9)
+ * push_float_words u64 (within param_words bits). A field added to the
  * struct is added to both functions, and the format version bumped
  * (entry.c asserts the struct's layout against it). */
 void arc_iface_put(struct bytes *out, const kiln_program_interface *iface);

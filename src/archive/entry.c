@@ -28,36 +28,37 @@
 #define SPIRV_HEADER_WORDS 5
 #define NOTE_VALUE_LEN (4 + 4 + 8 + 8 + 64)
 
-/* The layout of kiln_program_interface (LP64) that format version 8's
+/* The layout of kiln_program_interface (LP64) that format version 9's
  * interface codec knows, field by field. A struct change fails here:
  * change the struct, bump ARC_FORMAT_VERSION, update the codec, then these
  * numbers (a version bump alone fails here too, so that the codec is
  * looked at). */
 #define BINDING_AT(field, at) (offsetof(kiln_binding_info, field) == (at))
 #define IFACE_AT(field, at) (offsetof(kiln_program_interface, field) == (at))
-_Static_assert(ARC_FORMAT_VERSION == 8 && sizeof(kiln_binding_info) == 104 && BINDING_AT(set, 0) &&
+_Static_assert(ARC_FORMAT_VERSION == 9 && sizeof(kiln_binding_info) == 104 && BINDING_AT(set, 0) &&
                    BINDING_AT(binding, 4) && BINDING_AT(kind, 8) && BINDING_AT(access, 12) &&
                    BINDING_AT(min_size, 16) && BINDING_AT(name, 24) && BINDING_AT(count, 88) &&
                    BINDING_AT(format, 92) && BINDING_AT(image_dims, 96) && sizeof(((kiln_binding_info *)0)->name) == 64,
-               "kiln_binding_info is not the layout archive format 8 encodes: change the struct, bump "
+               "kiln_binding_info is not the layout archive format 9 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
-_Static_assert(ARC_FORMAT_VERSION == 8 && sizeof(kiln_program_interface) == 5120 && KILN_MAX_BINDINGS == 16 &&
+_Static_assert(ARC_FORMAT_VERSION == 9 && sizeof(kiln_program_interface) == 5128 && KILN_MAX_BINDINGS == 16 &&
                    IFACE_AT(binding_count, 0) && IFACE_AT(bindings, 8) && IFACE_AT(push_constant_size, 1672) &&
                    IFACE_AT(workgroup_size, 1676) && IFACE_AT(spirv_words, 1688) && IFACE_AT(entry, 1692) &&
                    IFACE_AT(params_read, 1760) && IFACE_AT(lens_read, 1768) && IFACE_AT(groups_read, 1772) &&
                    IFACE_AT(own_push_block, 1776) && IFACE_AT(param_words, 1780) && IFACE_AT(subgroup_ops, 1784) &&
                    IFACE_AT(constant_count, 1788) && IFACE_AT(constants, 1792) && KILN_MAX_SPEC_CONSTANTS == 32 &&
+                   IFACE_AT(push_float_words, 5120) &&
                    sizeof(((kiln_program_interface *)0)->entry) == 64,
-               "kiln_program_interface is not the layout archive format 8 encodes: change the struct, bump "
+               "kiln_program_interface is not the layout archive format 9 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
 
 #define CONSTANT_AT(field, at) (offsetof(kiln_spec_constant_info, field) == (at))
-_Static_assert(ARC_FORMAT_VERSION == 8 && sizeof(kiln_spec_constant_info) == 104 && CONSTANT_AT(id, 0) &&
+_Static_assert(ARC_FORMAT_VERSION == 9 && sizeof(kiln_spec_constant_info) == 104 && CONSTANT_AT(id, 0) &&
                    CONSTANT_AT(type, 4) && CONSTANT_AT(default_value, 8) && CONSTANT_AT(value, 16) &&
                    CONSTANT_AT(set, 24) && CONSTANT_AT(used, 28) && CONSTANT_AT(workgroup_axis, 32) &&
                    CONSTANT_AT(name, 36) && sizeof(((kiln_spec_constant_info *)0)->name) == 64 &&
                    KILN_SCALAR_DOUBLE == 12,
-               "kiln_spec_constant_info is not the layout archive format 8 encodes: change the struct, bump "
+               "kiln_spec_constant_info is not the layout archive format 9 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
 
 static bool refuse(char why[ARC_WHY_LEN], const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -120,6 +121,7 @@ void arc_iface_put(struct bytes *out, const kiln_program_interface *iface)
         bytes_put_u32(out, c->workgroup_axis);
         bytes_put_str(out, c->name, sizeof c->name);
     }
+    bytes_put_u64(out, iface->push_float_words);   /* format 9 */
 }
 
 /* The bits a constant of type t holds (a bool: 1). */
@@ -282,6 +284,10 @@ bool arc_iface_read(struct bytes_reader *r, kiln_program_interface *iface, char 
     it.subgroup_ops = bytes_read_u32(r);
     if (!constants_read(r, &it, why))
         return false;
+    it.push_float_words = bytes_read_u64(r);
+    if (!r->overrun && it.param_words < 64 && it.push_float_words >> it.param_words)
+        return refuse(why, "push_float_words 0x%llx names words past the block's %u",
+                      (unsigned long long)it.push_float_words, it.param_words);
     if (!r->overrun && own_push > 1)
         return refuse(why, "own_push_block %u is neither 0 nor 1", own_push);
     it.own_push_block = (int)own_push;

@@ -28,10 +28,11 @@
 
 /* The protocol's version: a client and a server of other versions do not
  * talk (the server refuses context_create, naming both). */
-#define PIPE_VERSION 6u   /* 3: calls go on the command stream (remote/stream.c); 4: the client mints
+#define PIPE_VERSION 7u   /* 3: calls go on the command stream (remote/stream.c); 4: the client mints
                             * scheme and node handles and numbers its tickets; 5: a set_param names
                             * the program its slot was checked against; 6: a program's language,
-                            * preamble and workgroup size, kiln_caps' shader_features */
+                            * preamble and workgroup size, kiln_caps' shader_features; 7: the
+                            * interface's push_float_words, kiln_format's 20 new formats */
 
 enum pipe_class { PIPE_CLASS_OBJECT, PIPE_CLASS_DATA, PIPE_CLASS_QUERY, PIPE_CLASS_STATE, PIPE_CLASS_SUBMIT,
                   PIPE_CLASS_WAIT, PIPE_CLASS_ARCHIVE, PIPE_CLASSES };

@@ -76,6 +76,47 @@ static bool is_texel_buffer(spvc_compiler comp, const spvc_reflected_resource *r
     return spvc_type_get_image_dimension(spvc_compiler_get_type_handle(comp, res->base_type_id)) == SpvDimBuffer;
 }
 
+/* The words of a block (struct type `t` at byte `base`) that hold 32-bit
+ * floats: bit n for word n, words past 63 left out. Members, vectors,
+ * matrices (by their stride), one-dimensional arrays (by theirs) and
+ * structs within, to a depth of 8. */
+static uint64_t float_words(spvc_compiler comp, spvc_type t, uint32_t base, int depth)
+{
+    uint64_t words = 0;
+    unsigned n = spvc_type_get_num_member_types(t);
+    for (unsigned m = 0; m < n && depth < 8; m++) {
+        spvc_type mt = spvc_compiler_get_type_handle(comp, spvc_type_get_member_type(t, m));
+        unsigned off = 0, stride = 0, mstride = 0;
+        if (spvc_compiler_type_struct_member_offset(comp, t, m, &off) != SPVC_SUCCESS)
+            continue;
+        unsigned count = 1, dims = spvc_type_get_num_array_dimensions(mt);
+        if (dims > 1 || (dims == 1 && (!spvc_type_array_dimension_is_literal(mt, 0) ||
+                                       spvc_compiler_type_struct_member_array_stride(comp, t, m, &stride) !=
+                                           SPVC_SUCCESS)))
+            continue;   /* many dimensions, or a length set by a constant: not followed */
+        if (dims == 1)
+            count = (unsigned)spvc_type_get_array_dimension(mt, 0);
+        for (unsigned e = 0; e < count && base + off + e * stride < 256; e++) {
+            uint32_t at = base + off + e * stride;
+            spvc_basetype bt = spvc_type_get_basetype(mt);
+            if (bt == SPVC_BASETYPE_STRUCT) {
+                words |= float_words(comp, mt, at, depth + 1);
+            } else if (bt == SPVC_BASETYPE_FP32) {
+                unsigned cols = spvc_type_get_columns(mt), vec = spvc_type_get_vector_size(mt);
+                if (cols > 1 && spvc_compiler_type_struct_member_matrix_stride(comp, t, m, &mstride) != SPVC_SUCCESS)
+                    continue;
+                for (unsigned c = 0; c < cols; c++)
+                    for (unsigned k = 0; k < vec; k++) {
+                        uint32_t w = (at + c * mstride + k * 4) / 4;
+                        if (w < 64)
+                            words |= 1ull << w;
+                    }
+            }
+        }
+    }
+    return words;
+}
+
 /* SPIR-V's ImageFormat (a format qualifier) as a kiln_format; 0 for
  * Unknown (none declared) and for a format kiln does not take (*known
  * false then). */
@@ -363,8 +404,10 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kil
         spvc_type type = spvc_compiler_get_type_handle(comp, pc[0].base_type_id);
         if (spvc_compiler_get_declared_struct_size(comp, type, &size) == SPVC_SUCCESS)
             out->push_constant_size = (uint32_t)size;
-        if (own_push) /* the block's words are the node's (a block past 2^32 bytes is refused by the limits) */
+        if (own_push) { /* the block's words are the node's (a block past 2^32 bytes is refused by the limits) */
             out->param_words = (uint32_t)KILN_MIN((size + 3) / 4, (size_t)UINT32_MAX);
+            out->push_float_words = float_words(comp, type, 0, 0);
+        }
         /* The param words the code reads: word n at 4n, of kiln's block
          * (then the lengths) or of the program's own. */
         const spvc_buffer_range *ranges;

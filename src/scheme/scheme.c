@@ -281,8 +281,10 @@ static kiln_result check_descriptor(struct scheme *s, struct node *n, const kiln
                      : uniform ? caps->min_uniform_buffer_offset_alignment
                                : caps->min_storage_buffer_offset_alignment;
     if (align && b->offset % align)
-        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s offset %llu is not a multiple of %llu", n->label, at,
-                          (unsigned long long)b->offset, (unsigned long long)align);
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s offset %llu is not a multiple of %llu, the device's %s",
+                          n->label, at, (unsigned long long)b->offset, (unsigned long long)align,
+                          texel ? "minTexelBufferOffsetAlignment"
+                          : uniform ? "minUniformBufferOffsetAlignment" : "minStorageBufferOffsetAlignment");
     if (texel) {
         kiln_format f = want->format ? want->format : b->format;
         if (b->format && !kiln_format_name(b->format))

@@ -88,7 +88,8 @@ TEST(interface_bytes_on_disk)
     arc_iface_put(&b, &it);
     REQUIRE(!b.oom);
     enum { BINDING = 4 * 4 + 8 + 64 + 12 };
-    CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12 + 4);   /* ... constant_count (none) */
+    CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12 + 4 + 8);   /* ... constant_count (none), */
+    /* push_float_words (format 9) */
     const uint8_t *p = b.p;
     CHECK_EQ(le32(p), 3);
     const uint8_t *b1 = p + 4 + BINDING;
@@ -185,7 +186,7 @@ TEST(interface_ranges_are_checked)
     REFUSED(bad, "KILN_MAX_DESCRIPTORS");
     bad = it;
     bad.bindings[2].format = KILN_FORMAT_COUNT;
-    REFUSED(bad, "format 22");
+    REFUSED(bad, "format 42");
     bad = it;
     bad.bindings[0].format = KILN_FORMAT_R32F;      /* a storage buffer has none */
     REFUSED(bad, "format 1");
@@ -208,6 +209,9 @@ TEST(interface_ranges_are_checked)
     bad = it;
     bad.subgroup_ops = 1u << 8;
     REFUSED(bad, "subgroup_ops");
+    bad = it;
+    bad.push_float_words = 1ull << KILN_PARAM_WORDS;   /* past the block's words */
+    REFUSED(bad, "push_float_words");
     bad = it;
     bad.groups_read = 2;
     REFUSED(bad, "groups_read 2");
@@ -379,7 +383,7 @@ TEST(interface_constants_on_disk_and_checked)
     REQUIRE(!b.oom);
     enum { BINDING = 4 * 4 + 8 + 64 + 12, CONSTANT = 4 + 4 + 8 + 8 + 4 + 4 + 4 + 64 };
     const size_t head = 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12;
-    CHECK_EQ(b.len, head + 4 + 3 * CONSTANT);
+    CHECK_EQ(b.len, head + 4 + 3 * CONSTANT + 8);   /* then push_float_words */
     const uint8_t *c = b.p + head;
     CHECK_EQ(le32(c), 3);
     const uint8_t *c1 = c + 4 + CONSTANT;

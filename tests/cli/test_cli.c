@@ -918,7 +918,8 @@ TEST(run_own_push_block)
     uint32_t block[10] = {3, 100, f2u(0.5f), 0, 0, 0, 0, 0, 0, 7};
     write_file("push.bin", block, sizeof block);
     write_file("push_big.bin", block, sizeof block);
-    write_file("push_too_big.bin", (uint32_t[11]){0}, 44);
+    /* A host's padded struct: the block's 40 bytes and 8 of padding. */
+    write_file("push_padded.bin", (uint32_t[12]){3, 100, f2u(0.5f), 0, 0, 0, 0, 0, 0, 7, 0xdead, 0xbeef}, 48);
     char out_arg[600], file_arg[600];
     snprintf(out_arg, sizeof out_arg, "0=%s", P("own_out.bin"));
     snprintf(file_arg, sizeof file_arg, "%s", P("push.bin"));
@@ -942,10 +943,27 @@ TEST(run_own_push_block)
     CHECK_STATUS(r, 2);
     CHECK_HAS(r, err, "word 10 is past the shader's push_constant block (40 bytes: words 0..9)");
     run_free(&r);
-    snprintf(file_arg, sizeof file_arg, "%s", P("push_too_big.bin"));
-    KILN(&r, NULL, "run", P("own.comp"), "--push-file", file_arg, "--buffer", "0=size:32");
-    CHECK_STATUS(r, 2);
-    CHECK_HAS(r, err, "44 bytes; the shader's push_constant block holds 40");
+    /* A float member given a decimal integer: its bits, with a note. */
+    KILN(&r, NULL, "run", P("own.comp"), "--push", "2=3", "--buffer", "0=size:32");
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "note: --push 2=3: word 2 of the push_constant block is a float, and 3 is read as the integer "
+                      "bits 0x00000003");
+    CHECK(!strstr(r.err, "--push 0="));
+    run_free(&r);
+    KILN(&r, NULL, "run", P("own.comp"), "--push", "2=3.0", "--push", "0=3", "--buffer", "0=size:32");
+    CHECK_STATUS(r, 0);
+    CHECK(!strstr(r.err, "is a float"));   /* 3.0 is a float's value; word 0 is a uint */
+    run_free(&r);
+    snprintf(file_arg, sizeof file_arg, "%s", P("push_padded.bin"));
+    KILN(&r, NULL, "run", P("own.comp"), "--groups", "2", "--push-file", file_arg, "--buffer", "0=size:32", "--out",
+         out_arg);
+    CHECK_STATUS(r, 0);
+    CHECK_HAS(r, err, "48 bytes; the shader's push_constant block holds 40, so bytes 40..47 are ignored");
+    got = READ_OUT("own_out.bin", 32);
+    if (got)
+        for (uint32_t i = 0; i < 8; i++)
+            CHECK(got[i] == (float)(i * 3 + 100 + 7) * 0.5f);
+    free(got);
     run_free(&r);
     /* And the other way: --push on a shader that reads kiln's words. */
     write_text("kiln_words.comp", "#version 450\nlayout(local_size_x = 1) in;\n"
@@ -1474,6 +1492,68 @@ TEST(run_images)
     KILN(&r, NULL, "run", P("img_invert.comp"), "--image", "0=size:3x2:r32f", "--image", "1=size:3x2");
     CHECK_STATUS(r, 1);
     CHECK_HAS(r, err, "is declared rgba8");
+    run_free(&r);
+}
+
+/* Two bindings of one node on slices of one named buffer: the first
+ * half read, the second half written (each slice's length is what the
+ * shader's runtime array sees); the named buffer written out whole and a
+ * slice alone; the errors by name. */
+TEST(run_buffer_slices)
+{
+    write_text("slices.comp", "#version 450\nlayout(local_size_x = 4) in;\n"
+                              "layout(binding = 0) readonly buffer In { uint a[]; };\n"
+                              "layout(binding = 1) writeonly buffer Out { uint b[]; };\n"
+                              "void main() {\n"
+                              "    uint i = gl_GlobalInvocationID.x;\n"
+                              "    if (i < uint(a.length())) b[i] = a[i] * 2u + uint(b.length());\n"
+                              "}\n");
+    uint32_t words[128];
+    for (uint32_t i = 0; i < 128; i++)
+        words[i] = i * 3u + 1u;
+    write_file("data.bin", words, sizeof words);
+    char data[600], whole[600], half[600];
+    snprintf(data, sizeof data, "data=%s", P("data.bin"));
+    snprintf(whole, sizeof whole, "data=%s", P("whole.bin"));
+    snprintf(half, sizeof half, "1=%s", P("half.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("slices.comp"), "--groups", "16", "--buffer", data, "--bind", "0=data:0:256", "--bind",
+         "1=data:256", "--out", whole, "--out", half);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint32_t *w = READ_OUT("whole.bin", sizeof words), *h = READ_OUT("half.bin", 256);
+    for (uint32_t i = 0; w && i < 128; i++)
+        CHECK_EQ(w[i], i < 64 ? words[i] : words[i - 64] * 2u + 64u);
+    if (w && h)
+        CHECK(!memcmp(h, w + 64, 256));
+    free(w);
+    free(h);
+
+    /* Errors, by name. */
+    KILN(&r, NULL, "run", P("slices.comp"), "--buffer", data, "--bind", "0=data:0:256", "--bind", "1=data:4");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "offset 4 is not a multiple of");
+    CHECK_HAS(r, err, "minStorageBufferOffsetAlignment");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("slices.comp"), "--buffer", data, "--bind", "0=data:0:256", "--bind", "1=data:256:512");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "bytes 256..767 are past the end of buffer 'data' (512 bytes)");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("slices.comp"), "--buffer", data, "--bind", "0=dta:0:256", "--bind", "1=data:256");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "no buffer is named 'dta'");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("slices.comp"), "--buffer", data, "--buffer", "0=size:16", "--buffer", "1=size:16");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "no --bind takes a slice of buffer 'data'");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("slices.comp"), "--buffer", data, "--bind", "0=data", "--buffer", "0=size:16");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "binding 0 is given twice");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("slices.comp"), "--buffer", data, "--bind", "0=data:x");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "--bind 0=data:x: offset");
     run_free(&r);
 }
 
@@ -2534,6 +2614,8 @@ TEST(run_spec_constants)
          "--spec", "0=256", "--spec", "2=2");
     CHECK_STATUS(r, 0);
     CHECK_HAS(r, err, "compile: 2 programs asked for; 3 compiles started");
+    /* The float given as a decimal integer: its value, and a note with the bits. */
+    CHECK_HAS(r, err, "note: --spec 2=2: 'RATE' (id 2) is a float, so 2 is read as the value 2.0 (bits 0x40000000)");
     run_free(&r);
     /* A shader whose default is past the device (a shared array of 16 MiB)
      * runs with the value its host would set, and not without it. */
@@ -3070,6 +3152,7 @@ int main(int argc, char **argv)
     RUN_IF(run_png_images);
     RUN_IF(run_images);
     RUN_IF(run_image_formats);
+    RUN_IF(run_buffer_slices);
     RUN_IF(run_and_demo_trace);
     RUN_IF(run_compile_error_names_line);
     RUN_IF(run_old_version_fails_with_stdout_clean);

@@ -110,6 +110,7 @@ TEST(own_block_words_are_the_node_params)
     CHECK_EQ(iface.push_constant_size, 4 * WORDS);
     CHECK_EQ(iface.param_words, WORDS);
     CHECK(iface.params_read == (1ull << WORDS) - 1);   /* the code reads every word of its block */
+    CHECK_EQ(iface.push_float_words, 1ull << W_SCALE | 1ull << W_OFFX | 1ull << W_OFFY);
 
     kiln_buffer out;
     REQUIRE_OK(kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4, .label = "out"}, &out));
@@ -270,11 +271,34 @@ TEST(a_block_past_the_device_limit_is_refused)
     test_context_done(ctx);
 }
 
+/* The interface names the block's float words through structs, arrays
+ * and matrices: s[0].a word 0, s[1].a word 2, m words 4..7 (two vec2
+ * columns), u word 8 (a uint). */
+TEST(the_float_words_of_a_nested_block)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    static const char *src = "#version 450\nlayout(local_size_x = 1) in;\n"
+                             "struct S { float a; uint b; };\n"
+                             "layout(push_constant) uniform P { S s[2]; mat2 m; uint u; } pc;\n"
+                             "layout(std430, binding = 0) writeonly buffer O { float o[]; };\n"
+                             "void main() { o[0] = pc.s[1].a + pc.m[1][0] + float(pc.u + pc.s[0].b); }\n";
+    kiln_program p;
+    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = src, .name = "nested.comp"}, &p));
+    REQUIRE_OK(kiln_program_wait(ctx, p));
+    kiln_program_interface iface;
+    REQUIRE_OK(kiln_program_interface_get(ctx, p, &iface));
+    CHECK_EQ(iface.param_words, 9);
+    CHECK_EQ(iface.push_float_words, 0xf5);
+    test_context_done(ctx);
+}
+
 int main(void)
 {
     RUN(own_block_words_are_the_node_params);
     RUN(groups_and_a_block_behind_a_macro);
     RUN(kiln_accessors_beside_an_own_block_name_the_way_out);
     RUN(a_block_past_the_device_limit_is_refused);
+    RUN(the_float_words_of_a_nested_block);
     return TEST_SUMMARY();
 }

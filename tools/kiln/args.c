@@ -247,3 +247,13 @@ int cli_cmp_double(const void *a, const void *b)
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
+
+bool cli_decimal_integer(const char *t)
+{
+    t += *t == '-';
+    if (!*t)
+        return false;
+    while (*t >= '0' && *t <= '9')
+        t++;
+    return !*t;
+}

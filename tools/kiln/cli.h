@@ -39,9 +39,11 @@ bool cli_spec_add(struct cli_spec_args *s, const char *v, char *why, size_t cap)
 /* The {id, word} pairs of every --spec (out[i] for args[i]), each value
  * read as its constant's type; false with why naming the argument and the
  * constant (an id the shader does not declare, a value the type cannot
- * hold, a 64-bit constant). */
+ * hold, a 64-bit constant). Unless quiet, a float given as a decimal
+ * integer (read as the value: 2 is 2.0) gets a note on stderr naming the
+ * bits used. */
 bool cli_spec_words(const struct cli_spec_args *s, const kiln_program_interface *it, kiln_spec_constant *out,
-                    char *why, size_t cap);
+                    bool quiet, char *why, size_t cap);
 /* The pairs of every --spec with each value read without its type (a WORD,
  * as --param reads it; true and false as 1 and 0): false when a value is
  * no such word. */
@@ -63,6 +65,9 @@ struct cli_site {
 bool cli_site_split(const char *v, struct cli_site *at, const char **rest);
 /* A site as the flags write it: "2", "1.2", "1.2[3]". */
 const char *cli_site_text(struct cli_site at, char buf[48]);
+/* Whether t is a decimal integer (an optional minus, then digits): a
+ * number a float's notes say was read as an integer or as a value. */
+bool cli_decimal_integer(const char *t);
 bool cli_site_same(struct cli_site a, struct cli_site b);
 /* The format a GLSL format qualifier names ("r32f"), 0 for none. */
 kiln_format cli_format_named(const char *name);

@@ -79,10 +79,16 @@
 #define STREAM_MAX (256ull << 20)          /* bytes read at most from an input that is not a regular file */
 #define MAX_FRAMES 10000000ull             /* --frames at most: 80 MB of frame times */
 
-/* One --buffer argument, and the buffer made for it. */
+/* One --buffer argument, and the buffer made for it; or one --bind, a
+ * slice of a named buffer. */
 struct buf_arg {
     struct cli_site at;
-    char site[48];         /* `at` as the flags write it, for messages */
+    char site[48];         /* `at` as the flags write it (a named buffer: its name), for messages */
+    bool named;            /* --buffer NAME=...: bound by no binding of its own, only by --bind slices */
+    char of_name[32];      /* a --bind: the named buffer it slices ("" for a --buffer) */
+    int of;                /* a --bind: the index of that buffer in bufs, once resolved; -1 otherwise */
+    uint64_t offset;       /* a --bind: the slice's first byte in that buffer */
+    bool to_end;           /* a --bind without SIZE: the slice runs to the buffer's end */
     kiln_format format;    /* --texel-format for this binding; 0: the shader's */
     const char *arg;       /* the argument's value as given, for messages; borrowed from argv */
     const char *file;      /* FILE, NULL for size:; borrowed from argv */
@@ -115,6 +121,7 @@ struct run_args {
     bool param_given;      /* some --param */
     uint32_t push[KILN_MAX_PARAM_WORDS];   /* --push N=WORD, over --push-file's words */
     bool push_seen[KILN_MAX_PARAM_WORDS];
+    const char *push_text[KILN_MAX_PARAM_WORDS];   /* each --push as given (N=WORD), for notes */
     const char *push_first;   /* the first --push, for messages */
     const char *push_file;    /* --push-file */
     struct cli_in push_in;    /* push_file opened with the arguments, read once the block's size is known */
@@ -166,8 +173,8 @@ static void usage(FILE *f)
             "  --groups X[,Y[,Z]]    workgroups to dispatch (default 1,1,1)\n"
             "  --param N=WORD        node param word N (0..7); shaders read it as kiln_param(N)\n"
             "  --push N=WORD         word N of the shader's own push_constant block (bytes 4N..4N+3)\n"
-            "  --push-file FILE      the block's bytes from FILE (at most the block's size); --push then\n"
-            "                        sets single words over them\n"
+            "  --push-file FILE      the block's bytes from FILE (bytes past the block are ignored,\n"
+            "                        with a note); --push then sets single words over them\n"
             "  --spec ID=VALUE       specialization constant ID (layout(constant_id = ID), or\n"
             "                        local_size_x_id = ID), VALUE read by its declared type (see\n"
             "                        SPECIALIZATION CONSTANTS)\n"
@@ -176,9 +183,15 @@ static void usage(FILE *f)
             "                        a new buffer of BYTES bytes (or with K, M, G, T: powers\n"
             "                        of 1024), zeroed or filled with WORD\n"
             "  --buffer B=png:FILE   the pixels of a PNG image as 8-bit RGBA, rows top to bottom\n"
-            "  --out B=FILE          after the run, write the whole buffer at binding B to FILE\n"
-            "                        (B must be given by --buffer; FILE may be its input file:\n"
-            "                        it is replaced only once the new content is complete)\n"
+            "  --buffer NAME=FILE|png:FILE|size:BYTES[:fill:WORD]\n"
+            "                        a buffer no binding takes whole: --bind gives its slices\n"
+            "  --bind B=NAME[:OFFSET[:SIZE]]\n"
+            "                        binding B takes SIZE bytes (default: to the end) of buffer\n"
+            "                        NAME from byte OFFSET (default 0; K, M, G as for size:)\n"
+            "  --out B=FILE          after the run, write the whole buffer at binding B (a --bind:\n"
+            "                        its slice) to FILE; --out NAME=FILE: the named buffer\n"
+            "                        (B must be given by --buffer or --bind; FILE may be its input\n"
+            "                        file: it is replaced only once the new content is complete)\n"
             "  --out B=png:FILE      the same, as a PNG image of the size of binding B's png:\n"
             "                        input, or of the png: input with as many bytes\n"
             "  --image B=FILE.png    the pixels of a PNG as the image at binding B (rgba8; or the\n"
@@ -308,12 +321,34 @@ static bool split_binding(const char *v, uint32_t *binding, const char **rest)
     return true;
 }
 
+/* The --buffer or --bind at a binding. */
 static struct buf_arg *find_buf(struct run_args *a, struct cli_site at)
 {
     for (uint32_t i = 0; i < a->buf_count; i++)
-        if (cli_site_same(a->bufs[i].at, at))
+        if (!a->bufs[i].named && cli_site_same(a->bufs[i].at, at))
             return &a->bufs[i];
     return NULL;
+}
+
+/* A named buffer's index, -1 if none has the name. */
+static int find_named(const struct run_args *a, const char *name, size_t len)
+{
+    for (uint32_t i = 0; i < a->buf_count; i++)
+        if (a->bufs[i].named && strlen(a->bufs[i].site) == len && !strncmp(a->bufs[i].site, name, len))
+            return (int)i;
+    return -1;
+}
+
+/* The length of the buffer name v starts with (a letter or '_', then
+ * letters, digits, '_' and '-'); 0 if it starts with none. */
+static size_t buffer_name_len(const char *v)
+{
+    if (!isalpha((unsigned char)v[0]) && v[0] != '_')
+        return 0;
+    size_t n = 1;
+    while (isalnum((unsigned char)v[n]) || v[n] == '_' || v[n] == '-')
+        n++;
+    return n;
 }
 
 /* --preamble FILE and --preamble-text TEXT: appended in the order given,
@@ -432,6 +467,7 @@ static int parse_push(struct run_args *a, const char *v)
         return bad("--push %s: word %" PRIu32 " is given twice", v, n);
     a->push_seen[n] = true;
     a->push[n] = word;
+    a->push_text[n] = v;
     if (!a->push_first)
         a->push_first = v;
     return 0;
@@ -470,12 +506,13 @@ static int node_words(const struct run_args *a, const kiln_program_interface *if
         char *data = cli_in_read((struct cli_in *)&a->push_in, 1u << 20, &len, why, sizeof why);   /* its size is said below */
         if (!data)
             return bad("--push-file %s: %s", a->push_file, why);
-        if (len > iface->push_constant_size) {
-            free(data);
-            return bad("--push-file %s: %zu bytes; the shader's push_constant block holds %u", a->push_file, len,
-                       iface->push_constant_size);
-        }
-        memcpy(out, data, len);
+        /* Hosts pad their structs past a block's last member (Vulkan takes
+         * a larger range): the block's bytes are used, the rest named. */
+        if (len > iface->push_constant_size && !a->quiet)
+            fprintf(stderr, "note: --push-file %s: %zu bytes; the shader's push_constant block holds %u, so bytes "
+                    "%u..%zu are ignored\n", a->push_file, len, iface->push_constant_size,
+                    iface->push_constant_size, len - 1);
+        memcpy(out, data, len < iface->push_constant_size ? len : iface->push_constant_size);
         free(data);
     }
     for (uint32_t n = 0; n < KILN_MAX_PARAM_WORDS; n++) {
@@ -485,6 +522,16 @@ static int node_words(const struct run_args *a, const kiln_program_interface *if
             return bad("--push: word %" PRIu32 " is past the shader's push_constant block (%u bytes: words 0..%u)", n,
                        iface->push_constant_size, words - 1);
         out[n] = a->push[n];
+        /* A float member given a decimal integer gets its bits, which is
+         * seldom what was meant: say which bits. */
+        const char *w = strchr(a->push_text[n], '=') + 1;
+        if (n < 64 && (iface->push_float_words >> n & 1) && cli_decimal_integer(w) && !a->quiet) {
+            float f;
+            memcpy(&f, &a->push[n], 4);
+            fprintf(stderr, "note: --push %s: word %" PRIu32 " of the push_constant block is a float, and %s is read "
+                    "as the integer bits 0x%08" PRIx32 " (the float %g); write %s.0 for the value\n",
+                    a->push_text[n], n, w, a->push[n], (double)f, w);
+        }
     }
     *count = words;
     return 0;
@@ -545,18 +592,31 @@ static int parse_define(struct run_args *a, const char *v)
 
 static int parse_buffer(struct run_args *a, const char *v)
 {
-    struct cli_site at;
+    struct cli_site at = {0};
     const char *rest;
     char where[48];
-    if (!cli_site_split(v, &at, &rest) || !*rest)
+    size_t named = buffer_name_len(v);
+    if (named && v[named] == '=') {   /* NAME=...: a buffer --bind slices */
+        if (named >= sizeof where)
+            return bad("--buffer %s: a buffer's name is at most %zu characters", v, sizeof where - 1);
+        if (find_named(a, v, named) >= 0)
+            return bad("--buffer %s: buffer '%.*s' is given twice", v, (int)named, v);
+        rest = v + named + 1;
+        if (!*rest)
+            return bad("--buffer %s: expected NAME=FILE, NAME=png:FILE or NAME=size:BYTES[:fill:WORD]", v);
+    } else if (!cli_site_split(v, &at, &rest) || !*rest) {
         return bad("--buffer %s: expected B=FILE, B=png:FILE or B=size:BYTES[:fill:WORD], where B is a binding "
-                   "(S.B in set S, B[E] for element E of an array)", v);
-    if (find_buf(a, at))
+                   "(S.B in set S, B[E] for element E of an array) or a name --bind takes slices of", v);
+    } else if (find_buf(a, at)) {
         return bad("--buffer %s: binding %s is given twice", v, cli_site_text(at, where));
+    }
     if (a->buf_count == KILN_MAX_DESCRIPTORS)
         return bad("--buffer %s: at most %d buffers", v, KILN_MAX_DESCRIPTORS);
-    struct buf_arg b = {.at = at, .arg = v, .in = {.fd = -1}};
-    cli_site_text(at, b.site);
+    struct buf_arg b = {.at = at, .arg = v, .in = {.fd = -1}, .of = -1, .named = named && v[named] == '='};
+    if (b.named)
+        snprintf(b.site, sizeof b.site, "%.*s", (int)named, v);
+    else
+        cli_site_text(at, b.site);
     if (!strncmp(rest, "size:", 5)) {
         const char *num = rest + 5;
         const char *fill = strstr(num, ":fill:");
@@ -590,11 +650,63 @@ static int parse_buffer(struct run_args *a, const char *v)
     return 0;
 }
 
+/* --bind B=NAME[:OFFSET[:SIZE]]: binding B takes bytes OFFSET (default
+ * 0) to OFFSET+SIZE (default: the end) of the buffer --buffer NAME gives;
+ * the name is resolved and the range checked once every argument is in
+ * and the buffer's size is known. */
+static int parse_bind(struct run_args *a, const char *v)
+{
+    struct cli_site at;
+    const char *rest;
+    char where[48];
+    size_t n;
+    if (!cli_site_split(v, &at, &rest) || !(n = buffer_name_len(rest)) || (rest[n] && rest[n] != ':'))
+        return bad("--bind %s: expected B=NAME[:OFFSET[:SIZE]], where B is a binding (S.B in set S, B[E] for "
+                   "element E of an array) and NAME a buffer given by --buffer NAME=...", v);
+    if (find_buf(a, at))
+        return bad("--bind %s: binding %s is given twice", v, cli_site_text(at, where));
+    if (a->buf_count == KILN_MAX_DESCRIPTORS)
+        return bad("--bind %s: at most %d bindings", v, KILN_MAX_DESCRIPTORS);
+    if (n >= sizeof ((struct buf_arg *)0)->of_name)
+        return bad("--bind %s: no buffer has a name that long", v);
+    struct buf_arg b = {.at = at, .arg = v, .in = {.fd = -1}, .of = -1, .to_end = true};
+    cli_site_text(at, b.site);
+    memcpy(b.of_name, rest, n);
+    const char *p = rest + n;
+    for (int field = 0; *p == ':' && field < 2; field++) {
+        const char *num = p + 1, *end = strchr(num, ':');
+        char text[32], why[PARSE_WHY_LEN];
+        size_t len = end ? (size_t)(end - num) : strlen(num);
+        if (len == 0 || len >= sizeof text)
+            return bad("--bind %s: expected B=NAME[:OFFSET[:SIZE]]", v);
+        memcpy(text, num, len);
+        text[len] = 0;
+        uint64_t x;
+        if (!parse_size(text, &x, why))
+            return bad("--bind %s: %s %s", v, field ? "size" : "offset", why);
+        if (field) {
+            if (x == 0)
+                return bad("--bind %s: a slice holds at least 1 byte", v);
+            b.size = x;
+            b.to_end = false;
+        } else {
+            b.offset = x;
+        }
+        p = num + len;
+    }
+    if (*p)
+        return bad("--bind %s: expected B=NAME[:OFFSET[:SIZE]]", v);
+    a->bufs[a->buf_count++] = b;
+    return 0;
+}
+
 /* Records an --out or a --texel-format; checked against the buffers once
  * every argument is in. */
 struct out_arg {
     struct cli_site at;
     const char *file, *arg;
+    const char *name;      /* --out NAME=FILE: the name (name_len characters); NULL for a binding */
+    size_t name_len;
 };
 
 /* Parses argv into *a. Returns 0 to run, -1 after printing --help, or 2
@@ -649,9 +761,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         /* Options with a value: --name VALUE or --name=VALUE. */
         static const char *const with_value[] = {"--entry", "--lang", "--define", "--preamble", "--preamble-text",
                                                  "--workgroup-size", "--groups", "--param", "--push", "--push-file",
-                                                 "--buffer", "--out", "--texel-format", "--frames", "--timeout",
-                                                 "--spec", "--image", "--out-image", "--sampler", "--trace",
-                                                 "--remote"};
+                                                 "--buffer", "--bind", "--out", "--texel-format", "--frames",
+                                                 "--timeout", "--spec", "--image", "--out-image", "--sampler",
+                                                 "--trace", "--remote"};
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         const char *name = NULL;
@@ -711,6 +823,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             a->push_file = v;
         } else if (!strcmp(name, "--buffer")) {
             r = parse_buffer(a, v);
+        } else if (!strcmp(name, "--bind")) {
+            r = parse_bind(a, v);
         } else if (!strcmp(name, "--image") || !strcmp(name, "--out-image") || !strcmp(name, "--sampler")) {
             char why[400];
             bool ok = !strcmp(name, "--image")       ? cli_image_add(&a->images, v, why, sizeof why)
@@ -721,12 +835,20 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         } else if (!strcmp(name, "--out")) {
             struct out_arg o = {.arg = v};
             char where[48];
-            if (!cli_site_split(v, &o.at, &o.file) || !*o.file)
+            size_t n = buffer_name_len(v);
+            if (n && v[n] == '=' && v[n + 1]) {   /* NAME=FILE: a named buffer, whole */
+                o.name = v;
+                o.name_len = n;
+                o.file = v + n + 1;
+            } else if (!cli_site_split(v, &o.at, &o.file) || !*o.file) {
                 return bad("--out %s: expected B=FILE, where B is a binding (S.B in set S, B[E] for element E of an "
-                           "array)", v);
+                           "array) or the name of a buffer given by --buffer NAME=...", v);
+            }
             for (uint32_t k = 0; k < out_count; k++)
-                if (cli_site_same(outs[k].at, o.at))
-                    return bad("--out %s: binding %s is written out twice", v, cli_site_text(o.at, where));
+                if (o.name ? outs[k].name && outs[k].name_len == n && !strncmp(outs[k].name, v, n)
+                           : !outs[k].name && cli_site_same(outs[k].at, o.at))
+                    return bad("--out %s: %s %s is written out twice", v, o.name ? "buffer" : "binding",
+                               o.name ? o.name : cli_site_text(o.at, where));
             if (out_count == KILN_MAX_DESCRIPTORS)
                 return bad("--out %s: at most %d outputs", v, KILN_MAX_DESCRIPTORS);
             outs[out_count++] = o;
@@ -797,9 +919,33 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                        "%s=size:BYTES", formats[k].arg, where, where, where);
         b->format = cli_format_named(formats[k].file);
     }
+    /* Each --bind's buffer, by name; every named buffer sliced by one. */
+    for (uint32_t i = 0; i < a->buf_count; i++) {
+        struct buf_arg *b = &a->bufs[i];
+        if (b->named || !b->of_name[0])
+            continue;
+        if ((b->of = find_named(a, b->of_name, strlen(b->of_name))) < 0)
+            return bad("--bind %s: no buffer is named '%s'; give it with --buffer %s=FILE or --buffer "
+                       "%s=size:BYTES", b->arg, b->of_name, b->of_name, b->of_name);
+    }
+    for (uint32_t i = 0; i < a->buf_count; i++) {
+        bool used = !a->bufs[i].named;
+        for (uint32_t k = 0; k < a->buf_count && !used; k++)
+            used = a->bufs[k].of == (int)i;
+        if (!used)
+            return bad("--buffer %s: no --bind takes a slice of buffer '%s' (--bind B=%s[:OFFSET[:SIZE]])",
+                       a->bufs[i].arg, a->bufs[i].site, a->bufs[i].site);
+    }
     for (uint32_t k = 0; k < out_count; k++) {
         char where[48];
-        struct buf_arg *b = find_buf(a, outs[k].at);
+        if (outs[k].name) {
+            int i = find_named(a, outs[k].name, outs[k].name_len);
+            if (i < 0)
+                return bad("--out %s: no buffer is named '%.*s' (--buffer NAME=... names one)", outs[k].arg,
+                           (int)outs[k].name_len, outs[k].name);
+        }
+        struct buf_arg *b = outs[k].name ? &a->bufs[find_named(a, outs[k].name, outs[k].name_len)]
+                                         : find_buf(a, outs[k].at);
         cli_site_text(outs[k].at, where);
         bool image = false;
         for (uint32_t i = 0; i < a->images.count; i++)
@@ -924,11 +1070,11 @@ static int write_png_out(kiln_context ctx, const struct buf_arg *b)
                 b->site, b->out, b->size);
         return 1;
     }
-    kiln_result r = kiln_buffer_readback(ctx, b->buf, 0, rgba, b->size);
+    kiln_result r = kiln_buffer_readback(ctx, b->buf, b->offset, rgba, b->size);
     if (r < 0) {
         free(rgba);
         char what[96];
-        snprintf(what, sizeof what, "reading back binding %s", b->site);
+        snprintf(what, sizeof what, "reading back %s %s", b->named ? "buffer" : "binding", b->site);
         return cli_fail(what, r);
     }
     char why[320];
@@ -956,11 +1102,11 @@ static int write_out(kiln_context ctx, const struct buf_arg *b, uint8_t *chunk)
     }
     for (uint64_t off = 0; off < b->size; off += CHUNK) {
         uint64_t n = b->size - off < CHUNK ? b->size - off : CHUNK;
-        kiln_result r = kiln_buffer_readback(ctx, b->buf, off, chunk, n);
+        kiln_result r = kiln_buffer_readback(ctx, b->buf, b->offset + off, chunk, n);
         if (r < 0) {
             cli_out_abort(&o);
             char what[96];
-            snprintf(what, sizeof what, "reading back binding %s", b->site);
+            snprintf(what, sizeof what, "reading back %s %s", b->named ? "buffer" : "binding", b->site);
             return cli_fail(what, r);
         }
         if (!cli_out_write(&o, chunk, n))
@@ -1008,14 +1154,18 @@ static int png_out_sizes(struct run_args *a)
  * naming the argument. */
 static int read_inputs(struct run_args *a, const kiln_caps *caps)
 {
-    uint64_t limit = caps->max_storage_buffer_range;
     for (uint32_t i = 0; i < a->buf_count; i++) {
         struct buf_arg *b = &a->bufs[i];
+        /* A binding holds the device's max storage buffer range; a named
+         * buffer, whose slices the bindings take, its largest buffer. */
+        uint64_t limit = b->named ? caps->max_buffer_size : caps->max_storage_buffer_range;
+        if (b->of >= 0)
+            continue;   /* a slice: sized below */
         if (!b->file) {
             if (b->size > limit)
-                return bad("--buffer %s: %" PRIu64 " bytes; a binding of the device (%s) holds at most %" PRIu64
-                           " bytes (its max storage buffer range)",
-                           b->arg, b->size, caps->device_name, limit);
+                return bad("--buffer %s: %" PRIu64 " bytes; %s of the device (%s) holds at most %" PRIu64
+                           " bytes (its %s)", b->arg, b->size, b->named ? "a buffer" : "a binding",
+                           caps->device_name, limit, b->named ? "largest buffer" : "max storage buffer range");
             continue;
         }
         bool stream = b->in.stream;
@@ -1046,6 +1196,18 @@ static int read_inputs(struct run_args *a, const kiln_caps *caps)
             b->width = img.width;
             b->height = img.height;
         }
+    }
+    for (uint32_t i = 0; i < a->buf_count; i++) {   /* each slice within its buffer */
+        struct buf_arg *b = &a->bufs[i];
+        if (b->of < 0)
+            continue;
+        const struct buf_arg *of = &a->bufs[b->of];
+        if (b->offset >= of->size || (!b->to_end && b->size > of->size - b->offset))
+            return bad("--bind %s: bytes %" PRIu64 "..%" PRIu64 " are past the end of buffer '%s' (%" PRIu64
+                       " bytes)", b->arg, b->offset, b->to_end ? of->size : b->offset + b->size - 1, of->site,
+                       of->size);
+        if (b->to_end)
+            b->size = of->size - b->offset;
     }
     return png_out_sizes(a);
 }
@@ -1096,8 +1258,15 @@ static void print_bindings(const struct run_args *a, const kiln_program_interfac
     fprintf(stderr, "\nkiln run: given by --buffer:");
     if (!a->buf_count)
         fprintf(stderr, " none");
-    for (uint32_t i = 0; i < a->buf_count; i++)
-        fprintf(stderr, "%s %s (%" PRIu64 " bytes)", i ? "," : "", a->bufs[i].site, a->bufs[i].size);
+    for (uint32_t i = 0, shown = 0; i < a->buf_count; i++) {
+        const struct buf_arg *b = &a->bufs[i];
+        if (b->named)
+            continue;
+        fprintf(stderr, "%s %s (%" PRIu64 " bytes", shown++ ? "," : "", b->site, b->size);
+        if (b->of >= 0)
+            fprintf(stderr, " from byte %" PRIu64 " of buffer '%s'", b->offset, a->bufs[b->of].site);
+        fprintf(stderr, ")");
+    }
     for (uint32_t i = 0; i < a->images.count; i++) {
         const struct cli_image_arg *im = &a->images.images[i];
         fprintf(stderr, "%s %s (%" PRIu32 "x%" PRIu32, i ? ";" : "; by --image:", im->site, im->width, im->height);
@@ -1181,7 +1350,7 @@ static int compile(kiln_context ctx, const struct run_args *a, kiln_program *pro
         return cli_fail("reading the program's interface", r);
     if (a->spec.count) {
         char why[1024];
-        if (!cli_spec_words(&a->spec, &it, typed, why, sizeof why)) {
+        if (!cli_spec_words(&a->spec, &it, typed, a->quiet, why, sizeof why)) {
             bool fixed = a->workgroup_size[0] || a->workgroup_size[1] || a->workgroup_size[2];
             return bad("%s%s", why, fixed && strstr(why, "declares no specialization constant")
                                         ? "; --workgroup-size fixed the constants that sized its workgroup" : "");
@@ -1253,13 +1422,26 @@ static int run(struct run_args *a, struct run_summary *sum)
         goto done;
     }
     kiln_binding bindings[KILN_MAX_DESCRIPTORS];
+    uint32_t buffer_bindings = 0;
     for (uint32_t i = 0; i < a->buf_count; i++) {
         struct buf_arg *b = &a->bufs[i];
-        uint32_t usage = KILN_BUFFER_STORAGE;   /* also a storage or uniform texel buffer */
-        for (uint32_t k = 0; k < iface.binding_count; k++)
-            if (iface.bindings[k].set == b->at.set && iface.bindings[k].binding == b->at.binding &&
-                iface.bindings[k].kind == KILN_BINDING_UNIFORM_BUFFER)
-                usage = KILN_BUFFER_UNIFORM;
+        if (b->of >= 0)
+            continue;   /* a slice: bound below, once its buffer is made */
+        /* Uniform where the binding (a named buffer: a binding of a slice
+         * of it) is declared uniform; storage otherwise (also a storage or
+         * uniform texel buffer); both where slices differ. */
+        uint32_t usage = 0;
+        for (uint32_t j = 0; j < a->buf_count; j++) {
+            const struct buf_arg *at = &a->bufs[j];
+            if (j == i ? b->named : at->of != (int)i)
+                continue;
+            uint32_t one = KILN_BUFFER_STORAGE;
+            for (uint32_t k = 0; k < iface.binding_count; k++)
+                if (iface.bindings[k].set == at->at.set && iface.bindings[k].binding == at->at.binding &&
+                    iface.bindings[k].kind == KILN_BINDING_UNIFORM_BUFFER)
+                    one = KILN_BUFFER_UNIFORM;
+            usage |= one;
+        }
         char what[64];
         snprintf(what, sizeof what, "--buffer %s", b->site);
         r = kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = b->size, .usage = usage, .label = what}, &b->buf);
@@ -1276,8 +1458,16 @@ static int run(struct run_args *a, struct run_summary *sum)
         }
         free(b->data);
         b->data = NULL;
-        bindings[i] = (kiln_binding){.set = b->at.set, .binding = b->at.binding, .element = b->at.element,
-                                     .buffer = b->buf, .format = b->format};
+    }
+    for (uint32_t i = 0; i < a->buf_count; i++) {
+        struct buf_arg *b = &a->bufs[i];
+        if (b->of >= 0)
+            b->buf = a->bufs[b->of].buf;
+        if (!b->named)
+            bindings[buffer_bindings++] = (kiln_binding){.set = b->at.set, .binding = b->at.binding,
+                                                         .element = b->at.element, .buffer = b->buf,
+                                                         .offset = b->offset, .size = b->of >= 0 ? b->size : 0,
+                                                         .format = b->format};
     }
 
     char img_why[400];
@@ -1286,7 +1476,7 @@ static int run(struct run_args *a, struct run_summary *sum)
         rc = img_rc == 2 ? bad("%s", img_why) : 1;
         goto done;
     }
-    uint32_t binding_count = cli_images_bind(&a->images, bindings, a->buf_count, KILN_MAX_DESCRIPTORS);
+    uint32_t binding_count = cli_images_bind(&a->images, bindings, buffer_bindings, KILN_MAX_DESCRIPTORS);
 
     kiln_scheme scheme;
     if ((r = kiln_scheme_create(ctx, &(kiln_scheme_desc){.label = a->shader}, &scheme)) < 0) {

@@ -204,7 +204,7 @@ static bool read_value(const kiln_spec_constant_info *c, const char *text, uint3
 }
 
 bool cli_spec_words(const struct cli_spec_args *s, const kiln_program_interface *it, kiln_spec_constant *out,
-                    char *why, size_t cap)
+                    bool quiet, char *why, size_t cap)
 {
     for (uint32_t i = 0; i < s->count; i++) {
         const struct cli_spec_arg *a = &s->args[i];
@@ -232,6 +232,11 @@ bool cli_spec_words(const struct cli_spec_args *s, const kiln_program_interface 
                          type_name(c->type), a->value, word, w);
                 return false;
             }
+            if (!found && !quiet && (c->type == KILN_SCALAR_FLOAT || c->type == KILN_SCALAR_FLOAT16) &&
+                cli_decimal_integer(a->value))
+                fprintf(stderr, "note: --spec %s: '%s' (id %u) is a %s, so %s is read as the value %s.0 (bits 0x%0*x); "
+                        "give 0x hex to set the bits as they are\n", a->arg, c->name, c->id, type_name(c->type),
+                        a->value, a->value, c->type == KILN_SCALAR_FLOAT ? 8 : 4, w);
             found = true;
             first = first ? first : c;
             word = w;
