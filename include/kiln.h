@@ -223,6 +223,23 @@ typedef struct kiln_context_desc {
     const char *device;
     /* Validation layer: 1 on, -1 off, 0 = KILN_VALIDATION decides (default off). */
     int validation;
+    /* Check mode: 1 on, -1 off, 0 = KILN_CHECK decides (default off). The
+     * validation layer with its GPU-assisted checks, robust access off, so
+     * an access past the end of a bound buffer is reported: each one a
+     * line in the log (level error) naming the node, the binding and the
+     * byte, counted in kiln_context_stats.check_findings and as a
+     * validation error. Debian's layer checks against the buffer's end
+     * (from the binding's offset), not the end of a slice's range. Slow
+     * (every submit is instrumented and waited for); it takes one
+     * descriptor set of the device's (kiln_caps.max_bound_descriptor_sets
+     * says one less). Refused together with robust. */
+    int check;
+    /* Robust access: 1 on, -1 off, 0 = KILN_ROBUST decides (default off).
+     * robustBufferAccess (and robustBufferAccess2 and robustImageAccess2
+     * where the device has VK_EXT_robustness2): an access past a binding's
+     * range touches no other memory (a read gives zero with robustness2).
+     * Costs speed on some devices. kiln_caps.robust_access says what is on. */
+    int robust;
     /* What a submit does with a node whose program is still compiling. */
     kiln_pending_policy pending;
     /* Compile workers; 0 = KILN_COMPILE_THREADS, else the number of cores. */
@@ -413,6 +430,11 @@ typedef struct kiln_caps {
     int storage_image_read_without_format;
     int storage_image_write_without_format;
     uint32_t shader_features;      /* kiln_shader_feature bits */
+    /* Robust access on this context's device: 0 off, 1
+     * robustBufferAccess, 2 robustBufferAccess2 as well (out-of-bounds
+     * reads give zero); and 1 where check mode is on. */
+    int robust_access;
+    int check;
 } kiln_caps;
 
 /* Creates a context on one device. On KILN_ERR_NO_DEVICE the message lists
@@ -457,6 +479,7 @@ typedef struct kiln_context_stats {
     uint64_t archive_runs_saved;    /* run archives saved so far (each once) */
     uint64_t archive_saves_failed;  /* failed save attempts (each is tried once more, 5 s later) */
     uint64_t archive_entries_let_go;/* entries of run archives whose second save failed too */
+    uint64_t check_findings;        /* check mode: accesses past a binding's range reported */
 } kiln_context_stats;
 KILN_API KILN_NODISCARD kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out);
 

@@ -75,6 +75,8 @@ typedef struct kiln_context_desc {
     kiln_backend_kind backend;
     const char *device;
     int validation;
+    int check;
+    int robust;
     kiln_pending_policy pending;
     uint32_t compile_threads;
     int specialization;
@@ -169,6 +171,8 @@ typedef struct kiln_caps {
     int storage_image_read_without_format;
     int storage_image_write_without_format;
     uint32_t shader_features;
+    int robust_access;
+    int check;
 } kiln_caps;
  kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out);
  kiln_result kiln_context_destroy(kiln_context ctx);
@@ -201,6 +205,7 @@ typedef struct kiln_context_stats {
     uint64_t archive_runs_saved;
     uint64_t archive_saves_failed;
     uint64_t archive_entries_let_go;
+    uint64_t check_findings;
 } kiln_context_stats;
  kiln_result kiln_context_stats_get(kiln_context ctx, kiln_context_stats *out);
 typedef struct kiln_device_info {

@@ -63,6 +63,7 @@ struct kb_device {
     bool timestamps;
     _Atomic uint64_t validation_errors;    /* the validation layer's errors, counted by its callback */
     _Atomic uint64_t validation_warnings;
+    _Atomic uint64_t check_findings;       /* check mode: out-of-bounds accesses reported (also errors) */
     /* Loss (backend.c). timeout_ns is set once, before any work; `lost`
      * and `abandon` are atomic; lost_why is written once, under watch,
      * before `lost`. */
@@ -186,6 +187,7 @@ struct kb_step {
     uint32_t lens[KILN_MAX_BINDINGS];   /* byte length of the range at each binding number (push words 8..23) */
     uint32_t groups[3];
     bool timed;              /* time this dispatch (where the device has timestamps) */
+    const char *label;       /* the node's label, for messages (borrowed for the call) */
 };
 
 struct kb_host;   /* host memory the device reads in place (host_import) */
@@ -295,6 +297,8 @@ struct kb_settings {
     const char *device;            /* a selector (an index or part of a name); NULL or "": the backend's choice */
     bool validation;               /* the Vulkan validation layer */
     bool staging;                  /* copies through staging buffers on a unified-memory device too */
+    bool check;                    /* check mode: validation with GPU-assisted checks, robust access off */
+    bool robust;                   /* robust buffer (and image) access */
 };
 
 struct kb_backend {

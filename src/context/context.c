@@ -253,6 +253,7 @@ static kiln_result l_context_stats_get(struct kctx *kc, kiln_context_stats *out)
     c->stats.nodes = c->nodes.live;
     c->stats.validation_errors = atomic_load(&c->dev->validation_errors);
     c->stats.validation_warnings = atomic_load(&c->dev->validation_warnings);
+    c->stats.check_findings = atomic_load(&c->dev->check_findings);
     c->stats.programs_compiled = c->stats.programs_failed = 0;
     uint32_t cur = 0;
     struct prog *p;
@@ -1073,7 +1074,8 @@ static void l_destroy(struct kctx *kc)
         log_info("context closed: %llu submits (%llu full records, %llu params-only records, %llu replays, "
                  "%llu nodes skipped while compiling); specialization: %llu variant compiles, %llu promotions, "
                  "%llu demotions (%llu no faster), %llu pinned, %llu variants not to be had, %llu sites not woken "
-                 "(out of memory), %llu submits' times lost to the cost model; validation: %s, %llu errors",
+                 "(out of memory), %llu submits' times lost to the cost model; validation: %s, %llu errors; "
+                 "check mode: %s, %llu out-of-bounds accesses",
                  (unsigned long long)c->stats.submits, (unsigned long long)c->records_full,
                  (unsigned long long)c->records_params, (unsigned long long)c->replays,
                  (unsigned long long)c->skipped_nodes, (unsigned long long)c->spec_warms,
@@ -1081,7 +1083,8 @@ static void l_destroy(struct kctx *kc)
                  (unsigned long long)c->spec_no_gain, (unsigned long long)c->spec_pinned,
                  (unsigned long long)c->spec_lookups_missed, (unsigned long long)c->spec_wakes_dropped,
                  (unsigned long long)c->spec_samples_lost,
-                 c->dev->caps.validation ? "on" : "off", (unsigned long long)verr);
+                 c->dev->caps.validation ? "on" : "off", (unsigned long long)verr, c->dev->caps.check ? "on" : "off",
+                 (unsigned long long)atomic_load(&c->dev->check_findings));
         uint64_t guarded, unguarded;
         prog_fold_guard_counts(&guarded, &unguarded);
         if (guarded || unguarded)
@@ -1175,8 +1178,15 @@ kiln_result ctx_create(const kiln_context_desc *desc, uint32_t serial, struct kc
             .device = d.device && *d.device ? d.device : getenv("KILN_DEVICE"),
             .validation = d.validation > 0 || (d.validation == 0 && env_flag("KILN_VALIDATION", 0)),
             .staging = d.force_staging > 0 || (d.force_staging == 0 && env_flag("KILN_FORCE_STAGING", 0)),
+            .check = d.check > 0 || (d.check == 0 && env_flag("KILN_CHECK", 0)),
+            .robust = d.robust > 0 || (d.robust == 0 && env_flag("KILN_ROBUST", 0)),
         };
-        r = backend->create(&set, &c->dev);
+        set.validation |= set.check;
+        r = set.check && set.robust
+                ? KILN_RAISE(KILN_ERR_INVALID, "context desc: check mode and robust access exclude each other: check "
+                             "reports the out-of-bounds accesses robust access would make safe (check %s, robust %s)",
+                             d.check > 0 ? "by the desc" : "by KILN_CHECK", d.robust > 0 ? "by the desc" : "by KILN_ROBUST")
+                : backend->create(&set, &c->dev);
     } else {
         r = KILN_RAISE(KILN_ERR_INVALID, "context desc: unknown backend %d", (int)d.backend);
     }
@@ -1266,6 +1276,8 @@ static kiln_result check_client_desc(const struct lctx *host, const kiln_context
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", field); \
     } while (0)
     HOSTS(d->validation && (d->validation > 0) != (host->dev->caps.validation != 0), "validation");
+    HOSTS(d->check && (d->check > 0) != (host->dev->caps.check != 0), "check");
+    HOSTS(d->robust && (d->robust > 0) != (host->dev->caps.robust_access != 0), "robust");
     HOSTS(d->force_staging && d->force_staging != h->force_staging, "force_staging");
     HOSTS(d->compile_threads && d->compile_threads != h->compile_threads, "compile_threads");
     HOSTS(d->giant_words && d->giant_words != h->giant_words, "giant_words");

@@ -32,7 +32,8 @@
                             * scheme and node handles and numbers its tickets; 5: a set_param names
                             * the program its slot was checked against; 6: a program's language,
                             * preamble and workgroup size, kiln_caps' shader_features; 7: the
-                            * interface's push_float_words, kiln_format's 20 new formats */
+                            * interface's push_float_words, kiln_format's 20 new formats, the
+                            * context desc's check and robust */
 
 enum pipe_class { PIPE_CLASS_OBJECT, PIPE_CLASS_DATA, PIPE_CLASS_QUERY, PIPE_CLASS_STATE, PIPE_CLASS_SUBMIT,
                   PIPE_CLASS_WAIT, PIPE_CLASS_ARCHIVE, PIPE_CLASSES };
@@ -128,6 +129,7 @@ struct pipe_rec_context {
     int32_t worker_caches, spec_verify, skip_log, force_staging;
     uint32_t device_len, archive_dir_len, archive_readonly_len, trace_path_len;
     uint32_t version, reserved;
+    int32_t check, robust;
 };
 /* scheme_add_node's answer: the node, and its param words once final
  * (its program ready), else PIPE_WORDS_UNKNOWN. */
@@ -147,7 +149,7 @@ struct pipe_rec_precompile { double stall_s; };
 #undef L
 #undef X
 _Static_assert(sizeof(struct pipe_rec_range) == 40 && sizeof(struct pipe_rec_node) == 48 &&
-                   sizeof(struct pipe_rec_program) == 48 && sizeof(struct pipe_rec_context) == 104 &&
+                   sizeof(struct pipe_rec_program) == 48 && sizeof(struct pipe_rec_context) == 112 &&
                    sizeof(struct pipe_rec_tidy) == 32 && sizeof(struct pipe_rec_image) == 32 &&
                    sizeof(struct pipe_rec_param) == 24,
                "pipe records are part of the wire: a change is a new PIPE_VERSION");

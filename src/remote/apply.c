@@ -176,7 +176,7 @@ static kiln_result a_context_create(struct req *q)
         .archive_qa = r->archive_qa, .archive_max_size = r->archive_max_size, .giant_words = r->giant_words,
         .giant_compiles = r->giant_compiles, .alone_tries = r->alone_tries, .slow_compile_s = r->slow_compile_s,
         .worker_caches = r->worker_caches, .spec_verify = r->spec_verify, .skip_log = r->skip_log,
-        .force_staging = r->force_staging};
+        .force_staging = r->force_staging, .check = r->check, .robust = r->robust};
     KILN_TRY(pipe_read_str(&q->tail, &q->arena, "device", false, &d.device, NULL));
     KILN_TRY(pipe_read_str(&q->tail, &q->arena, "archive_dir", false, &d.archive_dir, NULL));
     KILN_TRY(pipe_read_str(&q->tail, &q->arena, "archive_readonly", false, &d.archive_readonly, NULL));

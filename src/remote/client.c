@@ -1309,7 +1309,7 @@ static kiln_result hello(struct rclient *rc, const kiln_context_desc *desc)
         .archive_max_size = d.archive_max_size, .giant_words = d.giant_words, .giant_compiles = d.giant_compiles,
         .alone_tries = d.alone_tries, .slow_compile_s = d.slow_compile_s, .worker_caches = d.worker_caches,
         .spec_verify = d.spec_verify, .skip_log = d.skip_log, .force_staging = d.force_staging,
-        .version = PIPE_VERSION};
+        .check = d.check, .robust = d.robust, .version = PIPE_VERSION};
     /* The environment's device-shaping variables are this process's, not
      * the server's: only what the desc itself sets travels. */
     pipe_put_str(&rc->tail, d.device, SIZE_MAX);

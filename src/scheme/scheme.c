@@ -752,7 +752,8 @@ static kiln_result record(struct scheme *s)
         *st = (struct kb_step){.kind = KB_STEP_DISPATCH,
                                .pipeline = variant ? variant : nd->prog->pipeline,
                                .layout = nd->prog->layout,
-                               .bindset = nd->bindset};
+                               .bindset = nd->bindset,
+                               .label = nd->label};
         memcpy(st->params, nd->params, sizeof st->params);
         memcpy(st->groups, nd->groups, sizeof st->groups);
         memcpy(st->lens, nd->lens, sizeof st->lens);
@@ -836,7 +837,7 @@ static kiln_result run_alone(struct scheme *s, struct node *n, struct kb_pipelin
     struct kb_cmd *cmd;
     KILN_TRY(kb_cmd_create(s->dev, &cmd));
     struct kb_step st = {.kind = KB_STEP_DISPATCH, .pipeline = pipeline, .layout = n->prog->layout,
-                         .bindset = n->bindset};
+                         .bindset = n->bindset, .label = n->label};
     memcpy(st.params, n->params, sizeof st.params);
     memcpy(st.groups, n->groups, sizeof st.groups);
     memcpy(st.lens, n->lens, sizeof st.lens);

@@ -1557,6 +1557,43 @@ TEST(run_buffer_slices)
     run_free(&r);
 }
 
+/* --check names an access past a buffer's end (exit 1); --robust makes
+ * one safe (a read there gives zero where the device has robustness2, as
+ * kiln info says); both together are refused. */
+TEST(run_check_and_robust)
+{
+    write_text("oob.comp", "#version 450\nlayout(local_size_x = 4) in;\n"
+                           "layout(binding = 0) readonly buffer In { uint a[]; };\n"
+                           "layout(binding = 1) writeonly buffer Out { uint b[]; };\n"
+                           "void main() { uint i = gl_GlobalInvocationID.x; b[i] = a[i + 60u]; }\n");
+    char out[600];
+    snprintf(out, sizeof out, "1=%s", P("oob_out.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("oob.comp"), "--check", "--groups", "4", "--buffer", "0=size:256:fill:7", "--buffer",
+         "1=size:64");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "check: node 'run' (dispatch 0 of its submit) accessed byte ");
+    CHECK_HAS(r, err, "of binding 0 of set 0, past the 256 bytes it reaches (0..255), by invocation (");
+    run_free(&r);
+    static const char *const robust_env[] = {"KILN_ROBUST=1", NULL};
+    KILN(&r, robust_env, "info");
+    CHECK_STATUS(r, 0);
+    bool zeros = strstr(r.out, "robustBufferAccess2") != NULL;
+    run_free(&r);
+    KILN(&r, NULL, "run", P("oob.comp"), "--robust", "--groups", "4", "--buffer", "0=size:256:fill:7", "--buffer",
+         "1=size:64", "--out", out);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint32_t *got = READ_OUT("oob_out.bin", 64);
+    for (uint32_t i = 0; got && zeros && i < 16; i++)
+        CHECK_EQ(got[i], i < 4 ? 7u : 0u);   /* a[60..63] are in the buffer, the rest past it */
+    free(got);
+    KILN(&r, NULL, "run", P("oob.comp"), "--check", "--robust", "--buffer", "0=size:256", "--buffer", "1=size:64");
+    CHECK_STATUS(r, 1);
+    CHECK_HAS(r, err, "check mode and robust access exclude each other");
+    run_free(&r);
+}
+
 /* A copy of one image into another in the format a shader declares. */
 static void write_copy_shader(const char *name, const char *format, const char *prefix)
 {
@@ -3153,6 +3190,7 @@ int main(int argc, char **argv)
     RUN_IF(run_images);
     RUN_IF(run_image_formats);
     RUN_IF(run_buffer_slices);
+    RUN_IF(run_check_and_robust);
     RUN_IF(run_and_demo_trace);
     RUN_IF(run_compile_error_names_line);
     RUN_IF(run_old_version_fails_with_stdout_clean);

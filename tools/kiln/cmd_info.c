@@ -64,7 +64,9 @@ static void usage(FILE *f)
                "\n"
                "environment:\n"
                "  KILN_DEVICE=SEL      pick a device by index (\"1\") or name substring (\"llvmpipe\")\n"
-               "  KILN_VALIDATION=1    turn the Vulkan validation layer on\n");
+               "  KILN_VALIDATION=1    turn the Vulkan validation layer on\n"
+               "  KILN_CHECK=1         check mode: out-of-bounds accesses reported (validation too)\n"
+               "  KILN_ROBUST=1        robust access: out-of-bounds accesses made safe\n");
 }
 
 static const char *type_name(kiln_device_type t)
@@ -229,6 +231,10 @@ static void print_caps(const kiln_caps *c)
     field("pipeline caches keep code:", "%s", c->pipeline_cache_keeps_code ? "yes (the archive keeps pipelines)"
                                                                           : "no (the archive keeps front ends only)");
     field("validation:", "%s", c->validation ? "on" : "off");
+    field("check mode:", "%s", c->check ? "on (GPU-assisted validation: out-of-bounds accesses reported)" : "off");
+    field("robust access:", "%s", c->robust_access == 2 ? "on (robustBufferAccess2: out-of-bounds reads give zero)"
+                                  : c->robust_access   ? "on (robustBufferAccess)"
+                                                       : "off");
     field("backend:", "%s", kiln_backend_name(c->backend));
 }
 
@@ -281,6 +287,8 @@ static void json_caps(struct cli_json *j, const kiln_caps *c)
     cli_json_str(j, "pipeline_cache_uuid", t.uuid);
     cli_json_bool(j, "unified_memory", c->unified_memory);
     cli_json_bool(j, "validation", c->validation);
+    cli_json_bool(j, "check", c->check);
+    cli_json_int(j, "robust_access", c->robust_access);
     cli_json_str(j, "backend", kiln_backend_name(c->backend));
     cli_json_bool(j, "pipeline_cache_keeps_code", c->pipeline_cache_keeps_code);
     cli_json_uint(j, "max_shared_memory_size", c->max_shared_memory_size);

@@ -135,6 +135,7 @@ struct run_args {
     const char *remote;    /* --remote PATH: a kiln server's socket; NULL: KILN_REMOTE decides */
     bool quiet;
     bool json;             /* --json: the summary as one JSON object on stdout */
+    int check, robust;     /* --check, --robust: 1; 0 leaves them to KILN_CHECK and KILN_ROBUST */
 };
 
 /* What --json reports of a run that succeeded. */
@@ -212,6 +213,11 @@ static void usage(FILE *f)
             "                        qualifier (a textureBuffer has none: it needs this flag)\n"
             "  --frames N            submit N times over the same buffers (default 1, at most\n"
             "                        10000000); each frame sees the previous frame's results\n"
+            "  --check               check mode (KILN_CHECK=1): each access past a buffer binding's\n"
+            "                        range is reported, naming the node, the binding and the byte\n"
+            "                        (exit 1); slow\n"
+            "  --robust              robust access (KILN_ROBUST=1): an access past a binding's range\n"
+            "                        touches no other memory (reads give zero with robustness2)\n"
             "  -q, --quiet           no summary line, compiler warnings or notes on stderr\n"
             "  --json                print the summary as one JSON object on stdout (see JSON)\n"
             "  --trace FILE.json     write a Chrome trace of the run (compiles, submits, device time,\n"
@@ -752,6 +758,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         }
         if (!strcmp(arg, "-q") || !strcmp(arg, "--quiet")) {
             a->quiet = true;
+            continue;
+        }
+        if (!strcmp(arg, "--check") || !strcmp(arg, "--robust")) {
+            *(arg[2] == 'c' ? &a->check : &a->robust) = 1;
             continue;
         }
         if (!strcmp(arg, "--json")) {
@@ -1383,7 +1393,7 @@ static int run(struct run_args *a, struct run_summary *sum)
     uint32_t timeout_ms = a->timeout_s == 0 ? 0 : tms < 1 ? 1 : tms >= UINT32_MAX ? UINT32_MAX : (uint32_t)tms;
     kiln_result r =
         kiln_context_create(&(kiln_context_desc){.device_timeout_ms = timeout_ms, .trace_path = a->trace,
-                                                 .remote = a->remote},
+                                                 .remote = a->remote, .check = a->check, .robust = a->robust},
                             &ctx);
     if (r < 0)
         return cli_fail("creating a context", r);
@@ -1546,11 +1556,18 @@ static int run(struct run_args *a, struct run_summary *sum)
         rc = cli_images_write(ctx, &a->images);
 
     kiln_context_stats st = {0};
-    if (kiln_context_stats_get(ctx, &st) == KILN_OK && st.validation_errors) {
-        fprintf(stderr, "kiln run: the Vulkan validation layer reported %" PRIu64 " error%s (above)\n",
-                st.validation_errors, st.validation_errors == 1 ? "" : "s");
-        cli_note_failure("the Vulkan validation layer reported %" PRIu64 " error%s", st.validation_errors,
-                         st.validation_errors == 1 ? "" : "s");
+    if (kiln_context_stats_get(ctx, &st) == KILN_OK && st.check_findings) {
+        fprintf(stderr, "kiln run: check mode found %" PRIu64 " access%s past a buffer's end (above)\n",
+                st.check_findings, st.check_findings == 1 ? "" : "es");
+        cli_note_failure("check mode found %" PRIu64 " access%s past a buffer's end", st.check_findings,
+                         st.check_findings == 1 ? "" : "es");
+        rc = 1;
+    }
+    uint64_t other = st.validation_errors - st.check_findings;   /* findings count as errors too */
+    if (other) {
+        fprintf(stderr, "kiln run: the Vulkan validation layer reported %" PRIu64 " error%s (above)\n", other,
+                other == 1 ? "" : "s");
+        cli_note_failure("the Vulkan validation layer reported %" PRIu64 " error%s", other, other == 1 ? "" : "s");
         rc = 1;
     }
     *sum = (struct run_summary){.compile_ms = compile_ms, .run_ms = run_ms, .median_ms = cli_median(ms, 0, a->frames),

@@ -141,6 +141,12 @@ kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t timeout_
  * before it, so ticket N done still means every ticket up to N done. */
 kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char *what, uint64_t after, uint64_t *ticket)
 {
+    return vk_queue_submit_n(d, &cb, 1, what, after, ticket);
+}
+
+kiln_result vk_queue_submit_n(struct vk_device *d, const VkCommandBuffer *cbs, uint32_t n, const char *what,
+                              uint64_t after, uint64_t *ticket)
+{
     if (d->fault_lost)
         return vk_fail(VK_ERROR_DEVICE_LOST, __FILE__, __LINE__, "vkQueueSubmit (vkb_fault)");
     uint64_t value = d->base.submitted + 1;
@@ -155,8 +161,8 @@ kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char 
                        .waitSemaphoreCount = after ? 1 : 0,
                        .pWaitSemaphores = &d->timeline,
                        .pWaitDstStageMask = &stage,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &cb,
+                       .commandBufferCount = n,
+                       .pCommandBuffers = cbs,
                        .signalSemaphoreCount = 1,
                        .pSignalSemaphores = &d->timeline};
     VK_CHECK(vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");

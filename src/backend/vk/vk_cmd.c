@@ -37,6 +37,14 @@ kiln_result vk_cmd_create(struct kb_device *dev, struct kb_cmd **out)
 void vk_cmd_destroy(struct kb_device *dev, struct kb_cmd *c)
 {
     struct vk_device *d = vkd(dev);
+    if (c->check_listed)
+        vk_check_forget(d, c);
+    if (c->part_cap) {   /* check mode's parts: freed now (check mode waits for every submit) */
+        vkFreeCommandBuffers(d->device, d->cmd_pool, c->part_cap, c->parts);
+        free(c->parts);
+        c->parts = NULL;
+        c->part_cap = c->part_count = 0;
+    }
     if (vk_keep(d, KEPT_CMD, c, (void *)c->cb, (void *)c->pool))
         return;
     vkFreeCommandBuffers(d->device, d->cmd_pool, 1, &c->cb);
@@ -90,8 +98,99 @@ static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags 
     vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+/* One dispatch step into cb: its pipeline (unless *bound already), its
+ * sets, its words, the dispatch, timed into pool's queries 2*t and
+ * 2*t+1 where t >= 0. */
+static void record_dispatch(VkCommandBuffer cb, const struct kb_step *s, VkPipeline *bound, VkQueryPool pool, int t)
+{
+    if (s->pipeline->pipe != *bound) {
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline->pipe);
+        *bound = s->pipeline->pipe;
+    }
+    if (s->bindset->set_count)   /* every set up to the program's last, the empty ones too */
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout->layout, 0, s->bindset->set_count,
+                                s->bindset->sets, 0, NULL);
+    if (s->layout->own_push) {
+        if (s->layout->push_bytes)   /* the program's own block: the node's words */
+            vkCmdPushConstants(cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, s->layout->push_bytes,
+                               s->params);
+    } else {
+        uint32_t push[KILN_PUSH_BYTES / 4];
+        memcpy(push, s->params, KILN_PARAM_WORDS * sizeof s->params[0]);
+        memcpy(push + KILN_PARAM_WORDS, s->lens, sizeof s->lens);
+        vkCmdPushConstants(cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+    }
+    if (t >= 0)
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 2 * (uint32_t)t);
+    vkCmdDispatch(cb, s->groups[0], s->groups[1], s->groups[2]);
+    if (t >= 0)
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, pool, 2 * (uint32_t)t + 1);
+}
+
+static const VkAccessFlags SHADER_RW = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+
+/* A recording's opening barrier (transfers' and earlier submits' writes
+ * before its shaders) and its closing one (its writes before the host's
+ * and transfers' reads). */
+static void open_barrier(VkCommandBuffer cb)
+{
+    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, SHADER_RW);
+}
+
+static void close_barrier(VkCommandBuffer cb)
+{
+    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+}
+
+/* Check mode: each dispatch in a command buffer of its own (c->parts),
+ * each opened with a full compute barrier (the scheme's barriers are
+ * kept, and more: check mode is slow anyway), the last closed. Barriers
+ * order across command buffers of one batch as within one. */
+static kiln_result record_parts(struct vk_device *d, struct kb_cmd *c, const struct kb_step *steps, uint32_t n)
+{
+    uint32_t dispatches = 0;
+    for (uint32_t i = 0; i < n; i++)
+        dispatches += steps[i].kind == KB_STEP_DISPATCH;
+    if (dispatches > c->part_cap) {
+        VkCommandBuffer *grown = realloc(c->parts, dispatches * sizeof *grown);
+        if (!grown)
+            return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for %u command buffers", dispatches);
+        c->parts = grown;
+        VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                          .commandPool = d->cmd_pool,
+                                          .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                          .commandBufferCount = dispatches - c->part_cap};
+        VK_CHECK(vkAllocateCommandBuffers(d->device, &ai, c->parts + c->part_cap), "vkAllocateCommandBuffers");
+        c->part_cap = dispatches;
+    }
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (steps[i].kind != KB_STEP_DISPATCH)
+            continue;
+        VkCommandBuffer cb = c->parts[k++];
+        VK_CHECK(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+        open_barrier(cb);
+        VkPipeline bound = VK_NULL_HANDLE;
+        record_dispatch(cb, &steps[i], &bound, VK_NULL_HANDLE, -1);
+        if (k == dispatches)
+            close_barrier(cb);
+        VK_CHECK(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    }
+    c->part_count = k;
+    c->timed = 0;
+    vk_check_note(d, c, steps, n);
+    return KILN_OK;
+}
+
 kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const struct kb_step *steps, uint32_t n)
 {
+    if (dev->caps.check)
+        return record_parts(vkd(dev), c, steps, n);
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
     uint32_t timed = 0;
@@ -105,53 +204,38 @@ kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const struct 
     if (timed)
         vkCmdResetQueryPool(c->cb, c->pool, 0, 2 * timed);
     uint32_t timed_at = 0;
-    const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    barrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rw);
+    open_barrier(c->cb);
     VkPipeline bound = VK_NULL_HANDLE;
     for (uint32_t i = 0; i < n; i++) {
         const struct kb_step *s = &steps[i];
         if (s->kind == KB_STEP_BARRIER) {
             barrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rw);
+                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, SHADER_RW);
             continue;
         }
-        if (s->pipeline->pipe != bound) {
-            vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline->pipe);
-            bound = s->pipeline->pipe;
-        }
-        if (s->bindset->set_count)   /* every set up to the program's last, the empty ones too */
-            vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout->layout, 0,
-                                    s->bindset->set_count, s->bindset->sets, 0, NULL);
-        if (s->layout->own_push) {
-            if (s->layout->push_bytes)   /* the program's own block: the node's words */
-                vkCmdPushConstants(c->cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, s->layout->push_bytes,
-                                   s->params);
-        } else {
-            uint32_t push[KILN_PUSH_BYTES / 4];
-            memcpy(push, s->params, KILN_PARAM_WORDS * sizeof s->params[0]);
-            memcpy(push + KILN_PARAM_WORDS, s->lens, sizeof s->lens);
-            vkCmdPushConstants(c->cb, s->layout->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
-        }
         bool time_it = s->timed && timed_at < timed;
-        if (time_it)
-            vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, c->pool, 2 * timed_at);
-        vkCmdDispatch(c->cb, s->groups[0], s->groups[1], s->groups[2]);
-        if (time_it) {
-            vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, c->pool, 2 * timed_at + 1);
-            timed_at++;
-        }
+        record_dispatch(c->cb, s, &bound, c->pool, time_it ? (int)timed_at++ : -1);
     }
-    barrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-            VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-            VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    close_barrier(c->cb);
     VK_CHECK(vkEndCommandBuffer(c->cb), "vkEndCommandBuffer");
     return KILN_OK;
 }
 
 kiln_result vk_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t *ticket)
 {
-    return vk_queue_submit(vkd(dev), c->cb, NULL, 0, ticket);
+    struct vk_device *d = vkd(dev);
+    kiln_result r = dev->caps.check ? vk_queue_submit_n(d, c->parts, c->part_count, NULL, 0, ticket)
+                                    : vk_queue_submit(d, c->cb, NULL, 0, ticket);
+    /* Check mode: the validation layer reads what its instrumented shaders
+     * found when the queue goes idle, so the submit waits for its work
+     * (bounded by the runaway bound: one that runs past it is left to the
+     * ticket's wait, which names it) and then for the idle queue, whose
+     * reports name this recording's nodes (vk_check.c). The context lock
+     * is held: no other submit is on the queue. */
+    if (r == KILN_OK && dev->caps.check &&
+        vk_wait_value(d, *ticket, dev->timeout_ns ? dev->timeout_ns : UINT64_MAX) == KILN_OK)
+        vkQueueWaitIdle(d->queue);
+    return r;
 }
 
 uint64_t vk_ticket_done(struct kb_device *dev)

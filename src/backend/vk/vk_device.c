@@ -201,6 +201,7 @@ static void vk_destroy(struct kb_device *dev)
     free(d->kept);
     free(d->xfers);
     pthread_mutex_destroy(&d->kept_lock);
+    pthread_mutex_destroy(&d->check_lock);
     kb_device_finish(&d->base);
     free(d);
 }
@@ -226,7 +227,8 @@ kiln_result vkb_create(const struct kb_settings *set, struct kb_device **out)
     d->base.ops = &vk_ops;
     kb_device_init(&d->base);
     pthread_mutex_init(&d->kept_lock, NULL);
-    kiln_result r = vk_make_instance(d, set->validation);
+    pthread_mutex_init(&d->check_lock, NULL);
+    kiln_result r = vk_make_instance(d, set->validation || set->check, set->check);
     if (r == KILN_OK)
         r = vk_pick_device(d, selector);
     if (r < 0) {
@@ -244,7 +246,9 @@ kiln_result vkb_create(const struct kb_settings *set, struct kb_device **out)
     };
     /* Every feature the device has, so programs may use 64-bit, 16-bit and
      * 8-bit types, subgroup operations and the like where the device allows;
-     * robust buffer access stays off (it costs speed; kiln checks ranges). */
+     * robust access stays off (it costs speed; kiln checks ranges) unless
+     * asked for (kb_settings.robust), and is always off in check mode,
+     * whose reports it would hide. */
     VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     VkPhysicalDevicePipelineCreationCacheControlFeatures fcc = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES};
@@ -264,19 +268,37 @@ kiln_result vkb_create(const struct kb_settings *set, struct kb_device **out)
     bool image_int64 = d->base.caps.shader_features & KILN_FEATURE_IMAGE_INT64;
     VkPhysicalDeviceShaderImageAtomicInt64FeaturesEXT i64 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_IMAGE_ATOMIC_INT64_FEATURES_EXT, .pNext = &f11};
+    /* Robust access asked for: robustness2 too where the device has it. */
+    int has_r2 = set->robust ? vk_has_device_extension(d->phys, VK_EXT_ROBUSTNESS_2_EXTENSION_NAME) : 0;
+    VkPhysicalDeviceRobustness2FeaturesEXT r2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT,
+                                                 .pNext = image_int64 ? (void *)&i64 : (void *)&f11};
     VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                          .pNext = image_int64 ? (void *)&i64 : (void *)&f11};
+                                          .pNext = has_r2 > 0   ? (void *)&r2
+                                                   : image_int64 ? (void *)&i64
+                                                                 : (void *)&f11};
     vkGetPhysicalDeviceFeatures2(d->phys, &features);
-    features.features.robustBufferAccess = VK_FALSE;
-    f13.robustImageAccess = VK_FALSE;
+    bool robust = set->robust && features.features.robustBufferAccess;
+    if (set->robust && !robust)
+        log_warn("robust access asked for, but %s has no robustBufferAccess; running without it",
+                 d->base.caps.device_name);
+    features.features.robustBufferAccess = robust;
+    f13.robustImageAccess = robust && f13.robustImageAccess;
+    r2.robustBufferAccess2 = robust && r2.robustBufferAccess2;
+    r2.robustImageAccess2 = robust && r2.robustImageAccess2;
+    r2.nullDescriptor = VK_FALSE;
+    d->base.caps.robust_access = !robust ? 0 : r2.robustBufferAccess2 ? 2 : 1;
+    if (d->base.caps.check && d->base.caps.max_bound_descriptor_sets > 1)
+        d->base.caps.max_bound_descriptor_sets--;   /* the layer's GPU-assisted checks take the last */
     d->base.cache_control = v13 ? f13.pipelineCreationCacheControl : fcc.pipelineCreationCacheControl;
     /* Host memory imported in place (a server's view of a client's sealed
      * data segment): where the device has VK_EXT_external_memory_host. */
     int has_host = vk_has_device_extension(d->phys, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
-    const char *dev_exts[3];
+    const char *dev_exts[4];
     uint32_t ext_count = 0;
     if (image_int64)
         dev_exts[ext_count++] = VK_EXT_SHADER_IMAGE_ATOMIC_INT64_EXTENSION_NAME;
+    if (has_r2 > 0)
+        dev_exts[ext_count++] = VK_EXT_ROBUSTNESS_2_EXTENSION_NAME;
     if (ext_cc)
         dev_exts[ext_count++] = VK_EXT_PIPELINE_CREATION_CACHE_CONTROL_EXTENSION_NAME;
     if (has_host > 0 && !env_flag("KILN_NO_HOST_IMPORT", 0)) {

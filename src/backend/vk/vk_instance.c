@@ -23,6 +23,9 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityF
 {
     struct kb_device *dev = ud;
     (void)type;
+    if ((sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) && dev->caps.check &&
+        vk_check_report((struct vk_device *)dev, data->pMessage))
+        return VK_FALSE;   /* an out-of-bounds access, named and counted */
     if (sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
         atomic_fetch_add(&dev->validation_errors, 1);
         log_error("validation: %s", data->pMessage);
@@ -109,7 +112,7 @@ static VkResult create_instance(const VkInstanceCreateInfo *ici, VkInstance *out
     return vr;
 }
 
-kiln_result vk_make_instance(struct vk_device *d, bool validation)
+kiln_result vk_make_instance(struct vk_device *d, bool validation, bool check)
 {
     VkApplicationInfo app = {
         .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
@@ -120,10 +123,15 @@ kiln_result vk_make_instance(struct vk_device *d, bool validation)
     };
     const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
     const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-    VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    /* Check mode adds the layer's GPU-assisted validation, which
+     * instruments shaders to report accesses past a binding's range; it
+     * takes the device's last descriptor set slot for its own. */
+    VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,
+                                              VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT,
+                                              VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT_EXT};
     VkValidationFeaturesEXT features = {
         .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
-        .enabledValidationFeatureCount = 1,
+        .enabledValidationFeatureCount = check ? 3 : 1,
         .pEnabledValidationFeatures = enables,
     };
     VkDebugUtilsMessengerCreateInfoEXT mci = {
@@ -138,6 +146,9 @@ kiln_result vk_make_instance(struct vk_device *d, bool validation)
     int layer = validation ? has_layer(layers[0]) : 0;
     if (layer < 0)
         return KILN_ERR_NO_MEMORY;
+    if (check && !layer)
+        return KILN_RAISE(KILN_ERR_INVALID, "check mode needs the Vulkan validation layer (%s), which is not installed "
+                          "(Debian: vulkan-validationlayers)", layers[0]);
     if (validation && !layer) {
         log_warn("validation asked for, but %s is not installed (Debian: vulkan-validationlayers); running without it",
                  layers[0]);
@@ -163,6 +174,7 @@ kiln_result vk_make_instance(struct vk_device *d, bool validation)
         if (create)
             VK_CHECK(create(d->instance, &mci, NULL, &d->messenger), "vkCreateDebugUtilsMessengerEXT");
         d->base.caps.validation = 1;
+        d->base.caps.check = check;
     }
     return KILN_OK;
 }

@@ -328,6 +328,10 @@ kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *layout, c
         return vk_fail(vr, __FILE__, __LINE__, "allocating descriptor sets");
     }
     s->set_count = layout->set_count;
+    for (uint32_t i = 0; i < n; i++)   /* buffer ranges, for check mode's lines */
+        if (b[i].buffer)
+            s->info[s->info_count++] = (struct vk_check_binding){b[i].set, b[i].binding, b[i].element, b[i].size,
+                                                                 b[i].buffer->size - b[i].offset};
     VkDescriptorBufferInfo infos[KILN_MAX_DESCRIPTORS];
     VkDescriptorImageInfo images[KILN_MAX_DESCRIPTORS];
     VkWriteDescriptorSet writes[KILN_MAX_DESCRIPTORS];

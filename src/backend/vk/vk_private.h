@@ -57,8 +57,24 @@ struct kb_pipeline {
     VkPipeline pipe;
 };
 
+/* Check mode (vk_check.c): one buffer descriptor a dispatch binds, and
+ * what one dispatch of a recording runs. */
+struct vk_check_binding {
+    uint32_t set, binding, element;
+    uint64_t size;           /* the range's bytes */
+    uint64_t reach;          /* bytes from the range's start to the buffer's end */
+};
+struct vk_check_dispatch {
+    VkCommandBuffer cb;      /* the command buffer it is recorded in (check mode: its own) */
+    char label[64];          /* the node's */
+    uint32_t count;
+    struct vk_check_binding b[KILN_MAX_DESCRIPTORS];
+};
+
 struct kb_bindset {
     VkDescriptorPool pool;
+    struct vk_check_binding info[KILN_MAX_DESCRIPTORS];   /* its buffer descriptors, for check mode's lines */
+    uint32_t info_count;
     VkDescriptorSet sets[KILN_MAX_SETS];   /* the layout's set_count of them */
     uint32_t set_count;
     VkBufferView views[KILN_MAX_DESCRIPTORS];   /* texel buffers' views */
@@ -70,6 +86,17 @@ struct kb_cmd {
     VkQueryPool pool;        /* timestamps of timed dispatches: two each */
     uint32_t pool_size;
     uint32_t timed;          /* timed dispatches in the current recording */
+    /* Check mode: the recording is one command buffer per dispatch
+     * (parts, submitted in one batch), so the layer's report, which names
+     * a command buffer, names the dispatch; notes[k] says what parts[k]
+     * runs. The device lists its recordings (vk_check.c; notes and the
+     * list under vk_device.check_lock). */
+    VkCommandBuffer *parts;
+    uint32_t part_count, part_cap;
+    struct vk_check_dispatch *notes;
+    uint32_t note_count, note_cap;
+    bool check_listed;
+    struct kb_cmd *check_next;
 };
 
 /* A host-visible, coherent staging buffer of `size` bytes, mapped. */
@@ -127,6 +154,8 @@ struct vk_device {
     uint32_t kept_count, kept_cap;
     uint32_t kept_kinds[8];
     struct vk_device *next_abandoned;   /* graveyard link */
+    pthread_mutex_t check_lock;      /* guards checked and each listed command buffer's notes (vk_check.c) */
+    struct kb_cmd *checked;          /* check mode: command buffers with a recording, for the layer's reports */
 };
 
 enum kept_kind {
@@ -175,7 +204,7 @@ bool vk_unfinished_lost(struct vk_device *d);
 void vk_fill_caps(struct vk_device *d);
 int vk_find_memory(const VkPhysicalDeviceMemoryProperties *mp, uint32_t type_bits, VkMemoryPropertyFlags want);
 int vk_has_device_extension(VkPhysicalDevice p, const char *name);
-kiln_result vk_make_instance(struct vk_device *d, bool validation);
+kiln_result vk_make_instance(struct vk_device *d, bool validation, bool check);
 kiln_result vk_pick_device(struct vk_device *d, const char *selector);
 bool vk_probe_cache_keeps_code(struct vk_device *d);
 
@@ -195,6 +224,10 @@ void vk_xfer_free(struct vk_device *d, struct vk_xfer *x);
 /* Frees the transfers in flight that are done (all: waits for every one). */
 void vk_xfer_reap(struct vk_device *d, bool all);
 kiln_result vk_queue_submit(struct vk_device *d, VkCommandBuffer cb, const char *what, uint64_t after, uint64_t *ticket);
+/* The same for n command buffers in one batch, in order (check mode's
+ * recording: one per dispatch). */
+kiln_result vk_queue_submit_n(struct vk_device *d, const VkCommandBuffer *cbs, uint32_t n, const char *what,
+                              uint64_t after, uint64_t *ticket);
 kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t timeout_ns);
 /* Zeroes a new device-local buffer on the device, left to run (its
  * last_use and last_write moved to the fill). */
@@ -241,6 +274,13 @@ kiln_result vk_cmd_create(struct kb_device *dev, struct kb_cmd **out);
 void vk_cmd_destroy(struct kb_device *dev, struct kb_cmd *c);
 kiln_result vk_cmd_times(struct kb_device *dev, struct kb_cmd *c, uint64_t *ns, uint32_t cap, uint32_t *count);
 kiln_result vk_cmd_record(struct kb_device *dev, struct kb_cmd *c, const struct kb_step *steps, uint32_t n);
+/* Check mode (vk_check.c): a recording's dispatches noted; a command
+ * buffer forgotten (before it is freed); a validation message that is an
+ * out-of-bounds report turned into a line naming the node and binding
+ * (true; counted), else false. */
+void vk_check_note(struct vk_device *d, struct kb_cmd *c, const struct kb_step *steps, uint32_t n);
+void vk_check_forget(struct vk_device *d, struct kb_cmd *c);
+bool vk_check_report(struct vk_device *d, const char *msg);
 kiln_result vk_submit(struct kb_device *dev, struct kb_cmd *c, uint64_t *ticket);
 uint64_t vk_ticket_done(struct kb_device *dev);
 kiln_result vk_ticket_wait(struct kb_device *dev, uint64_t ticket, uint64_t timeout_ns);
