@@ -435,6 +435,12 @@ typedef struct kiln_caps {
      * reads give zero); and 1 where check mode is on. */
     int robust_access;
     int check;
+    /* Loop iterations a shader may run in all, per invocation, before the
+     * device stops it and returns what it has (lavapipe: 65535, one budget
+     * every loop shares); 0: no such bound known. Where it is set, kiln
+     * warns when a program is compiled for each loop whose count is not a
+     * constant within it. */
+    uint32_t loop_budget;
 } kiln_caps;
 
 /* Creates a context on one device. On KILN_ERR_NO_DEVICE the message lists

@@ -173,6 +173,7 @@ typedef struct kiln_caps {
     uint32_t shader_features;
     int robust_access;
     int check;
+    uint32_t loop_budget;
 } kiln_caps;
  kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out);
  kiln_result kiln_context_destroy(kiln_context ctx);

@@ -376,6 +376,7 @@ static void post_back(struct csvc *s, struct cjob *front, void *ud)
     memcpy(b->hash, h, 16);
     memcpy(b->name, front->name, sizeof b->name);
     memcpy(b->origin, front->hash, 16);
+    b->universal = !front->bake_of;
     b->giant = b->words > s->cfg.giant_words;
     table_insert(s, b);
     front->back = b;

@@ -79,6 +79,7 @@ struct cjob {
     size_t words;
     kiln_program_interface iface;
     uint8_t origin[16];          /* the hash of the front node that posted it */
+    bool universal;              /* posted by a front node of the source itself (no baked variant's) */
     bool giant, alone, deferred;
     bool via_worker_cache;       /* compiled through its worker's cache (merge due) */
     bool from_archive;           /* served by the archive */

@@ -289,6 +289,25 @@ static enum cjob_state fail_back(struct cjob *j, kiln_result r, const char *what
     return CJOB_FAILED;
 }
 
+/* A device that stops long loops (kiln_caps.loop_budget): a warning for
+ * each loop of the program that may run past it, once per program's back
+ * end (a baked variant's loops are its universal's). */
+static void warn_loops(const struct cjob *j, uint32_t budget, const char *device)
+{
+    struct prog_loop loops[8];
+    uint32_t all, n = prog_loops_unbounded(j->spirv, j->words, budget, loops, 8, &all);
+    for (uint32_t i = 0; i < n; i++) {
+        char count[96];
+        if (loops[i].bound)
+            snprintf(count, sizeof count, "runs up to %llu iterations", (unsigned long long)loops[i].bound);
+        else
+            snprintf(count, sizeof count, "runs a count not known when it compiles");
+        log_warn("%s: loop %u of %u (in %s) %s; %s stops a shader after %u loop iterations in all, per invocation, "
+                 "and returns what it has, so a longer run is wrong without a word", j->name, loops[i].ordinal, all,
+                 loops[i].function, count, device, budget);
+    }
+}
+
 static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_worker *w, uint32_t giants_in_flight,
                                 struct kb_cache *alone_cache)
 {
@@ -317,6 +336,8 @@ static enum cjob_state run_back(struct csvc *s, struct cjob *j, struct csvc_work
     if ((hr = prog_check_limits_shared(&j->iface, j->shared_bytes, &s->dev->caps)) < 0 ||
         (hr = prog_check_device(j->name, j->spirv, j->words, &s->dev->caps)) < 0)
         return fail_back(j, hr, "the device cannot run it");
+    if (s->dev->caps.loop_budget && j->universal)
+        warn_loops(j, s->dev->caps.loop_budget, s->dev->caps.device_name);
     if ((hr = kb_layout_create(s->dev, &j->iface, &j->layout)) < 0) {
         return fail_back(j, hr, "the device refused its pipeline layout");
     }

@@ -282,6 +282,21 @@ void prog_spec_value_text(kiln_scalar_type type, uint64_t bits, char *buf, size_
  * VkBool32). */
 uint32_t prog_spec_size(kiln_scalar_type type);
 
+/* A loop whose iteration count is not a constant within a device's loop
+ * budget (loops.c): its place (the ordinal-th OpLoopMerge of the module,
+ * 1-based, in `function`), and its constant bound where it has one past
+ * the budget (0: not a constant). */
+struct prog_loop {
+    uint32_t ordinal;
+    uint64_t bound;
+    char function[64];
+};
+/* Up to cap of the module's loops that may run past budget iterations
+ * (loops.c says how they are judged), into out; *loops: every loop it
+ * has. A module it cannot read gives what it read so far. */
+uint32_t prog_loops_unbounded(const uint32_t *spirv, size_t words, uint32_t budget, struct prog_loop *out,
+                              uint32_t cap, uint32_t *loops);
+
 /* Bytes of Workgroup (`shared`) memory a module declares: the sum of its
  * Workgroup variables' sizes, computed with explicit type sizes (scalars
  * by width, bool 4, vectors, matrices and arrays by count, structs by the sum

@@ -1594,6 +1594,30 @@ TEST(run_check_and_robust)
     run_free(&r);
 }
 
+/* On a device with a loop budget (kiln info says so: lavapipe's 65535), a
+ * loop whose count is a push word is named when kiln run compiles it; a
+ * constant one is not. */
+TEST(run_loop_warning)
+{
+    write_text("loops.comp", "#version 450\nlayout(local_size_x = 1) in;\n"
+                             "layout(binding = 0) buffer B { uint v[]; };\n"
+                             "void main() { uint s = 0u;\n"
+                             "    for (uint i = 0u; i < 10u; i++) s += i;\n"
+                             "    for (uint i = 0u; i < kiln_param(0); i++) s += 1u;\n"
+                             "    v[0] = s; }\n");
+    struct run r;
+    KILN(&r, NULL, "info");
+    CHECK_STATUS(r, 0);
+    bool budget = strstr(r.out, "65535 iterations in all per invocation") != NULL;
+    run_free(&r);
+    KILN(&r, NULL, "run", P("loops.comp"), "--buffer", "0=size:4", "--param", "0=5", "-q");
+    CHECK_STATUS(r, 0);
+    if (budget)
+        CHECK_HAS(r, err, "loops.comp: loop 2 of 2 (in main()) runs a count not known when it compiles");
+    CHECK(!strstr(r.err, "loop 1 of 2"));
+    run_free(&r);
+}
+
 /* A copy of one image into another in the format a shader declares. */
 static void write_copy_shader(const char *name, const char *format, const char *prefix)
 {
@@ -3191,6 +3215,7 @@ int main(int argc, char **argv)
     RUN_IF(run_image_formats);
     RUN_IF(run_buffer_slices);
     RUN_IF(run_check_and_robust);
+    RUN_IF(run_loop_warning);
     RUN_IF(run_and_demo_trace);
     RUN_IF(run_compile_error_names_line);
     RUN_IF(run_old_version_fails_with_stdout_clean);

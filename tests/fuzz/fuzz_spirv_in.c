@@ -56,6 +56,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(words, module, bytes);
         if (!result_known(prog_check_device("fuzz.spv", words, bytes / 4, &caps)))
             abort();
+        /* The loop budget's analysis reads the same bytes (loops.c). */
+        struct prog_loop loops[4];
+        uint32_t all = 0, n = prog_loops_unbounded(words, bytes / 4, 65535, loops, 4, &all);
+        if (n > 4 || n > all)
+            abort();
         free(words);
     }
     err_clear();

@@ -79,7 +79,8 @@ static const char gen_src[] =
     "}\n";
 
 /* One source, two programs: DEMO_AXIS_Y picks the vertical pass. Word 0:
- * radius in pixels (Gaussian with sigma = radius / 2). Word 7: size. */
+ * radius in pixels (Gaussian with sigma = radius / 2), at most 64 (the
+ * loop's cap keeps it within a device's loop budget). Word 7: size. */
 static const char blur_src[] =
     "#version 450\n" DEMO_COMMON
     "layout(std430, binding = 0) readonly buffer Src { uvec2 px[]; } src;\n"
@@ -92,7 +93,7 @@ static const char blur_src[] =
     "    float k = -0.5 / max(0.25 * float(r * r), 0.25);\n"
     "    vec4 acc = vec4(0.0);\n"
     "    float wsum = 0.0;\n"
-    "    for (int i = -r; i <= r; i++) {\n"
+    "    for (int i = -r; i <= r && i <= 64; i++) {\n"
     "#ifdef DEMO_AXIS_Y\n"
     "        uint q = uint(clamp(int(p.y) + i, 0, int(h) - 1)) * w + p.x;\n"
     "#else\n"

@@ -235,6 +235,11 @@ static void print_caps(const kiln_caps *c)
     field("robust access:", "%s", c->robust_access == 2 ? "on (robustBufferAccess2: out-of-bounds reads give zero)"
                                   : c->robust_access   ? "on (robustBufferAccess)"
                                                        : "off");
+    if (c->loop_budget)
+        field("loop budget:", "%u iterations in all per invocation (longer loops are stopped; kiln warns at compile "
+              "time for each loop whose count is not a constant within it)", c->loop_budget);
+    else
+        field("loop budget:", "none known");
     field("backend:", "%s", kiln_backend_name(c->backend));
 }
 
@@ -289,6 +294,7 @@ static void json_caps(struct cli_json *j, const kiln_caps *c)
     cli_json_bool(j, "validation", c->validation);
     cli_json_bool(j, "check", c->check);
     cli_json_int(j, "robust_access", c->robust_access);
+    cli_json_uint(j, "loop_budget", c->loop_budget);
     cli_json_str(j, "backend", kiln_backend_name(c->backend));
     cli_json_bool(j, "pipeline_cache_keeps_code", c->pipeline_cache_keeps_code);
     cli_json_uint(j, "max_shared_memory_size", c->max_shared_memory_size);

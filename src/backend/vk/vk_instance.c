@@ -336,6 +336,9 @@ void vk_fill_caps(struct vk_device *d)
         d->timestamp_mask = qf.timestampValidBits >= 64 ? UINT64_MAX : (1ull << qf.timestampValidBits) - 1;
     }
     snprintf(c->driver_name, sizeof c->driver_name, "%s", drv.driverName);
+    /* llvmpipe stops a shader after 65535 loop iterations in all, per
+     * invocation (its LP_MAX_TGSI_LOOP_ITERATIONS), and returns what it has. */
+    c->loop_budget = drv.driverID == VK_DRIVER_ID_MESA_LLVMPIPE ? 65535 : 0;
     snprintf(c->driver_info, sizeof c->driver_info, "%s", drv.driverInfo);
     c->device_type = map_type(p->deviceType);
     c->vendor_id = p->vendorID;
