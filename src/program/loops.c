@@ -85,10 +85,17 @@ static bool bounded(const uint32_t *w, const size_t *def, uint32_t bound, uint32
            constant_of(w, def, bound, w[i + 4], is_signed, size);
 }
 
+/* Whether the instruction at word i is opcode op of at least n words,
+ * all within the module. */
+static bool is_op(const uint32_t *w, size_t words, size_t i, uint32_t op, uint32_t n)
+{
+    return i < words && (w[i] & 0xffff) == op && (w[i] >> 16) >= n && (w[i] >> 16) <= words - i;
+}
+
 /* The word index of the terminator of the block starting at word i. */
 static size_t terminator(const uint32_t *w, size_t words, size_t i)
 {
-    while (i < words && (w[i] >> 16)) {
+    while (i < words && (w[i] >> 16) && (w[i] >> 16) <= words - i) {
         uint32_t op = w[i] & 0xffff;
         if (op == OP_BRANCH || op == OP_BRANCH_CONDITIONAL || (op >= 251 && op <= 255))   /* switch, kill, return */
             return i;
@@ -103,7 +110,13 @@ uint32_t prog_loops_unbounded(const uint32_t *w, size_t words, uint32_t budget, 
     *loops = 0;
     if (words < 5)
         return 0;
+    /* Ids past a bound of the module's own size are taken as unknown (a
+     * loop they decide is warned about): a hostile header's bound costs
+     * no more than the module does. */
     uint32_t bound = w[3];
+    size_t most = words * 4 + 64;
+    if (bound > most)
+        bound = (uint32_t)(most < (1u << 22) ? most : (1u << 22));
     size_t *def = calloc(bound ? bound : 1, sizeof *def);
     if (!def)
         return 0;   /* a warning's analysis, not worth failing the program */
@@ -137,8 +150,8 @@ uint32_t prog_loops_unbounded(const uint32_t *w, size_t words, uint32_t budget, 
                 if ((w[k] & 0xffff) == OP_NAME && kc >= 3 && w[k + 1] == function_id) {
                     size_t len = strnlen((const char *)&w[k + 2], (kc - 2) * 4);
                     const char *name = (const char *)&w[k + 2];
-                    size_t paren = strcspn(name, "(");   /* glslang names main as "main(" */
-                    snprintf(function, sizeof function, "%.*s()", (int)(paren < len ? paren : len), name);
+                    const char *paren = memchr(name, '(', len);   /* glslang names main as "main(" */
+                    snprintf(function, sizeof function, "%.*s()", (int)(paren ? (size_t)(paren - name) : len), name);
                     break;
                 }
                 k += kc;
@@ -148,12 +161,11 @@ uint32_t prog_loops_unbounded(const uint32_t *w, size_t words, uint32_t budget, 
             (*loops)++;
             size_t t = i + wc;   /* the header's terminator follows its merge */
             uint32_t cond = 0;
-            if (t < words && (w[t] & 0xffff) == OP_BRANCH_CONDITIONAL && (w[t] >> 16) >= 4) {
+            if (is_op(w, words, t, OP_BRANCH_CONDITIONAL, 4)) {
                 cond = w[t + 1];
-            } else if (t < words && (w[t] & 0xffff) == OP_BRANCH && (w[t] >> 16) >= 2 && w[t + 1] < bound &&
-                       def[w[t + 1]]) {
+            } else if (is_op(w, words, t, OP_BRANCH, 2) && w[t + 1] < bound && def[w[t + 1]]) {
                 size_t e = terminator(w, words, def[w[t + 1]] + 2);
-                if (e < words && (w[e] & 0xffff) == OP_BRANCH_CONDITIONAL && (w[e] >> 16) >= 4)
+                if (is_op(w, words, e, OP_BRANCH_CONDITIONAL, 4))
                     cond = w[e + 1];
             }
             uint64_t size = 0;
