@@ -441,6 +441,12 @@ typedef struct kiln_caps {
      * warns when a program is compiled for each loop whose count is not a
      * constant within it. */
     uint32_t loop_budget;
+    /* Images beyond 2D and 3D (checked before any Vulkan call): a 1D
+     * image's width, a cube map's side, array layers
+     * (maxImageDimension1D, maxImageDimensionCube, maxImageArrayLayers). */
+    uint32_t max_image_dimension_1d;
+    uint32_t max_image_dimension_cube;
+    uint32_t max_image_array_layers;
 } kiln_caps;
 
 /* Creates a context on one device. On KILN_ERR_NO_DEVICE the message lists
@@ -761,18 +767,18 @@ KILN_API KILN_NODISCARD kiln_result kiln_program_log(kiln_context ctx, kiln_prog
  * kiln_binding.format; kiln makes the buffer view. Images (`image2D`,
  * `image3D`: storage; `texture2D`: sampled; `sampler2D`: combined) are
  * bound from a kiln_image (kiln_binding.image), samplers from a desc
- * (kiln_binding.sampler); 1D, cube, arrayed and multisampled images, and
- * buffer device addresses, are refused by name.
+ * (kiln_binding.sampler); multisampled images, cube arrays and buffer
+ * device addresses are refused by name.
  */
 typedef enum kiln_binding_kind {
     KILN_BINDING_STORAGE_BUFFER = 1,
     KILN_BINDING_UNIFORM_BUFFER = 2,
     KILN_BINDING_STORAGE_TEXEL_BUFFER = 3,   /* imageBuffer: imageLoad, imageStore, image atomics */
     KILN_BINDING_UNIFORM_TEXEL_BUFFER = 4,   /* textureBuffer, samplerBuffer: texelFetch */
-    KILN_BINDING_STORAGE_IMAGE = 5,          /* image2D, image3D (and u/i): imageLoad, imageStore, image atomics */
-    KILN_BINDING_SAMPLED_IMAGE = 6,          /* texture2D, texture3D: sampled through a separate sampler */
+    KILN_BINDING_STORAGE_IMAGE = 5,          /* image1D/2D/3D/Cube, arrays (and u/i): imageLoad, imageStore, atomics */
+    KILN_BINDING_SAMPLED_IMAGE = 6,          /* texture1D/2D/3D/Cube, arrays: sampled through a separate sampler */
     KILN_BINDING_SAMPLER = 7,                /* sampler: a separate sampler */
-    KILN_BINDING_COMBINED_IMAGE_SAMPLER = 8, /* sampler2D, sampler3D: an image and its sampler */
+    KILN_BINDING_COMBINED_IMAGE_SAMPLER = 8, /* sampler1D/2D/3D/Cube, arrays: an image and its sampler */
 } kiln_binding_kind;
 
 /* Formats of texels, named as GLSL's format qualifiers name them
@@ -834,18 +840,27 @@ KILN_API uint32_t kiln_format_size(kiln_format format);
 /* ---- images and samplers ------------------------------------------------------ */
 
 /*
- * An image is a 2D or 3D grid of texels of one kiln_format, bound to a
- * program's storage images (image2D, image3D: imageLoad, imageStore,
- * image atomics), sampled images (texture2D with a separate sampler) and
- * combined image samplers (sampler2D, sampler3D). Its texels are
- * addressed as shaders address them: x across a row, then rows (y), then
- * slices (z); upload and readback move every texel at once, rows packed
- * tightly (width * texel bytes each), slices after one another. A new
- * image's texels are all zero. Schemes order a node reading an image
- * after the node writing it as they do buffers (barriers from the
- * declared access; an image is one range). Images stay in Vulkan's
- * GENERAL layout from creation on, which storage and sampled use both
- * allow, so no node ever waits on a layout change.
+ * An image is a 1D, 2D or 3D grid of texels of one kiln_format, in one or
+ * more array layers and mip levels (a cube map is 2D, six layers a cube),
+ * bound to a program's storage images (image1D, image2D, image2DArray,
+ * image3D, imageCube: imageLoad, imageStore, image atomics), sampled
+ * images (texture2D, texture2DArray, ... with a separate sampler) and
+ * combined image samplers (sampler1D, sampler2D, sampler2DArray,
+ * sampler3D, samplerCube). A shader's arrayed declaration takes an image
+ * of any layers; a plain one an image of one layer; a cube declaration a
+ * cube map (which an arrayed 2D declaration takes too, as six layers a
+ * cube). A storage image binding sees one mip level (kiln_binding.level),
+ * a sampled one every level. Its texels are addressed as shaders address
+ * them: x across a row, then rows (y), then slices (z); upload and
+ * readback move every texel at once: level 0 first, each level's layers
+ * one after another (layer 0 first), each layer's rows packed tightly
+ * (width * texel bytes each; a level's sides are the image's halved per
+ * level, at least 1), slices after one another. A new image's texels are
+ * all zero. Schemes order a node reading an image after the node writing
+ * it as they do buffers (barriers from the declared access; an image is
+ * one range, every level and layer). Images stay in Vulkan's GENERAL
+ * layout from creation on, which storage and sampled use both allow, so
+ * no node ever waits on a layout change.
  */
 typedef enum kiln_image_usage {
     KILN_IMAGE_STORAGE = 1u << 0,   /* bindable as a storage image */
@@ -853,20 +868,28 @@ typedef enum kiln_image_usage {
 } kiln_image_usage;
 
 typedef struct kiln_image_desc {
-    uint32_t width, height;   /* texels; required, > 0 */
+    uint32_t width, height;   /* texels; required, > 0 (a 1D image's height is 1) */
     uint32_t depth;           /* slices; 0 = 1 */
-    uint32_t dims;            /* 2 or 3; 0 = 3 when depth > 1, else 2 (a 3D image may have one slice) */
+    uint32_t dims;            /* 1, 2 or 3; 0 = 3 when depth > 1, else 2 (a 3D image may have one slice) */
     kiln_format format;       /* required */
     /* kiln_image_usage bits; 0 = each use the device supports the format
      * for (at least one, else the image is refused naming the format). A
      * use asked for that the device does not support is refused by name. */
     uint32_t usage;
     const char *label;        /* for messages; copied; NULL = "image" */
+    /* Array layers (1D and 2D images): 0 = 1, or 6 for a cube map; a cube
+     * map's a multiple of 6 (more than 6: a cube array, refused for now). */
+    uint32_t layers;
+    /* Mip levels: 0 = 1; at most one more than log2 of the largest side
+     * (each level's sides are the one before's halved, at least 1). */
+    uint32_t levels;
+    int cube;                 /* 1: a cube map: 2D, width == height, six layers (+X, -X, +Y, -Y, +Z, -Z) */
 } kiln_image_desc;
 
 /* The image desc as kiln_image_create sees it (desc NULL: a zero desc):
  * depth 0 becomes 1, dims 0 becomes 3 where depth > 1 and 2 otherwise,
- * label NULL becomes "image" (a constant string). width, height and
+ * label NULL becomes "image" (a constant string), layers 0 becomes 6 for
+ * a cube map and 1 otherwise, levels 0 becomes 1. width, height and
  * format have no defaults (0 is refused). Decided later, left 0: usage
  * (the uses the device supports for the format, at create). */
 KILN_API kiln_image_desc kiln_image_desc_defaults(const kiln_image_desc *desc);
@@ -875,9 +898,10 @@ KILN_API KILN_NODISCARD kiln_result kiln_image_create(kiln_context ctx, const ki
 /* KILN_ERR_BUSY while a scheme node binds it. Waits for the submits that
  * use it. */
 KILN_API kiln_result kiln_image_destroy(kiln_context ctx, kiln_image img);
-/* Copies every texel from data (size must be the image's bytes: width *
- * height * depth * kiln_format_size(format)); data may be reused once the
- * call returns. Ordered after every earlier submit of the context. */
+/* Copies every texel from data (size must be the image's bytes: every
+ * level's width * height * depth * layers * kiln_format_size(format), in
+ * the order above); data may be reused once the call returns. Ordered
+ * after every earlier submit of the context. */
 KILN_API KILN_NODISCARD kiln_result kiln_image_upload(kiln_context ctx, kiln_image img, const void *data, uint64_t size);
 /* Copies every texel into data (size as for upload), once every earlier
  * submit that may write the image finished. */
@@ -922,7 +946,9 @@ typedef struct kiln_binding_info {
     char name[64];                /* the block's name; several blocks' joined by '|' */
     uint32_t count;               /* descriptors: an array's length, else 1 */
     kiln_format format;           /* a storage texel buffer's or storage image's format qualifier; 0: none */
-    uint32_t image_dims;          /* an image binding's dimensions, 2 or 3; 0 for other kinds */
+    uint32_t image_dims;          /* an image binding's dimensions, 1, 2 or 3 (a cube: 2); 0 for other kinds */
+    uint32_t image_arrayed;       /* 1: an arrayed image (image2DArray, sampler1DArray, ...) */
+    uint32_t image_cube;          /* 1: a cube image (samplerCube, imageCube) */
 } kiln_binding_info;
 
 /* A specialization constant's scalar type. */
@@ -1017,6 +1043,7 @@ typedef struct kiln_binding {
      * a binding that is no texel buffer, it is refused. */
     kiln_format format;
     kiln_image image;     /* an image binding's image (storage, sampled, combined image sampler) */
+    uint32_t level;       /* a storage image binding's mip level; 0 for every other kind (sampled ones see all) */
     /* A sampler binding's or a combined image sampler's sampler (a zero
      * desc: linear, clamped to the edge); given for any other kind
      * (fields not zero), it is refused. */

@@ -174,6 +174,9 @@ typedef struct kiln_caps {
     int robust_access;
     int check;
     uint32_t loop_budget;
+    uint32_t max_image_dimension_1d;
+    uint32_t max_image_dimension_cube;
+    uint32_t max_image_array_layers;
 } kiln_caps;
  kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out);
  kiln_result kiln_context_destroy(kiln_context ctx);
@@ -341,6 +344,9 @@ typedef struct kiln_image_desc {
     kiln_format format;
     uint32_t usage;
     const char *label;
+    uint32_t layers;
+    uint32_t levels;
+    int cube;
 } kiln_image_desc;
  kiln_image_desc kiln_image_desc_defaults(const kiln_image_desc *desc);
  kiln_result kiln_image_create(kiln_context ctx, const kiln_image_desc *desc, kiln_image *out);
@@ -377,6 +383,8 @@ typedef struct kiln_binding_info {
     uint32_t count;
     kiln_format format;
     uint32_t image_dims;
+    uint32_t image_arrayed;
+    uint32_t image_cube;
 } kiln_binding_info;
 typedef enum kiln_scalar_type {
     KILN_SCALAR_BOOL = 1,
@@ -433,6 +441,7 @@ typedef struct kiln_binding {
     uint32_t element;
     kiln_format format;
     kiln_image image;
+    uint32_t level;
     kiln_sampler_desc sampler;
 } kiln_binding;
 typedef struct kiln_node_desc {

@@ -47,7 +47,7 @@
 
 /* 2: the program interface in front-end entries written field by field
  * (it was the struct's bytes); records and notes unchanged. */
-#define ARC_FORMAT_VERSION 9   /* 9: the interface's push_float_words */
+#define ARC_FORMAT_VERSION 10   /* 9: the interface's push_float_words; 10: its bindings' image_arrayed, image_cube */
 #define ARC_HEADER_SIZE 64
 #define ARC_ENTRY_HEAD_SIZE 48
 #define ARC_INDEX_ROW_SIZE 32
@@ -202,7 +202,8 @@ enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, struct bytes
  * fixed width, little-endian, in the struct's order:
  *   binding_count u32, then per binding (binding_count of them): set u32,
  *   binding u32, kind u32, access u32, min_size u64, name 64 bytes, count
- *   u32, format u32 (format 6), image_dims u32 (format 8);
+ *   u32, format u32 (format 6), image_dims u32 (format 8), image_arrayed u32
+ *   and image_cube u32 (format 10: 0 or 1, an image's only; a cube's dims 2);
  *   push_constant_size u32, workgroup_size 3 x u32, spirv_words u32,
  *   entry 64 bytes, params_read u64 (format 5), lens_read u32, groups_read u32.
  * Strings are fixed fields ending in a NUL (base/bytes.h). Reading checks
@@ -210,7 +211,7 @@ enum arc_cause arc_file_entry(const struct arc_file *f, uint32_t i, struct bytes
  * kiln_binding_kind, set below KILN_MAX_SETS, count at least 1 and all
  * counts at most KILN_MAX_DESCRIPTORS, format 0 or (a storage texel
  * buffer's or storage image's) a kiln_format, image_dims (format 8: a u32
- * after format) 2 or 3 for an image kind and 0 for the others, access only
+ * after format) 1, 2 or 3 for an image kind and 0 for the others, access only
  * kiln_access bits, name NUL-terminated;
  * bindings in strictly increasing (set, binding) order; entry
  * NUL-terminated; params_read within KILN_PARAM_WORDS bits, lens_read

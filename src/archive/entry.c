@@ -28,37 +28,38 @@
 #define SPIRV_HEADER_WORDS 5
 #define NOTE_VALUE_LEN (4 + 4 + 8 + 8 + 64)
 
-/* The layout of kiln_program_interface (LP64) that format version 9's
+/* The layout of kiln_program_interface (LP64) that format version 10's
  * interface codec knows, field by field. A struct change fails here:
  * change the struct, bump ARC_FORMAT_VERSION, update the codec, then these
  * numbers (a version bump alone fails here too, so that the codec is
  * looked at). */
 #define BINDING_AT(field, at) (offsetof(kiln_binding_info, field) == (at))
 #define IFACE_AT(field, at) (offsetof(kiln_program_interface, field) == (at))
-_Static_assert(ARC_FORMAT_VERSION == 9 && sizeof(kiln_binding_info) == 104 && BINDING_AT(set, 0) &&
+_Static_assert(ARC_FORMAT_VERSION == 10 && sizeof(kiln_binding_info) == 112 && BINDING_AT(set, 0) &&
                    BINDING_AT(binding, 4) && BINDING_AT(kind, 8) && BINDING_AT(access, 12) &&
                    BINDING_AT(min_size, 16) && BINDING_AT(name, 24) && BINDING_AT(count, 88) &&
-                   BINDING_AT(format, 92) && BINDING_AT(image_dims, 96) && sizeof(((kiln_binding_info *)0)->name) == 64,
-               "kiln_binding_info is not the layout archive format 9 encodes: change the struct, bump "
+                   BINDING_AT(format, 92) && BINDING_AT(image_dims, 96) && BINDING_AT(image_arrayed, 100) &&
+                   BINDING_AT(image_cube, 104) && sizeof(((kiln_binding_info *)0)->name) == 64,
+               "kiln_binding_info is not the layout archive format 10 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
-_Static_assert(ARC_FORMAT_VERSION == 9 && sizeof(kiln_program_interface) == 5128 && KILN_MAX_BINDINGS == 16 &&
-                   IFACE_AT(binding_count, 0) && IFACE_AT(bindings, 8) && IFACE_AT(push_constant_size, 1672) &&
-                   IFACE_AT(workgroup_size, 1676) && IFACE_AT(spirv_words, 1688) && IFACE_AT(entry, 1692) &&
-                   IFACE_AT(params_read, 1760) && IFACE_AT(lens_read, 1768) && IFACE_AT(groups_read, 1772) &&
-                   IFACE_AT(own_push_block, 1776) && IFACE_AT(param_words, 1780) && IFACE_AT(subgroup_ops, 1784) &&
-                   IFACE_AT(constant_count, 1788) && IFACE_AT(constants, 1792) && KILN_MAX_SPEC_CONSTANTS == 32 &&
-                   IFACE_AT(push_float_words, 5120) &&
+_Static_assert(ARC_FORMAT_VERSION == 10 && sizeof(kiln_program_interface) == 5256 && KILN_MAX_BINDINGS == 16 &&
+                   IFACE_AT(binding_count, 0) && IFACE_AT(bindings, 8) && IFACE_AT(push_constant_size, 1800) &&
+                   IFACE_AT(workgroup_size, 1804) && IFACE_AT(spirv_words, 1816) && IFACE_AT(entry, 1820) &&
+                   IFACE_AT(params_read, 1888) && IFACE_AT(lens_read, 1896) && IFACE_AT(groups_read, 1900) &&
+                   IFACE_AT(own_push_block, 1904) && IFACE_AT(param_words, 1908) && IFACE_AT(subgroup_ops, 1912) &&
+                   IFACE_AT(constant_count, 1916) && IFACE_AT(constants, 1920) && KILN_MAX_SPEC_CONSTANTS == 32 &&
+                   IFACE_AT(push_float_words, 5248) &&
                    sizeof(((kiln_program_interface *)0)->entry) == 64,
-               "kiln_program_interface is not the layout archive format 9 encodes: change the struct, bump "
+               "kiln_program_interface is not the layout archive format 10 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
 
 #define CONSTANT_AT(field, at) (offsetof(kiln_spec_constant_info, field) == (at))
-_Static_assert(ARC_FORMAT_VERSION == 9 && sizeof(kiln_spec_constant_info) == 104 && CONSTANT_AT(id, 0) &&
+_Static_assert(ARC_FORMAT_VERSION == 10 && sizeof(kiln_spec_constant_info) == 104 && CONSTANT_AT(id, 0) &&
                    CONSTANT_AT(type, 4) && CONSTANT_AT(default_value, 8) && CONSTANT_AT(value, 16) &&
                    CONSTANT_AT(set, 24) && CONSTANT_AT(used, 28) && CONSTANT_AT(workgroup_axis, 32) &&
                    CONSTANT_AT(name, 36) && sizeof(((kiln_spec_constant_info *)0)->name) == 64 &&
                    KILN_SCALAR_DOUBLE == 12,
-               "kiln_spec_constant_info is not the layout archive format 9 encodes: change the struct, bump "
+               "kiln_spec_constant_info is not the layout archive format 10 encodes: change the struct, bump "
                "ARC_FORMAT_VERSION, update arc_iface_put and arc_iface_read");
 
 static bool refuse(char why[ARC_WHY_LEN], const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -95,6 +96,8 @@ void arc_iface_put(struct bytes *out, const kiln_program_interface *iface)
         bytes_put_u32(out, b->count);
         bytes_put_u32(out, (uint32_t)b->format);
         bytes_put_u32(out, b->image_dims);   /* format 8 */
+        bytes_put_u32(out, b->image_arrayed);   /* format 10 */
+        bytes_put_u32(out, b->image_cube);
     }
     bytes_put_u32(out, iface->push_constant_size);
     for (int i = 0; i < 3; i++)
@@ -197,9 +200,13 @@ static bool iface_check(const kiln_program_interface *it, const uint32_t kinds[]
             return refuse(why, "binding %u (set %u): kind %u is no kiln_binding_kind", b->binding, b->set, kinds[i]);
         bool image = kinds[i] == KILN_BINDING_STORAGE_IMAGE || kinds[i] == KILN_BINDING_SAMPLED_IMAGE ||
                      kinds[i] == KILN_BINDING_COMBINED_IMAGE_SAMPLER;
-        if (image ? b->image_dims != 2 && b->image_dims != 3 : b->image_dims != 0)
+        if (image ? b->image_dims < 1 || b->image_dims > 3 : b->image_dims != 0)
             return refuse(why, "binding %u (set %u): image_dims %u for a binding of kind %u", b->binding, b->set,
                           b->image_dims, kinds[i]);
+        if (b->image_arrayed > 1 || b->image_cube > 1 || ((b->image_arrayed || b->image_cube) && !image) ||
+            (b->image_cube && (b->image_dims != 2 || b->image_arrayed)))
+            return refuse(why, "binding %u (set %u): image_arrayed %u, image_cube %u for a %uD binding of kind %u",
+                          b->binding, b->set, b->image_arrayed, b->image_cube, b->image_dims, kinds[i]);
         if (b->set >= KILN_MAX_SETS)
             return refuse(why, "binding %u: set %u is past KILN_MAX_SETS (%d)", b->binding, b->set, KILN_MAX_SETS);
         if (b->count == 0 || b->count > KILN_MAX_DESCRIPTORS - descriptors)
@@ -264,6 +271,8 @@ bool arc_iface_read(struct bytes_reader *r, kiln_program_interface *iface, char 
         b->count = bytes_read_u32(r);
         formats[i] = bytes_read_u32(r);
         b->image_dims = bytes_read_u32(r);
+        b->image_arrayed = bytes_read_u32(r);
+        b->image_cube = bytes_read_u32(r);
         /* Stored only once checked (an enum holds only its values). */
         b->kind = kinds[i] >= KILN_BINDING_STORAGE_BUFFER && kinds[i] <= KILN_BINDING_COMBINED_IMAGE_SAMPLER
                       ? (kiln_binding_kind)kinds[i]

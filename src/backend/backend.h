@@ -139,10 +139,12 @@ struct kb_buffer {
  * live in one layout (Vulkan's GENERAL) from creation on. */
 struct kb_image {
     uint32_t width, height, depth;
-    uint32_t dims;           /* 2 or 3 */
+    uint32_t dims;           /* 1, 2 or 3 */
+    uint32_t layers, levels; /* at least 1 each */
+    bool cube;               /* a cube map (2D, layers a multiple of 6) */
     kiln_format format;
     uint32_t usage;          /* kiln_image_usage bits, resolved (never 0) */
-    uint64_t bytes;          /* width * height * depth * texel bytes */
+    uint64_t bytes;          /* every level's width * height * depth * layers * texel bytes (kb_image_level) */
     bool mapped;             /* as a buffer's */
     /* Owned by the context (under its lock): */
     uint64_t id;
@@ -163,7 +165,30 @@ struct kb_binding {
     uint64_t offset, size;
     struct kb_image *image;
     kiln_sampler_desc sampler;   /* filled in (kiln_sampler_desc_defaults) where the kind has one */
+    /* An image's view as the shader declares it: arrayed (every layer),
+     * cube (six layers a face); a storage image's one mip level (sampled
+     * ones see every level). */
+    bool arrayed, cube;
+    uint32_t level;
 };
+
+/* Level l of an image: its sides (halved per level, at least 1) and the
+ * byte offset of its texels in an upload's data (levels in order, each
+ * level's layers one after another). */
+static inline void kb_image_level(const struct kb_image *img, uint32_t l, uint32_t side[3], uint64_t *offset)
+{
+    uint64_t off = 0, texel = kiln_format_size(img->format);
+    for (uint32_t k = 0;; k++) {
+        uint32_t w = img->width >> k, h = img->height >> k, d = img->depth >> k;
+        side[0] = w ? w : 1;
+        side[1] = h ? h : 1;
+        side[2] = d ? d : 1;
+        if (k == l)
+            break;
+        off += (uint64_t)side[0] * side[1] * side[2] * img->layers * texel;
+    }
+    *offset = off;
+}
 
 /* A specialization constant's value when a pipeline is made (one
  * VkSpecializationMapEntry): `size` bytes (1, 2, 4 or 8; a bool's 4, a

@@ -133,6 +133,10 @@ kiln_image_desc kiln_image_desc_defaults(const kiln_image_desc *desc)
         d.dims = d.depth > 1 ? 3 : 2;
     if (!d.label)
         d.label = "image";
+    if (d.layers == 0)
+        d.layers = d.cube ? 6 : 1;
+    if (d.levels == 0)
+        d.levels = 1;
     /* Decided later: usage 0 (each use the device supports for the
      * format, at create). */
     return d;

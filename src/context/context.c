@@ -307,21 +307,50 @@ static kiln_result l_image_create(struct kctx *kc, const kiln_image_desc *desc, 
     if (!d.width || !d.height)
         return KILN_RAISE(KILN_ERR_INVALID, "image '%s': %ux%u texels; width and height are at least 1", d.label,
                           d.width, d.height);
-    if (d.dims != 2 && d.dims != 3)
-        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': dims %u; an image is 2D or 3D", d.label, d.dims);
-    if (d.dims == 2 && d.depth != 1)
-        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': a 2D image of depth %u; give dims 3 (or depth 1)", d.label,
-                          d.depth);
+    if (d.dims < 1 || d.dims > 3)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': dims %u; an image is 1D, 2D or 3D", d.label, d.dims);
+    if (d.dims < 3 && d.depth != 1)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': a %uD image of depth %u; give dims 3 (or depth 1)", d.label,
+                          d.dims, d.depth);
+    if (d.dims == 1 && d.height != 1)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': a 1D image of height %u; a 1D image's height is 1", d.label,
+                          d.height);
+    if (d.dims == 3 && d.layers != 1)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': a 3D image of %u layers; a 3D image has one (its slices are "
+                          "its depth)", d.label, d.layers);
+    if (d.cube && (d.dims != 2 || d.width != d.height || d.layers % 6))
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': a cube map is 2D, square and six layers a cube; this one is "
+                          "%uD, %ux%u, %u layers", d.label, d.dims, d.width, d.height, d.layers);
+    if (d.cube && d.layers != 6)
+        return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': a cube array (%u layers, %u cubes): kiln makes cube maps of one "
+                          "cube", d.label, d.layers, d.layers / 6);
+    if (d.layers > caps->max_image_array_layers)
+        return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': %u layers; the device allows %u (maxImageArrayLayers)", d.label,
+                          d.layers, caps->max_image_array_layers);
+    uint32_t side = KILN_MAX(d.width, KILN_MAX(d.height, d.depth)), most_levels = 1;
+    while (side >> most_levels)
+        most_levels++;
+    if (d.levels > most_levels)
+        return KILN_RAISE(KILN_ERR_INVALID, "image '%s': %u mip levels; a %ux%ux%u image has at most %u (down to 1 "
+                          "texel a side)", d.label, d.levels, d.width, d.height, d.depth, most_levels);
     if (!fname)
         return KILN_RAISE(KILN_ERR_INVALID, "image '%s': format %d is no kiln_format (r32f, rgba8, ...)", d.label,
                           (int)d.format);
     if (d.usage & ~(uint32_t)(KILN_IMAGE_STORAGE | KILN_IMAGE_SAMPLED))
         return KILN_RAISE(KILN_ERR_INVALID, "image '%s': unknown usage bits 0x%x", d.label, d.usage);
-    uint32_t most = d.dims == 3 ? caps->max_image_dimension_3d : caps->max_image_dimension_2d;
+    uint32_t most = d.cube ? caps->max_image_dimension_cube
+                    : d.dims == 3 ? caps->max_image_dimension_3d
+                    : d.dims == 2 ? caps->max_image_dimension_2d
+                                  : caps->max_image_dimension_1d;
     if (d.width > most || d.height > most || (d.dims == 3 && d.depth > most))
-        return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': %ux%ux%u texels; the device allows %u a side for %uD images "
-                          "(maxImageDimension%uD)", d.label, d.width, d.height, d.depth, most, d.dims, d.dims);
-    uint64_t bytes = (uint64_t)d.width * d.height * d.depth * kiln_format_size(d.format);
+        return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': %ux%ux%u texels; the device allows %u a side for %s images "
+                          "(maxImageDimension%s)", d.label, d.width, d.height, d.depth, most,
+                          d.cube ? "cube" : d.dims == 3 ? "3D" : d.dims == 2 ? "2D" : "1D",
+                          d.cube ? "Cube" : d.dims == 3 ? "3D" : d.dims == 2 ? "2D" : "1D");
+    uint64_t bytes = 0;
+    for (uint32_t l = 0; l < d.levels; l++)
+        bytes += (uint64_t)KILN_MAX(d.width >> l, 1u) * KILN_MAX(d.height >> l, 1u) * KILN_MAX(d.depth >> l, 1u) *
+                 d.layers * kiln_format_size(d.format);
     if (bytes > caps->max_buffer_size)   /* uploads and readbacks stage it in one buffer */
         return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': %llu bytes; kiln stages an image in one buffer, and the device "
                           "allows %llu (max_buffer_size)", d.label, (unsigned long long)bytes,
@@ -336,7 +365,8 @@ static kiln_result l_image_create(struct kctx *kc, const kiln_image_desc *desc, 
         return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': the device does not support %uD %s images as %s images",
                           d.label, d.dims, fname, (usage & ~can & KILN_IMAGE_STORAGE) ? "storage" : "sampled");
     struct kb_image want = {.width = d.width, .height = d.height, .depth = d.depth, .dims = d.dims,
-                            .format = d.format, .usage = usage, .bytes = bytes};
+                            .layers = d.layers, .levels = d.levels, .cube = d.cube != 0, .format = d.format,
+                            .usage = usage, .bytes = bytes};
     snprintf(want.label, sizeof want.label, "%s", d.label);
     struct kb_image *img;
     KILN_TRY(kb_image_create(c->dev, &want, &img));
@@ -385,9 +415,11 @@ static kiln_result image_io(struct lctx *c, kiln_image h, void *data, uint64_t s
         if (!data)
             return KILN_RAISE(KILN_ERR_INVALID, "image '%s': data pointer is NULL", img->label);
         if (size != img->bytes)
-            return KILN_RAISE(KILN_ERR_INVALID, "image '%s': %llu bytes given; its %ux%ux%u %s texels are %llu "
-                              "bytes (every texel %s at once)", img->label, (unsigned long long)size, img->width,
-                              img->height, img->depth, kiln_format_name(img->format), (unsigned long long)img->bytes,
+            return KILN_RAISE(KILN_ERR_INVALID, "image '%s': %llu bytes given; its %ux%ux%u %s texels (%u layer%s, "
+                              "%u level%s) are %llu bytes (every texel %s at once)", img->label,
+                              (unsigned long long)size, img->width, img->height, img->depth,
+                              kiln_format_name(img->format), img->layers, img->layers == 1 ? "" : "s", img->levels,
+                              img->levels == 1 ? "" : "s", (unsigned long long)img->bytes,
                               upload ? "is uploaded" : "is read back");
         uint64_t t = hazard(img->mapped, img->last_use, img->last_write, upload);
         if (kb_ticket_done(c->dev) >= t)
@@ -762,7 +794,8 @@ static kiln_result l_scheme_add_node(struct kctx *kc, kiln_scheme h, const kiln_
         uint64_t size = !b ? 0 : bd->size ? bd->size : (bd->offset < b->size ? b->size - bd->offset : 0);
         init.bindings[i] = (struct node_binding){.set = bd->set, .binding = bd->binding, .element = bd->element,
                                                  .buffer = b, .offset = bd->offset, .size = size,
-                                                 .format = bd->format, .image = img, .sampler = bd->sampler};
+                                                 .format = bd->format, .image = img, .sampler = bd->sampler,
+                                                 .level = bd->level};
     }
     memcpy(init.groups, d.groups, sizeof init.groups);
     if (d.param_count > KILN_MAX_PARAM_WORDS)

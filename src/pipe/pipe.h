@@ -33,7 +33,7 @@
                             * the program its slot was checked against; 6: a program's language,
                             * preamble and workgroup size, kiln_caps' shader_features; 7: the
                             * interface's push_float_words, kiln_format's 20 new formats, the
-                            * context desc's check and robust */
+                            * context desc's check and robust, an image's layers, levels and cube */
 
 enum pipe_class { PIPE_CLASS_OBJECT, PIPE_CLASS_DATA, PIPE_CLASS_QUERY, PIPE_CLASS_STATE, PIPE_CLASS_SUBMIT,
                   PIPE_CLASS_WAIT, PIPE_CLASS_ARCHIVE, PIPE_CLASSES };
@@ -91,6 +91,7 @@ struct pipe_rec_range {
 struct pipe_rec_buffer { uint64_t size; uint32_t usage, label_len; };   /* tail: label */
 struct pipe_rec_image {
     uint32_t width, height, depth, dims, format, usage, label_len, reserved;   /* tail: label */
+    uint32_t layers, levels, cube, reserved2;
 };
 /* A client mints its scheme and node handles (id; 0: the server's pool
  * mints one, for a client that mints none) from a pool of the type, serial
@@ -150,7 +151,7 @@ struct pipe_rec_precompile { double stall_s; };
 #undef X
 _Static_assert(sizeof(struct pipe_rec_range) == 40 && sizeof(struct pipe_rec_node) == 48 &&
                    sizeof(struct pipe_rec_program) == 48 && sizeof(struct pipe_rec_context) == 112 &&
-                   sizeof(struct pipe_rec_tidy) == 32 && sizeof(struct pipe_rec_image) == 32 &&
+                   sizeof(struct pipe_rec_tidy) == 32 && sizeof(struct pipe_rec_image) == 48 &&
                    sizeof(struct pipe_rec_param) == 24,
                "pipe records are part of the wire: a change is a new PIPE_VERSION");
 

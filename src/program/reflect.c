@@ -188,7 +188,7 @@ static int read_place(spvc_compiler comp, const spvc_reflected_resource *res, ki
     return 0;
 }
 
-/* Reads a 2D or 3D image, or a sampler, of list type `type` into *b: 1,
+/* Reads a 1D, 2D, 3D or cube image (arrayed or not), or a sampler, of list type `type` into *b: 1,
  * or KILN_ERR_LAYOUT raised naming an image of a shape kiln does not bind
  * or a format it does not know. */
 static int read_image(spvc_compiler comp, spvc_resource_type type, const spvc_reflected_resource *res,
@@ -203,17 +203,20 @@ static int read_image(spvc_compiler comp, spvc_resource_type type, const spvc_re
     }
     spvc_type t = spvc_compiler_get_type_handle(comp, res->base_type_id);
     SpvDim dim = spvc_type_get_image_dimension(t);
-    static const char *const shapes[] = {[SpvDim1D] = "1D", [SpvDimCube] = "cube", [SpvDimRect] = "rectangle",
-                                         [SpvDimSubpassData] = "subpass input"};
-    if (dim != SpvDim2D && dim != SpvDim3D)
-        return KILN_RAISE(KILN_ERR_LAYOUT, "%s '%s' (set %u, binding %u) is a %s image; kiln binds 2D and 3D images",
-                          resource_kind_name(type), b->name, b->set, b->binding,
-                          (size_t)dim < KILN_ARRAY_LEN(shapes) && shapes[dim] ? shapes[dim] : "other-shaped");
-    if (spvc_type_get_image_arrayed(t) || spvc_type_get_image_multisampled(t))
-        return KILN_RAISE(KILN_ERR_LAYOUT, "%s '%s' (set %u, binding %u) is %s image; kiln binds plain 2D and 3D "
+    static const char *const shapes[] = {[SpvDimRect] = "rectangle", [SpvDimSubpassData] = "subpass input"};
+    if (dim != SpvDim1D && dim != SpvDim2D && dim != SpvDim3D && dim != SpvDimCube)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "%s '%s' (set %u, binding %u) is a %s image; kiln binds 1D, 2D, 3D and cube "
                           "images", resource_kind_name(type), b->name, b->set, b->binding,
-                          spvc_type_get_image_arrayed(t) ? "an arrayed (layered)" : "a multisampled");
-    b->image_dims = dim == SpvDim3D ? 3 : 2;
+                          (size_t)dim < KILN_ARRAY_LEN(shapes) && shapes[dim] ? shapes[dim] : "other-shaped");
+    if (spvc_type_get_image_multisampled(t))
+        return KILN_RAISE(KILN_ERR_LAYOUT, "%s '%s' (set %u, binding %u) is a multisampled image; kiln binds "
+                          "single-sampled images", resource_kind_name(type), b->name, b->set, b->binding);
+    if (dim == SpvDimCube && spvc_type_get_image_arrayed(t))
+        return KILN_RAISE(KILN_ERR_LAYOUT, "%s '%s' (set %u, binding %u) is an arrayed cube image (a cube array); "
+                          "kiln binds cube maps of one cube", resource_kind_name(type), b->name, b->set, b->binding);
+    b->image_dims = dim == SpvDim3D ? 3 : dim == SpvDim1D ? 1 : 2;
+    b->image_arrayed = spvc_type_get_image_arrayed(t) ? 1 : 0;
+    b->image_cube = dim == SpvDimCube;
     switch (type) {
     case SPVC_RESOURCE_TYPE_STORAGE_IMAGE: {
         b->kind = KILN_BINDING_STORAGE_IMAGE;
@@ -480,6 +483,12 @@ bool prog_iface_compatible(const kiln_program_interface *a, const kiln_program_i
         }
         if (x->image_dims != y->image_dims) {
             snprintf(why, cap, "%s is a %uD image, the new program's %uD", place, x->image_dims, y->image_dims);
+            return false;
+        }
+        if (x->image_arrayed != y->image_arrayed || x->image_cube != y->image_cube) {
+            snprintf(why, cap, "%s is %s image, the new program's %s", place,
+                     x->image_cube ? "a cube" : x->image_arrayed ? "an arrayed" : "a plain",
+                     y->image_cube ? "a cube" : y->image_arrayed ? "an arrayed" : "a plain");
             return false;
         }
         if (x->format != y->format) {

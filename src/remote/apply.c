@@ -437,7 +437,8 @@ static kiln_result a_image_create(struct req *q)
 {
     const struct pipe_rec_image *r = q->rec;
     kiln_image_desc d = {.width = r->width, .height = r->height, .depth = r->depth, .dims = r->dims,
-                         .format = (kiln_format)r->format, .usage = r->usage};
+                         .format = (kiln_format)r->format, .usage = r->usage, .layers = r->layers,
+                         .levels = r->levels, .cube = r->cube != 0};
     KILN_TRY(pipe_read_str(&q->tail, &q->arena, "label", false, &d.label, NULL));
     KILN_TRY(tail_done(q, "the image desc"));
     /* Its bytes as the image will hold them (texels times the format's

@@ -714,7 +714,8 @@ static kiln_result r_image_create(struct kctx *c, const kiln_image_desc *desc, k
     struct rclient *rc = rc_of(c);
     kiln_image_desc d = kiln_image_desc_defaults(desc);
     struct pipe_rec_image rec = {.width = d.width, .height = d.height, .depth = d.depth, .dims = d.dims,
-                                 .format = (uint32_t)d.format, .usage = d.usage};
+                                 .format = (uint32_t)d.format, .usage = d.usage, .layers = d.layers,
+                                 .levels = d.levels, .cube = d.cube != 0};
     pipe_put_str(&rc->tail, d.label, SIZE_MAX);
     rec.label_len = (uint32_t)rc->tail.len;
     KILN_TRY(ASK(image_create, rec, &out->id));

@@ -209,6 +209,22 @@ static kiln_result check_image(struct scheme *s, struct node *n, const kiln_bind
     if (img->dims != want->image_dims)
         return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is a %uD image in %s; image '%s' is %uD", n->label,
                           at, want->name, want->image_dims, n->prog->name, img->label, img->dims);
+    if (want->image_cube && !img->cube)
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is a cube image in %s; image '%s' is no cube map "
+                          "(kiln_image_desc.cube)", n->label, at, want->name, n->prog->name, img->label);
+    if (!want->image_arrayed && !want->image_cube && (img->layers != 1 || img->cube))
+        return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is a plain %uD image in %s; image '%s' has %u layers: "
+                          "declare an arrayed image (%s%uDArray) or bind an image of one layer", n->label, at,
+                          want->name, want->image_dims, n->prog->name, img->label, img->layers,
+                          storage ? "image" : "texture", want->image_dims);
+    if (storage && b->level >= img->levels)
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s ('%s'): level %u; image '%s' has %u level%s", n->label, at,
+                          want->name, b->level, img->label, img->levels, img->levels == 1 ? "" : "s");
+    if (!storage && b->level)
+        return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s ('%s'): level %u; a %s sees every level (a level is for "
+                          "storage images)", n->label, at, want->name, b->level, kind);
+    b->arrayed = want->image_arrayed;
+    b->cube = want->image_cube;
     if (storage && want->format && want->format != img->format)
         return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is declared %s in %s; image '%s' is %s", n->label,
                           at, want->name, kiln_format_name(want->format), n->prog->name, img->label,
@@ -258,10 +274,10 @@ static kiln_result check_descriptor(struct scheme *s, struct node *n, const kiln
         return KILN_RAISE(KILN_ERR_LAYOUT, "node '%s': %s ('%s') is a %s in %s, bound without a buffer; give "
                           "kiln_binding.buffer", n->label, at, want->name, prog_kind_name(want->kind),
                           n->prog->name);
-    if (b->image || b->sampler.filter || b->sampler.address)
+    if (b->image || b->sampler.filter || b->sampler.address || b->level)
         return KILN_RAISE(KILN_ERR_INVALID, "node '%s': %s ('%s') is a %s in %s; it takes a buffer alone (%s given "
                           "too)", n->label, at, want->name, prog_kind_name(want->kind), n->prog->name,
-                          b->image ? "an image" : "a sampler");
+                          b->image ? "an image" : b->level ? "a mip level" : "a sampler");
     bool texel = is_texel(want->kind);
     bool uniform = want->kind == KILN_BINDING_UNIFORM_BUFFER;
     /* A storage buffer is also bindable as either texel buffer, a uniform
@@ -365,7 +381,8 @@ static kiln_result node_bind(struct scheme *s, struct node *n)
         const struct node_binding *b = &n->bindings[i];
         kb[i] = (struct kb_binding){.set = b->set, .binding = b->binding, .element = b->element, .kind = b->kind,
                                     .format = b->view_format, .buffer = b->buffer, .offset = b->offset,
-                                    .size = b->size, .image = b->image, .sampler = b->sampler};
+                                    .size = b->size, .image = b->image, .sampler = b->sampler, .arrayed = b->arrayed,
+                                    .cube = b->cube, .level = b->level};
     }
     return kb_bindset_create(s->dev, n->prog->layout, kb, n->binding_count, &n->bindset);
 }

@@ -53,7 +53,9 @@ struct node_binding {
     kiln_format format;      /* as the caller gave it (0: the shader's format qualifier) */
     struct kb_image *image;      /* storage and sampled images, combined image samplers; else NULL */
     kiln_sampler_desc sampler;   /* as the caller gave it; filled in at bind for kinds that have one */
+    uint32_t level;              /* a storage image's mip level, as the caller gave it */
     /* From the program's interface, once checked: */
+    bool arrayed, cube;          /* an image's view as the shader declares it */
     uint32_t access;
     kiln_binding_kind kind;
     kiln_format view_format; /* a texel buffer's format, resolved; else 0 */

@@ -87,7 +87,7 @@ TEST(interface_bytes_on_disk)
     struct bytes b = {0};
     arc_iface_put(&b, &it);
     REQUIRE(!b.oom);
-    enum { BINDING = 4 * 4 + 8 + 64 + 12 };
+    enum { BINDING = 4 * 4 + 8 + 64 + 12 + 8 };   /* format 10: image_arrayed, image_cube */
     CHECK_EQ(b.len, 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12 + 4 + 8);   /* ... constant_count (none), */
     /* push_float_words (format 9) */
     const uint8_t *p = b.p;
@@ -144,9 +144,15 @@ TEST(interface_ranges_are_checked)
     kiln_program_interface bad = it;
     bad.bindings[1].kind = (kiln_binding_kind)9;
     REFUSED(bad, "kind 9");
-    bad = it;   /* format 8: an image's dims are 2 or 3, and only an image has them */
+    bad = it;   /* format 8: an image's dims are 1, 2 or 3, and only an image has them */
     bad.bindings[1].image_dims = 2;
     REFUSED(bad, "image_dims 2 for a binding of kind 2");
+    bad = it;   /* format 10: arrayed and cube are an image's, 0 or 1, and a cube is 2D and not arrayed */
+    bad.bindings[1].image_arrayed = 1;
+    REFUSED(bad, "image_arrayed 1");
+    bad = it;
+    bad.bindings[2].image_cube = 2;
+    REFUSED(bad, "image_cube 2");
     bad = it;
     bad.bindings[2].kind = KILN_BINDING_STORAGE_IMAGE;
     REFUSED(bad, "image_dims 0 for a binding of kind 5");
@@ -229,7 +235,7 @@ TEST(interface_ranges_are_checked)
     v[4] = KILN_MAX_BINDINGS + 1;
     CHECK(!arc_front_decode(v, len, &f, why) && strstr(why, "binding_count 17"));
     v[4] = 3;
-    enum { BINDING = 4 * 4 + 8 + 64 + 12 };
+    enum { BINDING = 4 * 4 + 8 + 64 + 12 + 8 };   /* format 10: image_arrayed, image_cube */
     uint8_t *name0 = v + 4 + 4 + 24;
     memset(name0, 'x', 64);
     CHECK(!arc_front_decode(v, len, &f, why) && strstr(why, "name is not NUL-terminated"));
@@ -381,7 +387,7 @@ TEST(interface_constants_on_disk_and_checked)
     struct bytes b = {0};
     arc_iface_put(&b, &it);
     REQUIRE(!b.oom);
-    enum { BINDING = 4 * 4 + 8 + 64 + 12, CONSTANT = 4 + 4 + 8 + 8 + 4 + 4 + 4 + 64 };
+    enum { BINDING = 4 * 4 + 8 + 64 + 12 + 8, CONSTANT = 4 + 4 + 8 + 8 + 4 + 4 + 4 + 64 };
     const size_t head = 4 + 3 * BINDING + 4 + 12 + 4 + 64 + 16 + 12;
     CHECK_EQ(b.len, head + 4 + 3 * CONSTANT + 8);   /* then push_float_words */
     const uint8_t *c = b.p + head;

@@ -141,7 +141,7 @@ static void contract(const struct kb_backend *b)
     bool linear;
     uint32_t usage = kb_image_usage(dev, KILN_FORMAT_RGBA8, 2, &linear);
     CHECK(usage & KILN_IMAGE_STORAGE);
-    struct kb_image want = {.width = 8, .height = 4, .depth = 1, .dims = 2, .format = KILN_FORMAT_RGBA8,
+    struct kb_image want = {.width = 8, .height = 4, .depth = 1, .dims = 2, .layers = 1, .levels = 1, .format = KILN_FORMAT_RGBA8,
                             .usage = KILN_IMAGE_STORAGE, .bytes = 8 * 4 * 4};
     struct kb_image *img;
     REQUIRE_OK(kb_image_create(dev, &want, &img));

@@ -6,7 +6,9 @@
  * a format qualifier names copied texel by texel (or refused by its name
  * where the device cannot store it: r64ui and r64i on lavapipe); what a
  * shader stores in r11f_g11f_b10f, rgb10_a2, rg16f, r16ui and rgba16_snorm
- * against the CPU's packing; a 3D image
+ * against the CPU's packing; a uimage2DArray written per layer; mip
+ * levels made down through a sampler and a storage view per level; a 1D
+ * image and a cube map; a 3D image
  * written texel by texel; a sampled image read through a combined image
  * sampler with linear filtering (within 1/255 of the CPU's bilinear
  * filter), through a separate texture and sampler with nearest filtering
@@ -16,8 +18,10 @@
  * universal program; the interface each program reports; and the errors,
  * each by name:
  * a sampler on a storage image, a buffer where an image goes, an image of
- * another format or dims, a 1D image in a shader, upload sizes, a bound
- * image destroyed, limits.
+ * another format or dims, a layered image where a plain one is declared, a
+ * level the image lacks, a 2D image for a cube, multisampled, rectangle
+ * and cube-array images in a shader, upload sizes, a bound image
+ * destroyed, limits.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -804,6 +808,217 @@ TEST(storage_images_store_what_the_cpu_packs)
     test_context_done(ctx);
 }
 
+/* ---- layers, levels, 1D and cube images -------------------------------------------------- */
+
+/* A uimage2DArray written per layer: texel (x, y) of layer z holds
+ * x + 100 y + 10000 z + 1, one workgroup layer a layer; read back whole
+ * (layers one after another) and checked against the CPU. A node binding
+ * it as a plain image2D is refused naming the layers. */
+TEST(an_arrayed_image_written_per_layer)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    static const char *src = "#version 450\n"
+                             "layout(local_size_x = 4, local_size_y = 4) in;\n"
+                             "layout(binding = 0, r32ui) uniform writeonly uimage2DArray Layers;\n"
+                             "void main() {\n"
+                             "    ivec3 p = ivec3(gl_GlobalInvocationID);\n"
+                             "    if (any(greaterThanEqual(p, imageSize(Layers)))) return;\n"
+                             "    imageStore(Layers, p, uvec4(uint(p.x + 100 * p.y + 10000 * p.z + 1)));\n"
+                             "}\n";
+    kiln_program p;
+    REQUIRE_OK(make(ctx, "layers.comp", src, &p));
+    kiln_program_interface it;
+    REQUIRE_OK(kiln_program_interface_get(ctx, p, &it));
+    CHECK(it.bindings[0].image_dims == 2 && it.bindings[0].image_arrayed == 1 && it.bindings[0].image_cube == 0);
+    enum { LW = 9, LH = 5, LAYERS = 3 };
+    kiln_image img;
+    REQUIRE_OK(kiln_image_create(ctx, &(kiln_image_desc){.width = LW, .height = LH, .layers = LAYERS,
+                                                         .format = KILN_FORMAT_R32UI},
+                                 &img));
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    REQUIRE_OK(run_once(ctx, s,
+                        &(kiln_node_desc){.program = p, .bindings = &(kiln_binding){.image = img},
+                                          .binding_count = 1, .groups = {(LW + 3) / 4, (LH + 3) / 4, LAYERS}}));
+    uint32_t got[LW * LH * LAYERS];
+    REQUIRE_OK(kiln_image_readback(ctx, img, got, sizeof got));
+    uint32_t wrong = 0;
+    for (uint32_t z = 0; z < LAYERS; z++)
+        for (uint32_t y = 0; y < LH; y++)
+            for (uint32_t x = 0; x < LW; x++)
+                wrong += got[(z * LH + y) * LW + x] != x + 100 * y + 10000 * z + 1;
+    CHECK_EQ(wrong, 0);
+    /* The wrong size names the layers; a plain declaration is refused. */
+    CHECK_RESULT(kiln_image_readback(ctx, img, got, sizeof got - 4), KILN_ERR_INVALID);
+    CHECK_MSG("(3 layers, 1 level)");
+    static const char *plain = "#version 450\nlayout(local_size_x = 1) in;\n"
+                               "layout(binding = 0, r32ui) uniform writeonly uimage2D I;\n"
+                               "void main() { imageStore(I, ivec2(0), uvec4(1)); }\n";
+    kiln_program pp;
+    REQUIRE_OK(make(ctx, "plain.comp", plain, &pp));
+    kiln_node n;
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s,
+                                                        &(kiln_node_desc){.program = pp,
+                                                                          .bindings = &(kiln_binding){.image = img},
+                                                                          .binding_count = 1, .groups = {1}},
+                                                        &n)),
+                 KILN_ERR_LAYOUT);
+    CHECK_MSG("has 3 layers: declare an arrayed image (image2DArray)");
+    test_context_done(ctx);
+}
+
+/* Mip levels up and down: level 0 uploaded, each next level made by a
+ * node reading the level above through a sampler (textureLod: the 2x2
+ * average with linear filtering at the texel corner) and writing its own
+ * level through a storage view of it; then the levels read back whole and
+ * checked against the CPU's box filter. */
+TEST(mip_levels_made_down_and_read_up)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    static const char *down = "#version 450\n"
+                              "layout(local_size_x = 4, local_size_y = 4) in;\n"
+                              "layout(binding = 0) uniform sampler2D Above;\n"
+                              "layout(binding = 1, r32f) uniform writeonly image2D Level;\n"
+                              "void main() {\n"
+                              "    ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+                              "    ivec2 size = imageSize(Level);\n"
+                              "    if (any(greaterThanEqual(p, size))) return;\n"
+                              "    float lod = float(kiln_param(0));\n"
+                              "    vec2 uv = (vec2(p) * 2.0 + 1.0) / vec2(textureSize(Above, int(lod)));\n"
+                              "    imageStore(Level, p, textureLod(Above, uv, lod));\n"
+                              "}\n";
+    kiln_program p;
+    REQUIRE_OK(make(ctx, "down.comp", down, &p));
+    enum { MW = 16, MH = 8, LEVELS = 4 };   /* 16x8, 8x4, 4x2, 2x1 */
+    kiln_image img;
+    REQUIRE_OK(kiln_image_create(ctx, &(kiln_image_desc){.width = MW, .height = MH, .levels = LEVELS,
+                                                         .format = KILN_FORMAT_R32F},
+                                 &img));
+    float all[MW * MH + 8 * 4 + 4 * 2 + 2 * 1], want[sizeof all / sizeof all[0]];
+    memset(all, 0, sizeof all);
+    for (uint32_t i = 0; i < MW * MH; i++)
+        all[i] = want[i] = (float)((i * 37) % 64);   /* small integers: every average exact */
+    REQUIRE_OK(kiln_image_upload(ctx, img, all, sizeof all));
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    uint32_t above = 0, at = MW * MH;
+    for (uint32_t l = 1; l < LEVELS; l++) {
+        uint32_t w = MW >> l, h = MH >> l, aw = MW >> (l - 1);
+        uint32_t lod = l - 1;
+        kiln_binding b[2] = {{.binding = 0, .image = img, .sampler = {.filter = KILN_FILTER_LINEAR}},
+                             {.binding = 1, .image = img, .level = l}};
+        kiln_node n;
+        REQUIRE_OK(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = p, .bindings = b, .binding_count = 2,
+                                                                   .groups = {(w + 3) / 4, (h + 3) / 4, 1},
+                                                                   .params = &lod, .param_count = 1},
+                                        &n));
+        for (uint32_t y = 0; y < h; y++)
+            for (uint32_t x = 0; x < w; x++) {
+                const float *a = want + above;
+                want[at + y * w + x] = (a[2 * y * aw + 2 * x] + a[2 * y * aw + 2 * x + 1] +
+                                        a[(2 * y + 1) * aw + 2 * x] + a[(2 * y + 1) * aw + 2 * x + 1]) / 4.0f;
+            }
+        above = at;
+        at += w * h;
+    }
+    /* A level the image lacks is refused naming its count. */
+    kiln_node bad;
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(
+                                       ctx, s,
+                                       &(kiln_node_desc){.program = p,
+                                                         .bindings = (kiln_binding[]){{.binding = 0, .image = img},
+                                                                                      {.binding = 1, .image = img,
+                                                                                       .level = LEVELS}},
+                                                         .binding_count = 2, .groups = {1}},
+                                       &bad)),
+                 KILN_ERR_INVALID);
+    CHECK_MSG("level 4; image 'image' has 4 levels");
+    kiln_ticket t;
+    REQUIRE_OK(kiln_scheme_submit(ctx, s, &t));
+    REQUIRE_OK(kiln_ticket_wait(ctx, t, UINT64_MAX));
+    REQUIRE_OK(kiln_image_readback(ctx, img, all, sizeof all));
+    uint32_t wrong = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        wrong += fabsf(all[i] - want[i]) > 1e-4f;
+    if (wrong) {
+        test_failures_++;
+        fprintf(stderr, "%u of %zu texels differ from the CPU's box filter\n", wrong, sizeof all / sizeof all[0]);
+    }
+    /* More levels than the sides allow are refused. */
+    kiln_image too;
+    CHECK_RESULT(kiln_image_create(ctx, &(kiln_image_desc){.width = 4, .height = 4, .levels = 4,
+                                                           .format = KILN_FORMAT_R32F},
+                                   &too),
+                 KILN_ERR_INVALID);
+    CHECK_MSG("4 mip levels; a 4x4x1 image has at most 3");
+    test_context_done(ctx);
+}
+
+/* A 1D image and a cube map: a storage image1D written, a samplerCube
+ * read at each face's centre (nearest), both against the CPU. */
+TEST(a_1d_image_and_a_cube_map)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context(&ctx));
+    static const char *src = "#version 450\n"
+                             "layout(local_size_x = 6) in;\n"
+                             "layout(binding = 0) uniform samplerCube Sky;\n"
+                             "layout(binding = 1, r32f) uniform writeonly image1D Line;\n"
+                             "void main() {\n"
+                             "    int f = int(gl_GlobalInvocationID.x);\n"
+                             "    vec3 dirs[6] = vec3[6](vec3(1, 0, 0), vec3(-1, 0, 0), vec3(0, 1, 0), vec3(0, -1, 0),\n"
+                             "                           vec3(0, 0, 1), vec3(0, 0, -1));\n"
+                             "    imageStore(Line, f, textureLod(Sky, dirs[f], 0.0) * 10.0 + float(f));\n"
+                             "}\n";
+    kiln_program p;
+    REQUIRE_OK(make(ctx, "cube.comp", src, &p));
+    kiln_program_interface it;
+    REQUIRE_OK(kiln_program_interface_get(ctx, p, &it));
+    CHECK(it.bindings[0].image_cube == 1 && it.bindings[0].image_dims == 2);
+    CHECK(it.bindings[1].image_dims == 1 && it.bindings[1].image_arrayed == 0);
+    kiln_image sky, line;
+    REQUIRE_OK(kiln_image_create(ctx, &(kiln_image_desc){.width = 2, .height = 2, .cube = 1,
+                                                         .format = KILN_FORMAT_R32F},
+                                 &sky));
+    REQUIRE_OK(kiln_image_create(ctx, &(kiln_image_desc){.width = 6, .height = 1, .dims = 1,
+                                                         .format = KILN_FORMAT_R32F},
+                                 &line));
+    float faces[6 * 4];
+    for (int f = 0; f < 6; f++)
+        for (int k = 0; k < 4; k++)
+            faces[f * 4 + k] = (float)(f + 1);   /* every texel of face f holds f + 1 */
+    REQUIRE_OK(kiln_image_upload(ctx, sky, faces, sizeof faces));
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    kiln_binding b[2] = {{.binding = 0, .image = sky, .sampler = {.filter = KILN_FILTER_NEAREST}},
+                         {.binding = 1, .image = line}};
+    REQUIRE_OK(run_once(ctx, s, &(kiln_node_desc){.program = p, .bindings = b, .binding_count = 2, .groups = {1}}));
+    float got[6];
+    REQUIRE_OK(kiln_image_readback(ctx, line, got, sizeof got));
+    for (int f = 0; f < 6; f++)
+        CHECK(got[f] == (float)(f + 1) * 10.0f + (float)f);
+    /* A 2D image bound where the shader declares a cube is refused by name. */
+    kiln_image flat;
+    REQUIRE_OK(kiln_image_create(ctx, &(kiln_image_desc){.width = 2, .height = 2, .format = KILN_FORMAT_R32F}, &flat));
+    b[0].image = flat;
+    kiln_node n;
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s,
+                                                        &(kiln_node_desc){.program = p, .bindings = b,
+                                                                          .binding_count = 2, .groups = {1}},
+                                                        &n)),
+                 KILN_ERR_LAYOUT);
+    CHECK_MSG("is no cube map (kiln_image_desc.cube)");
+    kiln_image bad;
+    CHECK_RESULT(kiln_image_create(ctx, &(kiln_image_desc){.width = 2, .height = 3, .cube = 1,
+                                                           .format = KILN_FORMAT_R32F},
+                                   &bad),
+                 KILN_ERR_INVALID);
+    CHECK_MSG("a cube map is 2D, square and six layers a cube");
+    test_context_done(ctx);
+}
+
 /* ---- errors ------------------------------------------------------------------------------ */
 
 TEST(images_given_wrong_are_refused_by_name)
@@ -895,10 +1110,11 @@ TEST(images_kiln_cannot_bind_are_refused_by_name)
     static const struct {
         const char *decl, *use, *msg;
     } cases[] = {
-        {"layout(binding = 0, r32f) uniform image1D I;", "imageStore(I, 0, vec4(1));", "is a 1D image"},
-        {"layout(binding = 0) uniform samplerCube I;", "vec4 v = textureLod(I, vec3(1), 0.0);", "is a cube image"},
-        {"layout(binding = 0, r32f) uniform image2DArray I;", "imageStore(I, ivec3(0), vec4(1));",
-         "is an arrayed (layered) image"},
+        {"layout(binding = 0, r32f) uniform image2DMS I;", "imageStore(I, ivec2(0), 0, vec4(1));",
+         "is a multisampled image"},
+        {"layout(binding = 0) uniform samplerCubeArray I;", "vec4 v = textureLod(I, vec4(1), 0.0);",
+         "is an arrayed cube image (a cube array)"},
+        {"layout(binding = 0) uniform sampler2DRect I;", "vec4 v = texture(I, vec2(1));", "is a rectangle image"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char src[512];
@@ -926,6 +1142,9 @@ int main(void)
     RUN(storage_images_of_every_format_copy_exactly);
     RUN(storage_images_store_what_the_cpu_packs);
     RUN(a_3d_image_written_texel_by_texel);
+    RUN(an_arrayed_image_written_per_layer);
+    RUN(mip_levels_made_down_and_read_up);
+    RUN(a_1d_image_and_a_cube_map);
     RUN(a_sampled_image_with_linear_filtering);
     RUN(a_separate_texture_and_sampler_nearest_and_repeat);
     RUN(image_hazards_write_then_read_then_write);

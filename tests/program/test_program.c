@@ -516,12 +516,12 @@ TEST(unbindable_resources_fail_the_program_with_a_reason)
 {
     const char *img = "#version 450\n"
                       "layout(local_size_x = 1) in;\n"
-                      "layout(rgba8, binding = 2) uniform writeonly image1D picture;\n"
-                      "void main() { imageStore(picture, 0, vec4(1)); }\n";
+                      "layout(rgba8, binding = 2) uniform writeonly image2DMS picture;\n"
+                      "void main() { imageStore(picture, ivec2(0), 0, vec4(1)); }\n";
     struct prog_output out;
     CHECK_RESULT(compile(&(kiln_program_desc){.source = img, .name = "img.comp"}, &out), KILN_ERR_COMPILE);
     CHECK(out.log && strstr(out.log, "storage image 'picture'") && strstr(out.log, "binding 2") &&
-          strstr(out.log, "is a 1D image"));
+          strstr(out.log, "is a multisampled image"));
     prog_output_finish(&out);
     const char *arr = "#version 450\n"
                       "#extension GL_EXT_nonuniform_qualifier : require\n"

@@ -1257,7 +1257,9 @@ static void print_bindings(const struct run_args *a, const kiln_program_interfac
         if (bi->format)
             fprintf(stderr, " %s", kiln_format_name(bi->format));
         if (bi->image_dims)
-            fprintf(stderr, " %" PRIu32 "D", bi->image_dims);
+            fprintf(stderr, " %s", bi->image_cube ? "cube" : bi->image_dims == 3 ? "3D" : bi->image_dims == 1 ? "1D" : "2D");
+        if (bi->image_arrayed)
+            fprintf(stderr, " array");
         fprintf(stderr, " %s", access_name(bi->access));
         if (bi->count > 1)
             fprintf(stderr, ", an array of %" PRIu32 ": [0] to [%" PRIu32 "]", bi->count, bi->count - 1);

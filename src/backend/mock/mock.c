@@ -637,6 +637,9 @@ kiln_result mockb_create(const struct kb_settings *set, struct kb_device **out)
     c->max_texel_buffer_elements = 1u << 27;
     c->min_texel_buffer_offset_alignment = 16;
     c->max_image_dimension_2d = 16384;
+    c->max_image_dimension_1d = 16384;
+    c->max_image_dimension_cube = 16384;
+    c->max_image_array_layers = 2048;
     c->max_image_dimension_3d = 2048;
     c->storage_image_read_without_format = 1;
     c->storage_image_write_without_format = 1;

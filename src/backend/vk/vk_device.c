@@ -106,8 +106,8 @@ void vk_layout_free_handles(struct vk_device *d, struct kb_layout *l)
 
 void vk_image_free_handles(struct vk_device *d, struct vk_image *m)
 {
-    if (m->view)
-        vkDestroyImageView(d->device, m->view, NULL);
+    for (uint32_t i = 0; i < m->view_count; i++)
+        vkDestroyImageView(d->device, m->views[i].view, NULL);
     if (m->image)
         vkDestroyImage(d->device, m->image, NULL);
     if (m->mem)

@@ -16,6 +16,11 @@
 /* ---- images and samplers ---------------------------------------------------------- */
 
 
+static VkImageType image_type(uint32_t dims)
+{
+    return dims == 3 ? VK_IMAGE_TYPE_3D : dims == 2 ? VK_IMAGE_TYPE_2D : VK_IMAGE_TYPE_1D;
+}
+
 uint32_t vk_image_usage(struct kb_device *dev, kiln_format format, uint32_t dims, bool *linear)
 {
     struct vk_device *d = vkd(dev);
@@ -34,7 +39,7 @@ uint32_t vk_image_usage(struct kb_device *dev, kiln_format format, uint32_t dims
     for (int i = 0; i < 2; i++) {
         VkImageFormatProperties ip;
         if ((f & need[i]) &&
-            vkGetPhysicalDeviceImageFormatProperties(d->phys, vf, dims == 3 ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D,
+            vkGetPhysicalDeviceImageFormatProperties(d->phys, vf, image_type(dims),
                                                      VK_IMAGE_TILING_OPTIMAL,
                                                      want[i] | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
                                                          VK_IMAGE_USAGE_TRANSFER_DST_BIT,
@@ -60,7 +65,7 @@ static void image_barrier(VkCommandBuffer cb, VkImage image, VkImageLayout from,
         .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
         .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
         .image = image,
-        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1},
+        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, VK_REMAINING_MIP_LEVELS, 0, VK_REMAINING_ARRAY_LAYERS},
     };
     vkCmdPipelineBarrier(cb, src, dst, 0, 0, NULL, 0, NULL, 1, &b);
 }
@@ -77,14 +82,14 @@ kiln_result vk_image_create(struct kb_device *dev, const struct kb_image *in, st
     if (!m)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for image '%s's object", in->label);
     m->base = *in;
-    bool three = in->dims == 3;
     VkImageCreateInfo ici = {
         .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
-        .imageType = three ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D,
+        .flags = in->cube ? VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT : 0,
+        .imageType = image_type(in->dims),
         .format = vk_format(in->format),
         .extent = {in->width, in->height, in->depth},
-        .mipLevels = 1,
-        .arrayLayers = 1,
+        .mipLevels = in->levels,
+        .arrayLayers = in->layers,
         .samples = VK_SAMPLE_COUNT_1_BIT,
         .tiling = VK_IMAGE_TILING_OPTIMAL,
         .usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
@@ -107,17 +112,6 @@ kiln_result vk_image_create(struct kb_device *dev, const struct kb_image *in, st
     }
     if (vr == VK_SUCCESS)
         vr = vkBindImageMemory(d->device, m->image, m->mem, 0);
-    if (vr == VK_SUCCESS) {
-        VkImageViewCreateInfo vci = {
-            .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
-            .image = m->image,
-            .viewType = three ? VK_IMAGE_VIEW_TYPE_3D : VK_IMAGE_VIEW_TYPE_2D,
-            .format = ici.format,
-            .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1},
-        };
-        what = "vkCreateImageView";
-        vr = vkCreateImageView(d->device, &vci, NULL, &m->view);
-    }
     if (vr != VK_SUCCESS) {
         vk_image_free_handles(d, m);
         free(m);
@@ -133,7 +127,8 @@ kiln_result vk_image_create(struct kb_device *dev, const struct kb_image *in, st
                       VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, VK_PIPELINE_STAGE_TRANSFER_BIT,
                       VK_ACCESS_TRANSFER_WRITE_BIT);
         VkClearColorValue zero = {{0}};
-        VkImageSubresourceRange all = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        VkImageSubresourceRange all = {VK_IMAGE_ASPECT_COLOR_BIT, 0, VK_REMAINING_MIP_LEVELS, 0,
+                                       VK_REMAINING_ARRAY_LAYERS};
         vkCmdClearColorImage(x.cb, m->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &zero, 1, &all);
         image_barrier(x.cb, m->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL,
                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, IMAGE_STAGES, IMAGE_ACCESS);
@@ -174,19 +169,27 @@ static kiln_result image_copy(struct vk_device *d, struct vk_image *m, void *hos
     KILN_TRY(vk_xfer_begin(d, m->base.bytes, upload ? m->base.last_use : m->base.last_write, &x));
     if (upload)
         memcpy(x.st.map, host, (size_t)m->base.bytes);
-    VkBufferImageCopy region = {
-        .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
-        .imageExtent = {m->base.width, m->base.height, m->base.depth},
-    };
+    VkBufferImageCopy regions[16];   /* a level each: at most 16 (a side of at most 2^15 texels) */
+    uint32_t n = KILN_MIN(m->base.levels, 16u);
+    for (uint32_t l = 0; l < n; l++) {
+        uint32_t side[3];
+        uint64_t off;
+        kb_image_level(&m->base, l, side, &off);
+        regions[l] = (VkBufferImageCopy){
+            .bufferOffset = off,
+            .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, l, 0, m->base.layers},
+            .imageExtent = {side[0], side[1], side[2]},
+        };
+    }
     VkImageLayout copy = upload ? VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
     /* Chained to the wait for the image's own last use (vk_queue_submit)
      * through the transfer stage, not behind every earlier dispatch. */
     image_barrier(x.cb, m->image, VK_IMAGE_LAYOUT_GENERAL, copy, VK_PIPELINE_STAGE_TRANSFER_BIT,
                   VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT);
     if (upload)
-        vkCmdCopyBufferToImage(x.cb, x.st.buf, m->image, copy, 1, &region);
+        vkCmdCopyBufferToImage(x.cb, x.st.buf, m->image, copy, n, regions);
     else
-        vkCmdCopyImageToBuffer(x.cb, m->image, copy, x.st.buf, 1, &region);
+        vkCmdCopyImageToBuffer(x.cb, m->image, copy, x.st.buf, n, regions);
     image_barrier(x.cb, m->image, copy, VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_TRANSFER_BIT,
                   upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT, IMAGE_STAGES, IMAGE_ACCESS);
     KILN_TRY(vk_xfer_submit(d, &x, upload ? "a transfer (an image upload)" : "a transfer (an image readback)"));
@@ -213,6 +216,39 @@ kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, void *dat
     return image_copy(vkd(dev), (struct vk_image *)img, data, false, w);
 }
 
+kiln_result vk_image_view(struct vk_device *d, struct vk_image *m, const struct kb_binding *b, VkImageView *out)
+{
+    const struct kb_image *img = &m->base;
+    VkImageViewType type = b->cube                         ? VK_IMAGE_VIEW_TYPE_CUBE
+                           : img->dims == 3                ? VK_IMAGE_VIEW_TYPE_3D
+                           : img->dims == 1 && b->arrayed  ? VK_IMAGE_VIEW_TYPE_1D_ARRAY
+                           : img->dims == 1                ? VK_IMAGE_VIEW_TYPE_1D
+                           : b->arrayed                    ? VK_IMAGE_VIEW_TYPE_2D_ARRAY
+                                                           : VK_IMAGE_VIEW_TYPE_2D;
+    /* A storage image sees its binding's level; a sampled one every level. */
+    int level = b->kind == KILN_BINDING_STORAGE_IMAGE ? (int)b->level : -1;
+    for (uint32_t i = 0; i < m->view_count; i++)
+        if (m->views[i].type == type && m->views[i].level == level) {
+            *out = m->views[i].view;
+            return KILN_OK;
+        }
+    if (m->view_count == VK_IMAGE_VIEWS)   /* 16 levels and three types at most; defensive */
+        return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': more than %d views asked for", img->label, VK_IMAGE_VIEWS);
+    VkImageViewCreateInfo vci = {
+        .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
+        .image = m->image,
+        .viewType = type,
+        .format = vk_format(img->format),
+        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, level < 0 ? 0 : (uint32_t)level,
+                             level < 0 ? img->levels : 1, 0, img->layers},
+    };
+    VkImageView v;
+    VK_CHECK(vkCreateImageView(d->device, &vci, NULL, &v), "vkCreateImageView");
+    m->views[m->view_count++] = (struct vk_image_view){type, level, v};
+    *out = v;
+    return KILN_OK;
+}
+
 /* The device's sampler for a filled-in desc, made on first use. */
 kiln_result vk_sampler_for(struct vk_device *d, kiln_sampler_desc sd, VkSampler *out)
 {
@@ -233,11 +269,11 @@ kiln_result vk_sampler_for(struct vk_device *d, kiln_sampler_desc sd, VkSampler 
             .sType = VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO,
             .magFilter = f,
             .minFilter = f,
-            .mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST,
             .addressModeU = modes[sd.address],
             .addressModeV = modes[sd.address],
             .addressModeW = modes[sd.address],
-            .maxLod = 0.0f,
+            .mipmapMode = f == VK_FILTER_NEAREST ? VK_SAMPLER_MIPMAP_MODE_NEAREST : VK_SAMPLER_MIPMAP_MODE_LINEAR,
+            .maxLod = VK_LOD_CLAMP_NONE,   /* every level a mipmapped image has */
             .borderColor = VK_BORDER_COLOR_FLOAT_TRANSPARENT_BLACK,
         };
         VK_CHECK(vkCreateSampler(d->device, &ci, NULL, s), "vkCreateSampler");

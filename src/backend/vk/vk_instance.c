@@ -371,6 +371,9 @@ void vk_fill_caps(struct vk_device *d)
     c->min_texel_buffer_offset_alignment = p->limits.minTexelBufferOffsetAlignment;
     c->max_image_dimension_2d = p->limits.maxImageDimension2D;
     c->max_image_dimension_3d = p->limits.maxImageDimension3D;
+    c->max_image_dimension_1d = p->limits.maxImageDimension1D;
+    c->max_image_dimension_cube = p->limits.maxImageDimensionCube;
+    c->max_image_array_layers = p->limits.maxImageArrayLayers;
     /* Every feature is enabled at create (vkb_create). */
     VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,

@@ -356,10 +356,9 @@ kiln_result vk_bindset_create(struct kb_device *dev, struct kb_layout *layout, c
             writes[i].pTexelBufferView = &s->views[s->view_count++];
         } else if (image) {
             images[i] = (VkDescriptorImageInfo){.imageLayout = VK_IMAGE_LAYOUT_GENERAL};
-            if (b[i].image)
-                images[i].imageView = ((struct vk_image *)b[i].image)->view;
-            kiln_result r = KILN_OK;
-            if (b[i].kind == KILN_BINDING_SAMPLER || b[i].kind == KILN_BINDING_COMBINED_IMAGE_SAMPLER)
+            kiln_result r = b[i].image ? vk_image_view(d, (struct vk_image *)b[i].image, &b[i], &images[i].imageView)
+                                       : KILN_OK;
+            if (r == KILN_OK && (b[i].kind == KILN_BINDING_SAMPLER || b[i].kind == KILN_BINDING_COMBINED_IMAGE_SAMPLER))
                 r = vk_sampler_for(d, b[i].sampler, &images[i].sampler);
             if (r < 0) {
                 vk_bindset_free_handles(d, s);

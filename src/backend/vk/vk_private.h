@@ -25,11 +25,16 @@ struct vk_buffer {
 
 /* An image in its one layout, GENERAL, from creation on (storage and
  * sampled use both allow it), with one view of the whole image. */
+#define VK_IMAGE_VIEWS 40   /* a storage view per level of 16 and its arrayed kin, and the sampled ones */
 struct vk_image {
     struct kb_image base;
     VkImage image;
     VkDeviceMemory mem;
-    VkImageView view;
+    /* Views as bindings ask for them (vk_image_view), made on first use
+     * under the context lock: by view type and mip level (-1: every
+     * level). */
+    struct vk_image_view { VkImageViewType type; int level; VkImageView view; } views[VK_IMAGE_VIEWS];
+    uint32_t view_count;
 };
 
 /* Descriptor types by kiln_binding_kind (a pool's sizes are counted by
@@ -205,6 +210,9 @@ void vk_fill_caps(struct vk_device *d);
 int vk_find_memory(const VkPhysicalDeviceMemoryProperties *mp, uint32_t type_bits, VkMemoryPropertyFlags want);
 int vk_has_device_extension(VkPhysicalDevice p, const char *name);
 kiln_result vk_make_instance(struct vk_device *d, bool validation, bool check);
+/* The view of an image a binding asks for (kb_binding's arrayed, cube and
+ * level), made on first use and kept with the image. */
+kiln_result vk_image_view(struct vk_device *d, struct vk_image *m, const struct kb_binding *b, VkImageView *out);
 kiln_result vk_pick_device(struct vk_device *d, const char *selector);
 bool vk_probe_cache_keeps_code(struct vk_device *d);
 
