@@ -1618,6 +1618,52 @@ TEST(run_loop_warning)
     run_free(&r);
 }
 
+/* Images of the shape the shader declares: an arrayed binding reads
+ * WxHxL as layers (raw texels, the layers one after another), a cube
+ * binding six faces, a 1D binding Wx1; each written and read back raw. */
+TEST(run_image_shapes)
+{
+    write_text("layers.comp", "#version 450\nlayout(local_size_x = 1, local_size_y = 1, local_size_z = 1) in;\n"
+                              "layout(binding = 0, r32ui) uniform uimage2DArray L;\n"
+                              "layout(binding = 1, r32ui) uniform writeonly uimage1D Row;\n"
+                              "layout(binding = 2) uniform samplerCube Sky;\n"
+                              "void main() { ivec3 p = ivec3(gl_GlobalInvocationID);\n"
+                              "    imageStore(L, p, imageLoad(L, p) * 2u + uint(p.z));\n"
+                              "    if (p.y == 0 && p.z == 0)\n"
+                              "        imageStore(Row, p.x, uvec4(uint(textureLod(Sky, vec3(0, 0, -1), 0.0).r)));\n"
+                              "}\n");
+    uint32_t in[2 * 2 * 3];
+    for (uint32_t i = 0; i < 12; i++)
+        in[i] = i + 1;
+    write_file("layers.bin", in, sizeof in);
+    float faces[6 * 4];
+    for (int i = 0; i < 24; i++)
+        faces[i] = (float)(i / 4 * 10);   /* face f holds 10 f: -Z is face 5 */
+    write_file("faces.bin", faces, sizeof faces);
+    char layers_in[600], layers_out[600], row_out[600], sky_in[600];
+    snprintf(layers_in, sizeof layers_in, "0=%s:2x2x3:r32ui", P("layers.bin"));
+    snprintf(layers_out, sizeof layers_out, "0=%s", P("layers_out.bin"));
+    snprintf(row_out, sizeof row_out, "1=%s", P("row_out.bin"));
+    snprintf(sky_in, sizeof sky_in, "2=%s:2x2:r32f", P("faces.bin"));
+    struct run r;
+    KILN(&r, NULL, "run", P("layers.comp"), "--groups", "2,2,3", "--image", layers_in, "--image", "1=size:2x1",
+         "--image", sky_in, "--sampler", "2=nearest", "--out-image", layers_out, "--out-image", row_out);
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint32_t *got = READ_OUT("layers_out.bin", sizeof in), *row = READ_OUT("row_out.bin", 8);
+    for (uint32_t i = 0; got && i < 12; i++)
+        CHECK_EQ(got[i], in[i] * 2u + i / 4u);   /* layer i / 4 */
+    for (uint32_t i = 0; row && i < 2; i++)
+        CHECK_EQ(row[i], 50u);
+    free(got);
+    free(row);
+    KILN(&r, NULL, "run", P("layers.comp"), "--image", layers_in, "--image", "1=size:2x1", "--image",
+         "2=size:2x2x2");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "binding 2 is a cube image: give its six faces as size:WxW[:FORMAT]");
+    run_free(&r);
+}
+
 /* A copy of one image into another in the format a shader declares. */
 static void write_copy_shader(const char *name, const char *format, const char *prefix)
 {
@@ -3213,6 +3259,7 @@ int main(int argc, char **argv)
     RUN_IF(run_png_images);
     RUN_IF(run_images);
     RUN_IF(run_image_formats);
+    RUN_IF(run_image_shapes);
     RUN_IF(run_buffer_slices);
     RUN_IF(run_check_and_robust);
     RUN_IF(run_loop_warning);

@@ -175,6 +175,11 @@ struct cli_image_arg {
     bool raw;                /* FILE:WxH[xD]:FORMAT */
     bool three;              /* a D was given: a 3D image */
     uint32_t width, height, depth;
+    /* The image's shape, once the shader is known (cli_images_make): a
+     * binding it declares arrayed takes WxHxL as L layers, a cube one six
+     * faces, a 1D one Wx1 as a 1D image. */
+    uint32_t layers, dims;
+    bool cube;
     kiln_format format;      /* given, or (once the shader is known) its own, else rgba8 */
     const char *out;         /* --out-image FILE; borrowed from argv */
     bool out_png;            /* FILE ends in .png */

@@ -13,6 +13,11 @@
  * formats take and give raw texels only: a PNG for one is refused by name,
  * as is a PNG of a 3D image.
  *
+ * The image takes the shape the shader declares at its binding: an
+ * arrayed binding (image2DArray) reads WxHxL as L layers (a file's layers
+ * one after another), a cube binding (samplerCube) takes six faces of WxW
+ * (raw or size: only), a 1D binding Wx1 as a 1D image.
+ *
  * A --sampler at a binding with an --image makes a combined image
  * sampler's sampler; at a binding without one, a sampler binding's.
  *
@@ -235,7 +240,7 @@ static int image_texels(struct cli_image_arg *a, const kiln_caps *caps, uint8_t 
     size_t len = 0;
     uint64_t texel = kiln_format_size(a->format);
     if (a->raw) {
-        uint64_t want = (uint64_t)a->width * a->height * a->depth * texel;
+        uint64_t want = (uint64_t)a->width * a->height * a->depth * a->layers * texel;
         if (want > caps->max_buffer_size)
             return fail(why, cap, "--image %s: %" PRIu64 " bytes of texels; kiln stages an image in one buffer, and "
                         "the device allows %" PRIu64, a->arg, want, caps->max_buffer_size), 2;
@@ -244,9 +249,12 @@ static int image_texels(struct cli_image_arg *a, const kiln_caps *caps, uint8_t 
             return fail(why, cap, "--image %s: '%s' %s", a->arg, a->path, err), 2;
         if (len != want) {
             free(data);
-            return fail(why, cap, "--image %s: '%s' holds %zu bytes; %" PRIu32 "x%" PRIu32 "x%" PRIu32 " %s texels "
+            char layers[32] = "";
+            if (a->layers > 1)
+                snprintf(layers, sizeof layers, " (%" PRIu32 " layers)", a->layers);
+            return fail(why, cap, "--image %s: '%s' holds %zu bytes; %" PRIu32 "x%" PRIu32 "x%" PRIu32 " %s texels%s "
                         "are %" PRIu64, a->arg, a->path, len, a->width, a->height, a->depth,
-                        kiln_format_name(a->format), want), 2;
+                        kiln_format_name(a->format), layers, want), 2;
         }
         *texels = data;
         return 0;
@@ -283,16 +291,38 @@ int cli_images_make(kiln_context ctx, struct cli_images *s, const kiln_program_i
             return fail(why, cap, "--out-image %s=%s: a PNG holds normalized and float formats (%s), not %s; name a "
                         "file not ending in .png for its raw texels", a->site, a->out, png_formats,
                         kiln_format_name(a->format)), 2;
+        /* The shape the shader declares: WxHxL is L layers of an arrayed
+         * binding, a cube binding takes six faces, a 1D one a row. */
+        a->layers = 1;
+        a->dims = a->three ? 3 : 2;
+        if (bi && bi->image_cube) {
+            if (a->three || (a->path && !a->raw))
+                return fail(why, cap, "--image %s: binding %s is a cube image: give its six faces as "
+                            "size:WxW[:FORMAT] or FILE:WxW:FORMAT (the faces one after another)", a->arg,
+                            a->site), 2;
+            a->cube = true;
+            a->layers = 6;
+        } else if (bi && bi->image_arrayed && a->three) {
+            a->layers = a->depth;
+            a->depth = 1;
+            a->dims = bi->image_dims;
+        } else if (bi && bi->image_dims == 1 && !a->three) {
+            a->dims = 1;
+        }
+        if (a->out_png && (a->layers > 1 || a->three))
+            return fail(why, cap, "--out-image %s=%s: binding %s holds %s; a PNG holds one 2D image (name a file not "
+                        "ending in .png for its raw texels)", a->site, a->out, a->site,
+                        a->three ? "a 3D image" : "several layers"), 2;
         uint8_t *texels;
         int rc = image_texels(a, caps, &texels, why, cap);
         if (rc)
             return rc;
-        kiln_image_desc d = {.width = a->width, .height = a->height, .depth = a->depth, .dims = a->three ? 3 : 2,
-                             .format = a->format, .label = a->arg};
+        kiln_image_desc d = {.width = a->width, .height = a->height, .depth = a->depth, .dims = a->dims,
+                             .format = a->format, .label = a->arg, .layers = a->layers, .cube = a->cube};
         kiln_result r = kiln_image_create(ctx, &d, &a->image);
         if (r == KILN_OK && texels)
             r = kiln_image_upload(ctx, a->image, texels,
-                                  (uint64_t)a->width * a->height * a->depth * kiln_format_size(a->format));
+                                  (uint64_t)a->width * a->height * a->depth * a->layers * kiln_format_size(a->format));
         free(texels);
         if (r < 0) {
             fprintf(stderr, "kiln run: --image %s: ", a->arg);
@@ -330,7 +360,8 @@ int cli_images_write(kiln_context ctx, const struct cli_images *s)
         const struct cli_image_arg *a = &s->images[i];
         if (!a->out)
             continue;
-        uint64_t pixels = (uint64_t)a->width * a->height * a->depth, bytes = pixels * kiln_format_size(a->format);
+        uint64_t pixels = (uint64_t)a->width * a->height * a->depth * a->layers,
+                 bytes = pixels * kiln_format_size(a->format);
         uint8_t *texels = malloc((size_t)bytes);
         if (!texels) {
             fprintf(stderr, "kiln run: --out-image %s=%s: out of host memory for %" PRIu64 " bytes\n", a->site,
