@@ -510,6 +510,10 @@ KILN_API KILN_NODISCARD kiln_result kiln_devices(kiln_device_info *out, uint32_t
 typedef enum kiln_buffer_usage {
     KILN_BUFFER_STORAGE = 1u << 0,  /* bindable as a storage buffer and a storage or uniform texel buffer (default) */
     KILN_BUFFER_UNIFORM = 1u << 1,  /* bindable as a uniform buffer and a uniform texel buffer */
+    /* Has a device address (kiln_buffer_address) a shader reaches through
+     * GL_EXT_buffer_reference; needs bufferDeviceAddress
+     * (KILN_FEATURE_DEVICE_ADDRESS: refused by name without it). */
+    KILN_BUFFER_ADDRESS = 1u << 2,
 } kiln_buffer_usage;
 
 /* A new buffer's bytes are all zero. */
@@ -542,6 +546,12 @@ KILN_API KILN_NODISCARD kiln_result kiln_buffer_upload(kiln_context ctx, kiln_bu
  * device_timeout_ms). */
 KILN_API KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer buf, uint64_t offset,
                                                          void *data, uint64_t size);
+/* The buffer's device address, for a shader that reaches it through
+ * GL_EXT_buffer_reference: put it in a param word pair (low word first)
+ * or in a buffer the shader reads, and name the buffer in the node's
+ * `reaches` so the scheme orders its accesses. The buffer must have been
+ * made with KILN_BUFFER_ADDRESS. The address lives as long as the buffer. */
+KILN_API KILN_NODISCARD kiln_result kiln_buffer_address(kiln_context ctx, kiln_buffer buf, uint64_t *out);
 
 /* ---- programs -------------------------------------------------------------- */
 
@@ -589,6 +599,7 @@ KILN_API KILN_NODISCARD kiln_result kiln_buffer_readback(kiln_context ctx, kiln_
 /* Descriptors of one program in all (each binding counts its array
  * length), and so the most kiln_binding entries a node desc holds. */
 #define KILN_MAX_DESCRIPTORS 64
+#define KILN_MAX_REACHES 16      /* buffers one node reaches through device addresses (kiln_node_desc.reaches) */
 /* kiln's push-constant block: the 8 param words, then the byte length of
  * the range bound at each binding number 0..15 of set 0 (read in GLSL
  * through kiln_len(b); an array binding's element 0; a binding in another
@@ -1063,6 +1074,13 @@ typedef struct kiln_node_desc {
     const uint32_t *params;
     uint32_t param_count;
     const char *label;             /* copied; NULL or "" = "node<N>" */
+    /* Buffers the node's program reaches through device addresses
+     * (kiln_buffer_address), not bindings: the scheme orders them as read
+     * and written whole, as it orders bindings (at most KILN_MAX_REACHES;
+     * copied; each made with KILN_BUFFER_ADDRESS). A buffer reached and not
+     * named here is ordered by nothing. */
+    const kiln_buffer *reaches;
+    uint32_t reach_count;
 } kiln_node_desc;
 
 /* The node desc as kiln_scheme_add_node sees it (desc NULL: a zero desc):

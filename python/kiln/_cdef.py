@@ -222,6 +222,7 @@ typedef struct kiln_device_info {
 typedef enum kiln_buffer_usage {
     KILN_BUFFER_STORAGE = 1 << 0,
     KILN_BUFFER_UNIFORM = 1 << 1,
+    KILN_BUFFER_ADDRESS = 1 << 2,
 } kiln_buffer_usage;
 typedef struct kiln_buffer_desc {
     uint64_t size;
@@ -235,6 +236,7 @@ typedef struct kiln_buffer_desc {
                                                        const void *data, uint64_t size);
  kiln_result kiln_buffer_readback(kiln_context ctx, kiln_buffer buf, uint64_t offset,
                                                          void *data, uint64_t size);
+ kiln_result kiln_buffer_address(kiln_context ctx, kiln_buffer buf, uint64_t *out);
 typedef struct kiln_define { const char *name; const char *value; } kiln_define;
  kiln_define kiln_define_defaults(const kiln_define *define);
 typedef struct kiln_spec_constant {
@@ -452,6 +454,8 @@ typedef struct kiln_node_desc {
     const uint32_t *params;
     uint32_t param_count;
     const char *label;
+    const kiln_buffer *reaches;
+    uint32_t reach_count;
 } kiln_node_desc;
  kiln_node_desc kiln_node_desc_defaults(const kiln_node_desc *desc);
 typedef struct kiln_scheme_stats {

@@ -225,6 +225,8 @@ struct backend_ops {
     void (*destroy)(struct kb_device *dev);
     kiln_result (*buffer_create)(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out);
     void (*buffer_destroy)(struct kb_device *dev, struct kb_buffer *buf);
+    /* A buffer's device address (one made with KILN_BUFFER_ADDRESS). */
+    uint64_t (*buffer_address)(struct kb_device *dev, struct kb_buffer *buf);
     /* Moves bytes between the host and a buffer. The caller has waited
      * for the submits that use the bytes (kb_buffer.last_use, last_write).
      * A staged copy is a transfer of its own, ordered after every earlier
@@ -390,6 +392,7 @@ static inline kiln_result kb_buffer_write(struct kb_device *d, struct kb_buffer 
 static inline kiln_result kb_buffer_read(struct kb_device *d, struct kb_buffer *b, uint64_t off, void *p, uint64_t n,
                                          const struct kb_wait *w)
 { return d->ops->buffer_read(d, b, off, p, n, w); }
+static inline uint64_t kb_buffer_address(struct kb_device *d, struct kb_buffer *b) { return d->ops->buffer_address(d, b); }
 static inline kiln_result kb_image_create(struct kb_device *d, const struct kb_image *in, struct kb_image **o)
 { return d->ops->image_create(d, in, o); }
 static inline void kb_image_destroy(struct kb_device *d, struct kb_image *i) { d->ops->image_destroy(d, i); }

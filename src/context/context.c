@@ -452,8 +452,11 @@ static kiln_result l_buffer_create(struct kctx *kc, const kiln_buffer_desc *desc
     kiln_buffer_desc d = kiln_buffer_desc_defaults(desc);
     if (!d.size)
         return KILN_RAISE(KILN_ERR_INVALID, "buffer desc: size is 0; a buffer holds at least 1 byte");
-    if (d.usage & ~(uint32_t)(KILN_BUFFER_STORAGE | KILN_BUFFER_UNIFORM))
+    if (d.usage & ~(uint32_t)(KILN_BUFFER_STORAGE | KILN_BUFFER_UNIFORM | KILN_BUFFER_ADDRESS))
         return KILN_RAISE(KILN_ERR_INVALID, "buffer desc: unknown usage bits 0x%x", d.usage);
+    if ((d.usage & KILN_BUFFER_ADDRESS) && !(c->dev->caps.shader_features & KILN_FEATURE_DEVICE_ADDRESS))
+        return KILN_RAISE(KILN_ERR_LIMIT, "buffer '%s': KILN_BUFFER_ADDRESS needs bufferDeviceAddress, which the "
+                          "device (%s) lacks", d.label, c->dev->caps.device_name);
     if (d.size > c->dev->caps.max_buffer_size)
         return KILN_RAISE(KILN_ERR_LIMIT, "buffer '%s' of %llu bytes; the device allows %llu (max_buffer_size)",
                           d.label, (unsigned long long)d.size, (unsigned long long)c->dev->caps.max_buffer_size);
@@ -797,6 +800,22 @@ static kiln_result l_scheme_add_node(struct kctx *kc, kiln_scheme h, const kiln_
                                                  .format = bd->format, .image = img, .sampler = bd->sampler,
                                                  .level = bd->level};
     }
+    /* Buffers reached through addresses: ordered as read and written whole. */
+    if (d.reach_count > KILN_MAX_REACHES)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u buffers reached, at most %d (KILN_MAX_REACHES)",
+                          d.reach_count, KILN_MAX_REACHES);
+    if (d.reach_count && !d.reaches)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: reach_count is %u but reaches is NULL", d.reach_count);
+    for (uint32_t i = 0; i < d.reach_count; i++) {
+        struct kb_buffer *b = pool_get(&c->buffers, d.reaches[i].id);
+        if (!b)
+            return KILN_RAISE(KILN_ERR_HANDLE, "node desc: reaches[%u]: buffer 0x%016llx: %s", i,
+                              (unsigned long long)d.reaches[i].id, pool_why(&c->buffers, d.reaches[i].id));
+        if (!(b->usage & KILN_BUFFER_ADDRESS))
+            return KILN_RAISE(KILN_ERR_INVALID, "node desc: reaches[%u]: buffer '%s' was made without "
+                              "KILN_BUFFER_ADDRESS; a shader cannot reach it by address", i, b->label);
+        init.reaches[init.reach_count++] = b;
+    }
     memcpy(init.groups, d.groups, sizeof init.groups);
     if (d.param_count > KILN_MAX_PARAM_WORDS)
         return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u param words; a node carries at most %d", d.param_count,
@@ -858,6 +877,18 @@ static kiln_result l_scheme_spec_events(struct kctx *kc, kiln_scheme h, kiln_spe
     struct scheme *s;
     GET(schemes, struct scheme, "scheme", h, s);
     *count = spec_events_take(&s->spec, out, cap);
+    return KILN_OK;
+}
+
+static kiln_result l_buffer_address(struct kctx *kc, kiln_buffer h, uint64_t *out)
+{
+    struct lctx *c = lctx_of(kc);
+    struct kb_buffer *b;
+    GET(buffers, struct kb_buffer, "buffer", h, b);
+    if (!(b->usage & KILN_BUFFER_ADDRESS))
+        return KILN_RAISE(KILN_ERR_INVALID, "buffer '%s': made without KILN_BUFFER_ADDRESS, so it has no device "
+                          "address a shader may use", b->label);
+    *out = kb_buffer_address(c->dev, b);
     return KILN_OK;
 }
 

@@ -33,7 +33,8 @@
                             * the program its slot was checked against; 6: a program's language,
                             * preamble and workgroup size, kiln_caps' shader_features; 7: the
                             * interface's push_float_words, kiln_format's 20 new formats, the
-                            * context desc's check and robust, an image's layers, levels and cube */
+                            * context desc's check and robust, an image's layers, levels and cube,
+                            * a node's reaches, buffer_address */
 
 enum pipe_class { PIPE_CLASS_OBJECT, PIPE_CLASS_DATA, PIPE_CLASS_QUERY, PIPE_CLASS_STATE, PIPE_CLASS_SUBMIT,
                   PIPE_CLASS_WAIT, PIPE_CLASS_ARCHIVE, PIPE_CLASSES };
@@ -98,12 +99,14 @@ struct pipe_rec_image {
  * and floor context_create answered (struct pipe_context_made): so a call
  * that makes one needs no answer. tail: label */
 struct pipe_rec_scheme { uint64_t id; uint32_t label_len, reserved; };
-/* tail: binding_count kiln_binding structs, param_count words, the label */
+/* tail: binding_count kiln_binding structs, param_count words,
+ * reach_count buffer handles, the label */
 struct pipe_rec_node {
     uint64_t node;          /* minted by the client (see pipe_rec_scheme) */
     uint64_t scheme, program;
     uint32_t groups[3];
     uint32_t binding_count, param_count, label_len;
+    uint32_t reach_count, reserved;
 };
 /* tail: the source (a SPIR-V module's bytes where language is SPIR-V),
  * name, entry, preamble (or its NULL); each define's name and value; each
@@ -149,7 +152,7 @@ struct pipe_rec_precompile { double stall_s; };
 #include "context/calls.def"
 #undef L
 #undef X
-_Static_assert(sizeof(struct pipe_rec_range) == 40 && sizeof(struct pipe_rec_node) == 48 &&
+_Static_assert(sizeof(struct pipe_rec_range) == 40 && sizeof(struct pipe_rec_node) == 56 &&
                    sizeof(struct pipe_rec_program) == 48 && sizeof(struct pipe_rec_context) == 112 &&
                    sizeof(struct pipe_rec_tidy) == 32 && sizeof(struct pipe_rec_image) == 48 &&
                    sizeof(struct pipe_rec_param) == 24,

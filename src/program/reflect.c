@@ -433,12 +433,6 @@ kiln_result prog_reflect(const uint32_t *spirv, size_t words, bool own_push, kil
         for (size_t i = 0; i < ncap; i++) {
             if (capabilities[i] >= SpvCapabilityGroupNonUniform && capabilities[i] <= SpvCapabilityGroupNonUniformQuad)
                 out->subgroup_ops |= 1u << (capabilities[i] - SpvCapabilityGroupNonUniform);
-            if (capabilities[i] == SpvCapabilityPhysicalStorageBufferAddresses) {
-                r = KILN_RAISE(KILN_ERR_LAYOUT, "it uses buffer device addresses (GL_EXT_buffer_reference, "
-                               "PhysicalStorageBufferAddresses); kiln binds buffers through descriptors and has no "
-                               "way to give a shader a buffer's address: declare the buffers as bindings");
-                goto done;
-            }
         }
     spvc_compiler_update_active_builtins(comp);
     out->groups_read = spvc_compiler_has_active_builtin(comp, SpvBuiltInNumWorkgroups, SpvStorageClassInput) ? 1 : 0;

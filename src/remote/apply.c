@@ -754,16 +754,20 @@ static kiln_result a_scheme_destroy(struct req *q)
 static kiln_result add_node(struct req *q)
 {
     const struct pipe_rec_node *r = q->rec;
-    if (r->binding_count > KILN_MAX_DESCRIPTORS || r->param_count > KILN_MAX_PARAM_WORDS)
-        return KILN_RAISE(KILN_ERR_LIMIT, "node desc: %u bindings (at most %d), %u params (at most %d)",
-                          r->binding_count, KILN_MAX_DESCRIPTORS, r->param_count, KILN_MAX_PARAM_WORDS);
+    if (r->binding_count > KILN_MAX_DESCRIPTORS || r->param_count > KILN_MAX_PARAM_WORDS ||
+        r->reach_count > KILN_MAX_REACHES)
+        return KILN_RAISE(KILN_ERR_LIMIT, "node desc: %u bindings (at most %d), %u params (at most %d), %u buffers "
+                          "reached (at most %d)", r->binding_count, KILN_MAX_DESCRIPTORS, r->param_count,
+                          KILN_MAX_PARAM_WORDS, r->reach_count, KILN_MAX_REACHES);
     kiln_binding bindings[KILN_MAX_DESCRIPTORS];
     uint32_t params[KILN_MAX_PARAM_WORDS];
+    kiln_buffer reaches[KILN_MAX_REACHES];
     kiln_node_desc d = {.program = {r->program}, .binding_count = r->binding_count, .param_count = r->param_count,
-                        .bindings = bindings, .params = params};
+                        .bindings = bindings, .params = params, .reaches = reaches, .reach_count = r->reach_count};
     memcpy(d.groups, r->groups, sizeof d.groups);
     bytes_read_copy(&q->tail, bindings, (size_t)r->binding_count * sizeof bindings[0]);
     bytes_read_copy(&q->tail, params, (size_t)r->param_count * sizeof params[0]);
+    bytes_read_copy(&q->tail, reaches, (size_t)r->reach_count * sizeof reaches[0]);
     KILN_TRY(pipe_read_str(&q->tail, &q->arena, "label", false, &d.label, NULL));
     KILN_TRY(tail_done(q, "the node desc"));
     lock(q->cl);
@@ -959,6 +963,15 @@ static kiln_result a_node_is_specialized(struct req *q)
     KILN_TRY(OP(q, node_is_specialized, (kiln_node){((const struct pipe_rec_handle *)q->rec)->id}, &v));
     int32_t w = v;
     put_out(q, &w, sizeof w);
+    return KILN_OK;
+}
+
+static kiln_result a_buffer_address(struct req *q)
+{
+    uint64_t a = 0;
+    KILN_TRY(no_tail(q));
+    KILN_TRY(OP(q, buffer_address, (kiln_buffer){((const struct pipe_rec_handle *)q->rec)->id}, &a));
+    put_out(q, &a, sizeof a);
     return KILN_OK;
 }
 

@@ -987,11 +987,16 @@ static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_n
     if (d.param_count > KILN_MAX_PARAM_WORDS)
         return KILN_RAISE(KILN_ERR_LIMIT, "node desc: %u param words; a program has at most %d", d.param_count,
                           KILN_MAX_PARAM_WORDS);
+    if (d.reach_count > KILN_MAX_REACHES)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: %u buffers reached, at most %d (KILN_MAX_REACHES)",
+                          d.reach_count, KILN_MAX_REACHES);
+    if (d.reach_count && !d.reaches)
+        return KILN_RAISE(KILN_ERR_INVALID, "node desc: reach_count is %u but reaches is NULL", d.reach_count);
     struct rnode *n = mem_alloc(sizeof *n);
     if (!n)
         return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for a node");
     struct pipe_rec_node rec = {.scheme = s.id, .program = d.program.id, .binding_count = d.binding_count,
-                                .param_count = d.param_count};
+                                .param_count = d.param_count, .reach_count = d.reach_count};
     kiln_result r = pool_insert(&rc->nodes, n, "node", &rec.node);
     if (r < 0) {
         free(n);
@@ -1000,6 +1005,7 @@ static kiln_result r_scheme_add_node(struct kctx *c, kiln_scheme s, const kiln_n
     memcpy(rec.groups, d.groups, sizeof rec.groups);
     bytes_put(&rc->tail, d.bindings, (size_t)d.binding_count * sizeof d.bindings[0]);
     bytes_put(&rc->tail, d.params, (size_t)d.param_count * sizeof d.params[0]);
+    bytes_put(&rc->tail, d.reaches, (size_t)d.reach_count * sizeof d.reaches[0]);
     pipe_put_str(&rc->tail, d.label, SIZE_MAX);
     const kiln_program_interface *iface = iface_known(rc, d.program.id);
     *n = (struct rnode){.scheme = s.id, .param_words = PIPE_WORDS_UNKNOWN};
@@ -1203,6 +1209,13 @@ static kiln_result r_node_is_specialized(struct kctx *c, kiln_node n, int *out)
     KILN_TRY(ASK(node_is_specialized, rec, &v));
     *out = v;
     return KILN_OK;
+}
+
+static kiln_result r_buffer_address(struct kctx *c, kiln_buffer b, uint64_t *out)
+{
+    struct rclient *rc = rc_of(c);
+    struct pipe_rec_handle rec = {b.id};
+    return ASK(buffer_address, rec, out);
 }
 
 static kiln_result r_compiles_pending(struct kctx *c, uint32_t *out)

@@ -65,7 +65,7 @@ kiln_result scheme_create(struct kb_device *dev, const char *label, bool skip_pe
 /* Counts (+1) or uncounts (-1) a node's hold on what it binds. */
 static void bind_refs(struct node *n, int by)
 {
-    for (uint32_t i = 0; i < n->binding_count; i++) {
+    for (uint32_t i = 0; i < n->binding_count + n->reach_count; i++) {
         if (n->bindings[i].buffer) {
             KILN_ASSERT(by > 0 || n->bindings[i].buffer->bind_refs > 0);
             n->bindings[i].buffer->bind_refs += (uint32_t)by;
@@ -425,6 +425,10 @@ kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, stru
     n->prog = init->prog;
     memcpy(n->bindings, init->bindings, init->binding_count * sizeof n->bindings[0]);
     n->binding_count = init->binding_count;
+    for (uint32_t i = 0; i < init->reach_count && i < KILN_MAX_REACHES; i++)
+        n->bindings[n->binding_count + n->reach_count++] =
+            (struct node_binding){.set = UINT32_MAX, .buffer = init->reaches[i], .size = init->reaches[i]->size,
+                                  .access = KILN_ACCESS_READ | KILN_ACCESS_WRITE, .kind = KILN_BINDING_STORAGE_BUFFER};
     memcpy(n->groups, init->groups, sizeof n->groups);
     if (init->param_count > KILN_MAX_PARAM_WORDS) {
         free(n);
@@ -586,7 +590,8 @@ static kiln_result place_barriers(struct scheme *s)
         if (n->skipped)
             continue;
         bool need = false;
-        for (uint32_t b = 0; b < n->binding_count && !need; b++)
+        uint32_t touched = n->binding_count + n->reach_count;
+        for (uint32_t b = 0; b < touched && !need; b++)
             for (uint32_t k = 0; k < np && !need; k++)
                 need = conflicts(&pend[k], &n->bindings[b]);
         n->barrier_before = need;
@@ -594,11 +599,11 @@ static kiln_result place_barriers(struct scheme *s)
             np = 0;
             barriers++;
         }
-        if (!vec_reserve((void **)&pend, &cap, np + n->binding_count, sizeof *pend)) {
+        if (!vec_reserve((void **)&pend, &cap, np + touched, sizeof *pend)) {
             free(pend);
             return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s's hazard list", s->label);
         }
-        for (uint32_t b = 0; b < n->binding_count; b++)
+        for (uint32_t b = 0; b < touched; b++)
             if (n->bindings[b].buffer || n->bindings[b].image)   /* a sampler accesses nothing */
                 pend[np++] = access_of(&n->bindings[b]);
     }
@@ -624,12 +629,13 @@ static kiln_result collect_touches(struct scheme *s)
         const struct node *nd = s->nodes[i];
         if (nd->skipped)
             continue;
-        if (!vec_reserve((void **)&s->touches, &s->touch_cap, n + nd->binding_count, sizeof *s->touches)) {
+        uint32_t touched = nd->binding_count + nd->reach_count;
+        if (!vec_reserve((void **)&s->touches, &s->touch_cap, n + touched, sizeof *s->touches)) {
             s->touch_count = 0;
             return KILN_RAISE(KILN_ERR_NO_MEMORY, "out of host memory for scheme '%s's list of what it uses",
                               s->label);
         }
-        for (uint32_t b = 0; b < nd->binding_count; b++) {
+        for (uint32_t b = 0; b < touched; b++) {
             const struct node_binding *nb = &nd->bindings[b];
             if (nb->buffer || nb->image)
                 s->touches[n++] = (struct scheme_touch){nb->buffer, nb->buffer ? NULL : nb->image,

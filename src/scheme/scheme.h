@@ -66,8 +66,11 @@ struct node {
     struct scheme *scheme;
     uint32_t index;          /* position in scheme->nodes */
     struct prog *prog;
-    struct node_binding bindings[KILN_MAX_DESCRIPTORS];
-    uint32_t binding_count;
+    /* The descriptors the program declares (binding_count), then the
+     * buffers it reaches through device addresses (reach_count: read and
+     * written whole, for hazards and holds alone; bound to nothing). */
+    struct node_binding bindings[KILN_MAX_DESCRIPTORS + KILN_MAX_REACHES];
+    uint32_t binding_count, reach_count;
     uint32_t groups[3];
     uint32_t params[KILN_MAX_PARAM_WORDS];   /* kiln's 8 words or the program's own block's; 0 past param_count */
     uint32_t param_count;    /* words the caller gave (checked against the program's param_words at bind) */
@@ -148,6 +151,8 @@ struct node_init {
     uint32_t params[KILN_MAX_PARAM_WORDS];   /* kiln's 8 words or the program's own block's; 0 past param_count */
     uint32_t param_count;    /* words the caller gave (checked against the program's param_words at bind) */
     const char *label;       /* NULL or "": "node<N>", N the node's index */
+    struct kb_buffer *reaches[KILN_MAX_REACHES];   /* reached through device addresses: read and written whole */
+    uint32_t reach_count;
 };
 
 KILN_NODISCARD kiln_result scheme_node_add(struct scheme *s, const struct node_init *init, struct node **out);

@@ -25,7 +25,8 @@
 /* Every op slot of struct backend_ops; the assert below fails to build
  * when an op is added to the struct without its name here. */
 #define KB_OPS(X)                                                                                  \
-    X(destroy) X(buffer_create) X(buffer_destroy) X(buffer_write) X(buffer_read) X(image_create)   \
+    X(destroy) X(buffer_create) X(buffer_destroy) X(buffer_address) X(buffer_write) X(buffer_read)  \
+    X(image_create)                                                                                \
     X(image_destroy) X(image_write) X(image_read) X(image_usage) X(layout_create) X(layout_destroy) \
     X(pipeline_create) X(pipeline_destroy) X(cache_create) X(cache_data) X(cache_destroy)          \
     X(cache_merge) X(bindset_create) X(bindset_destroy) X(cmd_create) X(cmd_destroy) X(cmd_record) \

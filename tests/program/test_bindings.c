@@ -578,6 +578,95 @@ TEST(slices_of_one_buffer_across_nodes)
     test_context_done(ctx);
 }
 
+/* A shader that writes through a buffer's device address (a push word
+ * pair, GL_EXT_buffer_reference), the buffer named in the node's reaches;
+ * a second node reads it through a binding, after the barrier the reach
+ * makes; both against the CPU. Without bufferDeviceAddress, the buffer is
+ * refused naming the feature. */
+TEST(a_buffer_reached_through_its_address)
+{
+    kiln_context ctx;
+    REQUIRE_OK(test_context_nospec(&ctx));
+    kiln_caps caps;
+    REQUIRE_OK(kiln_context_caps(ctx, &caps));
+    kiln_buffer target;
+    kiln_result r = kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = N * 4,
+                                                                .usage = KILN_BUFFER_STORAGE | KILN_BUFFER_ADDRESS},
+                                       &target);
+    if (!(caps.shader_features & KILN_FEATURE_DEVICE_ADDRESS)) {
+        CHECK_RESULT(r, KILN_ERR_LIMIT);
+        CHECK_MSG("KILN_BUFFER_ADDRESS needs bufferDeviceAddress");
+        test_context_done(ctx);
+        return;
+    }
+    REQUIRE_OK(r);
+    static const char *writer = "#version 450\n"
+                                "#extension GL_EXT_buffer_reference : require\n"
+                                "#extension GL_EXT_buffer_reference_uvec2 : require\n"
+                                "layout(local_size_x = 64) in;\n"
+                                "layout(buffer_reference, std430) buffer Data { uint v[]; };\n"
+                                "layout(std430, binding = 0) readonly buffer In { uint a[]; };\n"
+                                "void main() {\n"
+                                "    uint i = gl_GlobalInvocationID.x;\n"
+                                "    Data d = Data(uvec2(kiln_param(0), kiln_param(1)));\n"
+                                "    d.v[i] = a[i] * 3u + 1u;\n"
+                                "}\n";
+    static const char *reader = "#version 450\n"
+                                "layout(local_size_x = 64) in;\n"
+                                "layout(std430, binding = 0) readonly buffer T { uint t[]; };\n"
+                                "layout(std430, binding = 1) writeonly buffer O { uint o[]; };\n"
+                                "void main() { uint i = gl_GlobalInvocationID.x; o[i] = t[i] + 7u; }\n";
+    kiln_program pw, pr;
+    REQUIRE_OK(make(ctx, "writer.comp", writer, &pw));
+    REQUIRE_OK(make(ctx, "reader.comp", reader, &pr));
+    uint32_t in[N], out[N];
+    for (uint32_t i = 0; i < N; i++)
+        in[i] = i * 5u;
+    kiln_buffer a = buffer(ctx, sizeof in, in), o = buffer(ctx, sizeof out, NULL);
+    uint64_t address = 0;
+    REQUIRE_OK(kiln_buffer_address(ctx, target, &address));
+    CHECK(address != 0);
+    CHECK_RESULT(kiln_buffer_address(ctx, a, &address), KILN_ERR_INVALID);   /* made without KILN_BUFFER_ADDRESS */
+    CHECK_MSG("made without KILN_BUFFER_ADDRESS");
+    REQUIRE_OK(kiln_buffer_address(ctx, target, &address));
+    uint32_t words[2] = {(uint32_t)address, (uint32_t)(address >> 32)};
+    kiln_scheme s;
+    REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
+    kiln_node n;
+    REQUIRE_OK(kiln_scheme_add_node(ctx, s,
+                                    &(kiln_node_desc){.program = pw, .bindings = &(kiln_binding){.buffer = a},
+                                                      .binding_count = 1, .groups = {N / 64}, .params = words,
+                                                      .param_count = 2, .reaches = &target, .reach_count = 1},
+                                    &n));
+    kiln_binding rb[2] = {{.binding = 0, .buffer = target}, {.binding = 1, .buffer = o}};
+    REQUIRE_OK(kiln_scheme_add_node(ctx, s, &(kiln_node_desc){.program = pr, .bindings = rb, .binding_count = 2,
+                                                               .groups = {N / 64}},
+                                    &n));
+    kiln_ticket t;
+    REQUIRE_OK(kiln_scheme_submit(ctx, s, &t));
+    REQUIRE_OK(kiln_ticket_wait(ctx, t, UINT64_MAX));
+    kiln_scheme_stats st;
+    REQUIRE_OK(kiln_scheme_stats_get(ctx, s, &st));
+    CHECK_EQ(st.barriers, 1);   /* the reach is a write the reader waits for */
+    REQUIRE_OK(kiln_buffer_readback(ctx, o, 0, out, sizeof out));
+    int bad = 0;
+    for (uint32_t i = 0; i < N; i++)
+        bad += out[i] != in[i] * 3u + 1u + 7u;
+    CHECK_EQ(bad, 0);
+    /* A reached buffer is held like a bound one; one made without an
+     * address is refused. */
+    CHECK_RESULT(kiln_buffer_destroy(ctx, target), KILN_ERR_BUSY);
+    CHECK_RESULT(test_settled(ctx, kiln_scheme_add_node(ctx, s,
+                                                        &(kiln_node_desc){.program = pw,
+                                                                          .bindings = &(kiln_binding){.buffer = a},
+                                                                          .binding_count = 1, .groups = {1},
+                                                                          .reaches = &o, .reach_count = 1},
+                                                        &n)),
+                 KILN_ERR_INVALID);
+    CHECK_MSG("was made without KILN_BUFFER_ADDRESS");
+    test_context_done(ctx);
+}
+
 /* ---- errors, by name ------------------------------------------------------------------ */
 
 /* What a program declares that kiln cannot bind fails it, the log naming it. */
@@ -719,6 +808,7 @@ int main(void)
     RUN(a_variant_binds_like_its_program_across_sets_and_arrays);
     RUN(hazards_through_different_sets);
     RUN(slices_of_one_buffer_across_nodes);
+    RUN(a_buffer_reached_through_its_address);
     RUN(declarations_kiln_cannot_bind_are_refused_by_name);
     RUN(bindings_given_wrong_are_refused_by_name);
     return TEST_SUMMARY();

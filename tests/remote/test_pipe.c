@@ -562,7 +562,7 @@ TEST(catalogue_order)
         "program_log", "program_interface_get", "scheme_create", "scheme_destroy", "scheme_add_node",
         "scheme_submit", "scheme_stats_get", "node_remove", "node_set_param", "node_set_program",
         "node_get_params", "ticket_wait", "archive_info_get", "archive_files", "archive_tidy",
-        "context_precompile", "scheme_spec_events", "node_is_specialized", "compiles_pending",
+        "context_precompile", "scheme_spec_events", "node_is_specialized", "compiles_pending", "buffer_address",
     };
     uint32_t n = (uint32_t)(sizeof names / sizeof names[0]);
     CHECK_EQ(PIPE_OPS, n);

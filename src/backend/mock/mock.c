@@ -211,6 +211,13 @@ static void mock_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf)
     uncounted(md(dev), buf);
 }
 
+/* The mock runs nothing: a buffer's address is where its bytes are. */
+static uint64_t mock_buffer_address(struct kb_device *dev, struct kb_buffer *buf)
+{
+    (void)dev;
+    return (uint64_t)(uintptr_t)((struct mock_buffer *)buf)->bytes;
+}
+
 /* Reads and writes wait for work that is hung or on a lost device, as a
  * device's wait for earlier work would; held work stays in flight (tests of
  * scheduling rely on it). */
@@ -574,6 +581,7 @@ static const struct backend_ops mock_ops = {
     .destroy = mock_destroy,
     .buffer_create = mock_buffer_create,
     .buffer_destroy = mock_buffer_destroy,
+    .buffer_address = mock_buffer_address,
     .buffer_write = mock_buffer_write,
     .buffer_read = mock_buffer_read,
     .image_create = mock_image_create,

@@ -16,6 +16,13 @@
 /* ---- buffers ------------------------------------------------------------------- */
 
 
+uint64_t vk_buffer_address(struct kb_device *dev, struct kb_buffer *buf)
+{
+    VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+                                    .buffer = ((struct vk_buffer *)buf)->buf};
+    return vkGetBufferDeviceAddress(vkd(dev)->device, &ai);
+}
+
 kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out)
 {
     struct vk_device *d = vkd(dev);
@@ -45,7 +52,8 @@ kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usag
                                                 : 0) |
                  ((usage & KILN_BUFFER_UNIFORM)
                       ? VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT
-                      : 0),
+                      : 0) |
+                 ((usage & KILN_BUFFER_ADDRESS) ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0),
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
     VkResult vr = vkCreateBuffer(d->device, &bci, NULL, &b->buf);
@@ -64,7 +72,10 @@ kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usag
         free(b);
         return KILN_RAISE(KILN_ERR_DEVICE, "no memory type fits a buffer of %llu bytes", (unsigned long long)size);
     }
+    VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+                                       .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
     VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .pNext = (usage & KILN_BUFFER_ADDRESS) ? &flags : NULL,
                                 .allocationSize = req.size,
                                 .memoryTypeIndex = (uint32_t)type};
     vr = vkAllocateMemory(d->device, &mai, NULL, &b->mem);

@@ -366,6 +366,7 @@ static const struct backend_ops vk_ops = {
     .destroy = vk_destroy,
     .buffer_create = vk_buffer_create,
     .buffer_destroy = vk_buffer_destroy,
+    .buffer_address = vk_buffer_address,
     .buffer_write = vk_buffer_write,
     .buffer_read = vk_buffer_read,
     .host_import = vk_host_import,

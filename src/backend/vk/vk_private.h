@@ -241,6 +241,7 @@ kiln_result vk_wait_value(struct vk_device *d, uint64_t value, uint64_t timeout_
  * last_use and last_write moved to the fill). */
 kiln_result vk_buffer_zero(struct vk_device *d, struct vk_buffer *b);
 kiln_result vk_buffer_create(struct kb_device *dev, uint64_t size, uint32_t usage, struct kb_buffer **out);
+uint64_t vk_buffer_address(struct kb_device *dev, struct kb_buffer *buf);
 void vk_buffer_destroy(struct kb_device *dev, struct kb_buffer *buf);
 kiln_result vk_buffer_write(struct kb_device *dev, struct kb_buffer *buf, uint64_t off, const void *data,
                                    uint64_t size);
