@@ -1664,6 +1664,55 @@ TEST(run_image_shapes)
     run_free(&r);
 }
 
+/* --address: a shader writing through a buffer's device address (a
+ * param word pair) into a named buffer, written out whole; a named buffer
+ * no one uses and an address past the node's words are refused. */
+TEST(run_buffer_address)
+{
+    write_text("addr.comp", "#version 450\n"
+                            "#extension GL_EXT_buffer_reference : require\n"
+                            "#extension GL_EXT_buffer_reference_uvec2 : require\n"
+                            "layout(local_size_x = 4) in;\n"
+                            "layout(buffer_reference, std430) buffer Table { uint v[]; };\n"
+                            "layout(binding = 0) readonly buffer In { uint a[]; };\n"
+                            "void main() { uint i = gl_GlobalInvocationID.x;\n"
+                            "    Table t = Table(uvec2(kiln_param(2), kiln_param(3)));\n"
+                            "    t.v[i] = a[i] + 1000u; }\n");
+    uint32_t in[16];
+    for (uint32_t i = 0; i < 16; i++)
+        in[i] = i * 9u;
+    write_file("addr_in.bin", in, sizeof in);
+    char in_arg[600], out_arg[600];
+    snprintf(in_arg, sizeof in_arg, "0=%s", P("addr_in.bin"));
+    snprintf(out_arg, sizeof out_arg, "table=%s", P("table.bin"));
+    struct run r;
+    KILN(&r, NULL, "info");
+    bool has = strstr(r.out, "bufferDeviceAddress") != NULL;
+    run_free(&r);
+    KILN(&r, NULL, "run", P("addr.comp"), "--groups", "4", "--buffer", in_arg, "--buffer", "table=size:64",
+         "--address", "2=table", "--out", out_arg);
+    if (!has) {
+        CHECK_STATUS(r, 1);
+        CHECK_HAS(r, err, "KILN_BUFFER_ADDRESS needs bufferDeviceAddress");
+        run_free(&r);
+        return;
+    }
+    CHECK_STATUS(r, 0);
+    run_free(&r);
+    uint32_t *got = READ_OUT("table.bin", 64);
+    for (uint32_t i = 0; got && i < 16; i++)
+        CHECK_EQ(got[i], i * 9u + 1000u);
+    free(got);
+    KILN(&r, NULL, "run", P("addr.comp"), "--buffer", in_arg, "--buffer", "table=size:64", "--address", "7=table");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "words 7 and 8 are past the node's 8 param words");
+    run_free(&r);
+    KILN(&r, NULL, "run", P("addr.comp"), "--buffer", in_arg, "--address", "2=tabel");
+    CHECK_STATUS(r, 2);
+    CHECK_HAS(r, err, "no buffer is named 'tabel'");
+    run_free(&r);
+}
+
 /* A copy of one image into another in the format a shader declares. */
 static void write_copy_shader(const char *name, const char *format, const char *prefix)
 {
@@ -3261,6 +3310,7 @@ int main(int argc, char **argv)
     RUN_IF(run_image_formats);
     RUN_IF(run_image_shapes);
     RUN_IF(run_buffer_slices);
+    RUN_IF(run_buffer_address);
     RUN_IF(run_check_and_robust);
     RUN_IF(run_loop_warning);
     RUN_IF(run_and_demo_trace);

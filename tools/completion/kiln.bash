@@ -95,7 +95,7 @@ _kiln()
         --entry | --define | --preamble-text | --workgroup-size | --groups | --param | --push | --spec | --frames | --timeout) return 0 ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--entry --lang --define --preamble --preamble-text --workgroup-size --groups --param --push --push-file --spec --buffer --bind --out --image --out-image --sampler --texel-format --frames --check --robust -q --quiet --trace --timeout --remote --json --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--entry --lang --define --preamble --preamble-text --workgroup-size --groups --param --push --push-file --spec --buffer --bind --address --out --image --out-image --sampler --texel-format --frames --check --robust -q --quiet --trace --timeout --remote --json --help" -- "$cur"))
         else
             COMPREPLY=($(compgen -f -X '!*.comp' -- "$cur") $(compgen -f -X '!*.spv' -- "$cur")
                        $(compgen -f -X '!*.hlsl' -- "$cur") $(compgen -d -- "$cur"))

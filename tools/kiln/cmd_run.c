@@ -136,6 +136,15 @@ struct run_args {
     bool quiet;
     bool json;             /* --json: the summary as one JSON object on stdout */
     int check, robust;     /* --check, --robust: 1; 0 leaves them to KILN_CHECK and KILN_ROBUST */
+    /* --address N=NAME: param words N and N+1 take named buffer NAME's
+     * device address (low word first), and the node reaches the buffer. */
+    struct addr_arg {
+        uint32_t word;
+        char name[48];
+        const char *arg;   /* borrowed from argv */
+        int buf;           /* its index in bufs, once resolved */
+    } addrs[KILN_MAX_REACHES];
+    uint32_t addr_count;
 };
 
 /* What --json reports of a run that succeeded. */
@@ -189,6 +198,8 @@ static void usage(FILE *f)
             "  --bind B=NAME[:OFFSET[:SIZE]]\n"
             "                        binding B takes SIZE bytes (default: to the end) of buffer\n"
             "                        NAME from byte OFFSET (default 0; K, M, G as for size:)\n"
+            "  --address N=NAME      param words N and N+1 take buffer NAME's device address, low word\n"
+            "                        first (GL_EXT_buffer_reference; the node reaches the buffer)\n"
             "  --out B=FILE          after the run, write the whole buffer at binding B (a --bind:\n"
             "                        its slice) to FILE; --out NAME=FILE: the named buffer\n"
             "                        (B must be given by --buffer or --bind; FILE may be its input\n"
@@ -458,6 +469,27 @@ static int parse_param(struct run_args *a, const char *v, bool seen[KILN_PARAM_W
     return 0;
 }
 
+static int parse_address(struct run_args *a, const char *v)
+{
+    uint32_t n;
+    const char *w;
+    size_t len;
+    if (!split_binding(v, &n, &w) || !(len = buffer_name_len(w)) || w[len])
+        return bad("--address %s: expected N=NAME: param words N and N+1 take the device address of the buffer "
+                   "--buffer NAME=... gives", v);
+    if (n + 1 >= KILN_MAX_PARAM_WORDS)
+        return bad("--address %s: words %" PRIu32 " and %" PRIu32 " are past the most a node carries (%d)", v, n,
+                   n + 1, KILN_MAX_PARAM_WORDS);
+    if (a->addr_count == KILN_MAX_REACHES)
+        return bad("--address %s: at most %d addresses", v, KILN_MAX_REACHES);
+    if (len >= sizeof a->addrs[0].name)
+        return bad("--address %s: no buffer has a name that long", v);
+    struct addr_arg *d = &a->addrs[a->addr_count++];
+    *d = (struct addr_arg){.word = n, .arg = v, .buf = -1};
+    memcpy(d->name, w, len);
+    return 0;
+}
+
 static int parse_push(struct run_args *a, const char *v)
 {
     uint32_t n, word;
@@ -505,7 +537,7 @@ static int node_words(const struct run_args *a, const kiln_program_interface *if
                    "set the block's words with --push N=WORD or --push-file FILE",
                    a->shader, iface->push_constant_size);
     memset(out, 0, words * sizeof *out);
-    if (words && !a->push_file && !a->push_first && !a->quiet)   /* zeros are seldom what a shader's author meant */
+    if (words && !a->push_file && !a->push_first && !a->addr_count && !a->quiet)   /* zeros: seldom meant */
         fprintf(stderr, "note: %s: its push_constant block (%u bytes) is given no values, so it runs with zeros; "
                 "set them with --push N=WORD or --push-file FILE\n", a->shader, iface->push_constant_size);
     if (a->push_file) {
@@ -773,7 +805,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         /* Options with a value: --name VALUE or --name=VALUE. */
         static const char *const with_value[] = {"--entry", "--lang", "--define", "--preamble", "--preamble-text",
                                                  "--workgroup-size", "--groups", "--param", "--push", "--push-file",
-                                                 "--buffer", "--bind", "--out", "--texel-format", "--frames",
+                                                 "--buffer", "--bind", "--address", "--out", "--texel-format", "--frames",
                                                  "--timeout", "--spec", "--image", "--out-image", "--sampler",
                                                  "--trace", "--remote"};
         const char *eq = strchr(arg, '=');
@@ -837,6 +869,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             r = parse_buffer(a, v);
         } else if (!strcmp(name, "--bind")) {
             r = parse_bind(a, v);
+        } else if (!strcmp(name, "--address")) {
+            r = parse_address(a, v);
         } else if (!strcmp(name, "--image") || !strcmp(name, "--out-image") || !strcmp(name, "--sampler")) {
             char why[400];
             bool ok = !strcmp(name, "--image")       ? cli_image_add(&a->images, v, why, sizeof why)
@@ -940,13 +974,24 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             return bad("--bind %s: no buffer is named '%s'; give it with --buffer %s=FILE or --buffer "
                        "%s=size:BYTES", b->arg, b->of_name, b->of_name, b->of_name);
     }
+    for (uint32_t k = 0; k < a->addr_count; k++) {
+        struct addr_arg *d = &a->addrs[k];
+        if ((d->buf = find_named(a, d->name, strlen(d->name))) < 0)
+            return bad("--address %s: no buffer is named '%s'; give it with --buffer %s=FILE or --buffer "
+                       "%s=size:BYTES", d->arg, d->name, d->name, d->name);
+        for (uint32_t j = 0; j < k; j++)
+            if (a->addrs[j].word == d->word || a->addrs[j].word == d->word + 1 || a->addrs[j].word + 1 == d->word)
+                return bad("--address %s: its words overlap --address %s's", d->arg, a->addrs[j].arg);
+    }
     for (uint32_t i = 0; i < a->buf_count; i++) {
         bool used = !a->bufs[i].named;
         for (uint32_t k = 0; k < a->buf_count && !used; k++)
             used = a->bufs[k].of == (int)i;
+        for (uint32_t k = 0; k < a->addr_count && !used; k++)
+            used = a->addrs[k].buf == (int)i;
         if (!used)
-            return bad("--buffer %s: no --bind takes a slice of buffer '%s' (--bind B=%s[:OFFSET[:SIZE]])",
-                       a->bufs[i].arg, a->bufs[i].site, a->bufs[i].site);
+            return bad("--buffer %s: no --bind takes a slice of buffer '%s' (--bind B=%s[:OFFSET[:SIZE]]) and no "
+                       "--address its address", a->bufs[i].arg, a->bufs[i].site, a->bufs[i].site);
     }
     for (uint32_t k = 0; k < out_count; k++) {
         char where[48];
@@ -1456,6 +1501,9 @@ static int run(struct run_args *a, struct run_summary *sum)
                     one = KILN_BUFFER_UNIFORM;
             usage |= one;
         }
+        for (uint32_t k = 0; k < a->addr_count; k++)
+            if (a->addrs[k].buf == (int)i)
+                usage |= KILN_BUFFER_ADDRESS | (usage ? 0 : KILN_BUFFER_STORAGE);
         char what[64];
         snprintf(what, sizeof what, "--buffer %s", b->site);
         r = kiln_buffer_create(ctx, &(kiln_buffer_desc){.size = b->size, .usage = usage, .label = what}, &b->buf);
@@ -1510,6 +1558,26 @@ static int run(struct run_args *a, struct run_summary *sum)
         goto done;
     }
     nd.params = words;
+    kiln_buffer reaches[KILN_MAX_REACHES];
+    for (uint32_t k = 0; k < a->addr_count; k++) {
+        const struct addr_arg *d = &a->addrs[k];
+        uint64_t address;
+        if (d->word + 1 >= nd.param_count) {
+            rc = bad("--address %s: words %" PRIu32 " and %" PRIu32 " are past the node's %" PRIu32 " param words",
+                     d->arg, d->word, d->word + 1, nd.param_count);
+            goto done;
+        }
+        if ((r = kiln_buffer_address(ctx, a->bufs[d->buf].buf, &address)) < 0) {
+            fprintf(stderr, "kiln run: --address %s: ", d->arg);
+            cli_fail("reading the buffer's address", r);
+            goto done;
+        }
+        words[d->word] = (uint32_t)address;
+        words[d->word + 1] = (uint32_t)(address >> 32);
+        reaches[k] = a->bufs[d->buf].buf;
+    }
+    nd.reaches = reaches;
+    nd.reach_count = a->addr_count;
     kiln_node node;
     /* A remote context runs the add ahead: what only its server can refuse
      * comes at the next synchronization point, asked for here so that it
