@@ -32,7 +32,7 @@
 
 #include "compile_private.h"
 
-#define KEY_FORMAT "kiln-key-4"   /* 3: binding lengths in the push block; params_read, lens_read, groups_read; 4: the language, the preamble, the workgroup size */
+#define KEY_FORMAT "kiln-key-5"   /* 3: binding lengths in the push block; params_read, lens_read, groups_read; 4: the language, the preamble, the workgroup size; 5: an HLSL register beside [[vk::binding]] yields to it */
 
 static void put(struct bytes *b, const void *data, size_t n) { bytes_put(b, data, n); }
 static void put_u64(struct bytes *b, uint64_t v) { put(b, &v, sizeof v); }

@@ -14,8 +14,9 @@
  * annotated binding as written. So kiln reads the registers itself, from
  * the preprocessed source (comments and inactive #if branches gone), and
  * gives glslang each one's set and binding by name; annotated resources
- * keep theirs, and a resource with neither takes the next free binding of
- * its set (shaderc's auto-binding).
+ * keep theirs (an annotated declaration's register is left out of the map,
+ * which glslang would apply over the annotation), and a resource with
+ * neither takes the next free binding of its set (shaderc's auto-binding).
  *
  * glslang keys that map by the register's name alone ("t0"), not by its
  * space, so one register name used in two spaces is refused by name
@@ -98,6 +99,28 @@ static bool word_at(const char *t, size_t i, size_t n, const char *w, size_t wl)
            (i + wl == n || !(isalnum((unsigned char)t[i + wl]) || t[i + wl] == '_'));
 }
 
+/* Whether the declaration holding the register at t[i] carries a
+ * [[vk::binding(...)]] annotation: one between the declaration's start (the
+ * last ';', '{' or '}' before it) and the register. The preprocessor
+ * spaces its tokens ("vk :: binding"). */
+static bool annotated(const char *t, size_t i)
+{
+    size_t start = i;
+    while (start > 0 && t[start - 1] != ';' && t[start - 1] != '{' && t[start - 1] != '}')
+        start--;
+    for (size_t k = start; k + 2 <= i; k++) {
+        if (!word_at(t, k, i, "vk", 2))
+            continue;
+        size_t j = skip_space(t, k + 2, i);
+        if (i - j < 2 || memcmp(t + j, "::", 2))
+            continue;
+        j = skip_space(t, j + 2, i);
+        if (word_at(t, j, i, "binding", 7))
+            return true;
+    }
+    return false;
+}
+
 kiln_result prog_hlsl_map_registers(shaderc_compile_options_t opts, const char *name, const char *text, size_t len,
                                     char **log)
 {
@@ -109,6 +132,8 @@ kiln_result prog_hlsl_map_registers(shaderc_compile_options_t opts, const char *
         struct reg g;
         if (text[i] != 'r' || !word_at(text, i, len, "register", 8) || !parse_register(text, i + 8, len, &g))
             continue;
+        if (annotated(text, i))
+            continue;   /* its [[vk::binding]] wins, as DXC's does: no map entry would let glslang keep it */
         bool seen = false;
         for (size_t k = 0; k < count && r == KILN_OK && !seen; k++) {
             char why[256];

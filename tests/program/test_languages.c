@@ -433,7 +433,8 @@ TEST(hlsl_push_constants_and_errors)
 }
 
 /* A resource annotated [[vk::binding(N, S)]] keeps binding N of set S, as
- * DXC keeps it (glslang's class shifts would have made an SRV's 1 a 17);
+ * DXC keeps it (glslang's class shifts would have made an SRV's 1 a 17),
+ * also where it names a register too;
  * registers beside it are shifted by class, a register's space is its set,
  * and one register name in two spaces is refused by name. */
 TEST(hlsl_vk_binding_is_kept_and_spaces_are_sets)
@@ -461,6 +462,24 @@ TEST(hlsl_vk_binding_is_kept_and_spaces_are_sets)
     for (uint32_t i = 0; i < iface.binding_count && i < 5; i++) {
         CHECK_EQ(iface.bindings[i].set, want[i][0]);
         CHECK_EQ(iface.bindings[i].binding, want[i][1]);
+    }
+
+    /* Both on one resource (code written for DXC and for D3D at once):
+     * the annotation wins, as DXC's does. */
+    static const char *both = "[[vk::binding(0, 0)]] Texture2D<float4> src : register(t0, space0);\n"
+                              "[[vk::binding(0, 1)]] RWTexture2D<float4> dst : register(u0, space1);\n"
+                              "[[vk::binding(0, 2)]] SamplerState smp : register(s0, space2);\n"
+                              "[numthreads(8, 8, 1)] void main(uint3 id : SV_DispatchThreadID) {\n"
+                              "    dst[id.xy] = src.SampleLevel(smp, float2(id.xy) / 8.0, 0.0);\n"
+                              "}\n";
+    kiln_program pb;
+    REQUIRE_OK(kiln_program_create(ctx, &(kiln_program_desc){.source = both, .language = KILN_LANGUAGE_HLSL}, &pb));
+    REQUIRE_OK(kiln_program_wait(ctx, pb));
+    REQUIRE_OK(kiln_program_interface_get(ctx, pb, &iface));
+    CHECK_EQ(iface.binding_count, 3);
+    for (uint32_t i = 0; i < iface.binding_count && i < 3; i++) {
+        CHECK_EQ(iface.bindings[i].set, i);
+        CHECK_EQ(iface.bindings[i].binding, 0);
     }
 
     static const char *two_spaces = "StructuredBuffer<uint> x : register(t0);\n"
