@@ -105,6 +105,12 @@ kiln_result kiln_context_create(const kiln_context_desc *desc, kiln_context *out
     uint32_t serial = ++context_serial;
     pthread_rwlock_unlock(&contexts_lock);
 
+    /* Refused here, local or remote alike (a server's own settings would
+     * otherwise decide, and say so only in its log). */
+    if (desc && desc->check > 0 && desc->robust > 0)
+        return KILN_RAISE(KILN_ERR_INVALID, "context desc: check mode and robust access exclude each other: check "
+                          "reports the out-of-bounds accesses robust access would make safe (check by the desc, "
+                          "robust by the desc)");
     struct kctx *c;
     const char *remote = remote_target(desc);
     KILN_TRY(remote ? remote_create(remote, desc, serial, &c) : ctx_create(desc, serial, &c));
