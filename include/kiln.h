@@ -918,6 +918,24 @@ KILN_API KILN_NODISCARD kiln_result kiln_image_upload(kiln_context ctx, kiln_ima
  * submit that may write the image finished. */
 KILN_API KILN_NODISCARD kiln_result kiln_image_readback(kiln_context ctx, kiln_image img, void *data, uint64_t size);
 
+/* Part of an image: layers [layer, layer + layers) of one mip level (a
+ * cube map's faces are its layers). */
+typedef struct kiln_image_part {
+    uint32_t level;
+    uint32_t layer;
+    uint32_t layers;          /* 0 = 1 */
+} kiln_image_part;
+
+/* Upload and readback of a part alone: size is the part's bytes (the
+ * level's width * height * depth * layers * texel bytes), its layers one
+ * after another; otherwise as kiln_image_upload and kiln_image_readback. A
+ * level or a layer the image lacks is refused naming its count. */
+KILN_API KILN_NODISCARD kiln_result kiln_image_upload_part(kiln_context ctx, kiln_image img,
+                                                           const kiln_image_part *part, const void *data,
+                                                           uint64_t size);
+KILN_API KILN_NODISCARD kiln_result kiln_image_readback_part(kiln_context ctx, kiln_image img,
+                                                             const kiln_image_part *part, void *data, uint64_t size);
+
 /* How a sampler reads an image (a kiln_binding's sampler, for a sampler
  * binding or a combined image sampler). A zero desc is linear filtering,
  * clamped to the edge, normalized coordinates. */

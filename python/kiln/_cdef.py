@@ -355,6 +355,16 @@ typedef struct kiln_image_desc {
  kiln_result kiln_image_destroy(kiln_context ctx, kiln_image img);
  kiln_result kiln_image_upload(kiln_context ctx, kiln_image img, const void *data, uint64_t size);
  kiln_result kiln_image_readback(kiln_context ctx, kiln_image img, void *data, uint64_t size);
+typedef struct kiln_image_part {
+    uint32_t level;
+    uint32_t layer;
+    uint32_t layers;
+} kiln_image_part;
+ kiln_result kiln_image_upload_part(kiln_context ctx, kiln_image img,
+                                                           const kiln_image_part *part, const void *data,
+                                                           uint64_t size);
+ kiln_result kiln_image_readback_part(kiln_context ctx, kiln_image img,
+                                                             const kiln_image_part *part, void *data, uint64_t size);
 typedef enum kiln_filter {
     KILN_FILTER_DEFAULT = 0,
     KILN_FILTER_LINEAR = 1,

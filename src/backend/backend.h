@@ -172,6 +172,19 @@ struct kb_binding {
     uint32_t level;
 };
 
+/* Part of an image a transfer moves: layers [layer, layer + layers) of one
+ * level; a NULL part is every level and layer (kb_image.bytes). */
+struct kb_image_part {
+    uint32_t level, layer, layers;
+};
+
+/* The bytes of a part of an image. */
+static inline uint64_t kb_image_part_bytes(const struct kb_image *img, const struct kb_image_part *p)
+{
+    uint32_t w = img->width >> p->level, h = img->height >> p->level, d = img->depth >> p->level;
+    return (uint64_t)(w ? w : 1) * (h ? h : 1) * (d ? d : 1) * p->layers * kiln_format_size(img->format);
+}
+
 /* Level l of an image: its sides (halved per level, at least 1) and the
  * byte offset of its texels in an upload's data (levels in order, each
  * level's layers one after another). */
@@ -188,6 +201,24 @@ static inline void kb_image_level(const struct kb_image *img, uint32_t l, uint32
         off += (uint64_t)side[0] * side[1] * side[2] * img->layers * texel;
     }
     *offset = off;
+}
+
+/* Where a part of an image lies in an upload's data (kb_image_level's
+ * order: a level's layers are one after another), and its bytes; a NULL
+ * part is all of it. */
+static inline void kb_image_part_span(const struct kb_image *img, const struct kb_image_part *p, uint64_t *offset,
+                                      uint64_t *bytes)
+{
+    if (!p) {
+        *offset = 0;
+        *bytes = img->bytes;
+        return;
+    }
+    uint32_t side[3];
+    kb_image_level(img, p->level, side, offset);
+    uint64_t layer = (uint64_t)side[0] * side[1] * side[2] * kiln_format_size(img->format);
+    *offset += layer * p->layer;
+    *bytes = layer * p->layers;
 }
 
 /* A specialization constant's value when a pipeline is made (one
@@ -265,8 +296,10 @@ struct backend_ops {
     void (*image_destroy)(struct kb_device *dev, struct kb_image *img);
     /* Every texel (img->bytes), as buffer_write and buffer_read move a
      * buffer's bytes. */
-    kiln_result (*image_write)(struct kb_device *dev, struct kb_image *img, const void *data);
-    kiln_result (*image_read)(struct kb_device *dev, struct kb_image *img, void *data, const struct kb_wait *w);
+    kiln_result (*image_write)(struct kb_device *dev, struct kb_image *img, const struct kb_image_part *part,
+                               const void *data);
+    kiln_result (*image_read)(struct kb_device *dev, struct kb_image *img, const struct kb_image_part *part,
+                              void *data, const struct kb_wait *w);
     /* kiln_image_usage bits the device supports for images of a format
      * and dims; *linear: sampled images of it may be filtered linearly. */
     uint32_t (*image_usage)(struct kb_device *dev, kiln_format format, uint32_t dims, bool *linear);
@@ -396,10 +429,12 @@ static inline uint64_t kb_buffer_address(struct kb_device *d, struct kb_buffer *
 static inline kiln_result kb_image_create(struct kb_device *d, const struct kb_image *in, struct kb_image **o)
 { return d->ops->image_create(d, in, o); }
 static inline void kb_image_destroy(struct kb_device *d, struct kb_image *i) { d->ops->image_destroy(d, i); }
-static inline kiln_result kb_image_write(struct kb_device *d, struct kb_image *i, const void *p)
-{ return d->ops->image_write(d, i, p); }
-static inline kiln_result kb_image_read(struct kb_device *d, struct kb_image *i, void *p, const struct kb_wait *w)
-{ return d->ops->image_read(d, i, p, w); }
+static inline kiln_result kb_image_write(struct kb_device *d, struct kb_image *i, const struct kb_image_part *part,
+                                         const void *p)
+{ return d->ops->image_write(d, i, part, p); }
+static inline kiln_result kb_image_read(struct kb_device *d, struct kb_image *i, const struct kb_image_part *part,
+                                        void *p, const struct kb_wait *w)
+{ return d->ops->image_read(d, i, part, p, w); }
 static inline uint32_t kb_image_usage(struct kb_device *d, kiln_format f, uint32_t dims, bool *linear)
 { return d->ops->image_usage(d, f, dims, linear); }
 static inline kiln_result kb_layout_create(struct kb_device *d, const kiln_program_interface *i, struct kb_layout **o)

@@ -407,14 +407,27 @@ static uint64_t hazard(bool mapped, uint64_t last_use, uint64_t last_write, bool
     return !mapped ? 0 : write ? last_use : last_write;
 }
 
-static kiln_result image_io(struct lctx *c, kiln_image h, void *data, uint64_t size, bool upload)
+static kiln_result image_io(struct lctx *c, kiln_image h, const kiln_image_part *given, void *data, uint64_t size,
+                            bool upload)
 {
     struct kb_image *img;
+    struct kb_image_part part;
     for (;;) {   /* until the submits it must wait for are done, the context let go while they run */
         GET(images, struct kb_image, "image", h, img);
         if (!data)
             return KILN_RAISE(KILN_ERR_INVALID, "image '%s': data pointer is NULL", img->label);
-        if (size != img->bytes)
+        if (given) {
+            part = (struct kb_image_part){given->level, given->layer, given->layers ? given->layers : 1};
+            if (part.level >= img->levels || part.layer >= img->layers || part.layers > img->layers - part.layer)
+                return KILN_RAISE(KILN_ERR_INVALID, "image '%s': level %u, layers %u..%u; it has %u level%s of %u "
+                                  "layer%s", img->label, part.level, part.layer, part.layer + part.layers - 1,
+                                  img->levels, img->levels == 1 ? "" : "s", img->layers, img->layers == 1 ? "" : "s");
+            uint64_t want = kb_image_part_bytes(img, &part);
+            if (size != want)
+                return KILN_RAISE(KILN_ERR_INVALID, "image '%s': %llu bytes given; level %u's %u layer%s are %llu "
+                                  "bytes", img->label, (unsigned long long)size, part.level, part.layers,
+                                  part.layers == 1 ? "" : "s", (unsigned long long)want);
+        } else if (size != img->bytes)
             return KILN_RAISE(KILN_ERR_INVALID, "image '%s': %llu bytes given; its %ux%ux%u %s texels (%u layer%s, "
                               "%u level%s) are %llu bytes (every texel %s at once)", img->label,
                               (unsigned long long)size, img->width, img->height, img->depth,
@@ -426,22 +439,35 @@ static kiln_result image_io(struct lctx *c, kiln_image h, void *data, uint64_t s
             break;
         KILN_TRY(wait_ticket(c, t, UINT64_MAX));
     }
+    const struct kb_image_part *p = given ? &part : NULL;
     if (!upload)
-        return kb_image_read(c->dev, img, data, &(struct kb_wait){wait_transfer, c});
-    KILN_TRY(kb_image_write(c->dev, img, data));
+        return kb_image_read(c->dev, img, p, data, &(struct kb_wait){wait_transfer, c});
+    KILN_TRY(kb_image_write(c->dev, img, p, data));
     return made(c, img->last_write);
 }
 
 static kiln_result l_image_upload(struct kctx *kc, kiln_image h, const void *data, uint64_t size)
 {
     struct lctx *c = lctx_of(kc);
-    return image_io(c, h, (void *)data, size, true);
+    return image_io(c, h, NULL, (void *)data, size, true);
 }
 
 static kiln_result l_image_readback(struct kctx *kc, kiln_image h, void *data, uint64_t size)
 {
     struct lctx *c = lctx_of(kc);
-    return image_io(c, h, data, size, false);
+    return image_io(c, h, NULL, data, size, false);
+}
+
+static kiln_result l_image_upload_part(struct kctx *kc, kiln_image h, const kiln_image_part *part, const void *data,
+                                       uint64_t size)
+{
+    return image_io(lctx_of(kc), h, part, (void *)data, size, true);
+}
+
+static kiln_result l_image_readback_part(struct kctx *kc, kiln_image h, const kiln_image_part *part, void *data,
+                                         uint64_t size)
+{
+    return image_io(lctx_of(kc), h, part, data, size, false);
 }
 
 /* ---- buffers ------------------------------------------------------------------------ */

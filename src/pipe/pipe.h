@@ -83,7 +83,7 @@ struct pipe_rec_submit { uint64_t scheme, ticket; };
 enum pipe_via { PIPE_VIA_INLINE = 0, PIPE_VIA_SEGMENT = 1 };
 #define PIPE_INLINE_MAX (1u << 20)   /* bytes moved inline at most; more go through the segment */
 struct pipe_rec_range {
-    uint64_t id, offset, size;   /* offset: buffers only (0 for images) */
+    uint64_t id, offset, size;   /* offset: a buffer's; an image part's (PIPE_PART); 0 for a whole image */
     uint32_t via;                /* enum pipe_via */
     uint32_t reserved;
     uint64_t segment;            /* via the segment: the serial it was announced with */
@@ -94,6 +94,14 @@ struct pipe_rec_image {
     uint32_t width, height, depth, dims, format, usage, label_len, reserved;   /* tail: label */
     uint32_t layers, levels, cube, reserved2;
 };
+/* An image part in a range record's offset: level in bits 0..15, the first
+ * layer in 16..39, the layer count in 40..63. */
+#define PIPE_PART(level, layer, layers) \
+    ((uint64_t)(level) | (uint64_t)(layer) << 16 | (uint64_t)(layers) << 40)
+#define PIPE_PART_LEVEL(o) ((uint32_t)((o) & 0xffffu))
+#define PIPE_PART_LAYER(o) ((uint32_t)(((o) >> 16) & 0xffffffu))
+#define PIPE_PART_LAYERS(o) ((uint32_t)((o) >> 40))
+
 /* A client mints its scheme and node handles (id; 0: the server's pool
  * mints one, for a client that mints none) from a pool of the type, serial
  * and floor context_create answered (struct pipe_context_made): so a call

@@ -505,6 +505,24 @@ static kiln_result a_image_readback(struct req *q)
     return OP(q, image_readback, (kiln_image){r->id}, p ? p : (void *)q, r->size);
 }
 
+static kiln_result a_image_upload_part(struct req *q)
+{
+    const struct pipe_rec_range *r = q->rec;
+    kiln_image_part part = {PIPE_PART_LEVEL(r->offset), PIPE_PART_LAYER(r->offset), PIPE_PART_LAYERS(r->offset)};
+    uint8_t *p;
+    KILN_TRY(range_bytes(q, r, true, &p));
+    return OP(q, image_upload_part, (kiln_image){r->id}, &part, p ? p : (const void *)"", r->size);
+}
+
+static kiln_result a_image_readback_part(struct req *q)
+{
+    const struct pipe_rec_range *r = q->rec;
+    kiln_image_part part = {PIPE_PART_LEVEL(r->offset), PIPE_PART_LAYER(r->offset), PIPE_PART_LAYERS(r->offset)};
+    uint8_t *p;
+    KILN_TRY(range_bytes(q, r, false, &p));
+    return OP(q, image_readback_part, (kiln_image){r->id}, &part, p ? p : (void *)q, r->size);
+}
+
 /* ---- programs ------------------------------------------------------------------------------ */
 
 /* A program's included files, as put_includes (client.c) sends them:

@@ -891,8 +891,8 @@ static kiln_result ranges_io(struct scheme *s, struct node *n, uint8_t **bytes, 
     for (uint32_t i = 0; i < n->binding_count; i++) {
         const struct node_binding *b = &n->bindings[i];
         if (b->image)
-            KILN_TRY(write ? kb_image_write(s->dev, b->image, bytes[i])
-                           : kb_image_read(s->dev, b->image, bytes[i], NULL));
+            KILN_TRY(write ? kb_image_write(s->dev, b->image, NULL, bytes[i])
+                           : kb_image_read(s->dev, b->image, NULL, bytes[i], NULL));
         else if (b->buffer)
             KILN_TRY(write ? kb_buffer_write(s->dev, b->buffer, b->offset, bytes[i], b->size)
                            : kb_buffer_read(s->dev, b->buffer, b->offset, bytes[i], b->size, NULL));

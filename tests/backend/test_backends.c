@@ -147,13 +147,13 @@ static void contract(const struct kb_backend *b)
     struct kb_image *img;
     REQUIRE_OK(kb_image_create(dev, &want, &img));
     uint8_t texels[128], tback[128];
-    CHECK_OK(kb_image_read(dev, img, tback, NULL));
+    CHECK_OK(kb_image_read(dev, img, NULL, tback, NULL));
     nonzero = 0;
     for (int i = 0; i < 128; i++)
         nonzero += tback[i] != 0, texels[i] = (uint8_t)(i * 7 + 1);
     CHECK_EQ(nonzero, 0);
-    CHECK_OK(kb_image_write(dev, img, texels));
-    CHECK_OK(kb_image_read(dev, img, tback, NULL));
+    CHECK_OK(kb_image_write(dev, img, NULL, texels));
+    CHECK_OK(kb_image_read(dev, img, NULL, tback, NULL));
     CHECK(!memcmp(texels, tback, sizeof texels));
 
     /* a pipeline through a cache; the cache's data seeds another */

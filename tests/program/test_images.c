@@ -849,6 +849,23 @@ TEST(an_arrayed_image_written_per_layer)
             for (uint32_t x = 0; x < LW; x++)
                 wrong += got[(z * LH + y) * LW + x] != x + 100 * y + 10000 * z + 1;
     CHECK_EQ(wrong, 0);
+    /* One layer alone, up and back: layer 1 overwritten, layers 0 and 2 as
+     * the shader left them. */
+    uint32_t one[LW * LH], back[LW * LH];
+    for (uint32_t i = 0; i < LW * LH; i++)
+        one[i] = 7000000u + i;
+    REQUIRE_OK(kiln_image_upload_part(ctx, img, &(kiln_image_part){.layer = 1}, one, sizeof one));
+    REQUIRE_OK(kiln_image_readback_part(ctx, img, &(kiln_image_part){.layer = 1}, back, sizeof back));
+    CHECK(!memcmp(one, back, sizeof one));
+    REQUIRE_OK(kiln_image_readback(ctx, img, got, sizeof got));
+    CHECK(!memcmp(got + LW * LH, one, sizeof one));
+    CHECK_EQ(got[0], 1);
+    CHECK_EQ(got[2 * LW * LH], 20001);
+    CHECK_RESULT(kiln_image_readback_part(ctx, img, &(kiln_image_part){.layer = 2, .layers = 2}, got, 8 * LW * LH),
+                 KILN_ERR_INVALID);
+    CHECK_MSG("level 0, layers 2..3; it has 1 level of 3 layers");
+    CHECK_RESULT(kiln_image_readback_part(ctx, img, &(kiln_image_part){.layer = 0}, got, 4), KILN_ERR_INVALID);
+    CHECK_MSG("4 bytes given; level 0's 1 layer are 180 bytes");
     /* The wrong size names the layers; a plain declaration is refused. */
     CHECK_RESULT(kiln_image_readback(ctx, img, got, sizeof got - 4), KILN_ERR_INVALID);
     CHECK_MSG("(3 layers, 1 level)");
@@ -942,6 +959,10 @@ TEST(mip_levels_made_down_and_read_up)
     uint32_t wrong = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         wrong += fabsf(all[i] - want[i]) > 1e-4f;
+    float level2[4 * 2];   /* one level alone: 4x2 */
+    REQUIRE_OK(kiln_image_readback_part(ctx, img, &(kiln_image_part){.level = 2}, level2, sizeof level2));
+    for (int i = 0; i < 8; i++)
+        wrong += fabsf(level2[i] - want[MW * MH + 8 * 4 + i]) > 1e-4f;
     if (wrong) {
         test_failures_++;
         fprintf(stderr, "%u of %zu texels differ from the CPU's box filter\n", wrong, sizeof all / sizeof all[0]);

@@ -563,6 +563,7 @@ TEST(catalogue_order)
         "scheme_submit", "scheme_stats_get", "node_remove", "node_set_param", "node_set_program",
         "node_get_params", "ticket_wait", "archive_info_get", "archive_files", "archive_tidy",
         "context_precompile", "scheme_spec_events", "node_is_specialized", "compiles_pending", "buffer_address",
+        "image_upload_part", "image_readback_part",
     };
     uint32_t n = (uint32_t)(sizeof names / sizeof names[0]);
     CHECK_EQ(PIPE_OPS, n);

@@ -266,18 +266,24 @@ static void mock_image_destroy(struct kb_device *dev, struct kb_image *img)
     uncounted(md(dev), img);
 }
 
-static kiln_result mock_image_write(struct kb_device *dev, struct kb_image *img, const void *data)
+static kiln_result mock_image_write(struct kb_device *dev, struct kb_image *img, const struct kb_image_part *part,
+                                    const void *data)
 {
     KILN_TRY(wait_hung(md(dev)));
-    memcpy(((struct mock_image *)img)->bytes, data, (size_t)img->bytes);
+    uint64_t off, n;
+    kb_image_part_span(img, part, &off, &n);
+    memcpy(((struct mock_image *)img)->bytes + off, data, (size_t)n);
     return KILN_OK;
 }
 
-static kiln_result mock_image_read(struct kb_device *dev, struct kb_image *img, void *data, const struct kb_wait *w)
+static kiln_result mock_image_read(struct kb_device *dev, struct kb_image *img, const struct kb_image_part *part,
+                                   void *data, const struct kb_wait *w)
 {
     (void)w;
     KILN_TRY(wait_hung(md(dev)));
-    memcpy(data, ((struct mock_image *)img)->bytes, (size_t)img->bytes);
+    uint64_t off, n;
+    kb_image_part_span(img, part, &off, &n);
+    memcpy(data, ((struct mock_image *)img)->bytes + off, (size_t)n);
     return KILN_OK;
 }
 

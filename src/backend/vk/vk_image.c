@@ -162,22 +162,25 @@ void vk_image_destroy(struct kb_device *dev, struct kb_image *img)
  * is in a transfer layout for the copy alone and back in GENERAL when the
  * transfer ends. An upload is left to run; a readback waited for through
  * w. */
-static kiln_result image_copy(struct vk_device *d, struct vk_image *m, void *host, bool upload,
-                              const struct kb_wait *w)
+static kiln_result image_copy(struct vk_device *d, struct vk_image *m, const struct kb_image_part *part, void *host,
+                              bool upload, const struct kb_wait *w)
 {
+    uint64_t at, bytes;
+    kb_image_part_span(&m->base, part, &at, &bytes);
     struct vk_xfer x;
-    KILN_TRY(vk_xfer_begin(d, m->base.bytes, upload ? m->base.last_use : m->base.last_write, &x));
+    KILN_TRY(vk_xfer_begin(d, bytes, upload ? m->base.last_use : m->base.last_write, &x));
     if (upload)
-        memcpy(x.st.map, host, (size_t)m->base.bytes);
+        memcpy(x.st.map, host, (size_t)bytes);
     VkBufferImageCopy regions[16];   /* a level each: at most 16 (a side of at most 2^15 texels) */
-    uint32_t n = KILN_MIN(m->base.levels, 16u);
-    for (uint32_t l = 0; l < n; l++) {
-        uint32_t side[3];
+    uint32_t n = part ? 1 : KILN_MIN(m->base.levels, 16u);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t side[3], l = part ? part->level : k;
         uint64_t off;
         kb_image_level(&m->base, l, side, &off);
-        regions[l] = (VkBufferImageCopy){
-            .bufferOffset = off,
-            .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, l, 0, m->base.layers},
+        regions[k] = (VkBufferImageCopy){
+            .bufferOffset = part ? 0 : off,
+            .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, l, part ? part->layer : 0,
+                                 part ? part->layers : m->base.layers},
             .imageExtent = {side[0], side[1], side[2]},
         };
     }
@@ -201,19 +204,21 @@ static kiln_result image_copy(struct vk_device *d, struct vk_image *m, void *hos
     }
     kiln_result r = w ? w->fn(w->ud, x.ticket) : kb_ticket_wait(&d->base, x.ticket, UINT64_MAX);
     if (r == KILN_OK)
-        memcpy(host, x.st.map, (size_t)m->base.bytes);
+        memcpy(host, x.st.map, (size_t)bytes);
     vk_xfer_free(d, &x);
     return r;
 }
 
-kiln_result vk_image_write(struct kb_device *dev, struct kb_image *img, const void *data)
+kiln_result vk_image_write(struct kb_device *dev, struct kb_image *img, const struct kb_image_part *part,
+                           const void *data)
 {
-    return image_copy(vkd(dev), (struct vk_image *)img, (void *)data, true, NULL);
+    return image_copy(vkd(dev), (struct vk_image *)img, part, (void *)data, true, NULL);
 }
 
-kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, void *data, const struct kb_wait *w)
+kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, const struct kb_image_part *part, void *data,
+                          const struct kb_wait *w)
 {
-    return image_copy(vkd(dev), (struct vk_image *)img, data, false, w);
+    return image_copy(vkd(dev), (struct vk_image *)img, part, data, false, w);
 }
 
 kiln_result vk_image_view(struct vk_device *d, struct vk_image *m, const struct kb_binding *b, VkImageView *out)

@@ -274,8 +274,10 @@ void vk_bindset_destroy(struct kb_device *dev, struct kb_bindset *s);
 kiln_result vk_sampler_for(struct vk_device *d, kiln_sampler_desc sd, VkSampler *out);
 kiln_result vk_image_create(struct kb_device *dev, const struct kb_image *in, struct kb_image **out);
 void vk_image_destroy(struct kb_device *dev, struct kb_image *img);
-kiln_result vk_image_write(struct kb_device *dev, struct kb_image *img, const void *data);
-kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, void *data, const struct kb_wait *w);
+kiln_result vk_image_write(struct kb_device *dev, struct kb_image *img, const struct kb_image_part *part,
+                           const void *data);
+kiln_result vk_image_read(struct kb_device *dev, struct kb_image *img, const struct kb_image_part *part, void *data,
+                          const struct kb_wait *w);
 uint32_t vk_image_usage(struct kb_device *dev, kiln_format format, uint32_t dims, bool *linear);
 
 /* vk_cmd.c */
