@@ -108,6 +108,34 @@ int unsetenv(const char *name);
         }                                                                                          \
     } while (0)
 
+/* kiln's log kept for a test: test_log_start() sends every message to
+ * test_log_text() (one a line, the first 8 KiB), until
+ * kiln_set_log_callback(NULL, NULL). */
+static inline char *test_log_text(void)
+{
+    static char text[8192];
+    return text;
+}
+static inline size_t *test_log_len_(void)
+{
+    static size_t len;
+    return &len;
+}
+static inline void test_log_keep_(kiln_log_level level, const char *message, void *user)
+{
+    (void)level, (void)user;
+    size_t *len = test_log_len_(), cap = 8192;
+    int n = snprintf(test_log_text() + *len, cap - *len, "%s\n", message);
+    if (n > 0 && (size_t)n < cap - *len)
+        *len += (size_t)n;
+}
+static inline void test_log_start(void)
+{
+    *test_log_len_() = 0;
+    test_log_text()[0] = 0;
+    kiln_set_log_callback(test_log_keep_, NULL);
+}
+
 /* r, a call's result on ctx; where ctx is remote (KILN_REMOTE) and r is
  * KILN_OK, what the next synchronization point says instead: a remote
  * context runs calls ahead (submit, add_node, destroys, set_param), and an

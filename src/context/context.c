@@ -347,10 +347,11 @@ static kiln_result l_image_create(struct kctx *kc, const kiln_image_desc *desc, 
                           "(maxImageDimension%s)", d.label, d.width, d.height, d.depth, most,
                           d.cube ? "cube" : d.dims == 3 ? "3D" : d.dims == 2 ? "2D" : "1D",
                           d.cube ? "Cube" : d.dims == 3 ? "3D" : d.dims == 2 ? "2D" : "1D");
+    struct kb_image want = {.width = d.width, .height = d.height, .depth = d.depth, .dims = d.dims,
+                            .layers = d.layers, .levels = d.levels, .cube = d.cube != 0, .format = d.format};
     uint64_t bytes = 0;
     for (uint32_t l = 0; l < d.levels; l++)
-        bytes += (uint64_t)KILN_MAX(d.width >> l, 1u) * KILN_MAX(d.height >> l, 1u) * KILN_MAX(d.depth >> l, 1u) *
-                 d.layers * kiln_format_size(d.format);
+        bytes += kb_image_part_bytes(&want, &(struct kb_image_part){l, 0, d.layers});
     if (bytes > caps->max_buffer_size)   /* uploads and readbacks stage it in one buffer */
         return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': %llu bytes; kiln stages an image in one buffer, and the device "
                           "allows %llu (max_buffer_size)", d.label, (unsigned long long)bytes,
@@ -364,9 +365,8 @@ static kiln_result l_image_create(struct kctx *kc, const kiln_image_desc *desc, 
     if (usage & ~can)
         return KILN_RAISE(KILN_ERR_LIMIT, "image '%s': the device does not support %uD %s images as %s images",
                           d.label, d.dims, fname, (usage & ~can & KILN_IMAGE_STORAGE) ? "storage" : "sampled");
-    struct kb_image want = {.width = d.width, .height = d.height, .depth = d.depth, .dims = d.dims,
-                            .layers = d.layers, .levels = d.levels, .cube = d.cube != 0, .format = d.format,
-                            .usage = usage, .bytes = bytes};
+    want.usage = usage;
+    want.bytes = bytes;
     snprintf(want.label, sizeof want.label, "%s", d.label);
     struct kb_image *img;
     KILN_TRY(kb_image_create(c->dev, &want, &img));

@@ -17,16 +17,6 @@
 
 #include "test.h"
 
-static char logged[8192];
-static size_t logged_len;
-
-static void keep_log(kiln_log_level level, const char *message, void *user)
-{
-    (void)level, (void)user;
-    int n = snprintf(logged + logged_len, sizeof logged - logged_len, "%s\n", message);
-    if (n > 0 && (size_t)n < sizeof logged - logged_len)
-        logged_len += (size_t)n;
-}
 
 /* in[i + shift] into out[i]: past the input's range for i + shift at or
  * past its length. */
@@ -36,11 +26,6 @@ static const char *k_shift = "#version 450\n"
                              "layout(std430, binding = 1) writeonly buffer Out { uint b[]; };\n"
                              "void main() { uint i = gl_GlobalInvocationID.x; b[i] = a[i + kiln_param(0)]; }\n";
 
-static bool remote(void)
-{
-    const char *r = getenv("KILN_REMOTE");
-    return r && *r && strcmp(r, "local");
-}
 
 /* Two nodes reading one 64-word buffer: 'inside' words 0..63, 'past'
  * words 8..71 (bytes 256..287 past the buffer's end); each writes its own
@@ -63,8 +48,6 @@ static void add_nodes(kiln_context ctx, kiln_scheme s, kiln_program p, kiln_buff
 
 TEST(check_mode_names_the_node_the_binding_and_the_byte)
 {
-    if (remote())
-        return;
     kiln_context ctx;
     REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.check = 1, .specialization = -1}, &ctx));
     kiln_caps caps;
@@ -85,9 +68,7 @@ TEST(check_mode_names_the_node_the_binding_and_the_byte)
     kiln_scheme s;
     REQUIRE_OK(kiln_scheme_create(ctx, NULL, &s));
     add_nodes(ctx, s, p, data, out);
-    logged_len = 0;
-    logged[0] = 0;
-    kiln_set_log_callback(keep_log, NULL);
+    test_log_start();
     kiln_ticket t;
     CHECK_OK(kiln_scheme_submit(ctx, s, &t));
     CHECK_OK(kiln_ticket_wait(ctx, t, UINT64_MAX));
@@ -96,19 +77,17 @@ TEST(check_mode_names_the_node_the_binding_and_the_byte)
     REQUIRE_OK(kiln_context_stats_get(ctx, &st));
     CHECK_EQ(st.check_findings, 1);   /* the layer reports a dispatch's first access past a range */
     CHECK(st.validation_errors >= 1);
-    if (!strstr(logged, "check: node 'past' (dispatch 1 of its submit) accessed byte ") ||
-        !strstr(logged, " of binding 0 of set 0, past the 256 bytes it reaches (0..255), by invocation (") ||
-        strstr(logged, "node 'inside'")) {
+    if (!strstr(test_log_text(), "check: node 'past' (dispatch 1 of its submit) accessed byte ") ||
+        !strstr(test_log_text(), " of binding 0 of set 0, past the 256 bytes it reaches (0..255), by invocation (") ||
+        strstr(test_log_text(), "node 'inside'")) {
         test_failures_++;
-        fprintf(stderr, "the log names the access wrongly:\n%s", logged);
+        fprintf(stderr, "the log names the access wrongly:\n%s", test_log_text());
     }
     kiln_context_destroy(ctx);
 }
 
 TEST(robust_access_reads_zero_and_writes_nothing_past_a_range)
 {
-    if (remote())
-        return;
     kiln_context ctx;
     REQUIRE_OK(kiln_context_create(&(kiln_context_desc){.robust = 1}, &ctx));
     kiln_caps caps;
@@ -160,8 +139,6 @@ TEST(check_and_robust_together_are_refused)
     kiln_context ctx;
     CHECK_RESULT(kiln_context_create(&(kiln_context_desc){.check = 1, .robust = 1}, &ctx), KILN_ERR_INVALID);
     CHECK_MSG("check mode and robust access exclude each other");
-    if (remote())
-        return;   /* the environment is the server's there */
     setenv("KILN_ROBUST", "1", 1);
     CHECK_RESULT(kiln_context_create(&(kiln_context_desc){.check = 1}, &ctx), KILN_ERR_INVALID);
     CHECK_MSG("robust by KILN_ROBUST");
@@ -170,6 +147,7 @@ TEST(check_and_robust_together_are_refused)
 
 int main(void)
 {
+    TEST_LOCAL_ONLY("check mode and robust access are the device's settings, a server's its own");
     RUN(check_mode_names_the_node_the_binding_and_the_byte);
     RUN(robust_access_reads_zero_and_writes_nothing_past_a_range);
     RUN(check_and_robust_together_are_refused);
